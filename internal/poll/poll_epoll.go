@@ -3,6 +3,7 @@
 package poll
 
 import (
+	"errors"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -200,3 +201,8 @@ func (p *Poller) Close() error {
 	}
 	return nil
 }
+
+// IsGone reports whether err from Modify or Delete means the kernel holds no
+// registration for the fd: it was never added, or its owner closed it, which
+// drops the registration.
+func IsGone(err error) bool { return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EBADF) }

@@ -30,3 +30,6 @@ func (p *Poller) Wake() error { return ErrUnsupported }
 
 // Close does nothing.
 func (p *Poller) Close() error { return nil }
+
+// IsGone reports false: no backend, no registrations.
+func IsGone(err error) bool { return false }

@@ -434,7 +434,7 @@ func TestTimeoutMillis(t *testing.T) {
 		{time.Millisecond, 1},
 		{time.Millisecond + 1, 2},
 		{1500 * time.Microsecond, 2},
-		{time.Duration(1<<62), 1 << 30},
+		{time.Duration(1 << 62), 1 << 30},
 	}
 	for _, tc := range tests {
 		if got := timeoutMillis(tc.in); got != tc.want {

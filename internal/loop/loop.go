@@ -1,0 +1,585 @@
+// Package loop is the event loop under every public face of evloop: one
+// goroutine that owns a poller, the fds registered on it, a timer queue and a
+// task queue.
+//
+// # Goroutines
+//
+// A Loop is owned by the goroutine that runs it: the one Start makes, or the
+// one that calls Run or RunOnce. Only that goroutine may call Register,
+// Modify, Unregister, AfterFunc, Every, CancelTimer, ResetTimer and RunOnce,
+// and the loop calls every Handler, timer function and task on it, one at a
+// time. Any goroutine may call Submit, Wake, Stats and StopAsync, and any
+// goroutine but the loop's own may call Stop.
+//
+// # Iteration
+//
+//	┌─► wait for I/O, the earliest timer, or a Wake
+//	│     │
+//	│   dispatch I/O events to their handlers
+//	│     │
+//	│   fire the timers that are due
+//	│     │
+//	└── run the queued tasks
+//
+// The wait ends no earlier than the earliest timer's deadline, and a timer
+// fires only once the clock has reached its deadline, never earlier. The loop
+// sleeps only when no task is queued, and it tells Submit when it sleeps, so
+// a task submitted to a busy loop costs a lock and an append, never a syscall.
+//
+// # Panics
+//
+// A panic in a handler, timer function or task is recovered, logged through
+// the loop's *slog.Logger with its stack, and counted; the loop goes on. A
+// Handler that also implements PanicHandler is told, so that it can release
+// what the failed call left behind (the reactor closes the connection).
+package loop
+
+import (
+	"errors"
+	"log/slog"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/evloop/evloop/internal/poll"
+	"github.com/evloop/evloop/internal/timer"
+)
+
+// Handler receives readiness events for a registered fd.
+type Handler interface {
+	// HandleIO is called on the loop goroutine with the readiness of fd.
+	HandleIO(fd int, ev poll.Flags)
+}
+
+// PanicHandler may be implemented by a Handler that wants to know when its
+// HandleIO panicked. HandlePanic runs on the loop goroutine after the panic
+// was recovered and logged.
+type PanicHandler interface {
+	HandlePanic(fd int, v any)
+}
+
+// TimerID names a timer of a Loop. The zero TimerID names no timer.
+type TimerID = timer.ID
+
+// Options configure a Loop. The zero value is ready to use.
+type Options struct {
+	// LockOSThread runs the loop goroutine on its own OS thread.
+	LockOSThread bool
+	// PinCPU pins the loop's OS thread to CPU (Linux only; it implies
+	// LockOSThread). Start fails if the pinning does.
+	PinCPU bool
+	CPU    int
+	// EventBatch is how many readiness events one wait can return (default 1024).
+	EventBatch int
+	// Logger receives recovered panics (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Stats are a loop's counters since it was made.
+type Stats struct {
+	Iterations  uint64 // waits on the poller
+	Events      uint64 // readiness events dispatched
+	Tasks       uint64 // submitted functions run
+	TimersFired uint64 // timer functions run
+	Panics      uint64 // panics recovered
+}
+
+type reg struct {
+	h   Handler
+	gen uint32
+	in  poll.Interest
+	ok  bool
+}
+
+type timerFunc struct {
+	fn    func()
+	every time.Duration
+}
+
+// lifecycle states, guarded by Loop.mu.
+const (
+	idle = iota
+	running
+	closed
+)
+
+// Loop is an event loop. Its methods' comments say which goroutine may call
+// them; see the package comment.
+type Loop struct {
+	poller *poll.Poller
+	opts   Options
+	log    *slog.Logger
+	base   time.Time
+
+	// Owned by the loop goroutine.
+	events []poll.Event
+	regs   []reg // indexed by fd
+	gen    uint32
+	timers timer.Queue[timerFunc]
+	batch  []func() // the tasks being run; swapped with tasks
+
+	// The task queue: Submit appends under tmu, the loop swaps it out.
+	tmu      sync.Mutex
+	tasks    []func()
+	tclosed  bool
+	sleeping atomic.Bool // the loop is in, or about to enter, a blocking wait
+
+	stopReq atomic.Bool
+
+	mu    sync.Mutex // guards state
+	state int
+	done  chan struct{} // closed when the loop has released its resources
+
+	iterations, nevents, ntasks, fired, panics atomic.Uint64
+}
+
+// Errors.
+var (
+	// ErrClosed: the loop was stopped or closed.
+	ErrClosed = errors.New("loop: closed")
+	// ErrRunning: Run, RunOnce or Start was called on a loop that is already running.
+	ErrRunning = errors.New("loop: already running")
+	// ErrRegistered: the fd is already registered on this loop.
+	ErrRegistered = errors.New("loop: fd already registered")
+	// ErrNotRegistered: the fd is not registered on this loop.
+	ErrNotRegistered = errors.New("loop: fd not registered")
+	// ErrBadFD: the fd is negative.
+	ErrBadFD = errors.New("loop: bad file descriptor")
+	// ErrNilFunc: a nil function or handler was passed.
+	ErrNilFunc = errors.New("loop: nil function")
+)
+
+// New returns a Loop that is not yet running.
+func New(opts Options) (*Loop, error) {
+	p, err := poll.New()
+	if err != nil {
+		return nil, err
+	}
+	if opts.EventBatch <= 0 {
+		opts.EventBatch = 1024
+	}
+	l := &Loop{
+		poller: p,
+		opts:   opts,
+		log:    opts.Logger,
+		base:   time.Now(),
+		events: make([]poll.Event, opts.EventBatch),
+		done:   make(chan struct{}),
+	}
+	if l.log == nil {
+		l.log = slog.Default()
+	}
+	return l, nil
+}
+
+// Now returns the loop's monotonic clock: time since New.
+func (l *Loop) Now() time.Duration { return time.Since(l.base) }
+
+// Start runs the loop on a new goroutine and returns once it is running, or
+// with the error that kept it from starting (thread pinning).
+func (l *Loop) Start() error {
+	if err := l.begin(); err != nil {
+		return err
+	}
+	started := make(chan error, 1)
+	go l.run(started)
+	return <-started
+}
+
+// Run runs the loop on the calling goroutine until Stop or StopAsync, then
+// runs the tasks still queued, releases the poller and returns nil. It
+// returns early only if the poller fails.
+func (l *Loop) Run() error {
+	if err := l.begin(); err != nil {
+		return err
+	}
+	return l.run(nil)
+}
+
+func (l *Loop) begin() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch l.state {
+	case running:
+		return ErrRunning
+	case closed:
+		return ErrClosed
+	}
+	l.state = running
+	return nil
+}
+
+func (l *Loop) run(started chan<- error) (err error) {
+	pinned := false
+	if l.opts.LockOSThread || l.opts.PinCPU {
+		runtime.LockOSThread()
+		if l.opts.PinCPU {
+			if perr := pinToCPU(l.opts.CPU); perr != nil {
+				// The thread is locked and unpinned: unlocking is safe.
+				runtime.UnlockOSThread()
+				l.release()
+				if started != nil {
+					started <- perr
+				}
+				return perr
+			}
+			// A pinned thread must not return to the scheduler's pool:
+			// staying locked makes it exit with this goroutine.
+			pinned = true
+		}
+	}
+	if started != nil {
+		started <- nil
+	}
+	defer func() {
+		if !pinned && (l.opts.LockOSThread || l.opts.PinCPU) {
+			runtime.UnlockOSThread()
+		}
+		l.release()
+	}()
+	for !l.stopReq.Load() {
+		if err = l.iterate(true); err != nil {
+			l.log.Error("evloop: poller failed; loop stopped", "err", err)
+			return err
+		}
+	}
+	return nil
+}
+
+// RunOnce runs one iteration on the calling goroutine: it waits for I/O,
+// a timer or a Wake if block is true and nothing is queued, then dispatches
+// what is ready. It is for owners that drive the loop themselves; it must
+// not be mixed with Run or Start.
+func (l *Loop) RunOnce(block bool) error {
+	l.mu.Lock()
+	st := l.state
+	l.mu.Unlock()
+	switch st {
+	case running:
+		return ErrRunning
+	case closed:
+		return ErrClosed
+	}
+	return l.iterate(block)
+}
+
+// StopAsync asks the loop to stop and returns at once. Any goroutine,
+// the loop's own included, may call it.
+func (l *Loop) StopAsync() {
+	l.stopReq.Store(true)
+	l.poller.Wake()
+}
+
+// Stop stops the loop and returns when its goroutine has finished: queued
+// tasks have run, the poller is released, and Submit returns ErrClosed.
+// Registered fds are not closed; their owners close them, before Stop,
+// through Submit. Stop may be called more than once. It must not be called
+// on the loop goroutine, where it would wait for itself: call StopAsync there.
+func (l *Loop) Stop() {
+	l.mu.Lock()
+	if l.state == idle {
+		l.state = closed
+		l.mu.Unlock()
+		l.release()
+		return
+	}
+	l.mu.Unlock()
+	l.StopAsync()
+	<-l.done
+}
+
+// Close releases a loop that its owner drives with RunOnce, and is Stop for
+// a loop that runs on its own goroutine. Must be called on the owning goroutine.
+func (l *Loop) Close() error {
+	l.Stop()
+	return nil
+}
+
+// release runs the tasks still queued, refuses new ones and frees the poller.
+func (l *Loop) release() {
+	l.tmu.Lock()
+	l.tclosed = true
+	tasks := l.tasks
+	l.tasks = nil
+	l.tmu.Unlock()
+	for _, fn := range tasks {
+		l.call(fn)
+	}
+	l.poller.Close()
+	l.mu.Lock()
+	l.state = closed
+	l.mu.Unlock()
+	close(l.done)
+}
+
+// Wake makes a blocked wait return, so that the loop iterates once more.
+// Any goroutine may call it.
+func (l *Loop) Wake() error { return l.poller.Wake() }
+
+// Submit queues fn to run on the loop goroutine and wakes the loop if it is
+// blocked. Tasks run in the order they were submitted. Any goroutine may call
+// it; it returns ErrClosed once the loop is stopped, and the tasks it
+// accepted before that all run.
+func (l *Loop) Submit(fn func()) error {
+	if fn == nil {
+		return ErrNilFunc
+	}
+	l.tmu.Lock()
+	if l.tclosed {
+		l.tmu.Unlock()
+		return ErrClosed
+	}
+	l.tasks = append(l.tasks, fn)
+	l.tmu.Unlock()
+	if l.sleeping.CompareAndSwap(true, false) {
+		return l.poller.Wake()
+	}
+	return nil
+}
+
+func (l *Loop) hasTasks() bool {
+	l.tmu.Lock()
+	n := len(l.tasks)
+	l.tmu.Unlock()
+	return n > 0
+}
+
+// iterate is one turn of the loop.
+func (l *Loop) iterate(block bool) error {
+	var timeout time.Duration
+	if block {
+		timeout = -1
+		if _, when, ok := l.timers.Peek(); ok {
+			timeout = max(0, time.Duration(when)-l.Now())
+		}
+		if timeout != 0 {
+			// Publish that we are going to sleep, then look once more: a
+			// Submit that comes after the look sees sleeping and wakes us.
+			l.sleeping.Store(true)
+			if l.hasTasks() || l.stopReq.Load() {
+				timeout = 0
+			}
+		}
+	}
+	n, err := l.poller.Wait(l.events, timeout)
+	l.sleeping.Store(false)
+	if err != nil {
+		return err
+	}
+	l.iterations.Add(1)
+	for i := range n {
+		ev := l.events[i]
+		fd := int(ev.Fd)
+		if fd >= len(l.regs) {
+			continue
+		}
+		r := &l.regs[fd]
+		if !r.ok || r.gen != ev.Tag {
+			continue // unregistered, or re-registered, earlier in this batch
+		}
+		l.dispatch(r.h, fd, ev.Flags)
+	}
+	if n > 0 {
+		l.nevents.Add(uint64(n))
+	}
+	l.fireTimers()
+	l.runTasks()
+	return nil
+}
+
+func (l *Loop) dispatch(h Handler, fd int, f poll.Flags) {
+	defer func() {
+		if v := recover(); v != nil {
+			l.recovered("I/O handler", v)
+			if ph, ok := h.(PanicHandler); ok {
+				l.call(func() { ph.HandlePanic(fd, v) })
+			}
+		}
+	}()
+	h.HandleIO(fd, f)
+}
+
+// call runs fn, recovering a panic.
+func (l *Loop) call(fn func()) {
+	defer func() {
+		if v := recover(); v != nil {
+			l.recovered("function", v)
+		}
+	}()
+	fn()
+}
+
+func (l *Loop) recovered(what string, v any) {
+	l.panics.Add(1)
+	l.log.Error("evloop: panic recovered on the event loop", "in", what, "panic", v, "stack", string(debug.Stack()))
+}
+
+func (l *Loop) fireTimers() {
+	if l.timers.Len() == 0 {
+		return
+	}
+	now := int64(l.Now())
+	// Fire at most the timers there were at the start, so that a function
+	// that adds a timer already due cannot keep this pass going forever.
+	fired := uint64(0)
+	for range l.timers.Len() {
+		id, when, ok := l.timers.Peek()
+		if !ok || when > now {
+			break
+		}
+		t, _ := l.timers.Get(id)
+		if t.every > 0 {
+			next := when + int64(t.every)
+			if next <= now {
+				// Behind by a whole period or more: skip the missed ticks,
+				// as time.Ticker does, rather than fire them in a burst.
+				next = now + int64(t.every)
+			}
+			l.timers.Reset(id, next)
+		} else {
+			l.timers.Remove(id)
+		}
+		fired++
+		l.call(t.fn)
+	}
+	l.fired.Add(fired)
+}
+
+func (l *Loop) runTasks() {
+	l.tmu.Lock()
+	if len(l.tasks) == 0 {
+		l.tmu.Unlock()
+		return
+	}
+	l.tasks, l.batch = l.batch[:0], l.tasks
+	l.tmu.Unlock()
+	for i, fn := range l.batch {
+		l.batch[i] = nil
+		l.call(fn)
+	}
+	l.ntasks.Add(uint64(len(l.batch)))
+	if cap(l.batch) > 1<<16 {
+		l.batch = nil // a burst is over: do not keep its memory
+	}
+}
+
+// Stats returns the loop's counters. Any goroutine may call it.
+func (l *Loop) Stats() Stats {
+	return Stats{
+		Iterations:  l.iterations.Load(),
+		Events:      l.nevents.Load(),
+		Tasks:       l.ntasks.Load(),
+		TimersFired: l.fired.Load(),
+		Panics:      l.panics.Load(),
+	}
+}
+
+// Register adds fd to the loop with interest in; h is called with its events.
+// Must be called on the loop goroutine.
+func (l *Loop) Register(fd int, in poll.Interest, h Handler) error {
+	if fd < 0 {
+		return ErrBadFD
+	}
+	if h == nil {
+		return ErrNilFunc
+	}
+	if fd >= len(l.regs) {
+		regs := make([]reg, max(2*len(l.regs), fd+1, 64))
+		copy(regs, l.regs)
+		l.regs = regs
+	}
+	r := &l.regs[fd]
+	if r.ok {
+		return ErrRegistered
+	}
+	l.gen++
+	if err := l.poller.Add(fd, l.gen, in); err != nil {
+		return err
+	}
+	*r = reg{h: h, gen: l.gen, in: in, ok: true}
+	return nil
+}
+
+// Modify changes the interest of a registered fd. Must be called on the
+// loop goroutine.
+func (l *Loop) Modify(fd int, in poll.Interest) error {
+	r := l.lookup(fd)
+	if r == nil {
+		return ErrNotRegistered
+	}
+	if r.in == in {
+		return nil
+	}
+	if err := l.poller.Modify(fd, r.gen, in); err != nil {
+		return err
+	}
+	r.in = in
+	return nil
+}
+
+// Interest returns the interest fd is registered with.
+// Must be called on the loop goroutine.
+func (l *Loop) Interest(fd int) (poll.Interest, bool) {
+	if r := l.lookup(fd); r != nil {
+		return r.in, true
+	}
+	return 0, false
+}
+
+// Unregister removes fd from the loop: no event for it is dispatched after
+// Unregister returns, not even one already waiting in the current batch. If
+// the application closed fd before unregistering it, the kernel has already
+// dropped the registration and Unregister only forgets it. Must be called on
+// the loop goroutine.
+func (l *Loop) Unregister(fd int) error {
+	r := l.lookup(fd)
+	if r == nil {
+		return ErrNotRegistered
+	}
+	*r = reg{}
+	if err := l.poller.Delete(fd); err != nil && !poll.IsGone(err) {
+		return err
+	}
+	return nil
+}
+
+func (l *Loop) lookup(fd int) *reg {
+	if fd < 0 || fd >= len(l.regs) || !l.regs[fd].ok {
+		return nil
+	}
+	return &l.regs[fd]
+}
+
+// AfterFunc calls fn on the loop goroutine once, d after now, and never
+// earlier. Must be called on the loop goroutine.
+func (l *Loop) AfterFunc(d time.Duration, fn func()) TimerID {
+	return l.Every(d, 0, fn)
+}
+
+// Every calls fn on the loop goroutine first after d, then every period (0:
+// once). A repeating timer that falls a whole period behind skips the ticks
+// it missed. Must be called on the loop goroutine.
+func (l *Loop) Every(d, period time.Duration, fn func()) TimerID {
+	if fn == nil {
+		return 0
+	}
+	return l.timers.Add(int64(l.Now()+max(d, 0)), timerFunc{fn: fn, every: max(period, 0)})
+}
+
+// CancelTimer stops timer id and reports whether it was live. Must be
+// called on the loop goroutine.
+func (l *Loop) CancelTimer(id TimerID) bool {
+	_, ok := l.timers.Remove(id)
+	return ok
+}
+
+// ResetTimer moves timer id to d after now and reports whether it was live.
+// Must be called on the loop goroutine.
+func (l *Loop) ResetTimer(id TimerID, d time.Duration) bool {
+	return l.timers.Reset(id, int64(l.Now()+max(d, 0)))
+}
+
+// Timers returns the number of live timers. Must be called on the loop goroutine.
+func (l *Loop) Timers() int { return l.timers.Len() }
