@@ -583,3 +583,7 @@ func (l *Loop) ResetTimer(id TimerID, d time.Duration) bool {
 
 // Timers returns the number of live timers. Must be called on the loop goroutine.
 func (l *Loop) Timers() int { return l.timers.Len() }
+
+// Sleeping reports whether the loop is blocked in a wait, or about to be.
+// Any goroutine may call it; the answer may be stale by the time it returns.
+func (l *Loop) Sleeping() bool { return l.sleeping.Load() }

@@ -1,0 +1,466 @@
+package events
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/evloop/evloop/internal/loop"
+	"github.com/evloop/evloop/internal/poll"
+)
+
+// Mode says which readiness of an fd WatchIO waits for.
+type Mode uint8
+
+const (
+	// Read waits until the fd is readable, has reached EOF or has an error.
+	Read Mode = 1 << iota
+	// Write waits until the fd is writable or has an error.
+	Write
+	// ReadWrite waits for either.
+	ReadWrite = Read | Write
+)
+
+// Errors returned by a Loop. Callers compare with errors.Is.
+var (
+	ErrStopped     = errors.New("events: loop stopped")
+	ErrSignaled    = errors.New("events: wait interrupted by Signal")
+	ErrNilKey      = errors.New("events: nil key")
+	ErrBadKey      = errors.New("events: key is not comparable")
+	ErrKeyInUse    = errors.New("events: key already watched")
+	ErrNotWatched  = errors.New("events: key not watched")
+	ErrBadFD       = errors.New("events: bad file descriptor")
+	ErrFDInUse     = errors.New("events: fd already watched in this mode by another key")
+	ErrBadMode     = errors.New("events: mode must be Read, Write or ReadWrite")
+	ErrBadDuration = errors.New("events: negative timer interval")
+)
+
+type watchKind uint8
+
+const (
+	ioWatch watchKind = iota
+	timerWatch
+)
+
+// watch is one key's watch. It is owned by the loop goroutine.
+type watch[K comparable] struct {
+	key     K
+	kind    watchKind
+	fd      int
+	mode    Mode
+	oneshot bool
+	timer   loop.TimerID
+
+	live   bool // false once unwatched: queued deliveries of it are dropped
+	fired  bool // a one-shot that fired: removed from the kernel, awaiting Next
+	queued bool // in the ready queue
+}
+
+// fdWatches are the watches on one fd: at most one per direction.
+type fdWatches[K comparable] struct {
+	l    *Loop[K]
+	r, w *watch[K]
+}
+
+// pending is a delivery waiting for Next: a watch, or an emitted key.
+type pending[K comparable] struct {
+	w   *watch[K]
+	key K
+}
+
+// Loop is an event loop that delivers keys. See the package comment for
+// which goroutine may call which method.
+type Loop[K comparable] struct {
+	loop    *loop.Loop
+	watches map[K]*watch[K]
+	fds     map[int]*fdWatches[K]
+	ready   []pending[K]
+	head    int // ready[head:] are waiting
+	err     error
+	closed  bool
+
+	checkKeys bool // K is an interface type: keys may be nil or unhashable
+
+	emu        sync.Mutex
+	emitted    []K
+	spare      []K
+	emitClosed bool
+	drain      func() // l.drainEmits, bound once
+
+	stopped  atomic.Bool
+	signaled atomic.Bool
+}
+
+// New returns a Loop with no watches.
+func New[K comparable]() (*Loop[K], error) {
+	lp, err := loop.New(loop.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("events: %w", err)
+	}
+	l := &Loop[K]{
+		loop:      lp,
+		watches:   make(map[K]*watch[K]),
+		fds:       make(map[int]*fdWatches[K]),
+		checkKeys: reflect.TypeFor[K]().Kind() == reflect.Interface,
+	}
+	l.drain = l.drainEmits
+	return l, nil
+}
+
+// checkKey rejects nil keys and, for interface key types, keys that would
+// make a map operation panic.
+func (l *Loop[K]) checkKey(key K) (err error) {
+	if !l.checkKeys {
+		return nil
+	}
+	if any(key) == nil {
+		return ErrNilKey
+	}
+	defer func() {
+		if recover() != nil {
+			err = fmt.Errorf("%w: %T", ErrBadKey, key)
+		}
+	}()
+	_ = l.watches[key]
+	return nil
+}
+
+func (l *Loop[K]) usable() error {
+	if l.closed || l.stopped.Load() {
+		return ErrStopped
+	}
+	return nil
+}
+
+// WatchIO watches fd for the readiness mode asks for and delivers key when
+// it is ready: once if oneshot, else each time the loop waits while it stays
+// ready. An fd may have one watch per direction (one Read and one Write key,
+// or one ReadWrite key). The fd stays the application's: the Loop never
+// closes it. Unwatch it before closing it; if it is closed while watched,
+// its key is no longer delivered, and Unwatch still frees the key.
+// Must be called on the owning goroutine.
+func (l *Loop[K]) WatchIO(key K, fd int, mode Mode, oneshot bool) error {
+	if err := l.usable(); err != nil {
+		return err
+	}
+	if err := l.checkKey(key); err != nil {
+		return err
+	}
+	if fd < 0 {
+		return ErrBadFD
+	}
+	if mode == 0 || mode&^ReadWrite != 0 {
+		return ErrBadMode
+	}
+	if _, ok := l.watches[key]; ok {
+		return ErrKeyInUse
+	}
+	fw := l.fds[fd]
+	if fw != nil && ((mode&Read != 0 && fw.r != nil) || (mode&Write != 0 && fw.w != nil)) {
+		return ErrFDInUse
+	}
+	w := &watch[K]{key: key, kind: ioWatch, fd: fd, mode: mode, oneshot: oneshot, live: true}
+	added := fw == nil
+	if added {
+		fw = &fdWatches[K]{l: l}
+	}
+	if mode&Read != 0 {
+		fw.r = w
+	}
+	if mode&Write != 0 {
+		fw.w = w
+	}
+	if err := l.sync(fd, fw); err != nil {
+		if mode&Read != 0 {
+			fw.r = nil
+		}
+		if mode&Write != 0 {
+			fw.w = nil
+		}
+		return err
+	}
+	if added {
+		l.fds[fd] = fw
+	}
+	l.watches[key] = w
+	return nil
+}
+
+// interest is what the kernel must watch fd for: the directions of the
+// watches that have not fired.
+func (fw *fdWatches[K]) interest() poll.Interest {
+	var in poll.Interest
+	if fw.r != nil && !fw.r.fired {
+		in |= poll.Read
+	}
+	if fw.w != nil && !fw.w.fired {
+		in |= poll.Write
+	}
+	return in
+}
+
+// sync brings the kernel registration of fd in line with its watches.
+func (l *Loop[K]) sync(fd int, fw *fdWatches[K]) error {
+	in := fw.interest()
+	_, registered := l.loop.Interest(fd)
+	var err error
+	switch {
+	case !registered && in != 0:
+		err = l.loop.Register(fd, in, fw)
+	case registered && in == 0:
+		err = l.loop.Unregister(fd)
+	case registered:
+		err = l.loop.Modify(fd, in)
+	}
+	if err != nil {
+		return fmt.Errorf("events: watching fd %d: %w", fd, err)
+	}
+	return nil
+}
+
+// HandleIO queues the keys of fd's ready watches. It runs on the loop.
+func (fw *fdWatches[K]) HandleIO(fd int, ev poll.Flags) {
+	l := fw.l
+	r, w := fw.r, fw.w
+	if r != nil && !r.fired && ev&(poll.Readable|poll.Hangup|poll.Error) != 0 {
+		l.fire(r)
+	}
+	if w != nil && !w.fired && ev&(poll.Writable|poll.Error) != 0 {
+		l.fire(w)
+	}
+	if (r != nil && r.fired) || (w != nil && w.fired) {
+		// A one-shot fired: stop the kernel reporting it. This can fail only
+		// as the fd's removal can, which leaves nothing registered.
+		_ = l.sync(fd, fw)
+	}
+}
+
+// fire queues w's key, once, and marks a one-shot as fired.
+func (l *Loop[K]) fire(w *watch[K]) {
+	if w.oneshot {
+		w.fired = true
+	}
+	if !w.queued {
+		w.queued = true
+		l.ready = append(l.ready, pending[K]{w: w, key: w.key})
+	}
+}
+
+// WatchTimer delivers key after the given duration and then, if every is
+// positive, every that long, until Unwatch. A timer is never delivered before
+// its time. A negative after counts as zero. Must be called on the owning
+// goroutine.
+func (l *Loop[K]) WatchTimer(key K, after, every time.Duration) error {
+	if err := l.usable(); err != nil {
+		return err
+	}
+	if err := l.checkKey(key); err != nil {
+		return err
+	}
+	if every < 0 {
+		return ErrBadDuration
+	}
+	if _, ok := l.watches[key]; ok {
+		return ErrKeyInUse
+	}
+	w := &watch[K]{key: key, kind: timerWatch, oneshot: every == 0, live: true}
+	w.timer = l.loop.Every(after, every, func() { l.fire(w) })
+	l.watches[key] = w
+	return nil
+}
+
+// Unwatch removes key's watch. Next does not return key for that watch
+// afterwards, even if it was ready. Must be called on the owning goroutine.
+func (l *Loop[K]) Unwatch(key K) error {
+	if l.closed {
+		return ErrStopped
+	}
+	if err := l.checkKey(key); err != nil {
+		return err
+	}
+	w, ok := l.watches[key]
+	if !ok {
+		return ErrNotWatched
+	}
+	return l.remove(w)
+}
+
+func (l *Loop[K]) remove(w *watch[K]) error {
+	delete(l.watches, w.key)
+	w.live = false
+	if w.kind == timerWatch {
+		l.loop.CancelTimer(w.timer)
+		return nil
+	}
+	fw := l.fds[w.fd]
+	if fw.r == w {
+		fw.r = nil
+	}
+	if fw.w == w {
+		fw.w = nil
+	}
+	if fw.r == nil && fw.w == nil {
+		delete(l.fds, w.fd)
+	}
+	return l.sync(w.fd, fw)
+}
+
+// Emit delivers key to Next, once per call, even if the loop is blocked
+// waiting. Keys emitted by one goroutine are delivered in the order emitted.
+// Any goroutine may call it; it returns ErrStopped once the loop is stopped.
+func (l *Loop[K]) Emit(key K) error {
+	if l.checkKeys && any(key) == nil {
+		return ErrNilKey
+	}
+	l.emu.Lock()
+	if l.emitClosed || l.stopped.Load() {
+		l.emu.Unlock()
+		return ErrStopped
+	}
+	first := len(l.emitted) == 0
+	l.emitted = append(l.emitted, key)
+	l.emu.Unlock()
+	if first {
+		// One task moves the whole batch; it wakes the loop only if asleep.
+		if err := l.loop.Submit(l.drain); err != nil {
+			return ErrStopped
+		}
+	}
+	return nil
+}
+
+// drainEmits moves emitted keys to the ready queue. It runs on the loop.
+func (l *Loop[K]) drainEmits() {
+	l.emu.Lock()
+	keys := l.emitted
+	l.emitted, l.spare = l.spare[:0], nil
+	l.emu.Unlock()
+	for _, k := range keys {
+		l.ready = append(l.ready, pending[K]{key: k})
+	}
+	clear(keys)
+	if cap(keys) <= 1<<16 {
+		l.emu.Lock()
+		l.spare = keys[:0]
+		l.emu.Unlock()
+	}
+}
+
+// Signal makes a Next that is blocked, or the next one that would block,
+// return ErrSignaled. Any goroutine may call it.
+func (l *Loop[K]) Signal() {
+	l.signaled.Store(true)
+	l.loop.Wake()
+}
+
+// Stop ends the loop for good: Next returns ErrStopped, at once if it is
+// blocked, and Emit, WatchIO and WatchTimer return ErrStopped. Any goroutine
+// may call it; the owner's Next then releases the loop.
+func (l *Loop[K]) Stop() {
+	l.stopped.Store(true)
+	l.emu.Lock()
+	l.emitClosed = true
+	l.emu.Unlock()
+	l.loop.Wake()
+}
+
+// Next returns the next key, waiting as long as it takes. It returns
+// ErrSignaled if Signal interrupted the wait, ErrStopped once the loop is
+// stopped, and any other error if the poller failed. The key of a one-shot
+// watch is unwatched by the time Next returns it. Must be called on the
+// owning goroutine.
+func (l *Loop[K]) Next() (K, error) {
+	var zero K
+	for {
+		if l.closed || l.stopped.Load() {
+			l.Close()
+			return zero, ErrStopped
+		}
+		if p, ok := l.pop(); ok {
+			return p, nil
+		}
+		block := !l.signaled.Swap(false)
+		if err := l.loop.RunOnce(block); err != nil {
+			return zero, fmt.Errorf("events: %w", err)
+		}
+		if !block && l.head == len(l.ready) {
+			return zero, ErrSignaled
+		}
+	}
+}
+
+// pop takes the first delivery that is still valid off the ready queue.
+func (l *Loop[K]) pop() (K, bool) {
+	for l.head < len(l.ready) {
+		p := l.ready[l.head]
+		l.ready[l.head] = pending[K]{}
+		l.head++
+		if l.head == len(l.ready) {
+			l.ready, l.head = l.ready[:0], 0
+		}
+		w := p.w
+		if w == nil {
+			return p.key, true
+		}
+		w.queued = false
+		if !w.live {
+			continue
+		}
+		if w.fired {
+			l.remove(w)
+		}
+		return p.key, true
+	}
+	var zero K
+	return zero, false
+}
+
+// Events returns an iterator over the keys Next returns. Iteration ends when
+// the loop is stopped or fails (Err says which); a Signal does not end it.
+// Must be used on the owning goroutine.
+func (l *Loop[K]) Events() iter.Seq[K] {
+	return func(yield func(K) bool) {
+		for {
+			k, err := l.Next()
+			switch {
+			case err == nil:
+				if !yield(k) {
+					return
+				}
+			case errors.Is(err, ErrSignaled):
+			case errors.Is(err, ErrStopped):
+				return
+			default:
+				l.err = err
+				return
+			}
+		}
+	}
+}
+
+// Err returns the error that ended Events, or nil if it ended because the
+// loop was stopped or the caller broke out.
+func (l *Loop[K]) Err() error { return l.err }
+
+// Close stops the loop and releases it: its poller and timers, and every
+// watch. It does not close watched fds. Close may be called more than once.
+// Must be called on the owning goroutine.
+func (l *Loop[K]) Close() error {
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	l.Stop()
+	l.loop.Close()
+	for _, w := range l.watches {
+		w.live = false
+	}
+	clear(l.watches)
+	clear(l.fds)
+	l.ready, l.head = nil, 0
+	return nil
+}

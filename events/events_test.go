@@ -1,0 +1,536 @@
+package events
+
+import (
+	"errors"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	"golang.org/x/sys/unix"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func newLoop[K comparable](t *testing.T) *Loop[K] {
+	t.Helper()
+	l, err := New[K]()
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+func pipe(t *testing.T) (r, w int) {
+	t.Helper()
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
+		t.Fatalf("pipe: %v", err)
+	}
+	t.Cleanup(func() { unix.Close(fds[0]); unix.Close(fds[1]) })
+	return fds[0], fds[1]
+}
+
+func write(t *testing.T, fd int) {
+	t.Helper()
+	if _, err := unix.Write(fd, []byte("x")); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+}
+
+// ready returns the keys of one iteration that does not block: Signal
+// turns the wait into a poll, and the keys it queued are then drained.
+func ready[K comparable](t *testing.T, l *Loop[K]) []K {
+	t.Helper()
+	l.Signal()
+	k, err := l.Next()
+	if errors.Is(err, ErrSignaled) {
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("Next: %v", err)
+	}
+	keys := []K{k}
+	for l.Queued() > 0 {
+		keys = append(keys, next(t, l))
+	}
+	return keys
+}
+
+// next returns the next key, failing the test if it takes too long.
+func next[K comparable](t *testing.T, l *Loop[K]) K {
+	t.Helper()
+	timer := time.AfterFunc(10*time.Second, l.Signal)
+	defer timer.Stop()
+	k, err := l.Next()
+	if err != nil {
+		t.Fatalf("Next = %v, %v; want a key", k, err)
+	}
+	return k
+}
+
+// blockedNext runs Next on a new goroutine (which becomes the loop's owner
+// until it returns) and waits until the loop is blocked in the kernel.
+func blockedNext[K comparable](t *testing.T, l *Loop[K]) <-chan error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		_, err := l.Next()
+		done <- err
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !l.Sleeping() {
+		if time.Now().After(deadline) {
+			t.Fatal("loop never went to sleep")
+		}
+		runtime.Gosched()
+	}
+	return done
+}
+
+func waitErr(t *testing.T, done <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("blocked Next never returned")
+		return nil
+	}
+}
+
+func TestEmitManyGoroutinesNoneLostNoneDuplicated(t *testing.T) {
+	type key struct{ g, i int }
+	const goroutines, each = 8, 100_000
+	l := newLoop[key](t)
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				if err := l.Emit(key{g, i}); err != nil {
+					t.Errorf("Emit: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	nextWant := make([]int, goroutines)
+	for range goroutines * each {
+		k := next(t, l)
+		if k.i != nextWant[k.g] {
+			t.Fatalf("got %v; want {%d %d}: an emit was lost, duplicated or reordered", k, k.g, nextWant[k.g])
+		}
+		nextWant[k.g]++
+	}
+	wg.Wait()
+	if extra := ready(t, l); len(extra) != 0 {
+		t.Fatalf("%d keys delivered beyond the %d emitted", len(extra), goroutines*each)
+	}
+}
+
+func TestEmitSignalStopWakeBlockedWait(t *testing.T) {
+	l := newLoop[string](t)
+	done := blockedNext(t, l)
+	if err := l.Emit("hello"); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitErr(t, done); err != nil {
+		t.Fatalf("Next after Emit = %v; want the key", err)
+	}
+
+	done = blockedNext(t, l)
+	l.Signal()
+	if err := waitErr(t, done); !errors.Is(err, ErrSignaled) {
+		t.Fatalf("Next after Signal = %v; want ErrSignaled", err)
+	}
+
+	done = blockedNext(t, l)
+	l.Stop()
+	if err := waitErr(t, done); !errors.Is(err, ErrStopped) {
+		t.Fatalf("Next after Stop = %v; want ErrStopped", err)
+	}
+	if _, err := l.Next(); !errors.Is(err, ErrStopped) {
+		t.Fatalf("Next after a stopped Next = %v; want ErrStopped", err)
+	}
+}
+
+func TestSignalBeforeNextIsNotLost(t *testing.T) {
+	l := newLoop[int](t)
+	l.Signal()
+	if _, err := l.Next(); !errors.Is(err, ErrSignaled) {
+		t.Fatalf("Next = %v; want ErrSignaled", err)
+	}
+}
+
+func TestIOReadiness(t *testing.T) {
+	l := newLoop[string](t)
+	r, w := pipe(t)
+	if err := l.WatchIO("r", r, Read, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.WatchIO("w", w, Write, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := ready(t, l); len(got) != 1 || got[0] != "w" {
+		t.Fatalf("ready = %v; want [w]", got)
+	}
+	write(t, w)
+	got := ready(t, l)
+	if len(got) != 2 {
+		t.Fatalf("ready = %v; want r and w", got)
+	}
+}
+
+func TestReadAndWriteKeysOnOneFd(t *testing.T) {
+	l := newLoop[string](t)
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	if err := l.WatchIO("read", fds[0], Read, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.WatchIO("write", fds[0], Write, false); err != nil {
+		t.Fatalf("second direction on one fd: %v", err)
+	}
+	if err := l.WatchIO("again", fds[0], Read, false); !errors.Is(err, ErrFDInUse) {
+		t.Fatalf("third watch = %v; want ErrFDInUse", err)
+	}
+	if got := ready(t, l); len(got) != 1 || got[0] != "write" {
+		t.Fatalf("ready = %v; want [write]", got)
+	}
+	write(t, fds[1])
+	if got := ready(t, l); len(got) != 2 {
+		t.Fatalf("ready = %v; want read and write", got)
+	}
+	if err := l.Unwatch("write"); err != nil {
+		t.Fatal(err)
+	}
+	if got := ready(t, l); len(got) != 1 || got[0] != "read" {
+		t.Fatalf("after Unwatch(write): ready = %v; want [read]", got)
+	}
+}
+
+func TestOneshotVsRepeatingIO(t *testing.T) {
+	l := newLoop[string](t)
+	r1, w1 := pipe(t)
+	r2, w2 := pipe(t)
+	if err := l.WatchIO("once", r1, Read, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.WatchIO("always", r2, Read, false); err != nil {
+		t.Fatal(err)
+	}
+	write(t, w1)
+	write(t, w2)
+	counts := map[string]int{}
+	for range 5 {
+		for _, k := range ready(t, l) {
+			counts[k]++
+		}
+	}
+	if counts["once"] != 1 || counts["always"] != 5 {
+		t.Fatalf("deliveries over 5 polls of still-readable fds = %v; want once:1 always:5", counts)
+	}
+	// The one-shot is unwatched: its key is free, and watching again re-arms it.
+	if err := l.Unwatch("once"); !errors.Is(err, ErrNotWatched) {
+		t.Fatalf("Unwatch of a fired one-shot = %v; want ErrNotWatched", err)
+	}
+	if err := l.WatchIO("once", r1, Read, true); err != nil {
+		t.Fatalf("re-watch after one-shot: %v", err)
+	}
+	if got := ready(t, l); len(got) != 2 {
+		t.Fatalf("ready = %v; want once and always", got)
+	}
+}
+
+func TestOneshotVsRepeatingTimers(t *testing.T) {
+	l := newLoop[string](t)
+	if err := l.WatchTimer("once", time.Millisecond, 0); err != nil {
+		t.Fatal(err)
+	}
+	const every = 3 * time.Millisecond
+	if err := l.WatchTimer("tick", every, every); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	var ticks []time.Duration
+	once := 0
+	for len(ticks) < 5 {
+		switch next(t, l) {
+		case "once":
+			once++
+		case "tick":
+			ticks = append(ticks, time.Since(start))
+		}
+	}
+	if once != 1 {
+		t.Errorf("one-shot delivered %d times; want 1", once)
+	}
+	for i, at := range ticks {
+		if min := time.Duration(i+1) * every; at < min {
+			t.Errorf("tick %d at %v; not before %v", i, at, min)
+		}
+	}
+	if err := l.Unwatch("tick"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * every) // a tick would be due here if the timer survived Unwatch
+	if got := ready(t, l); len(got) != 0 {
+		t.Fatalf("after Unwatch: ready = %v; want none", got)
+	}
+}
+
+func TestTimersNeverEarlyAndInDeadlineOrder(t *testing.T) {
+	l := newLoop[int](t)
+	delays := []time.Duration{25, 3, 12, 0, 7, 7, 18, 1, 30, 12}
+	start := time.Now()
+	due := make([]time.Duration, len(delays))
+	for i, d := range delays {
+		due[i] = time.Since(start) + d*time.Millisecond
+		if err := l.WatchTimer(i, d*time.Millisecond, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	last := -1
+	for range delays {
+		k := next(t, l)
+		if at := time.Since(start); at < due[k] {
+			t.Errorf("timer %d delivered at %v; due at %v", k, at, due[k])
+		}
+		if last >= 0 && (delays[k] < delays[last] || (delays[k] == delays[last] && k < last)) {
+			t.Errorf("timer %d (%dms) delivered after timer %d (%dms)", k, delays[k], last, delays[last])
+		}
+		last = k
+	}
+}
+
+func TestUnwatchFromOwnDispatch(t *testing.T) {
+	l := newLoop[string](t)
+	r1, w1 := pipe(t)
+	r2, w2 := pipe(t)
+	r3, _ := pipe(t)
+	if err := l.WatchIO("a", r1, Read, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.WatchIO("b", r2, Read, false); err != nil {
+		t.Fatal(err)
+	}
+	write(t, w1)
+	write(t, w2) // both queued in one iteration
+	first := next(t, l)
+	other := map[string]string{"a": "b", "b": "a"}[first]
+	// Inside first's dispatch: unwatch itself, watch its key again on an fd
+	// that is not ready, and unwatch the other key, already queued.
+	if err := l.Unwatch(first); err != nil {
+		t.Fatalf("Unwatch(%s) from its own dispatch: %v", first, err)
+	}
+	if err := l.WatchIO(first, r3, Read, false); err != nil {
+		t.Fatalf("re-watch %s: %v", first, err)
+	}
+	if err := l.Unwatch(other); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if got := ready(t, l); len(got) != 0 {
+			t.Fatalf("after unwatching: ready = %v; want none (fds still readable)", got)
+		}
+	}
+}
+
+func TestWatchedFdClosedByApplication(t *testing.T) {
+	l := newLoop[string](t)
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_NONBLOCK); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[1])
+	if err := l.WatchIO("old", fds[0], Read, false); err != nil {
+		t.Fatal(err)
+	}
+	unix.Write(fds[1], []byte("x"))
+	unix.Close(fds[0]) // behind the loop's back
+	if got := ready(t, l); len(got) != 0 {
+		t.Fatalf("ready after close = %v; want none", got)
+	}
+	// A new fd takes the number; it cannot be watched until the old key is
+	// unwatched, and then it works and delivers only its own key.
+	r, w := pipe(t)
+	if r == fds[0] {
+		if err := l.WatchIO("new", r, Read, false); !errors.Is(err, ErrFDInUse) {
+			t.Fatalf("WatchIO on the reused number before Unwatch = %v; want ErrFDInUse", err)
+		}
+	}
+	if err := l.Unwatch("old"); err != nil {
+		t.Fatalf("Unwatch of a closed fd's key = %v; want nil", err)
+	}
+	if err := l.WatchIO("new", r, Read, false); err != nil {
+		t.Fatal(err)
+	}
+	write(t, w)
+	if got := ready(t, l); len(got) != 1 || got[0] != "new" {
+		t.Fatalf("ready = %v; want [new]", got)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	l := newLoop[any](t)
+	r, w := pipe(t)
+	closedR, closedW := pipe(t)
+	unix.Close(closedR)
+	unix.Close(closedW)
+	if err := l.WatchIO("taken", r, Read, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.WatchTimer("timer", time.Hour, 0); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"WatchIO nil key", l.WatchIO(nil, w, Write, false), ErrNilKey},
+		{"WatchIO unhashable key", l.WatchIO([]int{1}, w, Write, false), ErrBadKey},
+		{"WatchIO negative fd", l.WatchIO("neg", -1, Read, false), ErrBadFD},
+		{"WatchIO zero mode", l.WatchIO("mode", w, 0, false), ErrBadMode},
+		{"WatchIO bad mode", l.WatchIO("mode", w, 8, false), ErrBadMode},
+		{"WatchIO same key twice", l.WatchIO("taken", w, Write, false), ErrKeyInUse},
+		{"WatchIO timer's key", l.WatchIO("timer", w, Write, false), ErrKeyInUse},
+		{"WatchIO fd taken in that mode", l.WatchIO("other", r, Read, false), ErrFDInUse},
+		{"WatchTimer same key twice", l.WatchTimer("timer", time.Second, 0), ErrKeyInUse},
+		{"WatchTimer nil key", l.WatchTimer(nil, time.Second, 0), ErrNilKey},
+		{"WatchTimer negative interval", l.WatchTimer("neg", time.Second, -1), ErrBadDuration},
+		{"Unwatch unknown", l.Unwatch("nobody"), ErrNotWatched},
+		{"Unwatch nil", l.Unwatch(nil), ErrNilKey},
+		{"Unwatch unhashable", l.Unwatch(map[int]int{}), ErrBadKey},
+		{"Emit nil", l.Emit(nil), ErrNilKey},
+	}
+	for _, tc := range tests {
+		if !errors.Is(tc.err, tc.want) {
+			t.Errorf("%s = %v; want %v", tc.name, tc.err, tc.want)
+		}
+	}
+	if err := l.WatchIO("closed", closedR, Read, false); err == nil {
+		t.Error("WatchIO of a closed fd = nil; want an error")
+	}
+	// Failed calls left nothing behind: the keys are free, the loop works.
+	if err := l.WatchIO("closed", w, Write, false); err != nil {
+		t.Errorf("WatchIO after a failed one: %v", err)
+	}
+	if got := ready(t, l); len(got) != 1 || got[0] != "closed" {
+		t.Errorf("ready = %v; want [closed]", got)
+	}
+}
+
+func TestCallsAfterStop(t *testing.T) {
+	l := newLoop[string](t)
+	r, _ := pipe(t)
+	l.Stop()
+	l.Stop() // twice is fine
+	if err := l.WatchIO("k", r, Read, false); !errors.Is(err, ErrStopped) {
+		t.Errorf("WatchIO after Stop = %v; want ErrStopped", err)
+	}
+	if err := l.WatchTimer("t", 0, 0); !errors.Is(err, ErrStopped) {
+		t.Errorf("WatchTimer after Stop = %v; want ErrStopped", err)
+	}
+	if err := l.Emit("e"); !errors.Is(err, ErrStopped) {
+		t.Errorf("Emit after Stop = %v; want ErrStopped", err)
+	}
+	if _, err := l.Next(); !errors.Is(err, ErrStopped) {
+		t.Errorf("Next after Stop = %v; want ErrStopped", err)
+	}
+	if err := l.Unwatch("k"); !errors.Is(err, ErrStopped) {
+		t.Errorf("Unwatch after Close = %v; want ErrStopped", err)
+	}
+	l.Signal() // harmless
+	if err := l.Close(); err != nil {
+		t.Errorf("Close after Stop = %v", err)
+	}
+}
+
+func TestEventsIterator(t *testing.T) {
+	l := newLoop[int](t)
+	for i := range 5 {
+		l.Emit(i)
+	}
+	l.Signal() // does not end the iteration
+	var got []int
+	for k := range l.Events() {
+		got = append(got, k)
+		if k == 4 {
+			go l.Stop()
+		}
+	}
+	if len(got) != 5 || l.Err() != nil {
+		t.Fatalf("Events = %v, Err = %v; want [0 1 2 3 4], nil", got, l.Err())
+	}
+}
+
+func TestMillionTimersBoundedMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a million timers")
+	}
+	l := newLoop[int](t)
+	const n = 1_000_000
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapInuse
+	}
+	var first uint64
+	for round := range 3 {
+		for i := range n {
+			if err := l.WatchTimer(i, time.Hour, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range n {
+			if err := l.Unwatch(i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := ready(t, l); len(got) != 0 {
+			t.Fatalf("cancelled timers delivered %d keys", len(got))
+		}
+		if round == 0 {
+			first = heap()
+		} else if got := heap(); got > first+first/10+4<<20 {
+			t.Fatalf("round %d: heap in use %d bytes, %d after round 0: memory grows", round, got, first)
+		}
+	}
+}
+
+// TestSteadyStateDoesNotAllocate: the event path from wait to Next
+// returning allocates nothing once warm, for I/O and for Emit.
+func TestSteadyStateDoesNotAllocate(t *testing.T) {
+	l := newLoop[int](t)
+	r, w := pipe(t)
+	write(t, w)
+	if err := l.WatchIO(1, r, Read, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.WatchTimer(2, 0, time.Nanosecond); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(1000, func() { l.Next() }); n != 0 {
+		t.Errorf("Next with I/O and timers ready: %v allocs; want 0", n)
+	}
+	l.Unwatch(1)
+	l.Unwatch(2)
+	if n := testing.AllocsPerRun(1000, func() {
+		l.Emit(3)
+		if k, err := l.Next(); k != 3 || err != nil {
+			t.Fatalf("Next = %v, %v; want 3", k, err)
+		}
+	}); n != 0 {
+		t.Errorf("Emit and Next: %v allocs; want 0", n)
+	}
+}
