@@ -1,0 +1,32 @@
+//go:build linux || freebsd || dragonfly
+
+package sock
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+func socket(family int) (int, error) {
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, os.NewSyscallError("socket", err)
+	}
+	return fd, nil
+}
+
+// Accept takes one pending connection off listening socket fd, as a
+// non-blocking, close-on-exec fd. With none pending it returns EAGAIN.
+func Accept(fd int) (int, unix.Sockaddr, error) {
+	for {
+		nfd, sa, err := unix.Accept4(fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return -1, nil, os.NewSyscallError("accept4", err)
+		}
+		return nfd, sa, nil
+	}
+}

@@ -1,0 +1,87 @@
+//go:build unix
+
+package sock
+
+import (
+	"errors"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestListenAcceptDial(t *testing.T) {
+	tests := []struct {
+		name, network, addr string
+	}{
+		{"tcp4", "tcp", "127.0.0.1:0"},
+		{"tcp6", "tcp6", "[::1]:0"},
+		{"unix", "unix", filepath.Join(t.TempDir(), "s")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fd, addr, err := Listen(tc.network, tc.addr, 0)
+			if err != nil {
+				if tc.network == "tcp6" {
+					t.Skipf("no IPv6 loopback: %v", err)
+				}
+				t.Fatalf("Listen: %v", err)
+			}
+			defer unix.Close(fd)
+			if _, _, err := Accept(fd); !errors.Is(err, unix.EAGAIN) {
+				t.Fatalf("Accept with nothing pending = %v; want EAGAIN", err)
+			}
+			c, err := net.Dial(addr.Network(), addr.String())
+			if err != nil {
+				t.Fatalf("Dial %v: %v", addr, err)
+			}
+			defer c.Close()
+			var nfd int
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				nfd, _, err = Accept(fd)
+				if err == nil {
+					break
+				}
+				if !IsTemporary(err) || time.Now().After(deadline) {
+					t.Fatalf("Accept: %v", err)
+				}
+				time.Sleep(time.Millisecond)
+			}
+			defer unix.Close(nfd)
+			if fl, _ := unix.FcntlInt(uintptr(nfd), unix.F_GETFL, 0); fl&unix.O_NONBLOCK == 0 {
+				t.Error("accepted fd is blocking")
+			}
+			if fl, _ := unix.FcntlInt(uintptr(nfd), unix.F_GETFD, 0); fl&unix.FD_CLOEXEC == 0 {
+				t.Error("accepted fd is not close-on-exec")
+			}
+			if tc.network != "unix" {
+				if err := SetNoDelay(nfd, true); err != nil {
+					t.Errorf("SetNoDelay: %v", err)
+				}
+			}
+		})
+	}
+}
+
+func TestListenErrors(t *testing.T) {
+	fd, addr, err := Listen("tcp", "127.0.0.1:0", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	tests := []struct{ name, network, addr string }{
+		{"unknown network", "udp", "127.0.0.1:0"},
+		{"unparsable address", "tcp", "127.0.0.1:port"},
+		{"port in use", "tcp", addr.String()},
+		{"missing directory", "unix", "/nonexistent/dir/sock"},
+	}
+	for _, tc := range tests {
+		if fd, _, err := Listen(tc.network, tc.addr, 0); err == nil {
+			unix.Close(fd)
+			t.Errorf("%s: Listen(%q, %q) = nil error", tc.name, tc.network, tc.addr)
+		}
+	}
+}
