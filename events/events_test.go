@@ -1,3 +1,5 @@
+//go:build unix
+
 package events
 
 import (
@@ -25,12 +27,22 @@ func newLoop[K comparable](t *testing.T) *Loop[K] {
 
 func pipe(t *testing.T) (r, w int) {
 	t.Helper()
-	var fds [2]int
-	if err := unix.Pipe2(fds[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
-		t.Fatalf("pipe: %v", err)
-	}
+	fds := rawPipe(t)
 	t.Cleanup(func() { unix.Close(fds[0]); unix.Close(fds[1]) })
 	return fds[0], fds[1]
+}
+
+// rawPipe returns a non-blocking pipe that the caller closes.
+func rawPipe(t *testing.T) [2]int {
+	t.Helper()
+	var fds [2]int
+	if err := unix.Pipe(fds[:]); err != nil {
+		t.Fatalf("pipe: %v", err)
+	}
+	for _, fd := range fds {
+		unix.SetNonblock(fd, true)
+	}
+	return fds
 }
 
 func write(t *testing.T, fd int) {
@@ -187,10 +199,11 @@ func TestIOReadiness(t *testing.T) {
 
 func TestReadAndWriteKeysOnOneFd(t *testing.T) {
 	l := newLoop[string](t)
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK, 0)
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
+	unix.SetNonblock(fds[0], true)
 	defer unix.Close(fds[0])
 	defer unix.Close(fds[1])
 	if err := l.WatchIO("read", fds[0], Read, false); err != nil {
@@ -346,10 +359,7 @@ func TestUnwatchFromOwnDispatch(t *testing.T) {
 
 func TestWatchedFdClosedByApplication(t *testing.T) {
 	l := newLoop[string](t)
-	var fds [2]int
-	if err := unix.Pipe2(fds[:], unix.O_NONBLOCK); err != nil {
-		t.Fatal(err)
-	}
+	fds := rawPipe(t)
 	defer unix.Close(fds[1])
 	if err := l.WatchIO("old", fds[0], Read, false); err != nil {
 		t.Fatal(err)

@@ -1,3 +1,5 @@
+//go:build unix
+
 package loop
 
 import (
@@ -79,10 +81,11 @@ func BenchmarkIteration(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer l.Stop()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK, 0)
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
+	unix.SetNonblock(fds[0], true)
 	defer unix.Close(fds[0])
 	defer unix.Close(fds[1])
 	unix.Write(fds[1], []byte("x"))

@@ -1,3 +1,5 @@
+//go:build unix
+
 package loop
 
 import (
@@ -71,10 +73,12 @@ func onLoop(t *testing.T, l *Loop, fn func()) {
 
 func socketpair(t *testing.T) (a, b int) {
 	t.Helper()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 	if err != nil {
 		t.Fatalf("socketpair: %v", err)
 	}
+	unix.SetNonblock(fds[0], true)
+	unix.SetNonblock(fds[1], true)
 	t.Cleanup(func() { unix.Close(fds[0]); unix.Close(fds[1]) })
 	return fds[0], fds[1]
 }
