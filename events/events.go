@@ -83,7 +83,8 @@ type Loop[K comparable] struct {
 	err     error
 	closed  bool
 
-	checkKeys bool // K is an interface type: keys may be nil or unhashable
+	nilKeys   bool // K is an interface type: a key may be nil
+	checkKeys bool // K holds an interface: a key may panic in a map
 
 	emu        sync.Mutex
 	emitted    []K
@@ -105,20 +106,39 @@ func New[K comparable]() (*Loop[K], error) {
 		loop:      lp,
 		watches:   make(map[K]*watch[K]),
 		fds:       make(map[int]*fdWatches[K]),
-		checkKeys: reflect.TypeFor[K]().Kind() == reflect.Interface,
+		nilKeys:   reflect.TypeFor[K]().Kind() == reflect.Interface,
+		checkKeys: holdsInterface(reflect.TypeFor[K]()),
 	}
 	l.drain = l.drainEmits
 	return l, nil
 }
 
-// checkKey rejects nil keys and, for interface key types, keys that would
-// make a map operation panic.
+// holdsInterface reports whether values of t can hold an interface value,
+// whose dynamic type may not be comparable.
+func holdsInterface(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Interface:
+		return true
+	case reflect.Array:
+		return holdsInterface(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if holdsInterface(t.Field(i).Type) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkKey rejects nil keys and keys that would make a map operation panic
+// (an interface holding a slice, say).
 func (l *Loop[K]) checkKey(key K) (err error) {
+	if l.nilKeys && any(key) == nil {
+		return ErrNilKey
+	}
 	if !l.checkKeys {
 		return nil
-	}
-	if any(key) == nil {
-		return ErrNilKey
 	}
 	defer func() {
 		if recover() != nil {
@@ -140,8 +160,14 @@ func (l *Loop[K]) usable() error {
 // it is ready: once if oneshot, else each time the loop waits while it stays
 // ready. An fd may have one watch per direction (one Read and one Write key,
 // or one ReadWrite key). The fd stays the application's: the Loop never
-// closes it. Unwatch it before closing it; if it is closed while watched,
-// its key is no longer delivered, and Unwatch still frees the key.
+// closes it.
+//
+// Unwatch an fd before closing it. If it is closed while watched, the
+// kernel drops the registration with the last descriptor of the open file,
+// the key stops being delivered, and Unwatch still frees the key and the
+// fd number; until then, watching that number again returns ErrFDInUse.
+// (If a dup of the fd stays open, the kernel keeps reporting the file under
+// the closed number: with epoll, such a watch cannot be removed at all.)
 // Must be called on the owning goroutine.
 func (l *Loop[K]) WatchIO(key K, fd int, mode Mode, oneshot bool) error {
 	if err := l.usable(); err != nil {
@@ -313,7 +339,7 @@ func (l *Loop[K]) remove(w *watch[K]) error {
 // waiting. Keys emitted by one goroutine are delivered in the order emitted.
 // Any goroutine may call it; it returns ErrStopped once the loop is stopped.
 func (l *Loop[K]) Emit(key K) error {
-	if l.checkKeys && any(key) == nil {
+	if l.nilKeys && any(key) == nil {
 		return ErrNilKey
 	}
 	l.emu.Lock()
@@ -326,9 +352,9 @@ func (l *Loop[K]) Emit(key K) error {
 	l.emu.Unlock()
 	if first {
 		// One task moves the whole batch; it wakes the loop only if asleep.
-		if err := l.loop.Submit(l.drain); err != nil {
-			return ErrStopped
-		}
+		// Submit fails only once the loop is released, after Stop, and the
+		// owner's Next has then taken the key from l.emitted itself.
+		_ = l.loop.Submit(l.drain)
 	}
 	return nil
 }
@@ -350,16 +376,21 @@ func (l *Loop[K]) drainEmits() {
 	}
 }
 
-// Signal makes a Next that is blocked, or the next one that would block,
-// return ErrSignaled. Any goroutine may call it.
+// Signal interrupts the owner's wait: the first Next that finds no
+// delivery queued returns ErrSignaled instead of waiting, whether it was
+// already blocked or comes later. That Next still polls once without
+// blocking, so that what is ready is queued for the call after it. Signals
+// given before that Next merge into one. Any goroutine may call Signal.
 func (l *Loop[K]) Signal() {
 	l.signaled.Store(true)
 	l.loop.Wake()
 }
 
-// Stop ends the loop for good: Next returns ErrStopped, at once if it is
-// blocked, and Emit, WatchIO and WatchTimer return ErrStopped. Any goroutine
-// may call it; the owner's Next then releases the loop.
+// Stop ends the loop for good. Emit, WatchIO and WatchTimer return
+// ErrStopped from then on; Next returns the keys emitted before Stop that it
+// has not returned yet, then ErrStopped, at once if it is blocked, and
+// releases the loop. Watched keys that were ready but not yet returned are
+// dropped. Any goroutine may call Stop.
 func (l *Loop[K]) Stop() {
 	l.stopped.Store(true)
 	l.emu.Lock()
@@ -377,20 +408,42 @@ func (l *Loop[K]) Next() (K, error) {
 	var zero K
 	for {
 		if l.closed || l.stopped.Load() {
+			if k, ok := l.popEmitted(); ok {
+				return k, nil
+			}
 			l.Close()
 			return zero, ErrStopped
 		}
-		if p, ok := l.pop(); ok {
-			return p, nil
+		if k, ok := l.pop(); ok {
+			return k, nil
 		}
-		block := !l.signaled.Swap(false)
-		if err := l.loop.RunOnce(block); err != nil {
+		signaled := l.signaled.Swap(false)
+		if err := l.loop.RunOnce(!signaled); err != nil {
 			return zero, fmt.Errorf("events: %w", err)
 		}
-		if !block && l.head == len(l.ready) {
+		if signaled {
 			return zero, ErrSignaled
 		}
 	}
+}
+
+// popEmitted returns the next key emitted before Stop, skipping watches.
+func (l *Loop[K]) popEmitted() (K, bool) {
+	if l.closed {
+		var zero K
+		return zero, false
+	}
+	l.drainEmits()
+	for l.head < len(l.ready) {
+		if l.ready[l.head].w == nil {
+			return l.pop()
+		}
+		l.ready[l.head].w.queued = false
+		l.ready[l.head] = pending[K]{}
+		l.head++
+	}
+	var zero K
+	return zero, false
 }
 
 // pop takes the first delivery that is still valid off the ready queue.

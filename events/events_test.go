@@ -4,6 +4,7 @@ package events
 
 import (
 	"errors"
+	"math"
 	"runtime"
 	"sync"
 	"testing"
@@ -57,14 +58,10 @@ func write(t *testing.T, fd int) {
 func ready[K comparable](t *testing.T, l *Loop[K]) []K {
 	t.Helper()
 	l.Signal()
-	k, err := l.Next()
-	if errors.Is(err, ErrSignaled) {
-		return nil
+	if k, err := l.Next(); !errors.Is(err, ErrSignaled) {
+		t.Fatalf("Next after Signal = %v, %v; want ErrSignaled", k, err)
 	}
-	if err != nil {
-		t.Fatalf("Next: %v", err)
-	}
-	keys := []K{k}
+	var keys []K
 	for l.Queued() > 0 {
 		keys = append(keys, next(t, l))
 	}
@@ -167,6 +164,67 @@ func TestEmitSignalStopWakeBlockedWait(t *testing.T) {
 	}
 	if _, err := l.Next(); !errors.Is(err, ErrStopped) {
 		t.Fatalf("Next after a stopped Next = %v; want ErrStopped", err)
+	}
+}
+
+func TestSignalWithReadyFd(t *testing.T) {
+	l := newLoop[string](t)
+	r, w := pipe(t)
+	write(t, w)
+	if err := l.WatchIO("r", r, Read, false); err != nil {
+		t.Fatal(err)
+	}
+	l.Signal()
+	if _, err := l.Next(); !errors.Is(err, ErrSignaled) {
+		t.Fatalf("Next after Signal with a ready fd = %v; want ErrSignaled", err)
+	}
+	if k := next(t, l); k != "r" {
+		t.Fatalf("Next = %q; want r, queued by the signaled poll", k)
+	}
+}
+
+func TestStopDeliversAcceptedEmits(t *testing.T) {
+	l := newLoop[int](t)
+	r, w := pipe(t)
+	write(t, w)
+	if err := l.WatchIO(-1, r, Read, false); err != nil {
+		t.Fatal(err)
+	}
+	ready(t, l) // the watch is queued again below, then dropped at Stop
+	for i := range 100 {
+		if err := l.Emit(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Signal()
+	l.Next() // moves the emits and the ready watch into the queue
+	l.Stop()
+	for i := range 100 {
+		k, err := l.Next()
+		if err != nil || k != i {
+			t.Fatalf("Next after Stop = %d, %v; want emitted key %d", k, err, i)
+		}
+	}
+	if k, err := l.Next(); !errors.Is(err, ErrStopped) {
+		t.Fatalf("Next = %d, %v; want ErrStopped once the emits are out", k, err)
+	}
+}
+
+func TestHugeTimerDurations(t *testing.T) {
+	l := newLoop[string](t)
+	if err := l.WatchTimer("never", math.MaxInt64, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.WatchTimer("rare", time.Millisecond, math.MaxInt64); err != nil {
+		t.Fatal(err)
+	}
+	if k := next(t, l); k != "rare" {
+		t.Fatalf("Next = %q; want rare", k)
+	}
+	for range 3 {
+		if got := ready(t, l); len(got) != 0 {
+			t.Fatalf("ready = %v; want none: a huge interval must not wrap into the past", got)
+		}
 	}
 }
 
@@ -421,6 +479,8 @@ func TestBadInput(t *testing.T) {
 		{"Unwatch nil", l.Unwatch(nil), ErrNilKey},
 		{"Unwatch unhashable", l.Unwatch(map[int]int{}), ErrBadKey},
 		{"Emit nil", l.Emit(nil), ErrNilKey},
+		{"WatchTimer struct key holding a slice", l.WatchTimer(struct{ v any }{[]byte("x")}, time.Second, 0), ErrBadKey},
+		{"Unwatch array key holding a map", l.Unwatch([1]any{map[int]int{}}), ErrBadKey},
 	}
 	for _, tc := range tests {
 		if !errors.Is(tc.err, tc.want) {

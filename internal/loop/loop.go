@@ -37,6 +37,7 @@ package loop
 import (
 	"errors"
 	"log/slog"
+	"math"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -98,10 +99,21 @@ type timerFunc struct {
 	every time.Duration
 }
 
-// lifecycle states, guarded by Loop.mu.
+// Lifecycle states:
+//
+//	        Start, Run               StopAsync, Stop
+//	idle ───────────────► running ─────────────────► closed
+//	  │ RunOnce                                         ▲
+//	  └───────► stepping ── Close, or RunOnce after ────┘
+//	                        StopAsync or Stop
+//	idle ── Stop, Close ──► closed
+//
+// Only the goroutine that owns the loop releases it (closes the poller),
+// except from idle, where no goroutine owns it yet.
 const (
-	idle = iota
+	idle int32 = iota
 	running
+	stepping
 	closed
 )
 
@@ -128,8 +140,7 @@ type Loop struct {
 
 	stopReq atomic.Bool
 
-	mu    sync.Mutex // guards state
-	state int
+	state atomic.Int32
 	done  chan struct{} // closed when the loop has released its resources
 
 	iterations, nevents, ntasks, fired, panics atomic.Uint64
@@ -199,16 +210,13 @@ func (l *Loop) Run() error {
 }
 
 func (l *Loop) begin() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	switch l.state {
-	case running:
-		return ErrRunning
-	case closed:
+	if l.state.CompareAndSwap(idle, running) {
+		return nil
+	}
+	if l.state.Load() == closed {
 		return ErrClosed
 	}
-	l.state = running
-	return nil
+	return ErrRunning
 }
 
 func (l *Loop) run(started chan<- error) (err error) {
@@ -250,16 +258,21 @@ func (l *Loop) run(started chan<- error) (err error) {
 
 // RunOnce runs one iteration on the calling goroutine: it waits for I/O,
 // a timer or a Wake if block is true and nothing is queued, then dispatches
-// what is ready. It is for owners that drive the loop themselves; it must
-// not be mixed with Run or Start.
+// what is ready. It is for owners that drive the loop themselves, and must
+// not be mixed with Run or Start. Once the loop is asked to stop, RunOnce
+// releases it and returns ErrClosed.
 func (l *Loop) RunOnce(block bool) error {
-	l.mu.Lock()
-	st := l.state
-	l.mu.Unlock()
-	switch st {
-	case running:
-		return ErrRunning
-	case closed:
+	if s := l.state.Load(); s != stepping {
+		switch {
+		case s == idle && l.state.CompareAndSwap(idle, stepping):
+		case l.state.Load() == running:
+			return ErrRunning
+		default:
+			return ErrClosed
+		}
+	}
+	if l.stopReq.Load() {
+		l.release()
 		return ErrClosed
 	}
 	return l.iterate(block)
@@ -272,33 +285,44 @@ func (l *Loop) StopAsync() {
 	l.poller.Wake()
 }
 
-// Stop stops the loop and returns when its goroutine has finished: queued
-// tasks have run, the poller is released, and Submit returns ErrClosed.
-// Registered fds are not closed; their owners close them, before Stop,
-// through Submit. Stop may be called more than once. It must not be called
-// on the loop goroutine, where it would wait for itself: call StopAsync there.
+// Stop stops the loop. For a loop that runs on its own goroutine (Start,
+// Run), it returns when that goroutine has finished: queued tasks have run,
+// the poller is released, and Submit returns ErrClosed. For a loop that an
+// owner drives with RunOnce, it asks and returns: the owner's next RunOnce
+// releases the loop. Registered fds are not closed; their owners close them,
+// before Stop, through Submit. Stop may be called more than once. It must
+// not be called on the loop goroutine, where it would wait for itself: call
+// StopAsync there.
 func (l *Loop) Stop() {
-	l.mu.Lock()
-	if l.state == idle {
-		l.state = closed
-		l.mu.Unlock()
+	if l.state.CompareAndSwap(idle, closed) {
 		l.release()
 		return
 	}
-	l.mu.Unlock()
 	l.StopAsync()
-	<-l.done
+	if l.state.Load() != stepping {
+		<-l.done
+	}
 }
 
-// Close releases a loop that its owner drives with RunOnce, and is Stop for
-// a loop that runs on its own goroutine. Must be called on the owning goroutine.
+// Close releases a loop at once. Must be called on the goroutine that drives
+// it with RunOnce; for a loop started with Start or Run, Close is Stop.
+// Close may be called more than once.
 func (l *Loop) Close() error {
-	l.Stop()
+	switch l.state.Load() {
+	case stepping:
+		l.release()
+	case closed:
+		<-l.done
+	default:
+		l.Stop()
+	}
 	return nil
 }
 
-// release runs the tasks still queued, refuses new ones and frees the poller.
+// release runs the tasks still queued, refuses new ones and frees the
+// poller. Only the owner calls it, once.
 func (l *Loop) release() {
+	l.stopReq.Store(true)
 	l.tmu.Lock()
 	l.tclosed = true
 	tasks := l.tasks
@@ -308,9 +332,7 @@ func (l *Loop) release() {
 		l.call(fn)
 	}
 	l.poller.Close()
-	l.mu.Lock()
-	l.state = closed
-	l.mu.Unlock()
+	l.state.Store(closed)
 	close(l.done)
 }
 
@@ -334,7 +356,9 @@ func (l *Loop) Submit(fn func()) error {
 	l.tasks = append(l.tasks, fn)
 	l.tmu.Unlock()
 	if l.sleeping.CompareAndSwap(true, false) {
-		return l.poller.Wake()
+		// The task is queued either way. Wake fails only once the poller is
+		// closed, and then release runs the task.
+		_ = l.poller.Wake()
 	}
 	return nil
 }
@@ -431,11 +455,11 @@ func (l *Loop) fireTimers() {
 		}
 		t, _ := l.timers.Get(id)
 		if t.every > 0 {
-			next := when + int64(t.every)
+			next := deadline(when, t.every)
 			if next <= now {
 				// Behind by a whole period or more: skip the missed ticks,
 				// as time.Ticker does, rather than fire them in a burst.
-				next = now + int64(t.every)
+				next = deadline(now, t.every)
 			}
 			l.timers.Reset(id, next)
 		} else {
@@ -485,20 +509,21 @@ func (l *Loop) Register(fd int, in poll.Interest, h Handler) error {
 	if h == nil {
 		return ErrNilFunc
 	}
+	if l.lookup(fd) != nil {
+		return ErrRegistered
+	}
+	// The kernel checks fd before the table grows for it, so a bogus fd
+	// number costs an error, not memory.
+	if err := l.poller.Add(fd, l.gen+1, in); err != nil {
+		return err
+	}
+	l.gen++
 	if fd >= len(l.regs) {
 		regs := make([]reg, max(2*len(l.regs), fd+1, 64))
 		copy(regs, l.regs)
 		l.regs = regs
 	}
-	r := &l.regs[fd]
-	if r.ok {
-		return ErrRegistered
-	}
-	l.gen++
-	if err := l.poller.Add(fd, l.gen, in); err != nil {
-		return err
-	}
-	*r = reg{h: h, gen: l.gen, in: in, ok: true}
+	l.regs[fd] = reg{h: h, gen: l.gen, in: in, ok: true}
 	return nil
 }
 
@@ -565,7 +590,7 @@ func (l *Loop) Every(d, period time.Duration, fn func()) TimerID {
 	if fn == nil {
 		return 0
 	}
-	return l.timers.Add(int64(l.Now()+max(d, 0)), timerFunc{fn: fn, every: max(period, 0)})
+	return l.timers.Add(deadline(int64(l.Now()), d), timerFunc{fn: fn, every: max(period, 0)})
 }
 
 // CancelTimer stops timer id and reports whether it was live. Must be
@@ -578,7 +603,20 @@ func (l *Loop) CancelTimer(id TimerID) bool {
 // ResetTimer moves timer id to d after now and reports whether it was live.
 // Must be called on the loop goroutine.
 func (l *Loop) ResetTimer(id TimerID, d time.Duration) bool {
-	return l.timers.Reset(id, int64(l.Now()+max(d, 0)))
+	return l.timers.Reset(id, deadline(int64(l.Now()), d))
+}
+
+// deadline returns now+d, with a negative d counting as zero and a sum
+// past the clock's range saturating, so that a huge duration means "never"
+// rather than wrapping around into the past.
+func deadline(now int64, d time.Duration) int64 {
+	if d <= 0 {
+		return now
+	}
+	if now > math.MaxInt64-int64(d) {
+		return math.MaxInt64
+	}
+	return now + int64(d)
 }
 
 // Timers returns the number of live timers. Must be called on the loop goroutine.

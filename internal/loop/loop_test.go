@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"log/slog"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -318,6 +319,43 @@ func TestTimerAddedWhenDueDoesNotSpin(t *testing.T) {
 	}
 }
 
+func TestHugeDurationsDoNotWrap(t *testing.T) {
+	l := newLoop(t, Options{})
+	fired := 0
+	l.AfterFunc(math.MaxInt64, func() { fired++ })
+	l.Every(0, math.MaxInt64, func() { fired++ })
+	for range 5 {
+		if err := l.RunOnce(false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fired != 1 {
+		t.Fatalf("timers fired %d times; want 1 (the repeating one, once)", fired)
+	}
+}
+
+func TestStopStepping(t *testing.T) {
+	l, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.RunOnce(false); err != nil {
+		t.Fatal(err)
+	}
+	// Another goroutine stops a loop its owner drives: the owner's next
+	// RunOnce releases it.
+	stopped := make(chan struct{})
+	go func() { l.Stop(); close(stopped) }()
+	<-stopped
+	if err := l.RunOnce(true); !errors.Is(err, ErrClosed) {
+		t.Fatalf("RunOnce after Stop = %v; want ErrClosed", err)
+	}
+	if err := l.Submit(func() {}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Submit after release = %v; want ErrClosed", err)
+	}
+	l.Close()
+}
+
 func TestPanicsAreRecovered(t *testing.T) {
 	var logs syncBuffer
 	l := startLoop(t, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
@@ -481,6 +519,9 @@ func TestBadInput(t *testing.T) {
 	}
 	if err := l.Register(w, poll.Read, h); err == nil {
 		t.Error("Register of a closed fd = nil; want an error")
+	}
+	if err := l.Register(1<<40, poll.Read, h); err == nil {
+		t.Error("Register of fd 1<<40 = nil; want an error")
 	}
 	if id := l.AfterFunc(time.Second, nil); id != 0 {
 		t.Error("AfterFunc(nil) returned a timer")

@@ -75,6 +75,10 @@ var ErrClosed = errors.New("poll: poller closed")
 // ErrUnsupported is returned by New on an OS that has no backend.
 var ErrUnsupported = errors.New("poll: no poller for this OS")
 
+// maxFD is the largest fd number a Poller takes: the kernel's are C ints,
+// and a larger Go int would be truncated to some other fd.
+const maxFD = 1<<31 - 1
+
 // timeoutMillis converts a wait timeout to whole milliseconds for the kernel,
 // rounding up so that a wait never ends before the timeout: a timer that is
 // due in 300µs must not make the loop spin. Negative means wait forever.

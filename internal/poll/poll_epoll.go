@@ -67,7 +67,7 @@ func (p *Poller) ctl(op, fd int, tag uint32, in Interest) error {
 	if p.closed {
 		return ErrClosed
 	}
-	if fd < 0 || fd == p.wakefd {
+	if fd < 0 || fd > maxFD || fd == p.wakefd {
 		return os.NewSyscallError("epoll_ctl", unix.EBADF)
 	}
 	ev := unix.EpollEvent{Events: epollEvents(in), Fd: int32(fd), Pad: int32(tag)}
@@ -92,7 +92,7 @@ func (p *Poller) Delete(fd int) error {
 	if p.closed {
 		return ErrClosed
 	}
-	if fd < 0 || fd == p.wakefd {
+	if fd < 0 || fd > maxFD || fd == p.wakefd {
 		return os.NewSyscallError("epoll_ctl", unix.EBADF)
 	}
 	if err := unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, fd, nil); err != nil {
@@ -178,6 +178,7 @@ func (p *Poller) Wake() error {
 		case unix.EINTR:
 			continue
 		default:
+			p.wakePending.Store(false) // let the next Wake try again
 			return os.NewSyscallError("write", err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -17,11 +18,10 @@ import (
 // filter changes it takes, and each fd's tag, because kqueue's udata field
 // is a pointer and a tag is not one.
 type Poller struct {
-	kq      int
-	regs    []kreg // indexed by fd
-	changes []unix.Kevent_t
-	raw     []unix.Kevent_t
-	wake    waker
+	kq   int
+	regs []kreg // indexed by fd
+	raw  []unix.Kevent_t
+	wake waker
 
 	wakePending atomic.Bool
 
@@ -29,6 +29,9 @@ type Poller struct {
 	mu     sync.RWMutex
 	closed bool
 }
+
+// maxKqueueWait is the longest timeout passed to kevent, as in Go's runtime.
+const maxKqueueWait = 1e6 * time.Second
 
 type kreg struct {
 	tag uint32
@@ -38,11 +41,17 @@ type kreg struct {
 
 // New returns a kqueue Poller.
 func New() (*Poller, error) {
+	// No kqueue1 everywhere: set close-on-exec under the fork lock, as
+	// package net does, so that no fork in between inherits the fd.
+	syscall.ForkLock.RLock()
 	kq, err := unix.Kqueue()
+	if err == nil {
+		unix.CloseOnExec(kq)
+	}
+	syscall.ForkLock.RUnlock()
 	if err != nil {
 		return nil, os.NewSyscallError("kqueue", err)
 	}
-	unix.CloseOnExec(kq)
 	p := &Poller{kq: kq}
 	if err := p.wake.init(kq); err != nil {
 		unix.Close(kq)
@@ -51,55 +60,82 @@ func New() (*Poller, error) {
 	return p, nil
 }
 
+// reg returns fd's entry, or nil if fd was never added.
 func (p *Poller) reg(fd int) *kreg {
 	if fd >= len(p.regs) {
-		n := max(2*len(p.regs), fd+1, 64)
-		regs := make([]kreg, n)
-		copy(regs, p.regs)
-		p.regs = regs
+		return nil
 	}
 	return &p.regs[fd]
 }
 
-func (p *Poller) change(fd, filter, flags int) {
-	var k unix.Kevent_t
-	unix.SetKevent(&k, fd, filter, flags)
-	p.changes = append(p.changes, k)
+// kchange is one filter change and the change that undoes it.
+type kchange struct {
+	filter, flags, undo int
 }
 
-// apply moves fd from interest old to interest in.
-func (p *Poller) apply(fd int, old, in Interest) error {
-	p.changes = p.changes[:0]
-	add := unix.EV_ADD | unix.EV_ENABLE
+func addFlags(in Interest) int {
 	if in&Edge != 0 {
-		add |= unix.EV_CLEAR
+		return unix.EV_ADD | unix.EV_ENABLE | unix.EV_CLEAR
 	}
-	edgeChanged := (old^in)&Edge != 0
+	return unix.EV_ADD | unix.EV_ENABLE
+}
+
+// apply moves fd's filters from interest old to interest in. The changes go
+// to the kernel one at a time, so that when one fails the ones before it
+// are undone and fd is left as it was: a kevent call with several changes
+// may apply some and fail on the next, and EV_RECEIPT, which would say
+// which, is not on every BSD.
+func (p *Poller) apply(fd int, old, in Interest) error {
+	var buf [4]kchange
+	changes := buf[:0]
 	for _, f := range [...]struct {
 		bit    Interest
 		filter int
 	}{{Read, unix.EVFILT_READ}, {Write, unix.EVFILT_WRITE}} {
+		had, want := old&f.bit != 0, in&f.bit != 0
 		switch {
-		case in&f.bit != 0 && (old&f.bit == 0 || edgeChanged):
-			p.change(fd, f.filter, add)
-		case in&f.bit == 0 && old&f.bit != 0:
-			p.change(fd, f.filter, unix.EV_DELETE)
+		case had && want && (old^in)&Edge != 0:
+			// EV_ADD on a live knote keeps its EV_CLEAR: replace the knote.
+			changes = append(changes,
+				kchange{f.filter, unix.EV_DELETE, addFlags(old)},
+				kchange{f.filter, addFlags(in), unix.EV_DELETE})
+		case want && !had:
+			changes = append(changes, kchange{f.filter, addFlags(in), unix.EV_DELETE})
+		case had && !want:
+			changes = append(changes, kchange{f.filter, unix.EV_DELETE, addFlags(old)})
 		}
 	}
-	if len(p.changes) == 0 {
-		return nil
-	}
-	if _, err := unix.Kevent(p.kq, p.changes, nil, nil); err != nil {
-		return os.NewSyscallError("kevent", err)
+	for i, c := range changes {
+		if err := p.kevent(fd, c.filter, c.flags); err != nil {
+			for j := i - 1; j >= 0; j-- {
+				_ = p.kevent(fd, changes[j].filter, changes[j].undo)
+			}
+			return err
+		}
 	}
 	return nil
+}
+
+func (p *Poller) kevent(fd, filter, flags int) error {
+	var k [1]unix.Kevent_t
+	unix.SetKevent(&k[0], fd, filter, flags)
+	for {
+		_, err := unix.Kevent(p.kq, k[:], nil, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return os.NewSyscallError("kevent", err)
+		}
+		return nil
+	}
 }
 
 func (p *Poller) check(fd int) error {
 	if p.closed {
 		return ErrClosed
 	}
-	if fd < 0 || p.wake.owns(fd) {
+	if fd < 0 || fd > maxFD || p.wake.owns(fd) {
 		return os.NewSyscallError("kevent", unix.EBADF)
 	}
 	return nil
@@ -110,14 +146,20 @@ func (p *Poller) Add(fd int, tag uint32, in Interest) error {
 	if err := p.check(fd); err != nil {
 		return err
 	}
-	r := p.reg(fd)
-	if r.ok {
+	if r := p.reg(fd); r != nil && r.ok {
 		return os.NewSyscallError("kevent", unix.EEXIST)
 	}
+	// The kernel checks fd before the table grows for it, so a bogus fd
+	// number costs an error, not memory.
 	if err := p.apply(fd, 0, in); err != nil {
 		return err
 	}
-	*r = kreg{tag: tag, in: in, ok: true}
+	if fd >= len(p.regs) {
+		regs := make([]kreg, max(2*len(p.regs), fd+1, 64))
+		copy(regs, p.regs)
+		p.regs = regs
+	}
+	p.regs[fd] = kreg{tag: tag, in: in, ok: true}
 	return nil
 }
 
@@ -127,7 +169,7 @@ func (p *Poller) Modify(fd int, tag uint32, in Interest) error {
 		return err
 	}
 	r := p.reg(fd)
-	if !r.ok {
+	if r == nil || !r.ok {
 		return os.NewSyscallError("kevent", unix.ENOENT)
 	}
 	if err := p.apply(fd, r.in, in); err != nil {
@@ -143,7 +185,7 @@ func (p *Poller) Delete(fd int) error {
 		return err
 	}
 	r := p.reg(fd)
-	if !r.ok {
+	if r == nil || !r.ok {
 		return os.NewSyscallError("kevent", unix.ENOENT)
 	}
 	old := r.in
@@ -169,7 +211,8 @@ func (p *Poller) Wait(events []Event, timeout time.Duration) (int, error) {
 	raw := p.raw[:len(events)]
 	var ts *unix.Timespec
 	if timeout >= 0 {
-		t := unix.NsecToTimespec(int64(timeout))
+		// macOS rejects long timeouts with EINVAL; the caller waits again.
+		t := unix.NsecToTimespec(int64(min(timeout, maxKqueueWait)))
 		ts = &t
 	}
 	n, err := unix.Kevent(p.kq, nil, raw, ts)
@@ -223,7 +266,11 @@ func (p *Poller) Wake() error {
 	if p.closed {
 		return ErrClosed
 	}
-	return p.wake.trigger(p.kq)
+	if err := p.wake.trigger(p.kq); err != nil {
+		p.wakePending.Store(false) // let the next Wake try again
+		return err
+	}
+	return nil
 }
 
 // Close releases the kqueue and the wake-up. It does not close the registered

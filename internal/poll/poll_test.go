@@ -142,6 +142,36 @@ func TestEdgeTriggeredOnce(t *testing.T) {
 	}
 }
 
+func TestModifyTogglesEdge(t *testing.T) {
+	p := newPoller(t)
+	a, b := socketpair(t)
+	if err := p.Add(a, 1, Read|Edge); err != nil {
+		t.Fatal(err)
+	}
+	write(t, b, "x")
+	if got := wait(t, p, time.Second); got[int32(a)].Flags&Readable == 0 {
+		t.Fatalf("Wait = %v; want readable", got)
+	}
+	if got := wait(t, p, 0); len(got) != 0 {
+		t.Fatalf("edge-triggered: second Wait = %v; want none", got)
+	}
+	if err := p.Modify(a, 1, Read); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if got := wait(t, p, time.Second); got[int32(a)].Flags&Readable == 0 {
+			t.Fatalf("level-triggered after Modify: Wait #%d = %v; want readable", i, got)
+		}
+	}
+	if err := p.Modify(a, 1, Read|Edge); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, p, time.Second)
+	if got := wait(t, p, 0); len(got) != 0 {
+		t.Fatalf("edge-triggered again: second Wait = %v; want none", got)
+	}
+}
+
 func TestWriteReadiness(t *testing.T) {
 	p := newPoller(t)
 	a, _ := socketpair(t)
@@ -385,6 +415,8 @@ func TestBadInput(t *testing.T) {
 		{"Modify unregistered fd", func() error { return p.Modify(r, 0, Read) }},
 		{"Delete unregistered fd", func() error { return p.Delete(r) }},
 		{"Modify negative fd", func() error { return p.Modify(-5, 0, Read) }},
+		{"Add fd past the C int range", func() error { return p.Add(int(^uint(0)>>1), 0, Read) }},
+		{"Modify fd past the table", func() error { return p.Modify(1<<30, 0, Read) }},
 		{"Delete negative fd", func() error { return p.Delete(-5) }},
 		{"Add twice", func() error {
 			if err := p.Add(a, 0, Read); err != nil {

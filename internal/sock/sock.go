@@ -11,17 +11,20 @@ import (
 	"errors"
 	"net"
 	"os"
+	"runtime"
 
 	"golang.org/x/sys/unix"
 )
 
 // Listen opens a non-blocking listening socket. network is "tcp", "tcp4",
-// "tcp6" or "unix"; addr is as for net.Listen. A backlog of 0 or less uses
-// the system's maximum. It returns the fd and the address it is bound to
-// (with the port chosen, for port 0).
+// "tcp6" or "unix"; addr is as for net.Listen: "tcp" with no host listens on
+// IPv6 and IPv4 where the system can, on IPv4 alone where it cannot. A
+// backlog of 0 or less asks for the most the system allows (the kernel
+// lowers a larger backlog to its limit, somaxconn on Linux). It returns the
+// fd and the address it is bound to, with the port chosen for port 0.
 func Listen(network, addr string, backlog int) (int, net.Addr, error) {
 	if backlog <= 0 {
-		backlog = unix.SOMAXCONN
+		backlog = 1<<16 - 1
 	}
 	var (
 		sa     unix.Sockaddr
@@ -40,6 +43,13 @@ func Listen(network, addr string, backlog int) (int, net.Addr, error) {
 		return -1, nil, net.UnknownNetworkError(network)
 	}
 	fd, err := socket(family)
+	if err != nil && family == unix.AF_INET6 && network == "tcp" {
+		// No IPv6 here: a wildcard "tcp" address falls back to IPv4.
+		if sa6 := sa.(*unix.SockaddrInet6); sa6.Addr == [16]byte{} {
+			sa, family = &unix.SockaddrInet4{Port: sa6.Port}, unix.AF_INET
+			fd, err = socket(family)
+		}
+	}
 	if err != nil {
 		return -1, nil, err
 	}
@@ -49,8 +59,14 @@ func Listen(network, addr string, backlog int) (int, net.Addr, error) {
 			return -1, nil, os.NewSyscallError("setsockopt", err)
 		}
 	}
-	if family == unix.AF_INET6 && network == "tcp6" {
-		if err := unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 1); err != nil {
+	if family == unix.AF_INET6 {
+		// "tcp6" is IPv6 alone; "tcp" on the IPv6 wildcard takes IPv4 too,
+		// where the system allows dual-stack sockets (OpenBSD does not).
+		v6only := 0
+		if network == "tcp6" {
+			v6only = 1
+		}
+		if err := unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, v6only); err != nil && v6only == 1 {
 			unix.Close(fd)
 			return -1, nil, os.NewSyscallError("setsockopt", err)
 		}
@@ -72,7 +88,11 @@ func Listen(network, addr string, backlog int) (int, net.Addr, error) {
 }
 
 func tcpSockaddr(network string, ta *net.TCPAddr) (unix.Sockaddr, int) {
-	if ip4 := ta.IP.To4(); network == "tcp4" || (ip4 != nil && network != "tcp6") {
+	ip4 := ta.IP.To4()
+	if ta.IP == nil && network == "tcp" && runtime.GOOS == "openbsd" {
+		network = "tcp4" // no dual-stack sockets there: the wildcard is IPv4
+	}
+	if network == "tcp4" || (ip4 != nil && network != "tcp6") {
 		sa := &unix.SockaddrInet4{Port: ta.Port}
 		if ip4 != nil {
 			copy(sa.Addr[:], ip4)

@@ -19,6 +19,7 @@ func TestListenAcceptDial(t *testing.T) {
 		{"tcp4", "tcp", "127.0.0.1:0"},
 		{"tcp6", "tcp6", "[::1]:0"},
 		{"unix", "unix", filepath.Join(t.TempDir(), "s")},
+		{"wildcard", "tcp", ":0"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -39,15 +39,24 @@ func (c *Conn) Handle(buf []byte) Status {
 		if err == unix.EAGAIN {
 			break
 		}
-		if n <= 0 || err != nil {
-			return Done // EOF or a reset
+		if err != nil {
+			return Done // a reset
+		}
+		if n == 0 {
+			// EOF: the client sent all it will, but may still read what it
+			// is owed (a half-close after pipelined requests).
+			c.Closing = true
+			break
 		}
 		c.in = append(c.in, buf[:n]...)
 		var consumed int
 		consumed, c.out, c.Closing, _ = Serve(c.in, c.out)
 		c.in = append(c.in[:0], c.in[consumed:]...)
-		if len(c.out) > 64<<10 {
-			break // a pipelining client that does not read: write first
+		if n < len(buf) || len(c.out) > 64<<10 {
+			// A short read drained the socket (level-triggered readiness
+			// says when there is more), and a pipelining client that does
+			// not read gets its answers before more requests are taken.
+			break
 		}
 	}
 	return c.Flush()

@@ -16,12 +16,16 @@ const Response = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length:
 // MaxHeader is the most bytes a request's head may take.
 const MaxHeader = 8 << 10
 
+// MaxBody is the largest request body taken.
+const MaxBody = 1 << 20
+
 // Errors for requests that cannot be answered; the connection is closed
 // after the error response.
 var (
 	ErrTooLarge  = errors.New("hello: request head too large")
 	ErrMalformed = errors.New("hello: malformed request")
 	ErrChunked   = errors.New("hello: chunked request bodies are not supported")
+	ErrBodyLarge = errors.New("hello: request body too large")
 )
 
 // ErrorResponse returns the response to send before closing for err.
@@ -29,6 +33,8 @@ func ErrorResponse(err error) string {
 	switch {
 	case errors.Is(err, ErrTooLarge):
 		return "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+	case errors.Is(err, ErrBodyLarge):
+		return "HTTP/1.1 413 Content Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 	case errors.Is(err, ErrChunked):
 		return "HTTP/1.1 501 Not Implemented\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 	}
@@ -99,6 +105,9 @@ func parseHead(b []byte) (head, error) {
 			n, err := strconv.Atoi(string(value))
 			if err != nil || n < 0 {
 				return h, ErrMalformed
+			}
+			if n > MaxBody {
+				return h, ErrBodyLarge
 			}
 			h.bodyLen = n
 		case bytes.EqualFold(name, []byte("Transfer-Encoding")):

@@ -29,6 +29,8 @@ func TestServe(t *testing.T) {
 		{"bad request line", "GARBAGE\r\n\r\n", 0, 0, true, ErrMalformed},
 		{"bad header", "GET / HTTP/1.1\r\nNoColon\r\n\r\n", 0, 0, true, ErrMalformed},
 		{"bad length", "GET / HTTP/1.1\r\nContent-Length: -1\r\n\r\n", 0, 0, true, ErrMalformed},
+		{"huge length", "POST / HTTP/1.1\r\nContent-Length: 9223372036854775807\r\n\r\n", 0, 0, true, ErrBodyLarge},
+		{"length past the limit", "POST / HTTP/1.1\r\nContent-Length: 1048577\r\n\r\n", 0, 0, true, ErrBodyLarge},
 		{"chunked", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", 0, 0, true, ErrChunked},
 		{"head too large", "GET / HTTP/1.1\r\n" + strings.Repeat("a", MaxHeader), 0, 0, true, ErrTooLarge},
 	}
@@ -68,6 +70,7 @@ func FuzzServe(f *testing.F) {
 	f.Add([]byte("POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcGET / HTTP/1.0\r\n\r\n"), 30)
 	f.Add([]byte("GET / HTTP/1.1\r\nConnection: close\r\n\r\n"), 1)
 	f.Add([]byte("GARBAGE\r\n\r\n"), 3)
+	f.Add([]byte("POST / HTTP/1.1\r\nContent-Length: 9223372036854775807\r\n\r\n"), 9)
 	f.Fuzz(func(t *testing.T, in []byte, split int) {
 		whole, wholeClose, wholeErr := serveAll(in)
 		if split < 0 {

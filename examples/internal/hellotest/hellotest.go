@@ -24,6 +24,7 @@ func Run(t *testing.T, addr string) {
 	t.Run("pipelined", func(t *testing.T) { pipelined(t, addr) })
 	t.Run("client that reads late", func(t *testing.T) { readsLate(t, addr) })
 	t.Run("bad request", func(t *testing.T) { badRequest(t, addr) })
+	t.Run("half-close after pipelining", func(t *testing.T) { halfClose(t, addr) })
 	t.Run("client leaves", func(t *testing.T) { clientLeaves(t, addr) })
 }
 
@@ -145,5 +146,22 @@ func clientLeaves(t *testing.T, addr string) {
 	buf := make([]byte, len(hello.Response))
 	if _, err := io.ReadFull(c, buf); err != nil || !bytes.Equal(buf, []byte(hello.Response)) {
 		t.Fatalf("after clients left: %q, %v", buf, err)
+	}
+}
+
+// halfClose pipelines requests, then shuts down its sending side: it is
+// still owed every answer, and then EOF.
+func halfClose(t *testing.T, addr string) {
+	c := dial(t, addr)
+	io.WriteString(c, strings.Repeat("GET / HTTP/1.1\r\nHost: x\r\n\r\n", 3))
+	if err := c.(*net.TCPConn).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	all, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Repeat(hello.Response, 3); string(all) != want {
+		t.Fatalf("got %q; want three responses, then EOF", all)
 	}
 }
