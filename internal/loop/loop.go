@@ -556,8 +556,10 @@ func (l *Loop) Interest(fd int) (poll.Interest, bool) {
 // Unregister removes fd from the loop: no event for it is dispatched after
 // Unregister returns, not even one already waiting in the current batch. If
 // the application closed fd before unregistering it, the kernel has already
-// dropped the registration and Unregister only forgets it. Must be called on
-// the loop goroutine.
+// dropped the registration and Unregister only forgets it (unless a dup of
+// the fd keeps the file open: then epoll goes on reporting it under the
+// closed number, and the loop drops those events). Unregister before
+// closing. Must be called on the loop goroutine.
 func (l *Loop) Unregister(fd int) error {
 	r := l.lookup(fd)
 	if r == nil {
