@@ -35,6 +35,20 @@ func (h *stdHeap) Pop() any {
 	return it
 }
 
+// liveAfterFuncs arms n runtime timers an hour or more away and returns
+// the function that stops them.
+func liveAfterFuncs(n int) (stop func()) {
+	live := make([]*time.Timer, n)
+	for i := range live {
+		live[i] = time.AfterFunc(time.Hour+time.Duration(spread(i, n, 0)), func() {})
+	}
+	return func() {
+		for _, t := range live {
+			t.Stop()
+		}
+	}
+}
+
 // spread returns the i-th of n deadlines scattered over [base, base+n).
 func spread(i, n int, base int64) int64 { return base + int64(i*7919%n) }
 
@@ -68,15 +82,7 @@ func BenchmarkAddCancel(b *testing.B) {
 			}
 		})
 		b.Run(fmt.Sprintf("live=%d/impl=time.AfterFunc", n), func(b *testing.B) {
-			live := make([]*time.Timer, n)
-			for i := range live {
-				live[i] = time.AfterFunc(time.Hour+time.Duration(spread(i, n, 0)), func() {})
-			}
-			defer func() {
-				for _, t := range live {
-					t.Stop()
-				}
-			}()
+			defer liveAfterFuncs(n)()
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
@@ -123,15 +129,7 @@ func BenchmarkFire(b *testing.B) {
 			}
 		})
 		b.Run(fmt.Sprintf("live=%d/impl=time.AfterFunc", n), func(b *testing.B) {
-			live := make([]*time.Timer, n)
-			for i := range live {
-				live[i] = time.AfterFunc(time.Hour+time.Duration(spread(i, n, 0)), func() {})
-			}
-			defer func() {
-				for _, t := range live {
-					t.Stop()
-				}
-			}()
+			defer liveAfterFuncs(n)()
 			b.ReportAllocs()
 			var wg sync.WaitGroup
 			fired := func() { wg.Done() }
