@@ -65,7 +65,7 @@ type server struct {
 }
 
 func newServer(addr string) (*server, error) {
-	lfd, bound, err := sock.Listen("tcp", addr, 0)
+	lfd, bound, err := sock.Listen("tcp", addr, sock.ListenOptions{})
 	if err != nil {
 		return nil, err
 	}

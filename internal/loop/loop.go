@@ -76,6 +76,10 @@ type Options struct {
 	EventBatch int
 	// Logger receives recovered panics (default slog.Default()).
 	Logger *slog.Logger
+	// EndOfIteration, if set, is called on the loop goroutine at the end of
+	// every iteration, after the tasks and before the next wait: the place
+	// to write out what the iteration queued, once per iteration.
+	EndOfIteration func()
 }
 
 // Stats are a loop's counters since it was made.
@@ -331,6 +335,9 @@ func (l *Loop) release() {
 	for _, fn := range tasks {
 		l.call(fn)
 	}
+	if l.opts.EndOfIteration != nil {
+		l.call(l.opts.EndOfIteration)
+	}
 	l.poller.Close()
 	l.state.Store(closed)
 	close(l.done)
@@ -410,6 +417,9 @@ func (l *Loop) iterate(block bool) error {
 	}
 	l.fireTimers()
 	l.runTasks()
+	if l.opts.EndOfIteration != nil {
+		l.call(l.opts.EndOfIteration)
+	}
 	return nil
 }
 

@@ -3,6 +3,7 @@
 package sock
 
 import (
+	"net"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -18,7 +19,7 @@ func socket(family int) (int, error) {
 
 // Accept takes one pending connection off listening socket fd, as a
 // non-blocking, close-on-exec fd. With none pending it returns EAGAIN.
-func Accept(fd int) (int, unix.Sockaddr, error) {
+func Accept(fd int) (int, net.Addr, error) {
 	for {
 		nfd, sa, err := unix.Accept4(fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
 		if err == unix.EINTR {
@@ -27,6 +28,6 @@ func Accept(fd int) (int, unix.Sockaddr, error) {
 		if err != nil {
 			return -1, nil, os.NewSyscallError("accept4", err)
 		}
-		return nfd, sa, nil
+		return nfd, Addr(sa), nil
 	}
 }

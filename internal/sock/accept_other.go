@@ -3,6 +3,7 @@
 package sock
 
 import (
+	"net"
 	"os"
 	"syscall"
 
@@ -32,7 +33,7 @@ func socket(family int) (int, error) {
 
 // Accept takes one pending connection off listening socket fd, as a
 // non-blocking, close-on-exec fd. With none pending it returns EAGAIN.
-func Accept(fd int) (int, unix.Sockaddr, error) {
+func Accept(fd int) (int, net.Addr, error) {
 	for {
 		syscall.ForkLock.RLock()
 		nfd, sa, err := unix.Accept(fd)
@@ -50,6 +51,6 @@ func Accept(fd int) (int, unix.Sockaddr, error) {
 			unix.Close(nfd)
 			return -1, nil, os.NewSyscallError("setnonblock", err)
 		}
-		return nfd, sa, nil
+		return nfd, Addr(sa), nil
 	}
 }

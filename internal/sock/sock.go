@@ -12,17 +12,30 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
 
+// ListenOptions tune Listen. The zero value is ready to use.
+type ListenOptions struct {
+	// Backlog is the accept queue's length; 0 or less asks for the most the
+	// system allows (the kernel lowers a larger backlog to its limit,
+	// somaxconn on Linux).
+	Backlog int
+	// ReusePort sets SO_REUSEPORT, so that several sockets, one per event
+	// loop, can listen on one address and the kernel spreads connections.
+	ReusePort bool
+}
+
 // Listen opens a non-blocking listening socket. network is "tcp", "tcp4",
 // "tcp6" or "unix"; addr is as for net.Listen: "tcp" with no host listens on
-// IPv6 and IPv4 where the system can, on IPv4 alone where it cannot. A
-// backlog of 0 or less asks for the most the system allows (the kernel
-// lowers a larger backlog to its limit, somaxconn on Linux). It returns the
-// fd and the address it is bound to, with the port chosen for port 0.
-func Listen(network, addr string, backlog int) (int, net.Addr, error) {
+// IPv6 and IPv4 where the system can, on IPv4 alone where it cannot. It
+// returns the fd and the address it is bound to, with the port chosen for
+// port 0.
+func Listen(network, addr string, o ListenOptions) (int, net.Addr, error) {
+	backlog := o.Backlog
 	if backlog <= 0 {
 		backlog = 1<<16 - 1
 	}
@@ -57,6 +70,12 @@ func Listen(network, addr string, backlog int) (int, net.Addr, error) {
 		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
 			unix.Close(fd)
 			return -1, nil, os.NewSyscallError("setsockopt", err)
+		}
+		if o.ReusePort {
+			if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1); err != nil {
+				unix.Close(fd)
+				return -1, nil, os.NewSyscallError("setsockopt", err)
+			}
 		}
 	}
 	if family == unix.AF_INET6 {
@@ -128,6 +147,121 @@ func Addr(sa unix.Sockaddr) net.Addr {
 	return nil
 }
 
+// Dial starts a non-blocking connect to a TCP or Unix address. It returns
+// the fd at once; the connection is made when the fd turns writable, and
+// ConnectError then says whether it failed.
+func Dial(network, addr string) (int, error) {
+	var (
+		sa     unix.Sockaddr
+		family int
+	)
+	switch network {
+	case "tcp", "tcp4", "tcp6":
+		ta, err := net.ResolveTCPAddr(network, addr)
+		if err != nil {
+			return -1, err
+		}
+		if ta.IP == nil {
+			ta.IP = net.IPv4(127, 0, 0, 1)
+		}
+		sa, family = tcpSockaddr(network, ta)
+	case "unix":
+		sa, family = &unix.SockaddrUnix{Name: addr}, unix.AF_UNIX
+	default:
+		return -1, net.UnknownNetworkError(network)
+	}
+	fd, err := socket(family)
+	if err != nil {
+		return -1, err
+	}
+	for {
+		err = unix.Connect(fd, sa)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil && err != unix.EINPROGRESS {
+		unix.Close(fd)
+		return -1, os.NewSyscallError("connect", err)
+	}
+	return fd, nil
+}
+
+// ConnectError returns the outcome of a non-blocking connect on fd, once it
+// is writable.
+func ConnectError(fd int) error {
+	v, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	if err != nil {
+		return os.NewSyscallError("getsockopt", err)
+	}
+	if v != 0 {
+		return os.NewSyscallError("connect", unix.Errno(v))
+	}
+	return nil
+}
+
+// SetKeepAlive turns TCP keep-alive on with the given idle time and probe
+// interval (0: the system's), or off for a negative period.
+func SetKeepAlive(fd int, period time.Duration) error {
+	if period < 0 {
+		return setInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, 0)
+	}
+	if err := setInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, 1); err != nil {
+		return err
+	}
+	if period == 0 {
+		return nil
+	}
+	return setKeepAlivePeriod(fd, int((period+time.Second-1)/time.Second))
+}
+
+// SetBuffers sets the kernel's send and receive buffer sizes (0: leave).
+func SetBuffers(fd, send, recv int) error {
+	if send > 0 {
+		if err := setInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, send); err != nil {
+			return err
+		}
+	}
+	if recv > 0 {
+		return setInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, recv)
+	}
+	return nil
+}
+
+// SetLingerZero makes the next close of fd reset the connection (RST)
+// instead of sending what is queued and a FIN.
+func SetLingerZero(fd int) error {
+	if err := unix.SetsockoptLinger(fd, unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 0}); err != nil {
+		return os.NewSyscallError("setsockopt", err)
+	}
+	return nil
+}
+
+func setInt(fd, level, opt, v int) error {
+	if err := unix.SetsockoptInt(fd, level, opt, v); err != nil {
+		return os.NewSyscallError("setsockopt", err)
+	}
+	return nil
+}
+
+// LocalAddr returns fd's local address, or nil.
+func LocalAddr(fd int) net.Addr {
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		return nil
+	}
+	return Addr(sa)
+}
+
+// RemoteAddr returns fd's peer address, or nil.
+func RemoteAddr(fd int) net.Addr {
+	sa, err := unix.Getpeername(fd)
+	if err != nil {
+		return nil
+	}
+	return Addr(sa)
+}
+
 // SetNoDelay turns Nagle's algorithm off (on) for a TCP socket.
 func SetNoDelay(fd int, noDelay bool) error {
 	v := 0
@@ -138,6 +272,97 @@ func SetNoDelay(fd int, noDelay bool) error {
 		return os.NewSyscallError("setsockopt", err)
 	}
 	return nil
+}
+
+// ErrAgain is what Read, Write and Writev return for EAGAIN: the fd is not
+// ready, and readiness will say when it is.
+var ErrAgain = unix.EAGAIN
+
+// Read reads from fd into p, retrying on EINTR. It returns 0, nil at EOF.
+func Read(fd int, p []byte) (int, error) {
+	for {
+		n, err := unix.Read(fd, p)
+		switch err {
+		case nil:
+			return n, nil
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return 0, ErrAgain
+		}
+		return 0, os.NewSyscallError("read", err)
+	}
+}
+
+// Write writes p to fd, retrying on EINTR; it may write less than p.
+func Write(fd int, p []byte) (int, error) {
+	for {
+		n, err := unix.Write(fd, p)
+		switch err {
+		case nil:
+			return n, nil
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return 0, ErrAgain
+		}
+		return 0, os.NewSyscallError("write", err)
+	}
+}
+
+// Writev writes the buffers to fd in one call, retrying on EINTR; it may
+// write less than all of them.
+func Writev(fd int, bufs [][]byte) (int, error) {
+	for {
+		n, err := writev(fd, bufs)
+		switch err {
+		case nil:
+			return n, nil
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return 0, ErrAgain
+		}
+		return 0, os.NewSyscallError("writev", err)
+	}
+}
+
+// Close closes fd.
+func Close(fd int) error {
+	if err := unix.Close(fd); err != nil {
+		return os.NewSyscallError("close", err)
+	}
+	return nil
+}
+
+// ShutdownWrite shuts down fd's sending side: the peer reads EOF.
+func ShutdownWrite(fd int) error {
+	if err := unix.Shutdown(fd, unix.SHUT_WR); err != nil {
+		return os.NewSyscallError("shutdown", err)
+	}
+	return nil
+}
+
+// IsOutOfFiles reports whether err says the process or system has no file
+// descriptor left.
+func IsOutOfFiles(err error) bool { return errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE) }
+
+// Dup returns a close-on-exec, non-blocking duplicate of fd.
+func Dup(fd int) (int, error) {
+	syscall.ForkLock.RLock()
+	nfd, err := unix.Dup(fd)
+	if err == nil {
+		unix.CloseOnExec(nfd)
+	}
+	syscall.ForkLock.RUnlock()
+	if err != nil {
+		return -1, os.NewSyscallError("dup", err)
+	}
+	if err := unix.SetNonblock(nfd, true); err != nil {
+		unix.Close(nfd)
+		return -1, os.NewSyscallError("setnonblock", err)
+	}
+	return nfd, nil
 }
 
 // IsTemporary reports whether an Accept error is one to retry after the next

@@ -23,7 +23,7 @@ func TestListenAcceptDial(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fd, addr, err := Listen(tc.network, tc.addr, 0)
+			fd, addr, err := Listen(tc.network, tc.addr, ListenOptions{})
 			if err != nil {
 				if tc.network == "tcp6" {
 					t.Skipf("no IPv6 loopback: %v", err)
@@ -68,7 +68,7 @@ func TestListenAcceptDial(t *testing.T) {
 }
 
 func TestListenErrors(t *testing.T) {
-	fd, addr, err := Listen("tcp", "127.0.0.1:0", 0)
+	fd, addr, err := Listen("tcp", "127.0.0.1:0", ListenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestListenErrors(t *testing.T) {
 		{"missing directory", "unix", "/nonexistent/dir/sock"},
 	}
 	for _, tc := range tests {
-		if fd, _, err := Listen(tc.network, tc.addr, 0); err == nil {
+		if fd, _, err := Listen(tc.network, tc.addr, ListenOptions{}); err == nil {
 			unix.Close(fd)
 			t.Errorf("%s: Listen(%q, %q) = nil error", tc.name, tc.network, tc.addr)
 		}

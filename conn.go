@@ -1,0 +1,673 @@
+package evloop
+
+import (
+	"errors"
+	"io"
+	"net"
+	"time"
+
+	"github.com/evloop/evloop/internal/buf"
+	"github.com/evloop/evloop/internal/loop"
+	"github.com/evloop/evloop/internal/poll"
+	"github.com/evloop/evloop/internal/sock"
+)
+
+// Connection states:
+//
+//	open ── Close, peer EOF ──► closing ── outbound queue written ──► closed
+//	  │                            │
+//	  └─ Abort, I/O error, panic ──┴─ CloseTimeout, Abort, error ────► closed
+type connState uint8
+
+const (
+	connecting connState = iota // Dial: waiting for the connect to finish
+	open
+	closing
+	closed
+)
+
+// flags of a Conn.
+const (
+	fDirty       uint8 = 1 << iota // on its loop's list to flush
+	fWriteArmed                    // waiting for writability
+	fReadPaused                    // outbound over the high-water mark
+	fInShared                      // in points into the loop's read buffer
+	fWriteShut                     // CloseWrite: no more writes
+	fShutDone                      // the write side is shut down
+	fOpened                        // OnOpen ran: OnClose is owed
+)
+
+// segment is a run of outbound bytes: copied into a pooled chunk by Write,
+// or the caller's own slice from AsyncWrite, with its completion.
+type segment struct {
+	b     []byte
+	chunk *buf.Chunk
+	done  func(error)
+}
+
+// Conn is one connection, owned by the loop it was placed on.
+//
+// Its methods must be called on that loop's goroutine — in the Handler's
+// methods, in a timer function from AfterFunc, or in a function passed to
+// Submit — except AsyncWrite, Wake and Submit, which any goroutine may call.
+type Conn struct {
+	ls    *loopState
+	fd    int
+	h     Handler
+	state connState
+	flags uint8
+
+	// in holds the inbound bytes not yet consumed. During OnData it may
+	// point into the loop's read buffer (fInShared); afterwards into
+	// inChunk or, past a chunk's size, into a heap buffer.
+	in      []byte
+	inChunk *buf.Chunk
+
+	out    []segment
+	outLen int
+
+	ctx        any
+	closeErr   error
+	closeTimer loop.TimerID
+	local      net.Addr
+	remote     net.Addr
+	dialed     chan<- dialResult
+}
+
+// HandleIO is the connection's readiness handler. It runs on the loop.
+func (c *Conn) HandleIO(fd int, ev poll.Flags) {
+	if c.state == connecting {
+		c.connected()
+		return
+	}
+	if ev&poll.Readable != 0 && c.reading() {
+		c.read()
+	}
+	if c.state == closed {
+		return
+	}
+	if ev&poll.Writable != 0 && c.flags&fWriteArmed != 0 {
+		c.flush()
+	}
+	if c.state != closed && ev&(poll.Hangup|poll.Error) != 0 && !c.reading() && c.flags&fWriteArmed == 0 {
+		// Hung up while neither reading nor writing (paused by back-pressure):
+		// nothing will report it otherwise, and the hang-up repeats.
+		c.finalize(io.EOF)
+	}
+}
+
+// HandlePanic closes a connection whose handler panicked; the loop has
+// already logged the panic.
+func (c *Conn) HandlePanic(fd int, v any) { c.finalize(&PanicError{Value: v}) }
+
+func (c *Conn) reading() bool {
+	return (c.state == open && c.flags&fReadPaused == 0) || c.state == closing
+}
+
+func (c *Conn) interest() poll.Interest {
+	var in poll.Interest
+	if c.reading() {
+		in |= poll.Read
+	}
+	if c.flags&fWriteArmed != 0 {
+		in |= poll.Write
+	}
+	return in
+}
+
+func (c *Conn) updateInterest() {
+	if err := c.ls.l.Modify(c.fd, c.interest()); err != nil {
+		c.finalize(c.opError("epoll_ctl", err))
+	}
+}
+
+// read takes what the socket has and hands it to OnData. One read per
+// readiness event: a full buffer means there may be more, and level-
+// triggered readiness says so on the next iteration.
+func (c *Conn) read() {
+	ls := c.ls
+	shared := len(c.in) == 0
+	var p []byte
+	if shared {
+		p = ls.rbuf
+	} else {
+		p = c.inSpace()
+	}
+	n, err := sock.Read(c.fd, p)
+	switch {
+	case err == sock.ErrAgain:
+		return
+	case err != nil:
+		c.finalize(c.opError("read", err))
+		return
+	case n == 0:
+		c.peerClosed()
+		return
+	}
+	if c.state == closing {
+		return // closing: drain what comes so that close sends a FIN, not a RST
+	}
+	if shared {
+		c.in = p[:n]
+		c.flags |= fInShared
+	} else {
+		c.in = c.in[:len(c.in)+n]
+	}
+	c.h.OnData(c)
+	c.keepInbound()
+}
+
+// inSpace returns free space after the buffered inbound bytes, compacting
+// or growing their buffer as needed.
+func (c *Conn) inSpace() []byte {
+	const want = 4 << 10
+	if cap(c.in)-len(c.in) >= want {
+		return c.in[len(c.in):cap(c.in)]
+	}
+	var backing []byte
+	if c.inChunk != nil {
+		backing = c.inChunk[:]
+	}
+	if len(c.in)+want <= len(backing) {
+		n := copy(backing, c.in)
+		c.in = backing[:n]
+	} else {
+		grown := make([]byte, len(c.in), 2*len(c.in)+want)
+		copy(grown, c.in)
+		c.releaseChunk()
+		c.in = grown
+	}
+	return c.in[len(c.in):cap(c.in)]
+}
+
+// keepInbound moves bytes the handler left in the loop's read buffer into
+// storage of the connection's own, and releases that storage once empty.
+func (c *Conn) keepInbound() {
+	if c.state == closed {
+		return
+	}
+	if len(c.in) == 0 {
+		c.releaseIn()
+		return
+	}
+	if c.flags&fInShared != 0 {
+		c.flags &^= fInShared
+		var dst []byte
+		if len(c.in) <= buf.ChunkSize {
+			c.inChunk = buf.Get()
+			dst = c.inChunk[:]
+		} else {
+			dst = make([]byte, 2*len(c.in))
+		}
+		c.in = dst[:copy(dst, c.in)]
+	}
+	if len(c.in) > c.ls.s.opts.MaxInbound {
+		c.finalize(ErrInboundFull)
+	}
+}
+
+func (c *Conn) releaseIn() {
+	c.in = nil
+	c.flags &^= fInShared
+	c.releaseChunk()
+}
+
+func (c *Conn) releaseChunk() {
+	if c.inChunk != nil {
+		buf.Put(c.inChunk)
+		c.inChunk = nil
+	}
+}
+
+// peerClosed handles EOF: the peer sends no more. What is queued is still
+// written, then the connection closes with io.EOF.
+func (c *Conn) peerClosed() {
+	if c.state == open {
+		c.state = closing
+		c.closeErr = io.EOF
+		c.startClose()
+		return
+	}
+	// Closing already: the peer is done too. Stop reading; the flush decides.
+	c.finalizeIfFlushed()
+}
+
+// InboundBuffered returns how many received bytes are buffered, unconsumed.
+func (c *Conn) InboundBuffered() int { return len(c.in) }
+
+// Peek returns the next n buffered bytes without consuming them; n <= 0
+// means all of them. If fewer than n are buffered, it returns them all and
+// io.ErrShortBuffer. The slice is valid until the handler method returns
+// or the next Next or Discard, whichever comes first; it must not be kept.
+func (c *Conn) Peek(n int) ([]byte, error) {
+	if n <= 0 {
+		return c.in, nil
+	}
+	if n > len(c.in) {
+		return c.in, io.ErrShortBuffer
+	}
+	return c.in[:n], nil
+}
+
+// Next returns the next n buffered bytes and consumes them; n <= 0 means
+// all of them. If fewer than n are buffered, it consumes and returns them
+// all, with io.ErrShortBuffer. The slice is valid until the handler method
+// returns; it must not be kept.
+func (c *Conn) Next(n int) ([]byte, error) {
+	b, err := c.Peek(n)
+	c.in = c.in[len(b):]
+	return b, err
+}
+
+// Discard consumes the next n buffered bytes, or as many as there are, and
+// returns how many it consumed.
+func (c *Conn) Discard(n int) int {
+	n = min(max(n, 0), len(c.in))
+	c.in = c.in[n:]
+	return n
+}
+
+// Write queues a copy of b to be written at the end of the loop's current
+// iteration, after the bytes queued before it, and returns len(b). It fails
+// with ErrClosed after Close or CloseWrite, and with ErrOutboundFull if
+// the queue would pass Options.MaxOutbound.
+func (c *Conn) Write(b []byte) (int, error) {
+	if err := c.canWrite(len(b)); err != nil {
+		return 0, err
+	}
+	c.appendCopy(b)
+	c.queued(len(b))
+	return len(b), nil
+}
+
+// Writev is Write for several buffers at once.
+func (c *Conn) Writev(bs [][]byte) (int, error) {
+	n := 0
+	for _, b := range bs {
+		n += len(b)
+	}
+	if err := c.canWrite(n); err != nil {
+		return 0, err
+	}
+	for _, b := range bs {
+		c.appendCopy(b)
+	}
+	c.queued(n)
+	return n, nil
+}
+
+func (c *Conn) canWrite(n int) error {
+	if c.state != open || c.flags&fWriteShut != 0 {
+		return ErrClosed
+	}
+	if c.outLen+n > c.ls.s.opts.MaxOutbound {
+		return ErrOutboundFull
+	}
+	return nil
+}
+
+func (c *Conn) appendCopy(b []byte) {
+	for len(b) > 0 {
+		if k := len(c.out) - 1; k >= 0 && c.out[k].chunk != nil && c.out[k].done == nil {
+			s := &c.out[k]
+			if room := cap(s.b) - len(s.b); room > 0 {
+				n := copy(s.b[len(s.b):cap(s.b)], b)
+				s.b = s.b[:len(s.b)+n]
+				b = b[n:]
+				continue
+			}
+		}
+		ch := buf.Get()
+		n := copy(ch[:], b)
+		c.out = append(c.out, segment{b: ch[:n], chunk: ch})
+		b = b[n:]
+	}
+}
+
+// queued accounts for n new outbound bytes: the connection is flushed at
+// the end of the iteration, and reading pauses above the high-water mark.
+func (c *Conn) queued(n int) {
+	c.outLen += n
+	c.markDirty()
+	if c.outLen > c.ls.s.opts.HighWater && c.flags&fReadPaused == 0 && c.state == open {
+		c.flags |= fReadPaused
+		c.updateInterest()
+		if bp, ok := c.h.(BackPressureHandler); ok && c.state != closed {
+			bp.OnBackPressure(c, true)
+		}
+	}
+}
+
+func (c *Conn) markDirty() {
+	if c.flags&fDirty == 0 {
+		c.flags |= fDirty
+		c.ls.dirty = append(c.ls.dirty, c)
+	}
+}
+
+// AsyncWrite queues b to be written, from any goroutine, after every byte
+// queued before it on this connection. b is not copied: it must not be
+// modified until done is called. done, if not nil, is called exactly once
+// on the loop goroutine: with nil once all of b reached the kernel, or with
+// the error that stopped it (ErrClosed if the connection closed first). If
+// the loop is gone, done is called with ErrClosed before AsyncWrite returns.
+func (c *Conn) AsyncWrite(b []byte, done func(error)) {
+	err := c.ls.l.Submit(func() {
+		if err := c.canWrite(len(b)); err != nil {
+			if done != nil {
+				done(err)
+			}
+			return
+		}
+		c.out = append(c.out, segment{b: b, done: done})
+		c.queued(len(b))
+	})
+	if err != nil && done != nil {
+		done(ErrClosed)
+	}
+}
+
+// Wake calls the handler's OnData on the loop goroutine, whether or not
+// bytes arrived: a goroutine that prepared something for the connection
+// says so with Wake. Any goroutine may call it; it does nothing once the
+// connection is closed.
+func (c *Conn) Wake() {
+	c.ls.l.Submit(func() {
+		if c.state == open {
+			c.h.OnData(c)
+			c.keepInbound()
+		}
+	})
+}
+
+// Submit runs fn on the connection's loop goroutine, where fn may use every
+// method of the Conn. Any goroutine may call it; it fails with ErrClosed once
+// the loop is stopped.
+func (c *Conn) Submit(fn func()) error {
+	if c.ls.l.Submit(fn) != nil {
+		return ErrClosed
+	}
+	return nil
+}
+
+// OutboundBuffered returns how many bytes are queued and not yet written.
+func (c *Conn) OutboundBuffered() int { return c.outLen }
+
+// flush writes the outbound queue, one write or writev per call, and
+// completes the segments that went out.
+func (c *Conn) flush() {
+	ls := c.ls
+	for c.completeEmpty(); c.outLen > 0; c.completeEmpty() {
+		iov := ls.iov[:0]
+		total := 0
+		for i := 0; i < len(c.out) && len(iov) < cap(ls.iov); i++ {
+			if len(c.out[i].b) > 0 {
+				iov = append(iov, c.out[i].b)
+				total += len(c.out[i].b)
+			}
+		}
+		var n int
+		var err error
+		if len(iov) == 1 {
+			n, err = sock.Write(c.fd, iov[0])
+		} else {
+			n, err = sock.Writev(c.fd, iov)
+		}
+		clear(iov)
+		if err == sock.ErrAgain {
+			c.armWrite(true)
+			return
+		}
+		if err != nil {
+			c.finalize(c.opError("write", err))
+			return
+		}
+		c.consume(n)
+		if c.state == closed {
+			return
+		}
+		if n < total {
+			c.armWrite(true) // the socket is full: wait, rather than try again now
+			return
+		}
+	}
+	c.armWrite(false)
+	if c.flags&fReadPaused != 0 && c.outLen <= c.ls.s.opts.LowWater && c.state == open {
+		c.flags &^= fReadPaused
+		c.updateInterest()
+		if bp, ok := c.h.(BackPressureHandler); ok && c.state != closed {
+			bp.OnBackPressure(c, false)
+		}
+	}
+	if c.state == closed {
+		return
+	}
+	if c.flags&(fWriteShut|fShutDone) == fWriteShut {
+		c.flags |= fShutDone
+		if err := sock.ShutdownWrite(c.fd); err != nil {
+			c.finalize(c.opError("shutdown", err))
+			return
+		}
+	}
+	c.finalizeIfFlushed()
+}
+
+// completeEmpty completes the empty segments at the head of the queue:
+// AsyncWrites of nothing, whose turn has come.
+func (c *Conn) completeEmpty() {
+	for len(c.out) > 0 && len(c.out[0].b) == 0 && c.state != closed {
+		s := c.popSegment()
+		if s.done != nil {
+			s.done(nil)
+		}
+	}
+}
+
+// consume drops n written bytes from the head of the queue.
+func (c *Conn) consume(n int) {
+	c.outLen -= n
+	for n > 0 && len(c.out) > 0 {
+		s := &c.out[0]
+		if n < len(s.b) {
+			s.b = s.b[n:]
+			return
+		}
+		n -= len(s.b)
+		seg := c.popSegment()
+		if seg.done != nil {
+			seg.done(nil)
+			if c.state == closed {
+				return
+			}
+		}
+	}
+}
+
+func (c *Conn) popSegment() segment {
+	s := c.out[0]
+	c.out[0] = segment{}
+	c.out = c.out[1:]
+	if s.chunk != nil {
+		buf.Put(s.chunk)
+	}
+	if len(c.out) == 0 {
+		c.out = nil
+	}
+	return s
+}
+
+func (c *Conn) armWrite(on bool) {
+	if on == (c.flags&fWriteArmed != 0) {
+		return
+	}
+	c.flags ^= fWriteArmed
+	c.updateInterest()
+}
+
+// flushDirty runs at the end of every iteration of the connection's loop.
+func (c *Conn) flushDirty() {
+	c.flags &^= fDirty
+	if c.state == closed || c.state == connecting {
+		return
+	}
+	if c.flags&fWriteArmed == 0 {
+		c.flush()
+		return
+	}
+	c.finalizeIfFlushed()
+}
+
+// Close closes the connection gracefully: reading stops, the queued bytes
+// are written, then the fd is closed (a FIN, not a reset) and OnClose runs.
+// If the peer does not take the queued bytes within Options.CloseTimeout,
+// the connection is aborted. Close returns ErrClosed if the connection was
+// already closing or closed.
+func (c *Conn) Close() error {
+	if c.state != open {
+		return ErrClosed
+	}
+	c.state = closing
+	c.startClose()
+	return nil
+}
+
+func (c *Conn) startClose() {
+	c.updateInterest()
+	if c.state == closed {
+		return
+	}
+	if t := c.ls.s.opts.CloseTimeout; t > 0 && c.outLen > 0 {
+		c.closeTimer = c.ls.l.AfterFunc(t, func() {
+			sock.SetLingerZero(c.fd)
+			c.finalize(ErrCloseTimeout)
+		})
+	}
+	c.markDirty()
+}
+
+func (c *Conn) finalizeIfFlushed() {
+	if c.state == closing && c.outLen == 0 && len(c.out) == 0 {
+		c.finalize(c.closeErr)
+	}
+}
+
+// CloseWrite shuts down the writing side once the queued bytes are
+// written: the peer reads EOF, and this side goes on reading. Later writes
+// fail with ErrClosed.
+func (c *Conn) CloseWrite() error {
+	if c.state != open || c.flags&fWriteShut != 0 {
+		return ErrClosed
+	}
+	c.flags |= fWriteShut
+	c.markDirty()
+	return nil
+}
+
+// Abort closes the connection at once with a reset (RST): queued bytes are
+// dropped and their AsyncWrites complete with ErrAborted.
+func (c *Conn) Abort() error {
+	if c.state == closed {
+		return ErrClosed
+	}
+	sock.SetLingerZero(c.fd)
+	c.closeErr = nil
+	c.finalizeWith(nil, ErrAborted)
+	return nil
+}
+
+// finalize closes the fd and runs OnClose with err, once.
+func (c *Conn) finalize(err error) {
+	werr := err
+	if werr == nil {
+		werr = ErrClosed
+	}
+	c.finalizeWith(err, werr)
+}
+
+// finalizeWith closes the fd, completes queued writes with writeErr, and
+// runs OnClose with err.
+func (c *Conn) finalizeWith(err, writeErr error) {
+	if c.state == closed {
+		return
+	}
+	c.state = closed
+	ls := c.ls
+	ls.l.CancelTimer(c.closeTimer)
+	ls.l.Unregister(c.fd)
+	sock.Close(c.fd)
+	ls.forget(c)
+	c.releaseIn()
+	for len(c.out) > 0 {
+		s := c.popSegment()
+		if s.done != nil {
+			s.done(writeErr)
+		}
+	}
+	c.outLen = 0
+	if c.flags&fOpened != 0 {
+		c.h.OnClose(c, err)
+	}
+	ls.s.connClosed()
+}
+
+// Closed reports whether the connection is closed or closing.
+func (c *Conn) Closed() bool { return c.state >= closing }
+
+// SetContext attaches a value of the application's to the connection.
+func (c *Conn) SetContext(v any) { c.ctx = v }
+
+// Context returns the value given to SetContext.
+func (c *Conn) Context() any { return c.ctx }
+
+// LocalAddr returns the local address, or nil once closed.
+func (c *Conn) LocalAddr() net.Addr {
+	if c.local == nil && c.state != closed {
+		c.local = sock.LocalAddr(c.fd)
+	}
+	return c.local
+}
+
+// RemoteAddr returns the peer's address, or nil once closed.
+func (c *Conn) RemoteAddr() net.Addr {
+	if c.remote == nil && c.state != closed {
+		c.remote = sock.RemoteAddr(c.fd)
+	}
+	return c.remote
+}
+
+// Timer is a timer on a connection's loop.
+type Timer struct {
+	l  *loop.Loop
+	id loop.TimerID
+}
+
+// Stop cancels the timer and reports whether it had not yet fired. Must be
+// called on the loop goroutine.
+func (t Timer) Stop() bool { return t.l != nil && t.l.CancelTimer(t.id) }
+
+// Reset moves the timer to d from now and reports whether it had not yet
+// fired. Must be called on the loop goroutine.
+func (t Timer) Reset(d time.Duration) bool { return t.l != nil && t.l.ResetTimer(t.id, d) }
+
+// AfterFunc calls fn on the connection's loop goroutine after d, unless the
+// connection is closed by then: the building block for idle and read
+// timeouts. Must be called on the loop goroutine.
+func (c *Conn) AfterFunc(d time.Duration, fn func()) Timer {
+	return Timer{l: c.ls.l, id: c.ls.l.AfterFunc(d, func() {
+		if c.state != closed {
+			fn()
+		}
+	})}
+}
+
+func (c *Conn) opError(op string, err error) error {
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		return err
+	}
+	network := "tcp"
+	if _, ok := c.LocalAddr().(*net.UnixAddr); ok {
+		network = "unix"
+	}
+	return &net.OpError{Op: op, Net: network, Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+}

@@ -1,0 +1,510 @@
+//go:build unix
+
+package evloop
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// funcHandler builds a Handler from functions.
+type funcHandler struct {
+	open  func(c *Conn)
+	data  func(c *Conn)
+	close func(c *Conn, err error)
+	bp    func(c *Conn, paused bool)
+}
+
+func (h *funcHandler) OnOpen(c *Conn) {
+	if h.open != nil {
+		h.open(c)
+	}
+}
+
+func (h *funcHandler) OnData(c *Conn) {
+	if h.data != nil {
+		h.data(c)
+		return
+	}
+	c.Discard(c.InboundBuffered())
+}
+
+func (h *funcHandler) OnClose(c *Conn, err error) {
+	if h.close != nil {
+		h.close(c, err)
+	}
+}
+
+func (h *funcHandler) OnBackPressure(c *Conn, paused bool) {
+	if h.bp != nil {
+		h.bp(c, paused)
+	}
+}
+
+func TestHalfClose(t *testing.T) {
+	_, addr := serve(t, &echoHandler{}, Options{Loops: 1})
+	c := dial(t, addr)
+	msg := bytes.Repeat([]byte("half-close "), 100_000)
+	if _, err := c.Write(msg); err != nil {
+		t.Fatal(err)
+	}
+	c.(*net.TCPConn).CloseWrite()
+	got, err := io.ReadAll(c) // the echo of everything, then EOF
+	if err != nil || !bytes.Equal(got, msg) {
+		t.Fatalf("ReadAll = %d bytes, %v; want the %d bytes sent, then EOF", len(got), err, len(msg))
+	}
+}
+
+func TestCloseDeliversQueuedBytesBeforeFIN(t *testing.T) {
+	const size = 8 << 20
+	payload := bytes.Repeat([]byte{0xab}, size)
+	h := &funcHandler{open: func(c *Conn) {
+		c.Write(payload[:size/2])
+		c.AsyncWrite(payload[size/2:], nil)
+		c.Submit(func() { c.Close() }) // after the AsyncWrite is queued
+	}}
+	_, addr := serve(t, h, Options{Loops: 1})
+	c := dial(t, addr)
+	got, err := io.ReadAll(c)
+	if err != nil || !bytes.Equal(got, payload) {
+		t.Fatalf("ReadAll = %d bytes, %v; want %d bytes, then EOF", len(got), err, size)
+	}
+}
+
+func TestWriteAfterClose(t *testing.T) {
+	results := make(chan error, 4)
+	h := &funcHandler{data: func(c *Conn) {
+		c.Discard(c.InboundBuffered())
+		c.Write([]byte("bye"))
+		if err := c.Close(); err != nil {
+			results <- err
+		}
+		_, err := c.Write([]byte("more"))
+		results <- err
+		results <- c.Close()
+		c.AsyncWrite([]byte("late"), func(err error) { results <- err })
+	}}
+	_, addr := serve(t, h, Options{Loops: 1})
+	c := dial(t, addr)
+	c.Write([]byte("x"))
+	for i, want := range []error{ErrClosed, ErrClosed, ErrClosed} {
+		if err := <-results; !errors.Is(err, want) {
+			t.Errorf("result %d = %v; want %v", i, err, want)
+		}
+	}
+	if got, _ := io.ReadAll(c); string(got) != "bye" {
+		t.Fatalf("client read %q; want bye, then EOF", got)
+	}
+}
+
+func TestAsyncWriteContract(t *testing.T) {
+	conns := make(chan *Conn, 1)
+	_, addr := serve(t, &funcHandler{open: func(c *Conn) { conns <- c }}, Options{Loops: 2})
+	client := dial(t, addr)
+	c := <-conns
+	const writers, each = 8, 500
+	var completions [writers * each]atomic.Int32
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				msg := make([]byte, 8)
+				binary.BigEndian.PutUint32(msg, uint32(w))
+				binary.BigEndian.PutUint32(msg[4:], uint32(i))
+				n := w*each + i
+				c.AsyncWrite(msg, func(err error) {
+					if err != nil {
+						t.Errorf("AsyncWrite %d completed with %v", n, err)
+					}
+					completions[n].Add(1)
+				})
+			}
+		}()
+	}
+	next := make([]uint32, writers)
+	buf := make([]byte, 8)
+	for range writers * each {
+		if _, err := io.ReadFull(client, buf); err != nil {
+			t.Fatal(err)
+		}
+		w, i := binary.BigEndian.Uint32(buf), binary.BigEndian.Uint32(buf[4:])
+		if i != next[w] {
+			t.Fatalf("writer %d: message %d arrived when %d was due: order lost", w, i, next[w])
+		}
+		next[w]++
+	}
+	wg.Wait()
+	// Completions run on the loop once the bytes reached the kernel: by now.
+	done := make(chan struct{})
+	c.Submit(func() { close(done) })
+	<-done
+	for n := range completions {
+		if got := completions[n].Load(); got != 1 {
+			t.Fatalf("AsyncWrite %d completed %d times; want 1", n, got)
+		}
+	}
+	// On a closed connection, each AsyncWrite completes once, with ErrClosed.
+	client.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		errc := make(chan error, 1)
+		c.AsyncWrite([]byte("x"), func(err error) { errc <- err })
+		if err := <-errc; errors.Is(err, ErrClosed) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("AsyncWrite kept succeeding after the peer closed")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestAbortResets(t *testing.T) {
+	h := &funcHandler{data: func(c *Conn) {
+		c.Discard(c.InboundBuffered())
+		c.Write(bytes.Repeat([]byte("x"), 1<<20))
+		c.Abort()
+	}}
+	_, addr := serve(t, h, Options{Loops: 1})
+	c := dial(t, addr)
+	c.Write([]byte("go"))
+	_, err := io.ReadAll(c)
+	if err == nil || !strings.Contains(err.Error(), "reset") {
+		t.Fatalf("ReadAll after Abort = %v; want a connection reset", err)
+	}
+}
+
+// TestPeerResetDuringLargeWrite: the peer resets while the server has a
+// large write queued. The connection closes with an error, OnClose runs
+// once, and another connection is not disturbed.
+func TestPeerResetDuringLargeWrite(t *testing.T) {
+	closed := make(chan error, 2)
+	h := &funcHandler{
+		data: func(c *Conn) {
+			b, _ := c.Next(-1)
+			if string(b) == "big" {
+				c.Write(bytes.Repeat([]byte("y"), 32<<20))
+				return
+			}
+			c.Write(b)
+		},
+		close: func(c *Conn, err error) { closed <- err },
+	}
+	_, addr := serve(t, h, Options{Loops: 1})
+	victim := dial(t, addr)
+	other := dial(t, addr)
+	victim.Write([]byte("big"))
+	io.ReadFull(victim, make([]byte, 1<<20)) // some of it arrived
+	victim.(*net.TCPConn).SetLinger(0)
+	victim.Close() // RST
+	err := <-closed
+	var oe *net.OpError
+	if !errors.As(err, &oe) && !errors.Is(err, io.EOF) {
+		t.Fatalf("OnClose err = %v; want a *net.OpError (or EOF)", err)
+	}
+	if got, err := roundTrip(other, []byte("still here")); err != nil || string(got) != "still here" {
+		t.Fatalf("other connection: %q, %v", got, err)
+	}
+}
+
+// TestSlowReaderBoundedMemory: a server pushes 1 GiB to a client that
+// stops reading. The queue stays bounded, reading pauses and resumes, and
+// every byte arrives once the client reads again.
+func TestSlowReaderBoundedMemory(t *testing.T) {
+	const chunk = 256 << 10
+	const total = 1 << 30
+	block := make([]byte, chunk)
+	for i := range block {
+		block[i] = byte(i * 7)
+	}
+	var maxQueued, pauses, resumes atomic.Int64
+	var sent int
+	push := func(c *Conn) {
+		for sent < total && c.OutboundBuffered() <= c.ls.s.opts.HighWater {
+			if _, err := c.Write(block); err != nil {
+				t.Errorf("Write: %v", err)
+				return
+			}
+			sent += chunk
+			maxQueued.Store(max(maxQueued.Load(), int64(c.OutboundBuffered())))
+		}
+		if sent == total {
+			c.Close()
+		}
+	}
+	h := &funcHandler{
+		open: push,
+		bp: func(c *Conn, paused bool) {
+			if paused {
+				pauses.Add(1)
+				return
+			}
+			resumes.Add(1)
+			push(c)
+		},
+	}
+	opts := Options{Loops: 1, HighWater: 4 << 20, LowWater: 1 << 20}
+	_, addr := serve(t, h, opts)
+	c := dial(t, addr)
+	time.Sleep(200 * time.Millisecond) // not reading: the kernel buffers fill, the queue fills
+	if pauses.Load() == 0 {
+		t.Fatal("the connection never paused while the client did not read")
+	}
+	want := crc32.NewIEEE()
+	for range total / chunk {
+		want.Write(block)
+	}
+	got := crc32.NewIEEE()
+	n, err := io.Copy(got, c)
+	if err != nil || n != total || got.Sum32() != want.Sum32() {
+		t.Fatalf("read %d bytes (crc %08x), %v; want %d bytes (crc %08x)", n, got.Sum32(), err, total, want.Sum32())
+	}
+	if limit := int64(opts.HighWater + chunk); maxQueued.Load() > limit {
+		t.Errorf("queue reached %d bytes; bound is %d", maxQueued.Load(), limit)
+	}
+	if resumes.Load() == 0 {
+		t.Error("the connection never resumed")
+	}
+}
+
+func TestOutboundLimit(t *testing.T) {
+	errc := make(chan error, 1)
+	h := &funcHandler{open: func(c *Conn) {
+		for {
+			if _, err := c.Write(make([]byte, 64<<10)); err != nil {
+				errc <- err
+				c.Abort()
+				return
+			}
+		}
+	}}
+	_, addr := serve(t, h, Options{Loops: 1, MaxOutbound: 1 << 20})
+	dial(t, addr)
+	if err := <-errc; !errors.Is(err, ErrOutboundFull) {
+		t.Fatalf("Write past MaxOutbound = %v; want ErrOutboundFull", err)
+	}
+}
+
+func TestInboundLimit(t *testing.T) {
+	closed := make(chan error, 1)
+	h := &funcHandler{
+		data:  func(c *Conn) {}, // never consumes
+		close: func(c *Conn, err error) { closed <- err },
+	}
+	_, addr := serve(t, h, Options{Loops: 1, MaxInbound: 256 << 10})
+	c := dial(t, addr)
+	go c.Write(make([]byte, 1<<20))
+	if err := <-closed; !errors.Is(err, ErrInboundFull) {
+		t.Fatalf("OnClose = %v; want ErrInboundFull", err)
+	}
+}
+
+func TestPeekNextDiscard(t *testing.T) {
+	type result struct {
+		peek, next []byte
+		perr, nerr error
+		left       int
+	}
+	results := make(chan result, 1)
+	h := &funcHandler{data: func(c *Conn) {
+		if c.InboundBuffered() < 10 {
+			return // keep it: the rest comes later
+		}
+		var r result
+		p, err := c.Peek(4)
+		r.peek, r.perr = bytes.Clone(p), err
+		c.Discard(2)
+		n, err := c.Next(3)
+		r.next, r.nerr = bytes.Clone(n), err
+		if _, err := c.Peek(100); !errors.Is(err, io.ErrShortBuffer) {
+			r.perr = errors.New("Peek past the buffer did not say ErrShortBuffer")
+		}
+		r.left = c.InboundBuffered()
+		results <- r
+		c.Discard(-1)
+		c.Discard(c.InboundBuffered())
+	}}
+	_, addr := serve(t, h, Options{Loops: 1})
+	c := dial(t, addr)
+	c.Write([]byte("01234"))
+	time.Sleep(10 * time.Millisecond)
+	c.Write([]byte("56789"))
+	r := <-results
+	if string(r.peek) != "0123" || r.perr != nil || string(r.next) != "234" || r.nerr != nil || r.left != 5 {
+		t.Fatalf("got %+v; want peek 0123, next 234, 5 left", r)
+	}
+}
+
+func TestDialAndAdopt(t *testing.T) {
+	_, addr := serve(t, &echoHandler{}, Options{Loops: 1})
+	replies := make(chan string, 4)
+	client, err := NewServer(&funcHandler{data: func(c *Conn) {
+		b, _ := c.Next(-1)
+		replies <- string(b)
+	}}, Options{Loops: 1, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	c, err := client.Dial(context.Background(), "tcp", addr)
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	c.AsyncWrite([]byte("dialed"), nil)
+	if got := <-replies; got != "dialed" {
+		t.Fatalf("reply %q", got)
+	}
+	// A refused connection is an error.
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	refused := ln.Addr().String()
+	ln.Close()
+	if _, err := client.Dial(context.Background(), "tcp", refused); err == nil {
+		t.Error("Dial to a closed port = nil error")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := client.Dial(ctx, "tcp", addr); err == nil {
+		t.Log("Dial with a cancelled context connected before noticing; allowed")
+	}
+	// Adopt an established net.Conn.
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Adopt(nc); err != nil {
+		t.Fatalf("Adopt: %v", err)
+	}
+	if _, err := nc.Write([]byte("x")); err == nil {
+		t.Error("the adopted net.Conn still works; it should be closed")
+	}
+	if err := client.Adopt(fakeConn{}); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("Adopt of a conn with no fd = %v; want ErrUnsupported", err)
+	}
+}
+
+type fakeConn struct{ net.Conn }
+
+func TestServeAdoptedListener(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := NewServer(&echoHandler{}, Options{Loops: 1, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if err := srv.Serve(ln); err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, ln.Addr().String())
+	if got, err := roundTrip(c, []byte("served")); err != nil || string(got) != "served" {
+		t.Fatalf("echo = %q, %v", got, err)
+	}
+}
+
+func TestShutdownClosesGracefully(t *testing.T) {
+	h := &echoHandler{}
+	srv, err := Listen("tcp", "127.0.0.1:0", h, Options{Loops: 2, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := srv.Addrs()[0].String()
+	var clients []net.Conn
+	for range 10 {
+		c := dial(t, addr)
+		roundTrip(c, []byte("hi"))
+		clients = append(clients, c)
+	}
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range clients {
+		if b, err := io.ReadAll(c); err != nil || len(b) != 0 {
+			t.Fatalf("client after Shutdown: %q, %v; want EOF", b, err)
+		}
+	}
+	if n, most := h.closeCounts(); n != 10 || most != 1 {
+		t.Fatalf("OnClose ran for %d connections, at most %d times each; want 10, 1", n, most)
+	}
+}
+
+func TestShutdownDeadlineAborts(t *testing.T) {
+	h := &echoHandler{}
+	srv, err := Listen("tcp", "127.0.0.1:0", h, Options{Loops: 1, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, srv.Addrs()[0].String())
+	// The client never reads: a large echo stays queued, so a graceful
+	// close cannot finish.
+	go c.Write(make([]byte, 16<<20))
+	time.Sleep(100 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := srv.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown = %v; want DeadlineExceeded", err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.errs) != 1 || !errors.Is(h.errs[0], ErrShutdown) {
+		t.Fatalf("OnClose errors = %v; want one ErrShutdown", h.errs)
+	}
+}
+
+func TestConnTimers(t *testing.T) {
+	fired := make(chan time.Duration, 1)
+	h := &funcHandler{open: func(c *Conn) {
+		start := time.Now()
+		idle := c.AfterFunc(time.Hour, func() { t.Error("stopped timer fired") })
+		if !idle.Stop() {
+			t.Error("Stop of a pending timer = false")
+		}
+		c.AfterFunc(20*time.Millisecond, func() {
+			fired <- time.Since(start)
+			c.Close()
+		})
+	}}
+	_, addr := serve(t, h, Options{Loops: 1})
+	c := dial(t, addr)
+	if d := <-fired; d < 20*time.Millisecond {
+		t.Fatalf("timer fired after %v; want at least 20ms", d)
+	}
+	if _, err := io.ReadAll(c); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestContextAndAddrs(t *testing.T) {
+	type info struct {
+		ctx           any
+		local, remote net.Addr
+	}
+	infos := make(chan info, 1)
+	h := &funcHandler{
+		open: func(c *Conn) { c.SetContext("state") },
+		data: func(c *Conn) {
+			c.Discard(-1)
+			infos <- info{c.Context(), c.LocalAddr(), c.RemoteAddr()}
+		},
+	}
+	_, addr := serve(t, h, Options{Loops: 1})
+	c := dial(t, addr)
+	c.Write([]byte("x"))
+	got := <-infos
+	if got.ctx != "state" || got.local.String() != addr || got.remote.String() != c.LocalAddr().String() {
+		t.Fatalf("got %+v; want context state, local %s, remote %s", got, addr, c.LocalAddr())
+	}
+}

@@ -1,0 +1,96 @@
+package evloop
+
+import (
+	"context"
+	"os"
+
+	"github.com/evloop/evloop/internal/poll"
+	"github.com/evloop/evloop/internal/sock"
+)
+
+type dialResult struct {
+	c   *Conn
+	err error
+}
+
+// Dial connects to a TCP or Unix address from one of the Server's loops
+// and returns the connection once it is established, after OnOpen ran for
+// it on the loop; the Server's Handler serves it like an accepted one. If
+// ctx ends first, the attempt is abandoned and Dial returns ctx.Err().
+func (s *Server) Dial(ctx context.Context, network, addr string) (*Conn, error) {
+	fd, err := sock.Dial(network, addr)
+	if err != nil {
+		return nil, err
+	}
+	ls := s.pick(nil)
+	res := make(chan dialResult, 1)
+	var c *Conn
+	if err := ls.l.Submit(func() {
+		c = &Conn{ls: ls, fd: fd, h: s.h, state: connecting, dialed: res}
+		if err := ls.l.Register(fd, poll.Write, c); err != nil {
+			sock.Close(fd)
+			res <- dialResult{err: err}
+			return
+		}
+		ls.track(c)
+	}); err != nil {
+		sock.Close(fd)
+		return nil, ErrClosed
+	}
+	select {
+	case r := <-res:
+		return r.c, r.err
+	case <-ctx.Done():
+		ls.l.Submit(func() {
+			// The registering task ran before this one: c is set, and if it
+			// is no longer connecting, its result is already in res.
+			if c != nil && c.state == connecting {
+				c.dialed = nil
+				c.finalize(ctx.Err())
+				res <- dialResult{err: ctx.Err()}
+			}
+		})
+		if r := <-res; r.c != nil {
+			return r.c, nil // connected just before the cancellation took effect
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// connected finishes a dial when the fd turns writable. It runs on the loop.
+func (c *Conn) connected() {
+	res := c.dialed
+	c.dialed = nil
+	if err := sock.ConnectError(c.fd); err != nil {
+		c.finalize(err)
+		res <- dialResult{err: err}
+		return
+	}
+	c.state = open
+	c.flags |= fOpened
+	if err := c.ls.l.Modify(c.fd, poll.Read); err != nil {
+		c.finalize(err)
+		res <- dialResult{err: err}
+		return
+	}
+	var panicked any
+	func() {
+		defer func() { panicked = recover() }()
+		c.h.OnOpen(c)
+	}()
+	if panicked != nil {
+		c.ls.s.opts.Logger.Error("evloop: panic recovered in OnOpen", "panic", panicked)
+		c.finalize(&PanicError{Value: panicked})
+		res <- dialResult{err: &PanicError{Value: panicked}}
+		return
+	}
+	res <- dialResult{c: c}
+}
+
+// removeSocketFile removes a Unix socket's file once its listener closed,
+// as package net does; abstract sockets ("@name") have none.
+func removeSocketFile(name string) {
+	if name != "" && name[0] != '@' {
+		_ = os.Remove(name)
+	}
+}

@@ -1,0 +1,53 @@
+// Package evloop is an event-driven networking framework: event loops over
+// epoll (Linux) and kqueue (BSD, macOS), each owning its connections, for
+// servers that hold many connections and move many small messages.
+//
+// This package is the reactor face. A Server runs one loop per CPU by
+// default; connections it accepts, dials or adopts are spread over the
+// loops, and a Handler's methods are called on the connection's loop:
+//
+//	type echo struct{ evloop.BaseHandler }
+//
+//	func (echo) OnData(c *evloop.Conn) {
+//		b, _ := c.Next(-1)
+//		c.Write(b)
+//	}
+//
+//	srv, err := evloop.Listen("tcp", "127.0.0.1:7000", echo{}, evloop.Options{})
+//	...
+//	defer srv.Shutdown(context.Background())
+//
+// The callback-less face is package events; the engine under both is
+// internal.
+//
+// # Memory
+//
+// A loop reads into one buffer of its own. Only bytes a handler leaves
+// unconsumed are kept per connection, in pooled chunks returned when
+// drained; bytes written are queued in pooled chunks until the kernel takes
+// them. An idle connection holds no buffer: its cost is a Conn and the
+// kernel's socket.
+//
+// # Writes and closes
+//
+// Write and Writev copy and queue; the loop writes each connection's queue
+// with one write or writev at the end of the iteration, so many small
+// writes in one OnData cost one system call. Writes keep their order,
+// AsyncWrite's included. Above Options.HighWater queued bytes the loop stops
+// reading the connection (and tells a BackPressureHandler), below
+// Options.LowWater it reads again, and Options.MaxOutbound bounds the queue:
+// a peer that never reads cannot make the server buffer without bound.
+// Close writes what is queued, then closes with a FIN; Abort resets. OnClose
+// runs exactly once per connection, whatever closed it, and only the
+// connection's loop ever closes its fd, so a reused fd number can never
+// reach a stale handler.
+//
+// # Goroutines
+//
+// Each loop is one goroutine, started by NewServer and stopped by Shutdown
+// or Close. It owns its connections, their buffers and timers; other
+// goroutines reach a connection only through Conn.AsyncWrite, Conn.Wake and
+// Conn.Submit, which queue work on its loop. Handlers must not block: while
+// one runs, the loop's other connections wait. A handler that must block
+// hands the work to a goroutine of its own and answers with AsyncWrite.
+package evloop

@@ -1,0 +1,40 @@
+package evloop
+
+import (
+	"errors"
+	"fmt"
+	"net"
+)
+
+// Errors returned by the reactor. Compare with errors.Is.
+var (
+	// ErrClosed is returned by operations on a closed connection or server;
+	// it wraps net.ErrClosed.
+	ErrClosed = fmt.Errorf("evloop: %w", net.ErrClosed)
+	// ErrOutboundFull is returned by Write when the bytes queued for a
+	// connection would pass Options.MaxOutbound.
+	ErrOutboundFull = errors.New("evloop: outbound queue full")
+	// ErrInboundFull closes a connection whose handler left more than
+	// Options.MaxInbound bytes unconsumed.
+	ErrInboundFull = errors.New("evloop: unconsumed inbound bytes over the limit")
+	// ErrCloseTimeout closes a connection whose peer did not take the
+	// bytes queued before Close within Options.CloseTimeout.
+	ErrCloseTimeout = errors.New("evloop: close timed out with bytes unwritten")
+	// ErrAborted completes the writes still queued when a connection is
+	// aborted.
+	ErrAborted = errors.New("evloop: connection aborted")
+	// ErrShutdown closes connections that were still open when a
+	// Shutdown's context ended.
+	ErrShutdown = errors.New("evloop: server shut down")
+	// ErrUnsupported is returned where the OS has no event loop backend,
+	// and by Adopt and Serve for conns and listeners with no file descriptor.
+	ErrUnsupported = errors.New("evloop: unsupported")
+)
+
+// PanicError is the error OnClose receives for a connection whose handler
+// panicked.
+type PanicError struct {
+	Value any
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("evloop: handler panicked: %v", e.Value) }

@@ -1,0 +1,214 @@
+//go:build unix
+
+package evloop
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// echoHandler writes back what it reads and reports closes.
+type echoHandler struct {
+	BaseHandler
+	mu     sync.Mutex
+	closes map[*Conn]int
+	errs   []error
+}
+
+func (h *echoHandler) OnData(c *Conn) {
+	b, _ := c.Next(-1)
+	c.Write(b)
+}
+
+func (h *echoHandler) OnClose(c *Conn, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closes == nil {
+		h.closes = make(map[*Conn]int)
+	}
+	h.closes[c]++
+	h.errs = append(h.errs, err)
+}
+
+func (h *echoHandler) closeCounts() (conns, maxPerConn int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, n := range h.closes {
+		maxPerConn = max(maxPerConn, n)
+	}
+	return len(h.closes), maxPerConn
+}
+
+// syncBuffer is a log sink safe for loop goroutines and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// serve starts a server for h on a loopback port and shuts it down when
+// the test ends.
+func serve(t *testing.T, h Handler, opts Options) (*Server, string) {
+	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = quietLogger()
+	}
+	srv, err := Listen("tcp", "127.0.0.1:0", h, opts)
+	if err != nil {
+		t.Fatalf("Listen: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	})
+	return srv, srv.Addrs()[0].String()
+}
+
+func dial(t testing.TB, addr string) net.Conn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	c.SetDeadline(time.Now().Add(60 * time.Second))
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// roundTrip writes msg and reads as many bytes back, writing from a
+// goroutine so that a large message cannot deadlock against its echo.
+func roundTrip(c net.Conn, msg []byte) ([]byte, error) {
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Write(msg)
+		errc <- err
+	}()
+	got := make([]byte, len(msg))
+	_, rerr := io.ReadFull(c, got)
+	if werr := <-errc; werr != nil {
+		return got, werr
+	}
+	return got, rerr
+}
+
+func TestEchoOptions(t *testing.T) {
+	tests := []struct {
+		name string
+		opts Options
+	}{
+		{"default", Options{}},
+		{"one loop", Options{Loops: 1}},
+		{"four loops round-robin", Options{Loops: 4}},
+		{"least connections", Options{Loops: 3, LoadBalancing: LeastConnections}},
+		{"source hash", Options{Loops: 3, LoadBalancing: SourceAddrHash}},
+		{"reuseport", Options{Loops: 3, LoadBalancing: ReusePort}},
+		{"locked threads", Options{Loops: 2, LockOSThread: true}},
+		{"small buffers and marks", Options{Loops: 2, SendBuffer: 64 << 10, RecvBuffer: 64 << 10, HighWater: 8192, LowWater: 1024}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, addr := serve(t, &echoHandler{}, tc.opts)
+			var wg sync.WaitGroup
+			for i := range 16 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					c := dial(t, addr)
+					for _, size := range []int{1, 100, 64 << 10, 1 << 20} {
+						msg := bytes.Repeat([]byte{byte(i)}, size)
+						got, err := roundTrip(c, msg)
+						if err != nil || !bytes.Equal(got, msg) {
+							t.Errorf("echo of %d bytes: %v (equal %v)", size, err, bytes.Equal(got, msg))
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+		})
+	}
+}
+
+func TestUnixSocket(t *testing.T) {
+	path := t.TempDir() + "/s"
+	srv, err := Listen("unix", path, &echoHandler{}, Options{Loops: 1, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := roundTrip(c, []byte("over unix")); err != nil || string(got) != "over unix" {
+		t.Fatalf("echo = %q, %v", got, err)
+	}
+	c.Close()
+	srv.Shutdown(context.Background())
+}
+
+func TestListenErrors(t *testing.T) {
+	_, addr := serve(t, &echoHandler{}, Options{Loops: 1})
+	tests := []struct{ network, addr string }{
+		{"tcp", "127.0.0.1:notaport"},
+		{"tcp", "256.0.0.1:0"},
+		{"udp", "127.0.0.1:0"},
+		{"tcp", addr}, // in use
+		{"unix", "/nonexistent/dir/sock"},
+	}
+	for _, tc := range tests {
+		srv, err := Listen(tc.network, tc.addr, &echoHandler{}, Options{Loops: 1, Logger: quietLogger()})
+		if err == nil {
+			srv.Close()
+			t.Errorf("Listen(%q, %q) = nil error", tc.network, tc.addr)
+		}
+	}
+	if _, err := NewServer(nil, Options{}); err == nil {
+		t.Error("NewServer(nil handler) = nil error")
+	}
+}
+
+func TestShutdownTwiceAndAfter(t *testing.T) {
+	srv, err := Listen("tcp", "127.0.0.1:0", &echoHandler{}, Options{Loops: 2, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatalf("second Shutdown = %v", err)
+	}
+	if _, err := srv.Listen("tcp", "127.0.0.1:0"); !errors.Is(err, ErrClosed) {
+		t.Errorf("Listen after Shutdown = %v; want ErrClosed", err)
+	}
+	if _, err := srv.Dial(context.Background(), "tcp", "127.0.0.1:1"); err == nil {
+		t.Error("Dial after Shutdown = nil error")
+	}
+}

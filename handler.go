@@ -1,0 +1,47 @@
+package evloop
+
+// Handler receives a connection's events. Its methods are called on the
+// connection's loop goroutine, never concurrently for one connection, and
+// for one connection in this order: OnOpen once, OnData any number of
+// times, OnClose once. A Handler serves every connection of a Server, so it
+// keeps per-connection state in the Conn's context (Conn.SetContext) or in
+// a map owned by the loop. Handlers must not block: while one runs, every
+// other connection of its loop waits. Work that blocks goes to another
+// goroutine, which answers with Conn.AsyncWrite.
+type Handler interface {
+	// OnOpen is called when the connection is accepted, dialed or adopted.
+	OnOpen(c *Conn)
+	// OnData is called when bytes arrived, and after Conn.Wake. The handler
+	// consumes what it can with Peek, Next or Discard; what it leaves stays
+	// buffered and is seen again, with the bytes after it, next time.
+	OnData(c *Conn)
+	// OnClose is called once the connection is closed, whatever closed it.
+	// err is nil for Close and Abort, io.EOF when the peer closed, and the
+	// error otherwise: a *net.OpError for I/O errors, a *PanicError when a
+	// handler method panicked, ErrCloseTimeout, ErrInboundFull or
+	// ErrShutdown.
+	OnClose(c *Conn, err error)
+}
+
+// BackPressureHandler may be implemented by a Handler to learn when a
+// connection's outbound queue passes Options.HighWater, at which point the
+// loop stops reading the connection (paused is true), and when it drains
+// below Options.LowWater and reading resumes (paused is false). A handler
+// that produces data on its own, not in answer to reads, should stop
+// writing while paused.
+type BackPressureHandler interface {
+	OnBackPressure(c *Conn, paused bool)
+}
+
+// BaseHandler is a Handler that does nothing: embed it and define only the
+// methods you need. Its OnData discards what arrived.
+type BaseHandler struct{}
+
+// OnOpen does nothing.
+func (BaseHandler) OnOpen(*Conn) {}
+
+// OnData discards the buffered bytes.
+func (BaseHandler) OnData(c *Conn) { c.Discard(c.InboundBuffered()) }
+
+// OnClose does nothing.
+func (BaseHandler) OnClose(*Conn, error) {}

@@ -1,0 +1,79 @@
+//go:build !unix
+
+package sock
+
+import (
+	"errors"
+	"net"
+	"time"
+)
+
+// The stub for systems with no raw socket support here: everything fails
+// with errUnsupported, so that packages above build everywhere.
+
+var errUnsupported = errors.ErrUnsupported
+
+// ErrAgain is never returned here.
+var ErrAgain = errors.New("sock: would block")
+
+// ListenOptions tune Listen.
+type ListenOptions struct {
+	Backlog   int
+	ReusePort bool
+}
+
+// Listen fails.
+func Listen(network, addr string, o ListenOptions) (int, net.Addr, error) {
+	return -1, nil, errUnsupported
+}
+
+// Accept fails.
+func Accept(fd int) (int, net.Addr, error) { return -1, nil, errUnsupported }
+
+// Dial fails.
+func Dial(network, addr string) (int, error) { return -1, errUnsupported }
+
+// ConnectError fails.
+func ConnectError(fd int) error { return errUnsupported }
+
+// SetNoDelay fails.
+func SetNoDelay(fd int, noDelay bool) error { return errUnsupported }
+
+// SetKeepAlive fails.
+func SetKeepAlive(fd int, period time.Duration) error { return errUnsupported }
+
+// SetBuffers fails.
+func SetBuffers(fd, send, recv int) error { return errUnsupported }
+
+// SetLingerZero fails.
+func SetLingerZero(fd int) error { return errUnsupported }
+
+// LocalAddr returns nil.
+func LocalAddr(fd int) net.Addr { return nil }
+
+// RemoteAddr returns nil.
+func RemoteAddr(fd int) net.Addr { return nil }
+
+// IsTemporary returns false.
+func IsTemporary(err error) bool { return false }
+
+// IsOutOfFiles returns false.
+func IsOutOfFiles(err error) bool { return false }
+
+// Read fails.
+func Read(fd int, p []byte) (int, error) { return 0, errUnsupported }
+
+// Write fails.
+func Write(fd int, p []byte) (int, error) { return 0, errUnsupported }
+
+// Writev fails.
+func Writev(fd int, bufs [][]byte) (int, error) { return 0, errUnsupported }
+
+// Close fails.
+func Close(fd int) error { return errUnsupported }
+
+// ShutdownWrite fails.
+func ShutdownWrite(fd int) error { return errUnsupported }
+
+// Dup fails.
+func Dup(fd int) (int, error) { return -1, errUnsupported }

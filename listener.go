@@ -1,0 +1,109 @@
+package evloop
+
+import (
+	"errors"
+	"net"
+	"time"
+
+	"github.com/evloop/evloop/internal/loop"
+	"github.com/evloop/evloop/internal/poll"
+	"github.com/evloop/evloop/internal/sock"
+)
+
+// listener is a listening socket registered on one loop.
+type listener struct {
+	s      *Server
+	ls     *loopState
+	fd     int
+	addr   net.Addr
+	closed bool
+
+	// Accept pauses when the process runs out of fds: the listener stays
+	// readable, and accepting again at once would spin. It resumes when a
+	// connection closes, or after backoff.
+	paused  bool
+	backoff time.Duration
+	retry   loop.TimerID
+}
+
+// acceptBatch bounds the accepts per readiness event, so that a flood of
+// connections does not starve the loop's established ones.
+const acceptBatch = 128
+
+// HandleIO accepts the pending connections. It runs on the listener's loop.
+func (ln *listener) HandleIO(fd int, ev poll.Flags) {
+	s := ln.s
+	for range acceptBatch {
+		nfd, remote, err := sock.Accept(ln.fd)
+		switch {
+		case err == nil:
+		case errors.Is(err, sock.ErrAgain):
+			return
+		case sock.IsOutOfFiles(err):
+			ln.pause(err)
+			return
+		case sock.IsTemporary(err):
+			continue // the client went away before we took it
+		default:
+			s.opts.Logger.Error("evloop: accept failed", "addr", ln.addr, "err", err)
+			return
+		}
+		ln.backoff = 0
+		target := s.pick(remote)
+		if target == ln.ls {
+			target.open(nfd)
+			continue
+		}
+		if target.l.Submit(func() { target.open(nfd) }) != nil {
+			sock.Close(nfd) // the target loop is stopping
+		}
+	}
+}
+
+// pause stops accepting until a connection closes or the backoff ends.
+func (ln *listener) pause(err error) {
+	if ln.paused || ln.closed {
+		return
+	}
+	ln.paused = true
+	ln.s.paused.Add(1)
+	ln.ls.l.Unregister(ln.fd)
+	ln.backoff = min(max(2*ln.backoff, 10*time.Millisecond), time.Second)
+	ln.s.opts.Logger.Warn("evloop: out of file descriptors; accepting paused",
+		"addr", ln.addr, "err", err, "retry", ln.backoff, "conns", ln.s.conns.Load())
+	ln.retry = ln.ls.l.AfterFunc(ln.backoff, ln.resume)
+}
+
+// resume accepts again after a pause. It runs on the listener's loop.
+func (ln *listener) resume() {
+	if !ln.paused || ln.closed {
+		return
+	}
+	ln.paused = false
+	ln.s.paused.Add(-1)
+	ln.ls.l.CancelTimer(ln.retry)
+	if err := ln.ls.l.Register(ln.fd, poll.Read, ln); err != nil {
+		ln.s.opts.Logger.Error("evloop: resuming accept failed", "addr", ln.addr, "err", err)
+		return
+	}
+	ln.HandleIO(ln.fd, poll.Readable)
+}
+
+// close stops the listener for good. It runs on the listener's loop.
+func (ln *listener) close() {
+	if ln.closed {
+		return
+	}
+	if ln.paused {
+		ln.paused = false
+		ln.s.paused.Add(-1)
+		ln.ls.l.CancelTimer(ln.retry)
+	} else {
+		ln.ls.l.Unregister(ln.fd)
+	}
+	ln.closed = true
+	sock.Close(ln.fd)
+	if ua, ok := ln.addr.(*net.UnixAddr); ok {
+		removeSocketFile(ua.Name)
+	}
+}

@@ -1,0 +1,477 @@
+package evloop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"net"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/evloop/evloop/internal/loop"
+	"github.com/evloop/evloop/internal/poll"
+	"github.com/evloop/evloop/internal/sock"
+)
+
+// LoadBalancing says how accepted connections are spread over the loops.
+type LoadBalancing uint8
+
+const (
+	// RoundRobin: one acceptor hands connections to the loops in turn.
+	RoundRobin LoadBalancing = iota
+	// LeastConnections: one acceptor hands each connection to the loop
+	// with the fewest.
+	LeastConnections
+	// SourceAddrHash: one acceptor hands each connection to the loop its
+	// source address hashes to, so one client's connections share a loop.
+	SourceAddrHash
+	// ReusePort: every loop has its own listening socket on the address
+	// (SO_REUSEPORT) and the kernel spreads connections. Linux balances;
+	// most BSDs give every connection to one socket.
+	ReusePort
+)
+
+// Options configure a Server. The zero value is ready to use.
+type Options struct {
+	// Loops is the number of event loops (default GOMAXPROCS).
+	Loops int
+	// LoadBalancing spreads accepted connections (default RoundRobin).
+	LoadBalancing LoadBalancing
+	// LockOSThread runs each loop on an OS thread of its own; PinLoops also
+	// pins loop i to CPU i modulo the number of CPUs (Linux).
+	LockOSThread bool
+	PinLoops     bool
+	// Nagle leaves Nagle's algorithm on; by default TCP_NODELAY is set.
+	Nagle bool
+	// KeepAlive is the TCP keep-alive period (default 15s; negative: off).
+	KeepAlive time.Duration
+	// SendBuffer and RecvBuffer set the kernel's socket buffers (0: the
+	// system's default).
+	SendBuffer, RecvBuffer int
+	// HighWater is the outbound queue length above which a connection
+	// stops being read (default 1 MiB); LowWater, the length below which
+	// reading resumes (default HighWater/4).
+	HighWater, LowWater int
+	// MaxOutbound bounds a connection's outbound queue: a Write past it
+	// fails with ErrOutboundFull (default 64 MiB).
+	MaxOutbound int
+	// MaxInbound bounds the bytes a handler may leave unconsumed; past it
+	// the connection closes with ErrInboundFull (default 64 MiB).
+	MaxInbound int
+	// CloseTimeout bounds how long Close waits for the peer to take the
+	// queued bytes before aborting (default 30s; negative: forever).
+	CloseTimeout time.Duration
+	// Logger receives recovered panics and accept failures (default
+	// slog.Default()).
+	Logger *slog.Logger
+}
+
+func (o *Options) defaults() {
+	if o.Loops <= 0 {
+		o.Loops = runtime.GOMAXPROCS(0)
+	}
+	if o.KeepAlive == 0 {
+		o.KeepAlive = 15 * time.Second
+	}
+	if o.HighWater <= 0 {
+		o.HighWater = 1 << 20
+	}
+	if o.LowWater <= 0 || o.LowWater > o.HighWater {
+		o.LowWater = o.HighWater / 4
+	}
+	if o.MaxOutbound <= 0 {
+		o.MaxOutbound = 64 << 20
+	}
+	if o.MaxInbound <= 0 {
+		o.MaxInbound = 64 << 20
+	}
+	if o.CloseTimeout == 0 {
+		o.CloseTimeout = 30 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Server runs event loops and the connections placed on them: accepted
+// from its listeners, dialed, or adopted. Its methods may be called from
+// any goroutine.
+type Server struct {
+	h     Handler
+	opts  Options
+	loops []*loopState
+	next  atomic.Uint32 // round-robin cursor
+	seed  maphash.Seed
+
+	mu        sync.Mutex
+	listeners []*listener
+	shutdown  bool
+
+	conns   atomic.Int64  // open connections, all loops
+	drained chan struct{} // closed when conns reaches 0 during Shutdown
+	paused  atomic.Int32  // listeners paused for want of fds
+	stopped sync.Once
+}
+
+// loopState is what the reactor keeps per loop. Owned by the loop goroutine
+// but for nconns.
+type loopState struct {
+	s      *Server
+	l      *loop.Loop
+	rbuf   []byte   // the loop's shared read buffer
+	conns  []*Conn  // by fd
+	dirty  []*Conn  // written to in this iteration
+	iov    [][]byte // scratch for writev
+	nconns atomic.Int64
+}
+
+const readBufferSize = 64 << 10
+
+// NewServer starts the loops of a Server whose connections h handles. The
+// server accepts nothing until Listen or Serve.
+func NewServer(h Handler, opts Options) (*Server, error) {
+	if h == nil {
+		return nil, errors.New("evloop: nil handler")
+	}
+	opts.defaults()
+	s := &Server{h: h, opts: opts, seed: maphash.MakeSeed(), drained: make(chan struct{})}
+	for i := range opts.Loops {
+		ls := &loopState{s: s, rbuf: make([]byte, readBufferSize), iov: make([][]byte, 0, 64)}
+		l, err := loop.New(loop.Options{
+			LockOSThread:   opts.LockOSThread,
+			PinCPU:         opts.PinLoops,
+			CPU:            i % runtime.NumCPU(),
+			Logger:         opts.Logger,
+			EndOfIteration: ls.flushDirty,
+		})
+		if errors.Is(err, poll.ErrUnsupported) {
+			err = ErrUnsupported
+		}
+		if err == nil {
+			ls.l = l
+			err = l.Start()
+		}
+		if err != nil {
+			if l != nil {
+				l.Stop()
+			}
+			s.stopLoops()
+			return nil, err
+		}
+		s.loops = append(s.loops, ls)
+	}
+	return s, nil
+}
+
+// Listen is NewServer followed by Server.Listen.
+func Listen(network, addr string, h Handler, opts Options) (*Server, error) {
+	s, err := NewServer(h, opts)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.Listen(network, addr); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Listen starts accepting connections on a TCP ("tcp", "tcp4", "tcp6") or
+// Unix ("unix") address and returns the address bound (with the port
+// chosen, for port 0). With ReusePort, every loop listens; otherwise one
+// loop accepts and hands connections out.
+func (s *Server) Listen(network, addr string) (net.Addr, error) {
+	if s.opts.LoadBalancing != ReusePort || network == "unix" {
+		fd, bound, err := sock.Listen(network, addr, sock.ListenOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return bound, s.addListener(s.loops[int(s.next.Add(1))%len(s.loops)], fd, bound)
+	}
+	var bound net.Addr
+	for _, ls := range s.loops {
+		if bound != nil {
+			addr = bound.String() // port 0: the others join the first's port
+		}
+		fd, b, err := sock.Listen(network, addr, sock.ListenOptions{ReusePort: true})
+		if err != nil {
+			return nil, err
+		}
+		bound = b
+		if err := s.addListener(ls, fd, b); err != nil {
+			return nil, err
+		}
+	}
+	return bound, nil
+}
+
+// Serve starts accepting connections from ln, a *net.TCPListener or
+// *net.UnixListener (one that systemd handed over, say). The Server takes
+// ln over: it works on a duplicate of its fd and closes ln.
+func (s *Server) Serve(ln net.Listener) error {
+	fd, err := dupFD(ln)
+	if err != nil {
+		return err
+	}
+	addr := ln.Addr()
+	ln.Close()
+	return s.addListener(s.loops[int(s.next.Add(1))%len(s.loops)], fd, addr)
+}
+
+// Adopt places an established connection, a *net.TCPConn or *net.UnixConn
+// (one a TLS-less handshake or another process handed over, say), on a loop,
+// where OnOpen runs for it. The Server takes c over: it works on a
+// duplicate of its fd and closes c; socket options set on c stay.
+func (s *Server) Adopt(c net.Conn) error {
+	fd, err := dupFD(c)
+	if err != nil {
+		return err
+	}
+	c.Close()
+	ls := s.pick(c.RemoteAddr())
+	if err := ls.l.Submit(func() { ls.open(fd) }); err != nil {
+		sock.Close(fd)
+		return ErrClosed
+	}
+	return nil
+}
+
+func dupFD(v any) (int, error) {
+	sc, ok := v.(syscall.Conn)
+	if !ok {
+		return -1, fmt.Errorf("%w: %T has no file descriptor", ErrUnsupported, v)
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd := -1
+	var derr error
+	if err := rc.Control(func(raw uintptr) { fd, derr = sock.Dup(int(raw)) }); err != nil {
+		return -1, err
+	}
+	return fd, derr
+}
+
+func (s *Server) addListener(ls *loopState, fd int, addr net.Addr) error {
+	ln := &listener{s: s, ls: ls, fd: fd, addr: addr}
+	s.mu.Lock()
+	if s.shutdown {
+		s.mu.Unlock()
+		sock.Close(fd)
+		return ErrClosed
+	}
+	s.listeners = append(s.listeners, ln)
+	s.mu.Unlock()
+	errc := make(chan error, 1)
+	if err := ls.l.Submit(func() { errc <- ls.l.Register(fd, poll.Read, ln) }); err != nil {
+		sock.Close(fd)
+		return ErrClosed
+	}
+	if err := <-errc; err != nil {
+		sock.Close(fd)
+		return err
+	}
+	return nil
+}
+
+// Addrs returns the addresses the Server listens on.
+func (s *Server) Addrs() []net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var addrs []net.Addr
+	for _, ln := range s.listeners {
+		addrs = append(addrs, ln.addr)
+	}
+	return addrs
+}
+
+// pick chooses the loop for a new connection from remote.
+func (s *Server) pick(remote net.Addr) *loopState {
+	if len(s.loops) == 1 {
+		return s.loops[0]
+	}
+	switch s.opts.LoadBalancing {
+	case LeastConnections:
+		best := s.loops[0]
+		for _, ls := range s.loops[1:] {
+			if ls.nconns.Load() < best.nconns.Load() {
+				best = ls
+			}
+		}
+		return best
+	case SourceAddrHash:
+		if ta, ok := remote.(*net.TCPAddr); ok {
+			return s.loops[maphash.Bytes(s.seed, ta.IP)%uint64(len(s.loops))]
+		}
+	}
+	return s.loops[int(s.next.Add(1))%len(s.loops)]
+}
+
+// open registers an accepted, dialed or adopted fd as a connection of this
+// loop and runs OnOpen. It runs on the loop.
+func (ls *loopState) open(fd int) *Conn {
+	s := ls.s
+	if !s.opts.Nagle {
+		sock.SetNoDelay(fd, true) // fails harmlessly on Unix sockets
+	}
+	if s.opts.KeepAlive > 0 {
+		sock.SetKeepAlive(fd, s.opts.KeepAlive)
+	}
+	sock.SetBuffers(fd, s.opts.SendBuffer, s.opts.RecvBuffer)
+	c := &Conn{ls: ls, fd: fd, h: s.h, state: open}
+	if err := ls.l.Register(fd, poll.Read, c); err != nil {
+		s.opts.Logger.Error("evloop: registering a connection failed", "err", err)
+		sock.Close(fd)
+		return nil
+	}
+	ls.track(c)
+	c.flags |= fOpened
+	defer func() {
+		if v := recover(); v != nil {
+			s.opts.Logger.Error("evloop: panic recovered in OnOpen", "panic", v)
+			c.finalize(&PanicError{Value: v})
+		}
+	}()
+	s.h.OnOpen(c)
+	return c
+}
+
+func (ls *loopState) track(c *Conn) {
+	if c.fd >= len(ls.conns) {
+		conns := make([]*Conn, max(2*len(ls.conns), c.fd+1, 64))
+		copy(conns, ls.conns)
+		ls.conns = conns
+	}
+	ls.conns[c.fd] = c
+	ls.nconns.Add(1)
+	ls.s.conns.Add(1)
+}
+
+func (ls *loopState) forget(c *Conn) {
+	if c.fd < len(ls.conns) && ls.conns[c.fd] == c {
+		ls.conns[c.fd] = nil
+		ls.nconns.Add(-1)
+	}
+}
+
+// connClosed runs on a loop after a connection closed: it counts down for
+// Shutdown and lets a listener paused for want of fds try again.
+func (s *Server) connClosed() {
+	if s.conns.Add(-1) == 0 {
+		s.mu.Lock()
+		if s.shutdown {
+			select {
+			case <-s.drained:
+			default:
+				close(s.drained)
+			}
+		}
+		s.mu.Unlock()
+	}
+	if s.paused.Load() > 0 {
+		s.mu.Lock()
+		for _, ln := range s.listeners {
+			ln.ls.l.Submit(ln.resume)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// flushDirty writes out what this iteration queued: one write or writev
+// per connection. It runs on the loop at the end of every iteration.
+func (ls *loopState) flushDirty() {
+	for i := 0; i < len(ls.dirty); i++ {
+		c := ls.dirty[i]
+		ls.dirty[i] = nil
+		c.flushDirty()
+	}
+	ls.dirty = ls.dirty[:0]
+}
+
+// Shutdown stops accepting, closes every connection gracefully (their
+// queued bytes are written first) and returns once every OnClose has run,
+// then stops the loops. If ctx ends first, the connections still open are
+// aborted, their OnClose runs with ErrShutdown, and Shutdown returns
+// ctx.Err(). Shutdown may be called more than once.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.shutdown {
+		s.mu.Unlock()
+		<-s.drained
+		return nil
+	}
+	s.shutdown = true
+	listeners := s.listeners
+	s.mu.Unlock()
+	for _, ln := range listeners {
+		s.onLoop(ln.ls, ln.close)
+	}
+	for _, ls := range s.loops {
+		s.onLoop(ls, func() {
+			for _, c := range ls.conns {
+				if c != nil {
+					c.Close()
+				}
+			}
+		})
+	}
+	if s.conns.Load() == 0 {
+		s.mu.Lock()
+		select {
+		case <-s.drained:
+		default:
+			close(s.drained)
+		}
+		s.mu.Unlock()
+	}
+	var err error
+	select {
+	case <-s.drained:
+	case <-ctx.Done():
+		err = ctx.Err()
+		for _, ls := range s.loops {
+			s.onLoop(ls, func() {
+				for _, c := range ls.conns {
+					if c != nil {
+						sock.SetLingerZero(c.fd)
+						c.finalizeWith(ErrShutdown, ErrShutdown)
+					}
+				}
+			})
+		}
+		<-s.drained
+	}
+	s.stopLoops()
+	return err
+}
+
+// Close shuts the server down at once: connections are aborted as by a
+// Shutdown whose context has ended.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s.Shutdown(ctx)
+	return nil
+}
+
+// onLoop runs fn on ls's loop and waits for it.
+func (s *Server) onLoop(ls *loopState, fn func()) {
+	done := make(chan struct{})
+	if ls.l.Submit(func() { fn(); close(done) }) == nil {
+		<-done
+	}
+}
+
+func (s *Server) stopLoops() {
+	s.stopped.Do(func() {
+		for _, ls := range s.loops {
+			ls.l.Stop()
+		}
+	})
+}
