@@ -28,13 +28,13 @@ const (
 
 // flags of a Conn.
 const (
-	fDirty       uint8 = 1 << iota // on its loop's list to flush
-	fWriteArmed                    // waiting for writability
-	fReadPaused                    // outbound over the high-water mark
-	fInShared                      // in points into the loop's read buffer
-	fWriteShut                     // CloseWrite: no more writes
-	fShutDone                      // the write side is shut down
-	fOpened                        // OnOpen ran: OnClose is owed
+	fDirty      uint8 = 1 << iota // on its loop's list to flush
+	fWriteArmed                   // waiting for writability
+	fReadPaused                   // outbound over the high-water mark
+	fInShared                     // in points into the loop's read buffer
+	fWriteShut                    // CloseWrite: no more writes
+	fShutDone                     // the write side is shut down
+	fOpened                       // OnOpen ran: OnClose is owed
 )
 
 // segment is a run of outbound bytes: copied into a pooled chunk by Write,
