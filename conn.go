@@ -35,6 +35,7 @@ const (
 	fWriteShut                    // CloseWrite: no more writes
 	fShutDone                     // the write side is shut down
 	fOpened                       // OnOpen ran: OnClose is owed
+	fReadEOF                      // the peer sent EOF: nothing more to read
 )
 
 // segment is a run of outbound bytes: copied into a pooled chunk by Write,
@@ -100,7 +101,13 @@ func (c *Conn) HandleIO(fd int, ev poll.Flags) {
 // already logged the panic.
 func (c *Conn) HandlePanic(fd int, v any) { c.finalize(&PanicError{Value: v}) }
 
+// reading reports whether the connection wants readability: while open
+// and not paused, and while closing, to drain what the peer still sends, so
+// that the close sends a FIN rather than a reset; never after EOF.
 func (c *Conn) reading() bool {
+	if c.flags&fReadEOF != 0 {
+		return false
+	}
 	return (c.state == open && c.flags&fReadPaused == 0) || c.state == closing
 }
 
@@ -222,6 +229,7 @@ func (c *Conn) releaseChunk() {
 // peerClosed handles EOF: the peer sends no more. What is queued is still
 // written, then the connection closes with io.EOF.
 func (c *Conn) peerClosed() {
+	c.flags |= fReadEOF
 	if c.state == open {
 		c.state = closing
 		c.closeErr = io.EOF
@@ -229,6 +237,7 @@ func (c *Conn) peerClosed() {
 		return
 	}
 	// Closing already: the peer is done too. Stop reading; the flush decides.
+	c.updateInterest()
 	c.finalizeIfFlushed()
 }
 
@@ -547,7 +556,38 @@ func (c *Conn) startClose() {
 
 func (c *Conn) finalizeIfFlushed() {
 	if c.state == closing && c.outLen == 0 && len(c.out) == 0 {
+		c.drainInbound()
 		c.finalize(c.closeErr)
+	}
+}
+
+// drainInbound reads and drops what the peer sent and nobody will read:
+// closing a socket with unread bytes resets the connection, and a reset
+// can destroy the last bytes written before they are read.
+func (c *Conn) drainInbound() {
+	for range 16 {
+		if n, err := sock.Read(c.fd, c.ls.rbuf); n <= 0 || err != nil {
+			return
+		}
+	}
+}
+
+// closeNow is Shutdown's close: graceful unless abort. A connection still
+// being dialed fails its Dial.
+func (c *Conn) closeNow(abort bool) {
+	switch {
+	case c.state == connecting:
+		res := c.dialed
+		c.dialed = nil
+		c.finalize(ErrShutdown)
+		if res != nil {
+			res <- dialResult{err: ErrShutdown}
+		}
+	case abort:
+		sock.SetLingerZero(c.fd)
+		c.finalizeWith(ErrShutdown, ErrShutdown)
+	default:
+		c.Close()
 	}
 }
 

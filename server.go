@@ -416,7 +416,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.onLoop(ls, func() {
 			for _, c := range ls.conns {
 				if c != nil {
-					c.Close()
+					c.closeNow(false)
 				}
 			}
 		})
@@ -439,8 +439,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			s.onLoop(ls, func() {
 				for _, c := range ls.conns {
 					if c != nil {
-						sock.SetLingerZero(c.fd)
-						c.finalizeWith(ErrShutdown, ErrShutdown)
+						c.closeNow(true)
 					}
 				}
 			})
