@@ -64,14 +64,15 @@ type Conn struct {
 	in      []byte
 	inChunk *buf.Chunk
 
-	out    []segment
-	outLen int
+	// out[outHead:] is the outbound queue; the slice keeps its capacity
+	// when drained, so that steady writing allocates nothing.
+	out     []segment
+	outHead int
+	outLen  int
 
 	ctx        any
 	closeErr   error
 	closeTimer loop.TimerID
-	local      net.Addr
-	remote     net.Addr
 	dialed     chan<- dialResult
 }
 
@@ -315,9 +316,19 @@ func (c *Conn) canWrite(n int) error {
 	return nil
 }
 
+// pushSegment appends s to the outbound queue, reusing the queue's space.
+func (c *Conn) pushSegment(s segment) {
+	if c.outHead > 0 && len(c.out) == cap(c.out) {
+		n := copy(c.out, c.out[c.outHead:])
+		clear(c.out[n:])
+		c.out, c.outHead = c.out[:n], 0
+	}
+	c.out = append(c.out, s)
+}
+
 func (c *Conn) appendCopy(b []byte) {
 	for len(b) > 0 {
-		if k := len(c.out) - 1; k >= 0 && c.out[k].chunk != nil && c.out[k].done == nil {
+		if k := len(c.out) - 1; k >= c.outHead && c.out[k].chunk != nil && c.out[k].done == nil {
 			s := &c.out[k]
 			if room := cap(s.b) - len(s.b); room > 0 {
 				n := copy(s.b[len(s.b):cap(s.b)], b)
@@ -328,7 +339,7 @@ func (c *Conn) appendCopy(b []byte) {
 		}
 		ch := buf.Get()
 		n := copy(ch[:], b)
-		c.out = append(c.out, segment{b: ch[:n], chunk: ch})
+		c.pushSegment(segment{b: ch[:n], chunk: ch})
 		b = b[n:]
 	}
 }
@@ -368,7 +379,7 @@ func (c *Conn) AsyncWrite(b []byte, done func(error)) {
 			}
 			return
 		}
-		c.out = append(c.out, segment{b: b, done: done})
+		c.pushSegment(segment{b: b, done: done})
 		c.queued(len(b))
 	})
 	if err != nil && done != nil {
@@ -409,7 +420,7 @@ func (c *Conn) flush() {
 	for c.completeEmpty(); c.outLen > 0; c.completeEmpty() {
 		iov := ls.iov[:0]
 		total := 0
-		for i := 0; i < len(c.out) && len(iov) < cap(ls.iov); i++ {
+		for i := c.outHead; i < len(c.out) && len(iov) < cap(ls.iov); i++ {
 			if len(c.out[i].b) > 0 {
 				iov = append(iov, c.out[i].b)
 				total += len(c.out[i].b)
@@ -464,7 +475,7 @@ func (c *Conn) flush() {
 // completeEmpty completes the empty segments at the head of the queue:
 // AsyncWrites of nothing, whose turn has come.
 func (c *Conn) completeEmpty() {
-	for len(c.out) > 0 && len(c.out[0].b) == 0 && c.state != closed {
+	for c.outHead < len(c.out) && len(c.out[c.outHead].b) == 0 && c.state != closed {
 		s := c.popSegment()
 		if s.done != nil {
 			s.done(nil)
@@ -475,8 +486,8 @@ func (c *Conn) completeEmpty() {
 // consume drops n written bytes from the head of the queue.
 func (c *Conn) consume(n int) {
 	c.outLen -= n
-	for n > 0 && len(c.out) > 0 {
-		s := &c.out[0]
+	for n > 0 && c.outHead < len(c.out) {
+		s := &c.out[c.outHead]
 		if n < len(s.b) {
 			s.b = s.b[n:]
 			return
@@ -493,14 +504,17 @@ func (c *Conn) consume(n int) {
 }
 
 func (c *Conn) popSegment() segment {
-	s := c.out[0]
-	c.out[0] = segment{}
-	c.out = c.out[1:]
+	s := c.out[c.outHead]
+	c.out[c.outHead] = segment{}
+	c.outHead++
+	if c.outHead == len(c.out) {
+		c.out, c.outHead = c.out[:0], 0
+		if cap(c.out) > 16 {
+			c.out = nil // a burst is over: do not keep its queue
+		}
+	}
 	if s.chunk != nil {
 		buf.Put(s.chunk)
-	}
-	if len(c.out) == 0 {
-		c.out = nil
 	}
 	return s
 }
@@ -659,20 +673,22 @@ func (c *Conn) SetContext(v any) { c.ctx = v }
 // Context returns the value given to SetContext.
 func (c *Conn) Context() any { return c.ctx }
 
-// LocalAddr returns the local address, or nil once closed.
+// LocalAddr returns the local address, or nil once closed. It asks the
+// kernel each time rather than keep the address in every connection.
 func (c *Conn) LocalAddr() net.Addr {
-	if c.local == nil && c.state != closed {
-		c.local = sock.LocalAddr(c.fd)
+	if c.state == closed {
+		return nil
 	}
-	return c.local
+	return sock.LocalAddr(c.fd)
 }
 
-// RemoteAddr returns the peer's address, or nil once closed.
+// RemoteAddr returns the peer's address, or nil once closed. It asks the
+// kernel each time rather than keep the address in every connection.
 func (c *Conn) RemoteAddr() net.Addr {
-	if c.remote == nil && c.state != closed {
-		c.remote = sock.RemoteAddr(c.fd)
+	if c.state == closed {
+		return nil
 	}
-	return c.remote
+	return sock.RemoteAddr(c.fd)
 }
 
 // Timer is a timer on a connection's loop.

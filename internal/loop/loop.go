@@ -377,25 +377,33 @@ func (l *Loop) hasTasks() bool {
 	return n > 0
 }
 
-// iterate is one turn of the loop.
-func (l *Loop) iterate(block bool) error {
-	var timeout time.Duration
+// wait fills l.events from the poller: without blocking if block is false
+// or work is queued, else until an event, the earliest timer or a wake-up.
+func (l *Loop) wait(block bool) (int, error) {
+	timeout := time.Duration(0)
 	if block {
 		timeout = -1
 		if _, when, ok := l.timers.Peek(); ok {
 			timeout = max(0, time.Duration(when)-l.Now())
 		}
-		if timeout != 0 {
-			// Publish that we are going to sleep, then look once more: a
-			// Submit that comes after the look sees sleeping and wakes us.
-			l.sleeping.Store(true)
-			if l.hasTasks() || l.stopReq.Load() {
-				timeout = 0
-			}
-		}
+	}
+	if timeout == 0 {
+		return l.poller.Wait(l.events, 0)
+	}
+	// Publish that we are going to sleep, then look once more: a Submit
+	// that comes after the look sees sleeping and wakes us.
+	l.sleeping.Store(true)
+	if l.hasTasks() || l.stopReq.Load() {
+		timeout = 0
 	}
 	n, err := l.poller.Wait(l.events, timeout)
 	l.sleeping.Store(false)
+	return n, err
+}
+
+// iterate is one turn of the loop.
+func (l *Loop) iterate(block bool) error {
+	n, err := l.wait(block)
 	if err != nil {
 		return err
 	}

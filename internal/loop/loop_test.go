@@ -244,8 +244,10 @@ func TestRepeatingTimerAndCancel(t *testing.T) {
 	l := startLoop(t, Options{})
 	ticks := make(chan time.Time, 100)
 	var id TimerID
+	var start time.Time
 	onLoop(t, l, func() {
 		n := 0
+		start = time.Now()
 		id = l.Every(2*time.Millisecond, 3*time.Millisecond, func() {
 			ticks <- time.Now()
 			n++
@@ -256,14 +258,14 @@ func TestRepeatingTimerAndCancel(t *testing.T) {
 			}
 		})
 	})
-	var last time.Time
 	for i := range 5 {
 		select {
 		case ts := <-ticks:
-			if i > 0 && ts.Sub(last) < 3*time.Millisecond {
-				t.Errorf("tick %d came %v after the previous; period is 3ms", i, ts.Sub(last))
+			// Fixed rate, like time.Ticker: tick i is due 2ms + i×3ms after
+			// the start, and never comes before.
+			if due := start.Add(2*time.Millisecond + time.Duration(i)*3*time.Millisecond); ts.Before(due) {
+				t.Errorf("tick %d came %v early", i, due.Sub(ts))
 			}
-			last = ts
 		case <-time.After(10 * time.Second):
 			t.Fatalf("tick %d never came", i)
 		}

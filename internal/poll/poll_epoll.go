@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -19,6 +20,15 @@ type Poller struct {
 	wakefd int
 	raw    []unix.EpollEvent
 
+	// file is epfd registered with the Go runtime's poller, so that a
+	// blocking Wait parks the goroutine instead of its thread; rc is nil
+	// where that could not be done, and Wait blocks in epoll_wait.
+	file     *os.File
+	rc       syscall.RawConn
+	deadline bool // a read deadline is set on file
+	ready    func(uintptr) bool
+	parked   parked
+
 	// wakePending is set by the Wake that writes the eventfd and cleared by
 	// Wait after it has drained it, so that the Wakes in between cost nothing.
 	wakePending atomic.Bool
@@ -27,6 +37,14 @@ type Poller struct {
 	// could otherwise write into an unrelated file that reused the number.
 	mu     sync.RWMutex
 	closed bool
+}
+
+// parked carries a parked Wait's arguments and results through the
+// runtime's callback.
+type parked struct {
+	events []Event
+	n      int
+	err    error
 }
 
 // New returns an epoll Poller.
@@ -46,7 +64,17 @@ func New() (*Poller, error) {
 		unix.Close(epfd)
 		return nil, os.NewSyscallError("epoll_ctl", err)
 	}
-	return &Poller{epfd: epfd, wakefd: wakefd}, nil
+	p := &Poller{epfd: epfd, wakefd: wakefd}
+	// epoll_wait ignores O_NONBLOCK; os.NewFile needs it to register the fd
+	// with the runtime's poller.
+	if unix.SetNonblock(epfd, true) == nil {
+		p.file = os.NewFile(uintptr(epfd), "epoll")
+		if rc, err := p.file.SyscallConn(); err == nil {
+			p.rc = rc
+			p.ready = p.readyFunc
+		}
+	}
+	return p, nil
 }
 
 func epollEvents(in Interest) uint32 {
@@ -105,6 +133,13 @@ func (p *Poller) Delete(fd int) error {
 // timeout passes (negative: no timeout; zero: do not block), and fills events
 // from the start. It returns the number filled, which is zero after a wake-up,
 // a timeout or an interrupted wait.
+//
+// A Wait that must block does not block its thread in epoll_wait: the epoll
+// fd is itself pollable, so the goroutine parks in the Go runtime's poller
+// until the epoll fd turns readable or the timeout passes. A thread blocked
+// in a system call keeps its P until the runtime's monitor retakes it, 20µs
+// to 10ms later, which stalls every goroutine queued on that P; a parked
+// goroutine costs the scheduler nothing.
 func (p *Poller) Wait(events []Event, timeout time.Duration) (int, error) {
 	if p.closed {
 		return 0, ErrClosed
@@ -112,22 +147,59 @@ func (p *Poller) Wait(events []Event, timeout time.Duration) (int, error) {
 	if len(events) == 0 {
 		return 0, nil
 	}
+	n, woke, err := p.poll(events, 0)
+	if n > 0 || woke || err != nil || timeout == 0 {
+		return n, err
+	}
+	if p.rc == nil {
+		n, _, err = p.poll(events, timeoutMillis(timeout))
+		return n, err
+	}
+	if timeout > 0 {
+		p.file.SetReadDeadline(time.Now().Add(timeout))
+		p.deadline = true
+	} else if p.deadline {
+		p.file.SetReadDeadline(time.Time{})
+		p.deadline = false
+	}
+	p.parked = parked{events: events}
+	rerr := p.rc.Read(p.ready)
+	n, err = p.parked.n, p.parked.err
+	p.parked = parked{}
+	if rerr != nil && !errors.Is(rerr, os.ErrDeadlineExceeded) {
+		return 0, rerr
+	}
+	return n, err
+}
+
+// ready is the callback of a parked Wait: it polls, and tells the runtime
+// whether to go on waiting. It is a method value bound once, in New, so
+// that parking allocates nothing.
+func (p *Poller) readyFunc(uintptr) bool {
+	n, woke, err := p.poll(p.parked.events, 0)
+	p.parked.n, p.parked.err = n, err
+	return n > 0 || woke || err != nil
+}
+
+// poll is one epoll_wait. woke reports that the wake-up fd was among the
+// events (and drained), which Wait must treat as a reason to return.
+func (p *Poller) poll(events []Event, msec int) (n int, woke bool, err error) {
 	if cap(p.raw) < len(events) {
 		p.raw = make([]unix.EpollEvent, len(events))
 	}
 	raw := p.raw[:len(events)]
-	n, err := unix.EpollWait(p.epfd, raw, timeoutMillis(timeout))
+	k, err := unix.EpollWait(p.epfd, raw, msec)
 	if err != nil {
 		if err == unix.EINTR {
-			return 0, nil
+			return 0, false, nil
 		}
-		return 0, os.NewSyscallError("epoll_wait", err)
+		return 0, false, os.NewSyscallError("epoll_wait", err)
 	}
-	j := 0
-	for i := range n {
+	for i := range k {
 		ev := &raw[i]
 		if int(ev.Fd) == p.wakefd {
 			p.drainWake()
+			woke = true
 			continue
 		}
 		var f Flags
@@ -143,10 +215,10 @@ func (p *Poller) Wait(events []Event, timeout time.Duration) (int, error) {
 		if ev.Events&unix.EPOLLERR != 0 {
 			f |= Error
 		}
-		events[j] = Event{Fd: ev.Fd, Tag: uint32(ev.Pad), Flags: f}
-		j++
+		events[n] = Event{Fd: ev.Fd, Tag: uint32(ev.Pad), Flags: f}
+		n++
 	}
-	return j, nil
+	return n, woke, nil
 }
 
 func (p *Poller) drainWake() {
@@ -194,7 +266,12 @@ func (p *Poller) Close() error {
 	}
 	p.closed = true
 	err := unix.Close(p.wakefd)
-	if err2 := unix.Close(p.epfd); err == nil {
+	if p.file != nil {
+		// Through the File, so that the runtime's poller forgets the fd.
+		if err2 := p.file.Close(); err == nil && err2 != nil {
+			return err2
+		}
+	} else if err2 := unix.Close(p.epfd); err == nil {
 		err = err2
 	}
 	if err != nil {
