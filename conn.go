@@ -28,14 +28,15 @@ const (
 
 // flags of a Conn.
 const (
-	fDirty      uint8 = 1 << iota // on its loop's list to flush
-	fWriteArmed                   // waiting for writability
-	fReadPaused                   // outbound over the high-water mark
-	fInShared                     // in points into the loop's read buffer
-	fWriteShut                    // CloseWrite: no more writes
-	fShutDone                     // the write side is shut down
-	fOpened                       // OnOpen ran: OnClose is owed
-	fReadEOF                      // the peer sent EOF: nothing more to read
+	fDirty      uint16 = 1 << iota // on its loop's list to flush
+	fWriteArmed                    // waiting for writability
+	fReadPaused                    // outbound over the high-water mark
+	fInShared                      // in points into the loop's read buffer
+	fWriteShut                     // CloseWrite: no more writes
+	fShutDone                      // the write side is shut down
+	fOpened                        // OnOpen ran: OnClose is owed
+	fReadEOF                       // the peer sent EOF: nothing more to read
+	fPeerClosed                    // closing because of the peer's EOF: OnClose gets io.EOF
 )
 
 // segment is a run of outbound bytes: copied into a pooled chunk by Write,
@@ -54,9 +55,8 @@ type segment struct {
 type Conn struct {
 	ls    *loopState
 	fd    int
-	h     Handler
 	state connState
-	flags uint8
+	flags uint16
 
 	// in holds the inbound bytes not yet consumed. During OnData it may
 	// point into the loop's read buffer (fInShared); afterwards into
@@ -71,9 +71,7 @@ type Conn struct {
 	outLen  int
 
 	ctx        any
-	closeErr   error
 	closeTimer loop.TimerID
-	dialed     chan<- dialResult
 }
 
 // HandleIO is the connection's readiness handler. It runs on the loop.
@@ -161,7 +159,7 @@ func (c *Conn) read() {
 	} else {
 		c.in = c.in[:len(c.in)+n]
 	}
-	c.h.OnData(c)
+	c.ls.h.OnData(c)
 	c.keepInbound()
 }
 
@@ -233,7 +231,7 @@ func (c *Conn) peerClosed() {
 	c.flags |= fReadEOF
 	if c.state == open {
 		c.state = closing
-		c.closeErr = io.EOF
+		c.flags |= fPeerClosed
 		c.startClose()
 		return
 	}
@@ -352,7 +350,7 @@ func (c *Conn) queued(n int) {
 	if c.outLen > c.ls.s.opts.HighWater && c.flags&fReadPaused == 0 && c.state == open {
 		c.flags |= fReadPaused
 		c.updateInterest()
-		if bp, ok := c.h.(BackPressureHandler); ok && c.state != closed {
+		if bp, ok := c.ls.h.(BackPressureHandler); ok && c.state != closed {
 			bp.OnBackPressure(c, true)
 		}
 	}
@@ -394,7 +392,7 @@ func (c *Conn) AsyncWrite(b []byte, done func(error)) {
 func (c *Conn) Wake() {
 	c.ls.l.Submit(func() {
 		if c.state == open {
-			c.h.OnData(c)
+			c.ls.h.OnData(c)
 			c.keepInbound()
 		}
 	})
@@ -455,7 +453,7 @@ func (c *Conn) flush() {
 	if c.flags&fReadPaused != 0 && c.outLen <= c.ls.s.opts.LowWater && c.state == open {
 		c.flags &^= fReadPaused
 		c.updateInterest()
-		if bp, ok := c.h.(BackPressureHandler); ok && c.state != closed {
+		if bp, ok := c.ls.h.(BackPressureHandler); ok && c.state != closed {
 			bp.OnBackPressure(c, false)
 		}
 	}
@@ -571,7 +569,11 @@ func (c *Conn) startClose() {
 func (c *Conn) finalizeIfFlushed() {
 	if c.state == closing && c.outLen == 0 && len(c.out) == 0 {
 		c.drainInbound()
-		c.finalize(c.closeErr)
+		var err error
+		if c.flags&fPeerClosed != 0 {
+			err = io.EOF
+		}
+		c.finalize(err)
 	}
 }
 
@@ -591,8 +593,7 @@ func (c *Conn) drainInbound() {
 func (c *Conn) closeNow(abort bool) {
 	switch {
 	case c.state == connecting:
-		res := c.dialed
-		c.dialed = nil
+		res := c.ls.dials[c]
 		c.finalize(ErrShutdown)
 		if res != nil {
 			res <- dialResult{err: ErrShutdown}
@@ -624,7 +625,6 @@ func (c *Conn) Abort() error {
 		return ErrClosed
 	}
 	sock.SetLingerZero(c.fd)
-	c.closeErr = nil
 	c.finalizeWith(nil, ErrAborted)
 	return nil
 }
@@ -650,6 +650,7 @@ func (c *Conn) finalizeWith(err, writeErr error) {
 	ls.l.Unregister(c.fd)
 	sock.Close(c.fd)
 	ls.forget(c)
+	delete(ls.dials, c)
 	c.releaseIn()
 	for len(c.out) > 0 {
 		s := c.popSegment()
@@ -659,7 +660,7 @@ func (c *Conn) finalizeWith(err, writeErr error) {
 	}
 	c.outLen = 0
 	if c.flags&fOpened != 0 {
-		c.h.OnClose(c, err)
+		c.ls.h.OnClose(c, err)
 	}
 	ls.s.connClosed()
 }

@@ -26,13 +26,14 @@ func (s *Server) Dial(ctx context.Context, network, addr string) (*Conn, error) 
 	res := make(chan dialResult, 1)
 	var c *Conn
 	if err := ls.l.Submit(func() {
-		c = &Conn{ls: ls, fd: fd, h: s.h, state: connecting, dialed: res}
+		c = &Conn{ls: ls, fd: fd, state: connecting}
 		if err := ls.l.Register(fd, poll.Write, c); err != nil {
 			sock.Close(fd)
 			res <- dialResult{err: err}
 			return
 		}
 		ls.track(c)
+		ls.dials[c] = res
 	}); err != nil {
 		sock.Close(fd)
 		return nil, ErrClosed
@@ -45,7 +46,6 @@ func (s *Server) Dial(ctx context.Context, network, addr string) (*Conn, error) 
 			// The registering task ran before this one: c is set, and if it
 			// is no longer connecting, its result is already in res.
 			if c != nil && c.state == connecting {
-				c.dialed = nil
 				c.finalize(ctx.Err())
 				res <- dialResult{err: ctx.Err()}
 			}
@@ -59,8 +59,8 @@ func (s *Server) Dial(ctx context.Context, network, addr string) (*Conn, error) 
 
 // connected finishes a dial when the fd turns writable. It runs on the loop.
 func (c *Conn) connected() {
-	res := c.dialed
-	c.dialed = nil
+	res := c.ls.dials[c]
+	delete(c.ls.dials, c)
 	if err := sock.ConnectError(c.fd); err != nil {
 		c.finalize(err)
 		res <- dialResult{err: err}
@@ -76,7 +76,7 @@ func (c *Conn) connected() {
 	var panicked any
 	func() {
 		defer func() { panicked = recover() }()
-		c.h.OnOpen(c)
+		c.ls.h.OnOpen(c)
 	}()
 	if panicked != nil {
 		c.ls.s.opts.Logger.Error("evloop: panic recovered in OnOpen", "panic", panicked)

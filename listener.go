@@ -34,7 +34,7 @@ const acceptBatch = 128
 func (ln *listener) HandleIO(fd int, ev poll.Flags) {
 	s := ln.s
 	for range acceptBatch {
-		nfd, remote, err := sock.Accept(ln.fd)
+		nfd, err := sock.Accept(ln.fd)
 		switch {
 		case err == nil:
 		case errors.Is(err, sock.ErrAgain):
@@ -49,14 +49,16 @@ func (ln *listener) HandleIO(fd int, ev poll.Flags) {
 			return
 		}
 		ln.backoff = 0
+		var remote net.Addr
+		if s.opts.LoadBalancing == SourceAddrHash {
+			remote = sock.RemoteAddr(nfd)
+		}
 		target := s.pick(remote)
 		if target == ln.ls {
 			target.open(nfd)
 			continue
 		}
-		if target.l.Submit(func() { target.open(nfd) }) != nil {
-			sock.Close(nfd) // the target loop is stopping
-		}
+		target.handOff(nfd)
 	}
 }
 

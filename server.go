@@ -122,12 +122,47 @@ type Server struct {
 // but for nconns.
 type loopState struct {
 	s      *Server
+	h      Handler
 	l      *loop.Loop
 	rbuf   []byte   // the loop's shared read buffer
 	conns  []*Conn  // by fd
 	dirty  []*Conn  // written to in this iteration
 	iov    [][]byte // scratch for writev
 	nconns atomic.Int64
+	dials  map[*Conn]chan<- dialResult // connections being dialed
+
+	// Accepted fds handed over by another loop's acceptor; one task, bound
+	// once, takes a whole batch, so a hand-off allocates nothing.
+	hmu    sync.Mutex
+	handed []int
+	takeFn func()
+}
+
+// handOff gives an accepted fd to this loop. Any goroutine may call it.
+func (ls *loopState) handOff(fd int) {
+	ls.hmu.Lock()
+	first := len(ls.handed) == 0
+	ls.handed = append(ls.handed, fd)
+	ls.hmu.Unlock()
+	if first && ls.l.Submit(ls.takeFn) != nil {
+		ls.take() // the loop is stopping: close what it will not take
+	}
+}
+
+// take opens the handed-over fds. It runs on the loop, or closes them once
+// the loop is stopped.
+func (ls *loopState) take() {
+	ls.hmu.Lock()
+	fds := ls.handed
+	ls.handed = nil
+	ls.hmu.Unlock()
+	for _, fd := range fds {
+		if ls.s.isShutdown() {
+			sock.Close(fd)
+			continue
+		}
+		ls.open(fd)
+	}
 }
 
 const readBufferSize = 64 << 10
@@ -141,7 +176,8 @@ func NewServer(h Handler, opts Options) (*Server, error) {
 	opts.defaults()
 	s := &Server{h: h, opts: opts, seed: maphash.MakeSeed(), drained: make(chan struct{})}
 	for i := range opts.Loops {
-		ls := &loopState{s: s, rbuf: make([]byte, readBufferSize), iov: make([][]byte, 0, 64)}
+		ls := &loopState{s: s, h: h, rbuf: make([]byte, readBufferSize), iov: make([][]byte, 0, 64), dials: make(map[*Conn]chan<- dialResult)}
+		ls.takeFn = ls.take
 		l, err := loop.New(loop.Options{
 			LockOSThread:   opts.LockOSThread,
 			PinCPU:         opts.PinLoops,
@@ -280,6 +316,12 @@ func (s *Server) addListener(ls *loopState, fd int, addr net.Addr) error {
 	return nil
 }
 
+func (s *Server) isShutdown() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.shutdown
+}
+
 // Addrs returns the addresses the Server listens on.
 func (s *Server) Addrs() []net.Addr {
 	s.mu.Lock()
@@ -324,7 +366,7 @@ func (ls *loopState) open(fd int) *Conn {
 		sock.SetKeepAlive(fd, s.opts.KeepAlive)
 	}
 	sock.SetBuffers(fd, s.opts.SendBuffer, s.opts.RecvBuffer)
-	c := &Conn{ls: ls, fd: fd, h: s.h, state: open}
+	c := &Conn{ls: ls, fd: fd, state: open}
 	if err := ls.l.Register(fd, poll.Read, c); err != nil {
 		s.opts.Logger.Error("evloop: registering a connection failed", "err", err)
 		sock.Close(fd)

@@ -170,7 +170,7 @@ func work(l *events.Loop[key], jobs <-chan job) {
 // the caller pauses the listener, which would otherwise stay readable.
 func (s *server) accept() (outOfFds bool) {
 	for {
-		fd, _, err := sock.Accept(s.lfd)
+		fd, err := sock.Accept(s.lfd)
 		switch {
 		case errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE):
 			slog.Warn("hello-workers: out of file descriptors; pausing accept", "conns", len(s.conns))

@@ -134,7 +134,7 @@ func (s *server) close(c *hello.Conn) {
 // accept takes every pending connection and watches it for reading.
 func (s *server) accept() {
 	for {
-		fd, _, err := sock.Accept(s.lfd)
+		fd, err := sock.Accept(s.lfd)
 		switch {
 		case errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE):
 			// The listener stays readable while the backlog is full: pause

@@ -3,7 +3,6 @@
 package sock
 
 import (
-	"net"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -18,16 +17,19 @@ func socket(family int) (int, error) {
 }
 
 // Accept takes one pending connection off listening socket fd, as a
-// non-blocking, close-on-exec fd. With none pending it returns EAGAIN.
-func Accept(fd int) (int, net.Addr, error) {
+// non-blocking, close-on-exec fd. With none pending it returns ErrAgain.
+func Accept(fd int) (int, error) {
 	for {
-		nfd, sa, err := unix.Accept4(fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		nfd, _, err := unix.Accept4(fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
 		if err == unix.EINTR {
 			continue
 		}
-		if err != nil {
-			return -1, nil, os.NewSyscallError("accept4", err)
+		if err == unix.EAGAIN {
+			return -1, ErrAgain
 		}
-		return nfd, Addr(sa), nil
+		if err != nil {
+			return -1, os.NewSyscallError("accept4", err)
+		}
+		return nfd, nil
 	}
 }

@@ -3,7 +3,6 @@
 package sock
 
 import (
-	"net"
 	"os"
 	"syscall"
 
@@ -32,11 +31,11 @@ func socket(family int) (int, error) {
 }
 
 // Accept takes one pending connection off listening socket fd, as a
-// non-blocking, close-on-exec fd. With none pending it returns EAGAIN.
-func Accept(fd int) (int, net.Addr, error) {
+// non-blocking, close-on-exec fd. With none pending it returns ErrAgain.
+func Accept(fd int) (int, error) {
 	for {
 		syscall.ForkLock.RLock()
-		nfd, sa, err := unix.Accept(fd)
+		nfd, _, err := unix.Accept(fd)
 		if err == nil {
 			unix.CloseOnExec(nfd)
 		}
@@ -44,13 +43,16 @@ func Accept(fd int) (int, net.Addr, error) {
 		if err == unix.EINTR {
 			continue
 		}
+		if err == unix.EAGAIN {
+			return -1, ErrAgain
+		}
 		if err != nil {
-			return -1, nil, os.NewSyscallError("accept", err)
+			return -1, os.NewSyscallError("accept", err)
 		}
 		if err := unix.SetNonblock(nfd, true); err != nil {
 			unix.Close(nfd)
-			return -1, nil, os.NewSyscallError("setnonblock", err)
+			return -1, os.NewSyscallError("setnonblock", err)
 		}
-		return nfd, Addr(sa), nil
+		return nfd, nil
 	}
 }

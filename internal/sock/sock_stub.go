@@ -28,7 +28,7 @@ func Listen(network, addr string, o ListenOptions) (int, net.Addr, error) {
 }
 
 // Accept fails.
-func Accept(fd int) (int, net.Addr, error) { return -1, nil, errUnsupported }
+func Accept(fd int) (int, error) { return -1, errUnsupported }
 
 // Dial fails.
 func Dial(network, addr string) (int, error) { return -1, errUnsupported }
