@@ -88,4 +88,3 @@ func TestAcceptOutOfFDs(t *testing.T) {
 		t.Errorf("nothing logged about running out of descriptors:\n%s", logs.String())
 	}
 }
-

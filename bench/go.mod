@@ -1,0 +1,25 @@
+module github.com/evloop/evloop/bench
+
+go 1.26.8
+
+replace github.com/evloop/evloop => ../
+
+require (
+	github.com/cloudwego/netpoll v0.7.2
+	github.com/lesismal/nbio v1.6.7
+	github.com/panjf2000/gnet/v2 v2.9.4
+	github.com/xtaci/gaio v1.2.22
+	golang.org/x/sys v0.49.0
+)
+
+require (
+	github.com/bytedance/gopkg v0.1.1 // indirect
+	github.com/cloudwego/gopkg v0.1.4 // indirect
+	github.com/evloop/evloop v0.0.0
+	github.com/panjf2000/ants/v2 v2.11.3 // indirect
+	github.com/valyala/bytebufferpool v1.0.0 // indirect
+	go.uber.org/multierr v1.11.0 // indirect
+	go.uber.org/zap v1.27.0 // indirect
+	golang.org/x/sync v0.11.0 // indirect
+	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
+)
