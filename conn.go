@@ -80,7 +80,8 @@ func (c *Conn) HandleIO(fd int, ev poll.Flags) {
 		c.connected()
 		return
 	}
-	if ev&poll.Readable != 0 && c.reading() {
+	wasReading := c.reading()
+	if ev&poll.Readable != 0 && wasReading {
 		c.read()
 	}
 	if c.state == closed {
@@ -89,9 +90,11 @@ func (c *Conn) HandleIO(fd int, ev poll.Flags) {
 	if ev&poll.Writable != 0 && c.flags&fWriteArmed != 0 {
 		c.flush()
 	}
-	if c.state != closed && ev&(poll.Hangup|poll.Error) != 0 && !c.reading() && c.flags&fWriteArmed == 0 {
-		// Hung up while neither reading nor writing (paused by back-pressure):
-		// nothing will report it otherwise, and the hang-up repeats.
+	if c.state != closed && ev&(poll.Hangup|poll.Error) != 0 && !wasReading && c.flags&fWriteArmed == 0 {
+		// Hung up while registered for neither reading nor writing (paused
+		// by back-pressure): nothing else will consume it, and it repeats.
+		// (A hang-up that came with data while reading is the read's to
+		// handle, even if that read paused the connection.)
 		c.finalize(io.EOF)
 	}
 }
@@ -198,6 +201,7 @@ func (c *Conn) keepInbound() {
 	}
 	if c.flags&fInShared != 0 {
 		c.flags &^= fInShared
+		c.releaseChunk() // emptied by Next or Discard outside OnData, not yet returned
 		var dst []byte
 		if len(c.in) <= buf.ChunkSize {
 			c.inChunk = buf.Get()
@@ -369,6 +373,8 @@ func (c *Conn) markDirty() {
 // on the loop goroutine: with nil once all of b reached the kernel, or with
 // the error that stopped it (ErrClosed if the connection closed first). If
 // the loop is gone, done is called with ErrClosed before AsyncWrite returns.
+// On the loop goroutine itself, use Write: an AsyncWrite made there is
+// queued behind whatever the running handler writes after it.
 func (c *Conn) AsyncWrite(b []byte, done func(error)) {
 	err := c.ls.l.Submit(func() {
 		if err := c.canWrite(len(b)); err != nil {
@@ -652,17 +658,19 @@ func (c *Conn) finalizeWith(err, writeErr error) {
 	ls.forget(c)
 	delete(ls.dials, c)
 	c.releaseIn()
+	// Whatever the callbacks below do, even panic, the server must learn
+	// that the connection is gone, or Shutdown would wait for it forever.
+	defer ls.s.connClosed()
 	for len(c.out) > 0 {
 		s := c.popSegment()
 		if s.done != nil {
-			s.done(writeErr)
+			ls.guard("AsyncWrite completion", func() { s.done(writeErr) })
 		}
 	}
 	c.outLen = 0
 	if c.flags&fOpened != 0 {
-		c.ls.h.OnClose(c, err)
+		ls.guard("OnClose", func() { ls.h.OnClose(c, err) })
 	}
-	ls.s.connClosed()
 }
 
 // Closed reports whether the connection is closed or closing.

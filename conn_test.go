@@ -509,3 +509,60 @@ func TestContextAndAddrs(t *testing.T) {
 		t.Fatalf("got %+v; want context state, local %s, remote %s", got, addr, c.LocalAddr())
 	}
 }
+
+// TestRequestWithFINAndLargeReply: the request and the peer's FIN arrive in
+// one readiness event, and the reply pauses reading (it passes HighWater).
+// The whole reply must still go out before the close.
+func TestRequestWithFINAndLargeReply(t *testing.T) {
+	reply := bytes.Repeat([]byte("r"), 4<<20)
+	h := &funcHandler{data: func(c *Conn) {
+		c.Discard(c.InboundBuffered())
+		c.Write(reply)
+	}}
+	_, addr := serve(t, h, Options{Loops: 1})
+	c := dial(t, addr)
+	c.Write([]byte("GET"))
+	c.(*net.TCPConn).CloseWrite()
+	got, err := io.ReadAll(c)
+	if err != nil || len(got) != len(reply) {
+		t.Fatalf("ReadAll = %d bytes, %v; want %d, then EOF", len(got), err, len(reply))
+	}
+}
+
+// TestPanicInCallbacksDoesNotStallTheLoop: a panic in OnClose or in an
+// AsyncWrite completion is contained; other connections keep being
+// flushed, and Shutdown still finishes.
+func TestPanicInCallbacksDoesNotStallTheLoop(t *testing.T) {
+	h := &funcHandler{
+		data: func(c *Conn) {
+			b, _ := c.Next(-1)
+			switch string(b) {
+			case "done-panic":
+				c.AsyncWrite([]byte("x"), func(error) { panic("boom in done") })
+			case "close":
+				c.Close()
+			default:
+				c.Write(b)
+			}
+		},
+		close: func(c *Conn, err error) { panic("boom in OnClose") },
+	}
+	srv, err := Listen("tcp", "127.0.0.1:0", h, Options{Loops: 1, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := srv.Addrs()[0].String()
+	a, b := dial(t, addr), dial(t, addr)
+	a.Write([]byte("done-panic"))
+	io.ReadFull(a, make([]byte, 1))
+	a.Write([]byte("close"))
+	io.ReadAll(a)
+	if got, err := roundTrip(b, []byte("still flushed")); err != nil || string(got) != "still flushed" {
+		t.Fatalf("other connection after panics: %q, %v", got, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown after panicking callbacks = %v", err)
+	}
+}

@@ -17,6 +17,8 @@ type dialResult struct {
 // and returns the connection once it is established, after OnOpen ran for
 // it on the loop; the Server's Handler serves it like an accepted one. If
 // ctx ends first, the attempt is abandoned and Dial returns ctx.Err().
+// Dial waits for a loop, so it must not be called on one (from a handler):
+// there, hand the dial to a goroutine of its own.
 func (s *Server) Dial(ctx context.Context, network, addr string) (*Conn, error) {
 	fd, err := sock.Dial(network, addr)
 	if err != nil {
@@ -26,12 +28,18 @@ func (s *Server) Dial(ctx context.Context, network, addr string) (*Conn, error) 
 	res := make(chan dialResult, 1)
 	var c *Conn
 	if err := ls.l.Submit(func() {
-		c = &Conn{ls: ls, fd: fd, state: connecting}
-		if err := ls.l.Register(fd, poll.Write, c); err != nil {
+		if s.isShutdown() {
+			sock.Close(fd)
+			res <- dialResult{err: ErrClosed}
+			return
+		}
+		nc := &Conn{ls: ls, fd: fd, state: connecting}
+		if err := ls.l.Register(fd, poll.Write, nc); err != nil {
 			sock.Close(fd)
 			res <- dialResult{err: err}
 			return
 		}
+		c = nc // only a registered, tracked Conn may be finalized below
 		ls.track(c)
 		ls.dials[c] = res
 	}); err != nil {
@@ -68,6 +76,7 @@ func (c *Conn) connected() {
 	}
 	c.state = open
 	c.flags |= fOpened
+	c.ls.s.configure(c.fd)
 	if err := c.ls.l.Modify(c.fd, poll.Read); err != nil {
 		c.finalize(err)
 		res <- dialResult{err: err}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -127,6 +128,7 @@ type loopState struct {
 	rbuf   []byte   // the loop's shared read buffer
 	conns  []*Conn  // by fd
 	dirty  []*Conn  // written to in this iteration
+	spare  []*Conn  // the other buffer of dirty
 	iov    [][]byte // scratch for writev
 	nconns atomic.Int64
 	dials  map[*Conn]chan<- dialResult // connections being dialed
@@ -227,7 +229,7 @@ func (s *Server) Listen(network, addr string) (net.Addr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return bound, s.addListener(s.loops[int(s.next.Add(1))%len(s.loops)], fd, bound)
+		return bound, s.addListener(s.nextLoop(), fd, bound)
 	}
 	var bound net.Addr
 	for _, ls := range s.loops {
@@ -255,8 +257,11 @@ func (s *Server) Serve(ln net.Listener) error {
 		return err
 	}
 	addr := ln.Addr()
+	if ul, ok := ln.(*net.UnixListener); ok {
+		ul.SetUnlinkOnClose(false) // the socket file is the Server's now
+	}
 	ln.Close()
-	return s.addListener(s.loops[int(s.next.Add(1))%len(s.loops)], fd, addr)
+	return s.addListener(s.nextLoop(), fd, addr)
 }
 
 // Adopt places an established connection, a *net.TCPConn or *net.UnixConn
@@ -270,7 +275,13 @@ func (s *Server) Adopt(c net.Conn) error {
 	}
 	c.Close()
 	ls := s.pick(c.RemoteAddr())
-	if err := ls.l.Submit(func() { ls.open(fd) }); err != nil {
+	if err := ls.l.Submit(func() {
+		if s.isShutdown() {
+			sock.Close(fd)
+			return
+		}
+		ls.open(fd)
+	}); err != nil {
 		sock.Close(fd)
 		return ErrClosed
 	}
@@ -352,20 +363,19 @@ func (s *Server) pick(remote net.Addr) *loopState {
 			return s.loops[maphash.Bytes(s.seed, ta.IP)%uint64(len(s.loops))]
 		}
 	}
-	return s.loops[int(s.next.Add(1))%len(s.loops)]
+	return s.nextLoop()
+}
+
+// nextLoop is the round-robin choice.
+func (s *Server) nextLoop() *loopState {
+	return s.loops[s.next.Add(1)%uint32(len(s.loops))]
 }
 
 // open registers an accepted, dialed or adopted fd as a connection of this
 // loop and runs OnOpen. It runs on the loop.
 func (ls *loopState) open(fd int) *Conn {
 	s := ls.s
-	if !s.opts.Nagle {
-		sock.SetNoDelay(fd, true) // fails harmlessly on Unix sockets
-	}
-	if s.opts.KeepAlive > 0 {
-		sock.SetKeepAlive(fd, s.opts.KeepAlive)
-	}
-	sock.SetBuffers(fd, s.opts.SendBuffer, s.opts.RecvBuffer)
+	s.configure(fd)
 	c := &Conn{ls: ls, fd: fd, state: open}
 	if err := ls.l.Register(fd, poll.Read, c); err != nil {
 		s.opts.Logger.Error("evloop: registering a connection failed", "err", err)
@@ -382,6 +392,18 @@ func (ls *loopState) open(fd int) *Conn {
 	}()
 	s.h.OnOpen(c)
 	return c
+}
+
+// configure applies the socket options of Options to a connection's fd.
+// Failures are harmless (TCP options on a Unix socket) and ignored.
+func (s *Server) configure(fd int) {
+	if !s.opts.Nagle {
+		sock.SetNoDelay(fd, true)
+	}
+	if s.opts.KeepAlive > 0 {
+		sock.SetKeepAlive(fd, s.opts.KeepAlive)
+	}
+	sock.SetBuffers(fd, s.opts.SendBuffer, s.opts.RecvBuffer)
 }
 
 func (ls *loopState) track(c *Conn) {
@@ -427,13 +449,41 @@ func (s *Server) connClosed() {
 
 // flushDirty writes out what this iteration queued: one write or writev
 // per connection. It runs on the loop at the end of every iteration.
+// Connections dirtied while it runs (by a completion writing to another
+// connection, say) are flushed in the same pass.
 func (ls *loopState) flushDirty() {
-	for i := 0; i < len(ls.dirty); i++ {
-		c := ls.dirty[i]
-		ls.dirty[i] = nil
-		c.flushDirty()
+	for len(ls.dirty) > 0 {
+		batch := ls.dirty
+		ls.dirty = ls.spare[:0]
+		for i, c := range batch {
+			batch[i] = nil
+			ls.flushOne(c)
+		}
+		ls.spare = batch[:0]
 	}
-	ls.dirty = ls.dirty[:0]
+}
+
+// flushOne flushes c; a panic in a callback it reaches (a completion,
+// OnBackPressure, OnClose) closes c and spares the rest of the batch.
+func (ls *loopState) flushOne(c *Conn) {
+	defer func() {
+		if v := recover(); v != nil {
+			ls.s.opts.Logger.Error("evloop: panic recovered while flushing", "panic", v, "stack", string(debug.Stack()))
+			c.finalize(&PanicError{Value: v})
+		}
+	}()
+	c.flushDirty()
+}
+
+// guard runs a callback of the application's, logging a panic instead of
+// letting it escape. Used where the connection is already being torn down.
+func (ls *loopState) guard(what string, fn func()) {
+	defer func() {
+		if v := recover(); v != nil {
+			ls.s.opts.Logger.Error("evloop: panic recovered", "in", what, "panic", v, "stack", string(debug.Stack()))
+		}
+	}()
+	fn()
 }
 
 // Shutdown stops accepting, closes every connection gracefully (their

@@ -59,6 +59,8 @@ const (
 	// readable.
 	Hangup
 	// Error: the fd has a pending error (read it with SO_ERROR or by I/O).
+	// Backends report it with Readable or Writable, so that an owner that
+	// reads or writes on those meets the error.
 	Error
 )
 

@@ -213,7 +213,9 @@ func (p *Poller) poll(events []Event, msec int) (n int, woke bool, err error) {
 			f |= Hangup | Readable
 		}
 		if ev.Events&unix.EPOLLERR != 0 {
-			f |= Error
+			// A pending error is reported until something reads it: say so
+			// in the flags an owner acts on.
+			f |= Error | Readable | Writable
 		}
 		events[n] = Event{Fd: ev.Fd, Tag: uint32(ev.Pad), Flags: f}
 		n++

@@ -248,7 +248,7 @@ func (p *Poller) Wait(events []Event, timeout time.Duration) (int, error) {
 			}
 		}
 		if ev.Flags&unix.EV_ERROR != 0 {
-			f |= Error
+			f |= Error | Readable | Writable
 		}
 		events[j] = Event{Fd: int32(fd), Tag: p.regs[fd].tag, Flags: f}
 		j++
