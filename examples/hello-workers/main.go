@@ -14,7 +14,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -172,7 +171,7 @@ func (s *server) accept() (outOfFds bool) {
 	for {
 		fd, err := sock.Accept(s.lfd)
 		switch {
-		case errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE):
+		case sock.IsOutOfFiles(err):
 			slog.Warn("hello-workers: out of file descriptors; pausing accept", "conns", len(s.conns))
 			return true
 		case err != nil:

@@ -10,7 +10,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -136,7 +135,7 @@ func (s *server) accept() {
 	for {
 		fd, err := sock.Accept(s.lfd)
 		switch {
-		case errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE):
+		case sock.IsOutOfFiles(err):
 			// The listener stays readable while the backlog is full: pause
 			// it, or the loop would spin, and try again in a moment. The
 			// connections already open go on being served meanwhile.

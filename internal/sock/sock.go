@@ -343,9 +343,17 @@ func ShutdownWrite(fd int) error {
 	return nil
 }
 
-// IsOutOfFiles reports whether err says the process or system has no file
-// descriptor left.
-func IsOutOfFiles(err error) bool { return errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE) }
+// IsOutOfFiles reports whether err says the process or system has run out
+// of what a new connection needs: file descriptors, or kernel memory for
+// its buffers. Accepting again at once would fail again.
+func IsOutOfFiles(err error) bool {
+	for _, e := range []error{unix.EMFILE, unix.ENFILE, unix.ENOBUFS, unix.ENOMEM} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
 
 // Dup returns a close-on-exec, non-blocking duplicate of fd.
 func Dup(fd int) (int, error) {
@@ -365,11 +373,11 @@ func Dup(fd int) (int, error) {
 	return nfd, nil
 }
 
-// IsTemporary reports whether an Accept error is one to retry after the next
-// readiness event (or, for fd exhaustion, after descriptors free up), rather
-// than a failed listener.
+// IsTemporary reports whether an Accept error concerns only the connection
+// being accepted (it went away first), so that accepting the next one may
+// go on at once. Running out of descriptors is IsOutOfFiles, not this.
 func IsTemporary(err error) bool {
-	for _, e := range []error{unix.EAGAIN, unix.EINTR, unix.ECONNABORTED, unix.EMFILE, unix.ENFILE, unix.ENOBUFS, unix.ENOMEM, unix.EPROTO} {
+	for _, e := range []error{unix.EAGAIN, unix.EINTR, unix.ECONNABORTED, unix.EPROTO} {
 		if errors.Is(err, e) {
 			return true
 		}
