@@ -566,3 +566,30 @@ func TestPanicInCallbacksDoesNotStallTheLoop(t *testing.T) {
 		t.Fatalf("Shutdown after panicking callbacks = %v", err)
 	}
 }
+
+// TestCloseDuringGracefulShutdown: a graceful Shutdown waits for a peer that
+// does not read; Close, meanwhile, aborts what is left, and both return.
+func TestCloseDuringGracefulShutdown(t *testing.T) {
+	h := &echoHandler{}
+	srv, err := Listen("tcp", "127.0.0.1:0", h, Options{Loops: 1, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, srv.Addrs()[0].String())
+	go c.Write(make([]byte, 16<<20)) // echoed into a client that never reads
+	waitFor(t, "the echo to back up", func() bool { return srv.conns.Load() == 1 })
+	time.Sleep(50 * time.Millisecond)
+	first := make(chan error, 1)
+	go func() { first <- srv.Shutdown(context.Background()) }()
+	time.Sleep(50 * time.Millisecond)
+	closed := make(chan struct{})
+	go func() { srv.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close during a graceful Shutdown did not return")
+	}
+	if err := <-first; err != nil {
+		t.Fatalf("the graceful Shutdown = %v; want nil once Close finished the job", err)
+	}
+}

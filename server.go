@@ -307,16 +307,23 @@ func dupFD(v any) (int, error) {
 
 func (s *Server) addListener(ls *loopState, fd int, addr net.Addr) error {
 	ln := &listener{s: s, ls: ls, fd: fd, addr: addr}
-	s.mu.Lock()
-	if s.shutdown {
-		s.mu.Unlock()
-		sock.Close(fd)
-		return ErrClosed
-	}
-	s.listeners = append(s.listeners, ln)
-	s.mu.Unlock()
 	errc := make(chan error, 1)
-	if err := ls.l.Submit(func() { errc <- ls.l.Register(fd, poll.Read, ln) }); err != nil {
+	// Registered and published in one step on the loop, under s.mu, so
+	// that Shutdown either sees the listener (and closes it) or refuses it.
+	if err := ls.l.Submit(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.shutdown {
+			errc <- ErrClosed
+			return
+		}
+		if err := ls.l.Register(fd, poll.Read, ln); err != nil {
+			errc <- err
+			return
+		}
+		s.listeners = append(s.listeners, ln)
+		errc <- nil
+	}); err != nil {
 		sock.Close(fd)
 		return ErrClosed
 	}
@@ -427,16 +434,8 @@ func (ls *loopState) forget(c *Conn) {
 // connClosed runs on a loop after a connection closed: it counts down for
 // Shutdown and lets a listener paused for want of fds try again.
 func (s *Server) connClosed() {
-	if s.conns.Add(-1) == 0 {
-		s.mu.Lock()
-		if s.shutdown {
-			select {
-			case <-s.drained:
-			default:
-				close(s.drained)
-			}
-		}
-		s.mu.Unlock()
+	if s.conns.Add(-1) == 0 && s.isShutdown() {
+		s.markDrained()
 	}
 	if s.paused.Load() > 0 {
 		s.mu.Lock()
@@ -494,9 +493,10 @@ func (ls *loopState) guard(what string, fn func()) {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	if s.shutdown {
+		// Another Shutdown (or Close) is under way: wait for it, or abort
+		// what is left if this one's context ends first.
 		s.mu.Unlock()
-		<-s.drained
-		return nil
+		return s.awaitDrained(ctx)
 	}
 	s.shutdown = true
 	listeners := s.listeners
@@ -514,32 +514,43 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		})
 	}
 	if s.conns.Load() == 0 {
-		s.mu.Lock()
-		select {
-		case <-s.drained:
-		default:
-			close(s.drained)
-		}
-		s.mu.Unlock()
+		s.markDrained()
 	}
-	var err error
-	select {
-	case <-s.drained:
-	case <-ctx.Done():
-		err = ctx.Err()
-		for _, ls := range s.loops {
-			s.onLoop(ls, func() {
-				for _, c := range ls.conns {
-					if c != nil {
-						c.closeNow(true)
-					}
-				}
-			})
-		}
-		<-s.drained
-	}
+	err := s.awaitDrained(ctx)
 	s.stopLoops()
 	return err
+}
+
+// awaitDrained waits until every connection is closed; if ctx ends first,
+// it aborts the ones still open, waits for their OnClose and returns
+// ctx.Err().
+func (s *Server) awaitDrained(ctx context.Context) error {
+	select {
+	case <-s.drained:
+		return nil
+	case <-ctx.Done():
+	}
+	for _, ls := range s.loops {
+		s.onLoop(ls, func() {
+			for _, c := range ls.conns {
+				if c != nil {
+					c.closeNow(true)
+				}
+			}
+		})
+	}
+	<-s.drained
+	return ctx.Err()
+}
+
+func (s *Server) markDrained() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.drained:
+	default:
+		close(s.drained)
+	}
 }
 
 // Close shuts the server down at once: connections are aborted as by a
