@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime/debug"
 	"time"
 
 	"github.com/evloop/evloop/internal/buf"
@@ -377,6 +378,7 @@ func (c *Conn) markDirty() {
 // queued behind whatever the running handler writes after it.
 func (c *Conn) AsyncWrite(b []byte, done func(error)) {
 	err := c.ls.l.Submit(func() {
+		defer c.closeOnPanic()
 		if err := c.canWrite(len(b)); err != nil {
 			if done != nil {
 				done(err)
@@ -398,6 +400,7 @@ func (c *Conn) AsyncWrite(b []byte, done func(error)) {
 func (c *Conn) Wake() {
 	c.ls.l.Submit(func() {
 		if c.state == open {
+			defer c.closeOnPanic()
 			c.ls.h.OnData(c)
 			c.keepInbound()
 		}
@@ -720,9 +723,21 @@ func (t Timer) Reset(d time.Duration) bool { return t.l != nil && t.l.ResetTimer
 func (c *Conn) AfterFunc(d time.Duration, fn func()) Timer {
 	return Timer{l: c.ls.l, id: c.ls.l.AfterFunc(d, func() {
 		if c.state != closed {
+			defer c.closeOnPanic()
 			fn()
 		}
 	})}
+}
+
+// closeOnPanic, deferred around the application's code that runs for c
+// outside its I/O handler (Wake, AsyncWrite completions, timers), treats a
+// panic there as one in OnData: logged, and the connection closed with a
+// *PanicError.
+func (c *Conn) closeOnPanic() {
+	if v := recover(); v != nil {
+		c.ls.s.opts.Logger.Error("evloop: panic recovered", "panic", v, "stack", string(debug.Stack()))
+		c.finalize(&PanicError{Value: v})
+	}
 }
 
 func (c *Conn) opError(op string, err error) error {

@@ -266,3 +266,38 @@ func TestBlockingHandler(t *testing.T) {
 }
 
 func slogTo(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
+
+// TestPanicOutsideIOClosesTheConnection: a panic in a timer function or in
+// an OnData called by Wake closes that connection, as one in a read would.
+func TestPanicOutsideIOClosesTheConnection(t *testing.T) {
+	closed := make(chan error, 2)
+	conns := make(chan *Conn, 2)
+	h := &funcHandler{
+		open: func(c *Conn) { conns <- c },
+		data: func(c *Conn) {
+			if c.InboundBuffered() == 0 {
+				panic("boom in woken OnData")
+			}
+			c.Discard(-1)
+		},
+		close: func(c *Conn, err error) { closed <- err },
+	}
+	_, addr := serve(t, h, Options{Loops: 1})
+	dial(t, addr)
+	dial(t, addr)
+	a, b := <-conns, <-conns
+	a.Submit(func() { a.AfterFunc(time.Millisecond, func() { panic("boom in timer") }) })
+	b.Wake()
+	got := map[string]bool{}
+	for range 2 {
+		err := <-closed
+		pe, ok := err.(*PanicError)
+		if !ok {
+			t.Fatalf("OnClose = %v; want a *PanicError", err)
+		}
+		got[fmt.Sprint(pe.Value)] = true
+	}
+	if !got["boom in timer"] || !got["boom in woken OnData"] {
+		t.Fatalf("panics seen: %v", got)
+	}
+}
