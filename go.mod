@@ -1,6 +1,6 @@
 module github.com/evloop/evloop
 
-go 1.26.8
+go 1.26.0
 
 require (
 	go.uber.org/goleak v1.3.0
