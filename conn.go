@@ -745,9 +745,10 @@ func (c *Conn) opError(op string, err error) error {
 	if errors.As(err, &oe) {
 		return err
 	}
+	local := c.LocalAddr()
 	network := "tcp"
-	if _, ok := c.LocalAddr().(*net.UnixAddr); ok {
+	if _, ok := local.(*net.UnixAddr); ok {
 		network = "unix"
 	}
-	return &net.OpError{Op: op, Net: network, Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+	return &net.OpError{Op: op, Net: network, Source: local, Addr: c.RemoteAddr(), Err: err}
 }

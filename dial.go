@@ -2,7 +2,6 @@ package evloop
 
 import (
 	"context"
-	"os"
 
 	"github.com/evloop/evloop/internal/poll"
 	"github.com/evloop/evloop/internal/sock"
@@ -94,12 +93,4 @@ func (c *Conn) connected() {
 		return
 	}
 	res <- dialResult{c: c}
-}
-
-// removeSocketFile removes a Unix socket's file once its listener closed,
-// as package net does; abstract sockets ("@name") have none.
-func removeSocketFile(name string) {
-	if name != "" && name[0] != '@' {
-		_ = os.Remove(name)
-	}
 }

@@ -3,6 +3,7 @@ package evloop
 import (
 	"errors"
 	"net"
+	"os"
 	"time"
 
 	"github.com/evloop/evloop/internal/loop"
@@ -107,5 +108,13 @@ func (ln *listener) close() {
 	sock.Close(ln.fd)
 	if ua, ok := ln.addr.(*net.UnixAddr); ok {
 		removeSocketFile(ua.Name)
+	}
+}
+
+// removeSocketFile removes a Unix socket's file once its listener closed,
+// as package net does; abstract sockets ("@name") have none.
+func removeSocketFile(name string) {
+	if name != "" && name[0] != '@' {
+		_ = os.Remove(name)
 	}
 }

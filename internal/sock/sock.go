@@ -282,15 +282,9 @@ var ErrAgain = unix.EAGAIN
 func Read(fd int, p []byte) (int, error) {
 	for {
 		n, err := unix.Read(fd, p)
-		switch err {
-		case nil:
-			return n, nil
-		case unix.EINTR:
-			continue
-		case unix.EAGAIN:
-			return 0, ErrAgain
+		if err != unix.EINTR {
+			return n, ioError("read", err)
 		}
-		return 0, os.NewSyscallError("read", err)
 	}
 }
 
@@ -298,15 +292,9 @@ func Read(fd int, p []byte) (int, error) {
 func Write(fd int, p []byte) (int, error) {
 	for {
 		n, err := unix.Write(fd, p)
-		switch err {
-		case nil:
-			return n, nil
-		case unix.EINTR:
-			continue
-		case unix.EAGAIN:
-			return 0, ErrAgain
+		if err != unix.EINTR {
+			return n, ioError("write", err)
 		}
-		return 0, os.NewSyscallError("write", err)
 	}
 }
 
@@ -315,16 +303,22 @@ func Write(fd int, p []byte) (int, error) {
 func Writev(fd int, bufs [][]byte) (int, error) {
 	for {
 		n, err := writev(fd, bufs)
-		switch err {
-		case nil:
-			return n, nil
-		case unix.EINTR:
-			continue
-		case unix.EAGAIN:
-			return 0, ErrAgain
+		if err != unix.EINTR {
+			return n, ioError("writev", err)
 		}
-		return 0, os.NewSyscallError("writev", err)
 	}
+}
+
+// ioError maps an I/O call's error: nil stays nil, EAGAIN is ErrAgain, and
+// the rest are wrapped with the call's name.
+func ioError(op string, err error) error {
+	switch err {
+	case nil:
+		return nil
+	case unix.EAGAIN:
+		return ErrAgain
+	}
+	return os.NewSyscallError(op, err)
 }
 
 // Close closes fd.
