@@ -497,11 +497,13 @@ func (l *Loop) runTasks() {
 	}
 	l.tasks, l.batch = l.batch[:0], l.tasks
 	l.tmu.Unlock()
+	// Counted before they run, so a task that reads Stats (or signals a
+	// goroutine that does) sees itself counted.
+	l.ntasks.Add(uint64(len(l.batch)))
 	for i, fn := range l.batch {
 		l.batch[i] = nil
 		l.call(fn)
 	}
-	l.ntasks.Add(uint64(len(l.batch)))
 	if cap(l.batch) > 1<<16 {
 		l.batch = nil // a burst is over: do not keep its memory
 	}
