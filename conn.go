@@ -40,12 +40,14 @@ const (
 	fPeerClosed                    // closing because of the peer's EOF: OnClose gets io.EOF
 )
 
-// segment is a run of outbound bytes: copied into a pooled chunk by Write,
-// or the caller's own slice from AsyncWrite, with its completion.
+// segment is a run of outbound bytes: copied by Write into the loop's write
+// arena or a pooled chunk of the connection's own, or the caller's own slice
+// from AsyncWrite, with its completion. A segment lies within one chunk.
 type segment struct {
 	b     []byte
 	chunk *buf.Chunk
 	done  func(error)
+	arena bool // chunk is the loop's, valid until the end of this iteration
 }
 
 // Conn is one connection, owned by the loop it was placed on.
@@ -55,7 +57,7 @@ type segment struct {
 // Submit — except AsyncWrite, Wake and Submit, which any goroutine may call.
 type Conn struct {
 	ls    *loopState
-	fd    int
+	fd    int32 // not int: the struct then fits a smaller size class
 	state connState
 	flags uint16
 
@@ -65,8 +67,8 @@ type Conn struct {
 	in      []byte
 	inChunk *buf.Chunk
 
-	// out[outHead:] is the outbound queue; the slice keeps its capacity
-	// when drained, so that steady writing allocates nothing.
+	// out[outHead:] is the outbound queue; drained, it goes back to the
+	// loop for the next connection that writes.
 	out     []segment
 	outHead int
 	outLen  int
@@ -126,7 +128,7 @@ func (c *Conn) interest() poll.Interest {
 }
 
 func (c *Conn) updateInterest() {
-	if err := c.ls.l.Modify(c.fd, c.interest()); err != nil {
+	if err := c.ls.l.Modify(int(c.fd), c.interest()); err != nil {
 		c.finalize(c.opError("epoll_ctl", err))
 	}
 }
@@ -143,7 +145,7 @@ func (c *Conn) read() {
 	} else {
 		p = c.inSpace()
 	}
-	n, err := sock.Read(c.fd, p)
+	n, err := sock.Read(int(c.fd), p)
 	switch {
 	case err == sock.ErrAgain:
 		return
@@ -321,6 +323,9 @@ func (c *Conn) canWrite(n int) error {
 
 // pushSegment appends s to the outbound queue, reusing the queue's space.
 func (c *Conn) pushSegment(s segment) {
+	if c.out == nil {
+		c.out = c.ls.getQueue()
+	}
 	if c.outHead > 0 && len(c.out) == cap(c.out) {
 		n := copy(c.out, c.out[c.outHead:])
 		clear(c.out[n:])
@@ -329,21 +334,40 @@ func (c *Conn) pushSegment(s segment) {
 	c.out = append(c.out, s)
 }
 
+// appendCopy copies b to the end of the outbound queue: into the loop's
+// write arena while the socket is not known to be full (the flush at the end
+// of this iteration will most likely take it all), else into chunks of the
+// connection's own.
 func (c *Conn) appendCopy(b []byte) {
+	ls := c.ls
 	for len(b) > 0 {
-		if k := len(c.out) - 1; k >= c.outHead && c.out[k].chunk != nil && c.out[k].done == nil {
-			s := &c.out[k]
-			if room := cap(s.b) - len(s.b); room > 0 {
-				n := copy(s.b[len(s.b):cap(s.b)], b)
-				s.b = s.b[:len(s.b)+n]
+		if k := len(c.out) - 1; k >= c.outHead {
+			if n := ls.grow(&c.out[k], b); n > 0 {
 				b = b[n:]
 				continue
 			}
 		}
-		ch := buf.Get()
-		n := copy(ch[:], b)
-		c.pushSegment(segment{b: ch[:n], chunk: ch})
-		b = b[n:]
+		var s segment
+		if c.flags&fWriteArmed == 0 {
+			s = ls.arenaSegment()
+		}
+		if s.chunk == nil {
+			ch := buf.Get()
+			s = segment{b: ch[:0], chunk: ch}
+		}
+		c.pushSegment(s)
+	}
+}
+
+// keepOutbound moves the queued bytes that are still in the loop's write
+// arena to chunks of the connection's own, before the arena is reused.
+func (c *Conn) keepOutbound() {
+	for i := c.outHead; i < len(c.out); i++ {
+		if s := &c.out[i]; s.arena {
+			ch := buf.Get()
+			s.b = ch[:copy(ch[:], s.b)]
+			s.chunk, s.arena = ch, false
+		}
 	}
 }
 
@@ -436,9 +460,9 @@ func (c *Conn) flush() {
 		var n int
 		var err error
 		if len(iov) == 1 {
-			n, err = sock.Write(c.fd, iov[0])
+			n, err = sock.Write(int(c.fd), iov[0])
 		} else {
-			n, err = sock.Writev(c.fd, iov)
+			n, err = sock.Writev(int(c.fd), iov)
 		}
 		clear(iov)
 		if err == sock.ErrAgain {
@@ -471,7 +495,7 @@ func (c *Conn) flush() {
 	}
 	if c.flags&(fWriteShut|fShutDone) == fWriteShut {
 		c.flags |= fShutDone
-		if err := sock.ShutdownWrite(c.fd); err != nil {
+		if err := sock.ShutdownWrite(int(c.fd)); err != nil {
 			c.finalize(c.opError("shutdown", err))
 			return
 		}
@@ -515,12 +539,10 @@ func (c *Conn) popSegment() segment {
 	c.out[c.outHead] = segment{}
 	c.outHead++
 	if c.outHead == len(c.out) {
-		c.out, c.outHead = c.out[:0], 0
-		if cap(c.out) > 16 {
-			c.out = nil // a burst is over: do not keep its queue
-		}
+		c.ls.putQueue(c.out)
+		c.out, c.outHead = nil, 0
 	}
-	if s.chunk != nil {
+	if s.chunk != nil && !s.arena {
 		buf.Put(s.chunk)
 	}
 	return s
@@ -542,6 +564,9 @@ func (c *Conn) flushDirty() {
 	}
 	if c.flags&fWriteArmed == 0 {
 		c.flush()
+		if c.state != closed && c.outLen > 0 {
+			c.keepOutbound()
+		}
 		return
 	}
 	c.finalizeIfFlushed()
@@ -568,7 +593,7 @@ func (c *Conn) startClose() {
 	}
 	if t := c.ls.s.opts.CloseTimeout; t > 0 && c.outLen > 0 {
 		c.closeTimer = c.ls.l.AfterFunc(t, func() {
-			sock.SetLingerZero(c.fd)
+			sock.SetLingerZero(int(c.fd))
 			c.finalize(ErrCloseTimeout)
 		})
 	}
@@ -591,7 +616,7 @@ func (c *Conn) finalizeIfFlushed() {
 // can destroy the last bytes written before they are read.
 func (c *Conn) drainInbound() {
 	for range 16 {
-		if n, err := sock.Read(c.fd, c.ls.rbuf); n <= 0 || err != nil {
+		if n, err := sock.Read(int(c.fd), c.ls.rbuf); n <= 0 || err != nil {
 			return
 		}
 	}
@@ -608,7 +633,7 @@ func (c *Conn) closeNow(abort bool) {
 			res <- dialResult{err: ErrShutdown}
 		}
 	case abort:
-		sock.SetLingerZero(c.fd)
+		sock.SetLingerZero(int(c.fd))
 		c.finalizeWith(ErrShutdown, ErrShutdown)
 	default:
 		c.Close()
@@ -633,7 +658,7 @@ func (c *Conn) Abort() error {
 	if c.state == closed {
 		return ErrClosed
 	}
-	sock.SetLingerZero(c.fd)
+	sock.SetLingerZero(int(c.fd))
 	c.finalizeWith(nil, ErrAborted)
 	return nil
 }
@@ -656,14 +681,13 @@ func (c *Conn) finalizeWith(err, writeErr error) {
 	c.state = closed
 	ls := c.ls
 	ls.l.CancelTimer(c.closeTimer)
-	ls.l.Unregister(c.fd)
-	sock.Close(c.fd)
-	ls.forget(c)
+	ls.l.Unregister(int(c.fd))
+	sock.Close(int(c.fd))
 	delete(ls.dials, c)
 	c.releaseIn()
 	// Whatever the callbacks below do, even panic, the server must learn
 	// that the connection is gone, or Shutdown would wait for it forever.
-	defer ls.s.connClosed()
+	defer ls.gone()
 	for len(c.out) > 0 {
 		s := c.popSegment()
 		if s.done != nil {
@@ -691,7 +715,7 @@ func (c *Conn) LocalAddr() net.Addr {
 	if c.state == closed {
 		return nil
 	}
-	return sock.LocalAddr(c.fd)
+	return sock.LocalAddr(int(c.fd))
 }
 
 // RemoteAddr returns the peer's address, or nil once closed. It asks the
@@ -700,7 +724,7 @@ func (c *Conn) RemoteAddr() net.Addr {
 	if c.state == closed {
 		return nil
 	}
-	return sock.RemoteAddr(c.fd)
+	return sock.RemoteAddr(int(c.fd))
 }
 
 // Timer is a timer on a connection's loop.

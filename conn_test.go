@@ -593,3 +593,101 @@ func TestCloseDuringGracefulShutdown(t *testing.T) {
 		t.Fatalf("the graceful Shutdown = %v; want nil once Close finished the job", err)
 	}
 }
+
+// streamByte is byte k of connection i's stream in TestInterleavedWrites.
+func streamByte(i, k int) byte { return byte(k*31 + i*7 + k>>9) }
+
+// slowReader reads at most 4 KiB at a time, pausing before each read.
+type slowReader struct{ r io.Reader }
+
+func (s slowReader) Read(p []byte) (int, error) {
+	time.Sleep(200 * time.Microsecond)
+	return s.r.Read(p[:min(len(p), 4<<10)])
+}
+
+// TestInterleavedWrites has one loop write, in the same iterations, pieces
+// of many connections' streams interleaved, more than the write arena holds,
+// while half of the clients read slowly, so that flushes are partial and
+// what a socket did not take must be kept. Every stream must arrive intact.
+func TestInterleavedWrites(t *testing.T) {
+	const nconns, total = 16, 1 << 20
+	sizes := []int{1, 700, 3000, 17, 16 << 10, 90}
+	var conns [nconns]*Conn
+	var sent [nconns]int
+	opened := 0
+	piece := make([]byte, 16<<10)
+	var tick func()
+	tick = func() {
+		busy := false
+		for p, size := range sizes {
+			for i, c := range conns {
+				n := min(size, total-sent[i])
+				if n == 0 || c.OutboundBuffered() > 256<<10 {
+					continue
+				}
+				for k := range n {
+					piece[k] = streamByte(i, sent[i]+k)
+				}
+				var err error
+				if p%2 == 0 {
+					_, err = c.Write(piece[:n])
+				} else {
+					_, err = c.Writev([][]byte{piece[:n/2], piece[n/2 : n]})
+				}
+				if err != nil {
+					t.Errorf("conn %d: write: %v", i, err)
+					return
+				}
+				sent[i] += n
+				if sent[i] == total {
+					c.Close()
+				}
+			}
+		}
+		for i := range conns {
+			busy = busy || sent[i] < total
+		}
+		if busy {
+			conns[0].AfterFunc(time.Millisecond, tick)
+		}
+	}
+	h := &funcHandler{data: func(c *Conn) {
+		b, _ := c.Next(-1)
+		if c.Context() != nil || len(b) != 1 || int(b[0]) >= nconns {
+			return
+		}
+		c.SetContext(true)
+		conns[b[0]] = c // the client's first byte is its index
+		if opened++; opened == nconns {
+			tick()
+		}
+	}}
+	_, addr := serve(t, h, Options{Loops: 1, SendBuffer: 8 << 10})
+	var wg sync.WaitGroup
+	for i := range nconns {
+		c := dial(t, addr)
+		if _, err := c.Write([]byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var r io.Reader = c
+			if i%2 == 1 {
+				r = slowReader{c}
+			}
+			got, err := io.ReadAll(r)
+			if err != nil || len(got) != total {
+				t.Errorf("conn %d: read %d bytes, %v; want %d", i, len(got), err, total)
+				return
+			}
+			for k, b := range got {
+				if b != streamByte(i, k) {
+					t.Errorf("conn %d: byte %d is %d; want %d", i, k, b, streamByte(i, k))
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}

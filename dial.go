@@ -32,14 +32,14 @@ func (s *Server) Dial(ctx context.Context, network, addr string) (*Conn, error) 
 			res <- dialResult{err: ErrClosed}
 			return
 		}
-		nc := &Conn{ls: ls, fd: fd, state: connecting}
+		nc := &Conn{ls: ls, fd: int32(fd), state: connecting}
 		if err := ls.l.Register(fd, poll.Write, nc); err != nil {
 			sock.Close(fd)
 			res <- dialResult{err: err}
 			return
 		}
-		c = nc // only a registered, tracked Conn may be finalized below
-		ls.track(c)
+		c = nc // only a registered Conn may be finalized below
+		ls.admit()
 		ls.dials[c] = res
 	}); err != nil {
 		sock.Close(fd)
@@ -68,15 +68,15 @@ func (s *Server) Dial(ctx context.Context, network, addr string) (*Conn, error) 
 func (c *Conn) connected() {
 	res := c.ls.dials[c]
 	delete(c.ls.dials, c)
-	if err := sock.ConnectError(c.fd); err != nil {
+	if err := sock.ConnectError(int(c.fd)); err != nil {
 		c.finalize(err)
 		res <- dialResult{err: err}
 		return
 	}
 	c.state = open
 	c.flags |= fOpened
-	c.ls.s.configure(c.fd)
-	if err := c.ls.l.Modify(c.fd, poll.Read); err != nil {
+	c.ls.s.configure(int(c.fd))
+	if err := c.ls.l.Modify(int(c.fd), poll.Read); err != nil {
 		c.finalize(err)
 		res <- dialResult{err: err}
 		return

@@ -55,6 +55,7 @@ func (ln *listener) HandleIO(fd int, ev poll.Flags) {
 			remote = sock.RemoteAddr(nfd)
 		}
 		target := s.pick(remote)
+		target.admit()
 		if target == ln.ls {
 			target.open(nfd)
 			continue

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/evloop/evloop/internal/buf"
 	"github.com/evloop/evloop/internal/loop"
 	"github.com/evloop/evloop/internal/poll"
 	"github.com/evloop/evloop/internal/sock"
@@ -126,11 +127,24 @@ type loopState struct {
 	h      Handler
 	l      *loop.Loop
 	rbuf   []byte   // the loop's shared read buffer
-	conns  []*Conn  // by fd
 	dirty  []*Conn  // written to in this iteration
 	spare  []*Conn  // the other buffer of dirty
 	iov    [][]byte // scratch for writev
 	nconns atomic.Int64
+
+	// The write arena: Write copies into it while the connection's socket
+	// is writable as far as anyone knows, and the end-of-iteration flush
+	// writes straight from it. What a socket does not take is moved to
+	// chunks of the connection's own before the arena is reused, so the
+	// common write — queued and flushed in one iteration — never makes a
+	// connection hold a buffer. wa[waN-1] is being filled, from waOff.
+	wa    []*buf.Chunk
+	waN   int
+	waOff int
+
+	// Drained outbound queues, kept for the next connection that writes:
+	// an idle connection holds no queue, and steady writing allocates none.
+	queues [][]segment
 	dials  map[*Conn]chan<- dialResult // connections being dialed
 
 	// Accepted fds handed over by another loop's acceptor; one task, bound
@@ -140,31 +154,45 @@ type loopState struct {
 	takeFn func()
 }
 
-// handOff gives an accepted fd to this loop. Any goroutine may call it.
+// handOff gives an accepted, admitted fd to this loop. Any goroutine may
+// call it.
 func (ls *loopState) handOff(fd int) {
 	ls.hmu.Lock()
 	first := len(ls.handed) == 0
 	ls.handed = append(ls.handed, fd)
 	ls.hmu.Unlock()
 	if first && ls.l.Submit(ls.takeFn) != nil {
-		ls.take() // the loop is stopping: close what it will not take
+		ls.closeHanded() // the loop is stopping: it will take nothing more
 	}
 }
 
-// take opens the handed-over fds. It runs on the loop, or closes them once
-// the loop is stopped.
+// take opens the handed-over fds. It runs on the loop.
 func (ls *loopState) take() {
-	ls.hmu.Lock()
-	fds := ls.handed
-	ls.handed = nil
-	ls.hmu.Unlock()
-	for _, fd := range fds {
-		if ls.s.isShutdown() {
+	shut := ls.s.isShutdown()
+	for _, fd := range ls.takeHanded() {
+		if shut {
 			sock.Close(fd)
+			ls.gone()
 			continue
 		}
 		ls.open(fd)
 	}
+}
+
+// closeHanded closes the handed-over fds when no loop will open them.
+func (ls *loopState) closeHanded() {
+	for _, fd := range ls.takeHanded() {
+		sock.Close(fd)
+		ls.gone()
+	}
+}
+
+func (ls *loopState) takeHanded() []int {
+	ls.hmu.Lock()
+	defer ls.hmu.Unlock()
+	fds := ls.handed
+	ls.handed = nil
+	return fds
 }
 
 const readBufferSize = 64 << 10
@@ -275,14 +303,17 @@ func (s *Server) Adopt(c net.Conn) error {
 	}
 	c.Close()
 	ls := s.pick(c.RemoteAddr())
+	ls.admit()
 	if err := ls.l.Submit(func() {
 		if s.isShutdown() {
 			sock.Close(fd)
+			ls.gone()
 			return
 		}
 		ls.open(fd)
 	}); err != nil {
 		sock.Close(fd)
+		ls.gone()
 		return ErrClosed
 	}
 	return nil
@@ -378,18 +409,18 @@ func (s *Server) nextLoop() *loopState {
 	return s.loops[s.next.Add(1)%uint32(len(s.loops))]
 }
 
-// open registers an accepted, dialed or adopted fd as a connection of this
-// loop and runs OnOpen. It runs on the loop.
+// open registers an accepted or adopted fd, already admitted, as a
+// connection of this loop and runs OnOpen. It runs on the loop.
 func (ls *loopState) open(fd int) *Conn {
 	s := ls.s
 	s.configure(fd)
-	c := &Conn{ls: ls, fd: fd, state: open}
+	c := &Conn{ls: ls, fd: int32(fd), state: open}
 	if err := ls.l.Register(fd, poll.Read, c); err != nil {
 		s.opts.Logger.Error("evloop: registering a connection failed", "err", err)
 		sock.Close(fd)
+		ls.gone()
 		return nil
 	}
-	ls.track(c)
 	c.flags |= fOpened
 	defer func() {
 		if v := recover(); v != nil {
@@ -413,27 +444,30 @@ func (s *Server) configure(fd int) {
 	sock.SetBuffers(fd, s.opts.SendBuffer, s.opts.RecvBuffer)
 }
 
-func (ls *loopState) track(c *Conn) {
-	if c.fd >= len(ls.conns) {
-		conns := make([]*Conn, max(2*len(ls.conns), c.fd+1, 64))
-		copy(conns, ls.conns)
-		ls.conns = conns
-	}
-	ls.conns[c.fd] = c
+// eachConn calls fn for every connection of the loop. It runs on the loop.
+func (ls *loopState) eachConn(fn func(c *Conn)) {
+	ls.l.Each(func(fd int, h loop.Handler) {
+		if c, ok := h.(*Conn); ok {
+			fn(c)
+		}
+	})
+}
+
+// admit counts a connection placed on this loop, from the moment it was
+// accepted (or dialed, or adopted) — before the loop opens it, so that
+// least-connections sees a burst of accepts as it lands, and Shutdown
+// waits for fds still on their way to a loop.
+func (ls *loopState) admit() {
 	ls.nconns.Add(1)
 	ls.s.conns.Add(1)
 }
 
-func (ls *loopState) forget(c *Conn) {
-	if c.fd < len(ls.conns) && ls.conns[c.fd] == c {
-		ls.conns[c.fd] = nil
-		ls.nconns.Add(-1)
-	}
-}
-
-// connClosed runs on a loop after a connection closed: it counts down for
-// Shutdown and lets a listener paused for want of fds try again.
-func (s *Server) connClosed() {
+// gone counts down what admit counted, once the connection's fd is closed.
+// It counts down for Shutdown and lets a listener paused for want of fds
+// try again.
+func (ls *loopState) gone() {
+	ls.nconns.Add(-1)
+	s := ls.s
 	if s.conns.Add(-1) == 0 && s.isShutdown() {
 		s.markDrained()
 	}
@@ -459,6 +493,67 @@ func (ls *loopState) flushDirty() {
 			ls.flushOne(c)
 		}
 		ls.spare = batch[:0]
+	}
+	// Every connection that wrote into the arena was on the list and has
+	// moved what it kept: the arena is free again.
+	ls.waN, ls.waOff = 0, 0
+}
+
+// arenaChunks bounds the write arena; writes past it in one iteration go to
+// the connections' own chunks.
+const arenaChunks = 8
+
+// arenaSegment returns an empty segment at the free end of the write arena,
+// or one with a nil chunk if the arena is used up for this iteration.
+func (ls *loopState) arenaSegment() segment {
+	if ls.waN == 0 || ls.waOff == buf.ChunkSize {
+		if ls.waN == arenaChunks {
+			return segment{}
+		}
+		if ls.waN == len(ls.wa) {
+			ls.wa = append(ls.wa, buf.Get())
+		}
+		ls.waN++
+		ls.waOff = 0
+	}
+	ch := ls.wa[ls.waN-1]
+	return segment{b: ch[ls.waOff:ls.waOff], chunk: ch, arena: true}
+}
+
+// grow appends to s as much of b as fits in s's chunk right after s's
+// bytes, and returns how much that was.
+func (ls *loopState) grow(s *segment, b []byte) int {
+	if s.chunk == nil || s.done != nil {
+		return 0
+	}
+	end := buf.ChunkSize - cap(s.b) + len(s.b) // where s ends in its chunk
+	if s.arena && (ls.waN == 0 || s.chunk != ls.wa[ls.waN-1] || end != ls.waOff) {
+		return 0 // another connection's bytes follow s in the arena
+	}
+	n := copy(s.chunk[end:], b)
+	s.b = s.b[:len(s.b)+n]
+	if s.arena {
+		ls.waOff += n
+	}
+	return n
+}
+
+// maxQueues bounds how many drained outbound queues a loop keeps.
+const maxQueues = 1024
+
+func (ls *loopState) getQueue() []segment {
+	if n := len(ls.queues); n > 0 {
+		q := ls.queues[n-1]
+		ls.queues[n-1] = nil
+		ls.queues = ls.queues[:n-1]
+		return q
+	}
+	return make([]segment, 0, 4)
+}
+
+func (ls *loopState) putQueue(q []segment) {
+	if cap(q) <= 16 && len(ls.queues) < maxQueues {
+		ls.queues = append(ls.queues, q[:0])
 	}
 }
 
@@ -505,13 +600,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.onLoop(ln.ls, ln.close)
 	}
 	for _, ls := range s.loops {
-		s.onLoop(ls, func() {
-			for _, c := range ls.conns {
-				if c != nil {
-					c.closeNow(false)
-				}
-			}
-		})
+		s.onLoop(ls, func() { ls.eachConn(func(c *Conn) { c.closeNow(false) }) })
 	}
 	if s.conns.Load() == 0 {
 		s.markDrained()
@@ -531,13 +620,7 @@ func (s *Server) awaitDrained(ctx context.Context) error {
 	case <-ctx.Done():
 	}
 	for _, ls := range s.loops {
-		s.onLoop(ls, func() {
-			for _, c := range ls.conns {
-				if c != nil {
-					c.closeNow(true)
-				}
-			}
-		})
+		s.onLoop(ls, func() { ls.eachConn(func(c *Conn) { c.closeNow(true) }) })
 	}
 	<-s.drained
 	return ctx.Err()

@@ -98,6 +98,16 @@ type reg struct {
 	ok  bool
 }
 
+// The registrations live in blocks of 1<<regBits, allocated as fds reach
+// them: the table never copies itself, and a loop with n connections holds
+// about n registrations' worth of memory, not up to twice that.
+const (
+	regBits = 9
+	regMask = 1<<regBits - 1
+)
+
+type regBlock [1 << regBits]reg
+
 type timerFunc struct {
 	fn    func()
 	every time.Duration
@@ -131,7 +141,7 @@ type Loop struct {
 
 	// Owned by the loop goroutine.
 	events []poll.Event
-	regs   []reg // indexed by fd
+	regs   []*regBlock // by fd: regs[fd>>regBits][fd&regMask]
 	gen    uint32
 	timers timer.Queue[timerFunc]
 	batch  []func() // the tasks being run; swapped with tasks
@@ -411,11 +421,8 @@ func (l *Loop) iterate(block bool) error {
 	for i := range n {
 		ev := l.events[i]
 		fd := int(ev.Fd)
-		if fd >= len(l.regs) {
-			continue
-		}
-		r := &l.regs[fd]
-		if !r.ok || r.gen != ev.Tag {
+		r := l.lookup(fd)
+		if r == nil || r.gen != ev.Tag {
 			continue // unregistered, or re-registered, earlier in this batch
 		}
 		l.dispatch(r.h, fd, ev.Flags)
@@ -538,13 +545,28 @@ func (l *Loop) Register(fd int, in poll.Interest, h Handler) error {
 		return err
 	}
 	l.gen++
-	if fd >= len(l.regs) {
-		regs := make([]reg, max(2*len(l.regs), fd+1, 64))
-		copy(regs, l.regs)
-		l.regs = regs
+	b := fd >> regBits
+	if b >= len(l.regs) {
+		l.regs = append(l.regs, make([]*regBlock, b+1-len(l.regs))...)
 	}
-	l.regs[fd] = reg{h: h, gen: l.gen, in: in, ok: true}
+	if l.regs[b] == nil {
+		l.regs[b] = new(regBlock)
+	}
+	l.regs[b][fd&regMask] = reg{h: h, gen: l.gen, in: in, ok: true}
 	return nil
+}
+
+// Each calls fn for every registered fd, in fd order, with its handler. fn
+// may register and unregister fds; one registered during Each may or may not
+// be visited. Must be called on the loop goroutine.
+func (l *Loop) Each(fn func(fd int, h Handler)) {
+	for b := 0; b < len(l.regs); b++ {
+		for i := 0; l.regs[b] != nil && i <= regMask; i++ {
+			if r := &l.regs[b][i]; r.ok {
+				fn(b<<regBits|i, r.h)
+			}
+		}
+	}
 }
 
 // Modify changes the interest of a registered fd. Must be called on the
@@ -593,10 +615,14 @@ func (l *Loop) Unregister(fd int) error {
 }
 
 func (l *Loop) lookup(fd int) *reg {
-	if fd < 0 || fd >= len(l.regs) || !l.regs[fd].ok {
+	b := fd >> regBits
+	if fd < 0 || b >= len(l.regs) || l.regs[b] == nil {
 		return nil
 	}
-	return &l.regs[fd]
+	if r := &l.regs[b][fd&regMask]; r.ok {
+		return r
+	}
+	return nil
 }
 
 // AfterFunc calls fn on the loop goroutine once, d after now, and never

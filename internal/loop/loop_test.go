@@ -431,6 +431,42 @@ func TestIOEvents(t *testing.T) {
 	}
 }
 
+// TestEach registers fds in different blocks of the registration table and
+// unregisters one from inside Each.
+func TestEach(t *testing.T) {
+	l := newLoop(t, Options{})
+	a, _ := socketpair(t)
+	fds := []int{a}
+	for _, hi := range []int{600, 1300} {
+		if err := unix.Dup3(a, hi, unix.O_CLOEXEC); err != nil {
+			t.Skipf("dup3 to %d: %v", hi, err)
+		}
+		t.Cleanup(func() { unix.Close(hi) })
+		fds = append(fds, hi)
+	}
+	h := handlerFunc(func(int, poll.Flags) {})
+	for _, fd := range fds {
+		if err := l.Register(fd, poll.Read, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var seen []int
+	l.Each(func(fd int, _ Handler) {
+		seen = append(seen, fd)
+		if fd == 600 {
+			l.Unregister(fd)
+		}
+	})
+	if !slices.Equal(seen, fds) {
+		t.Errorf("Each visited %v; want %v", seen, fds)
+	}
+	seen = seen[:0]
+	l.Each(func(fd int, _ Handler) { seen = append(seen, fd) })
+	if want := []int{a, 1300}; !slices.Equal(seen, want) {
+		t.Errorf("after Unregister, Each visited %v; want %v", seen, want)
+	}
+}
+
 // TestStaleEventsAreDropped closes and replaces an fd from a handler running
 // earlier in the same batch: the batch's event for the old fd must not reach
 // the handler registered for the new one.

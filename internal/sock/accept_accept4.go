@@ -20,7 +20,7 @@ func socket(family int) (int, error) {
 // non-blocking, close-on-exec fd. With none pending it returns ErrAgain.
 func Accept(fd int) (int, error) {
 	for {
-		nfd, _, err := unix.Accept4(fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		nfd, err := accept4(fd)
 		if err == unix.EINTR {
 			continue
 		}
