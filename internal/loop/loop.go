@@ -270,6 +270,15 @@ func (l *Loop) run(started chan<- error) (err error) {
 	return nil
 }
 
+// Pin locks the loop goroutine to its OS thread, for good, and restricts
+// that thread to cpu (Linux only). Must be called on the loop goroutine of a
+// started loop; a thread once pinned exits with the loop rather than go back
+// to the scheduler's pool.
+func (l *Loop) Pin(cpu int) error {
+	runtime.LockOSThread() // never undone: the thread ends with the goroutine
+	return pinToCPU(cpu)
+}
+
 // RunOnce runs one iteration on the calling goroutine: it waits for I/O,
 // a timer or a Wake if block is true and nothing is queued, then dispatches
 // what is ready. It is for owners that drive the loop themselves, and must

@@ -349,6 +349,12 @@ func IsOutOfFiles(err error) bool {
 	return false
 }
 
+// IsStream reports whether fd is a stream socket (TCP, or a Unix stream).
+func IsStream(fd int) bool {
+	t, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE)
+	return err == nil && t == unix.SOCK_STREAM
+}
+
 // Dup returns a close-on-exec, non-blocking duplicate of fd.
 func Dup(fd int) (int, error) {
 	syscall.ForkLock.RLock()

@@ -77,3 +77,5 @@ func ShutdownWrite(fd int) error { return errUnsupported }
 
 // Dup fails.
 func Dup(fd int) (int, error) { return -1, errUnsupported }
+
+func IsStream(fd int) bool { return false }

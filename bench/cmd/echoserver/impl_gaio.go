@@ -6,6 +6,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/evloop/evloop/bench/internal/proactor"
 	"github.com/xtaci/gaio"
 )
 
@@ -30,19 +31,29 @@ func init() { impls["gaio"] = runGaio }
 // messages instead. The three buffers are allocated once per watcher and
 // only the pages used become resident.
 func runGaio(ctx context.Context, cfg Config) error {
+	return runProactor(ctx, cfg, func() (*gaio.Watcher, error) { return gaio.NewWatcherSize(gaioSwapSize) },
+		func(r gaio.OpResult) proactor.Result {
+			return proactor.Result{Read: r.Operation == gaio.OpRead, Conn: r.Conn, Buf: r.Buffer, Size: r.Size, Err: r.Error}
+		})
+}
+
+const gaioSwapSize = 4 << 20
+
+// runProactor serves echo with cfg.Loops watchers made by newWatcher.
+func runProactor[W proactor.Watcher[R], R any](ctx context.Context, cfg Config, newWatcher func() (W, error), conv func(R) proactor.Result) error {
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
 	}
-	watchers := make([]*gaio.Watcher, cfg.Loops)
+	watchers := make([]W, cfg.Loops)
 	for i := range watchers {
-		w, err := gaio.NewWatcherSize(gaioSwapSize)
+		w, err := newWatcher()
 		if err != nil {
 			ln.Close()
 			return err
 		}
 		watchers[i] = w
-		go gaioLoop(w)
+		go proactor.Echo(w, conv)
 	}
 	go func() {
 		<-ctx.Done()
@@ -68,72 +79,4 @@ func runGaio(ctx context.Context, cfg Config) error {
 		w.Close()
 	}
 	return nil
-}
-
-const gaioSwapSize = 4 << 20
-
-func gaioLoop(w *gaio.Watcher) {
-	var pool bufPool
-	for {
-		results, err := w.WaitIO()
-		if err != nil {
-			return // watcher closed
-		}
-		for _, res := range results {
-			switch res.Operation {
-			case gaio.OpRead:
-				if res.Error != nil || res.Size == 0 {
-					_ = w.Free(res.Conn)
-					continue
-				}
-				out := pool.get(res.Size)
-				copy(out, res.Buffer[:res.Size])
-				if err := w.Write(nil, res.Conn, out); err != nil {
-					pool.put(out)
-					_ = w.Free(res.Conn)
-				}
-			case gaio.OpWrite:
-				pool.put(res.Buffer)
-				if res.Error != nil {
-					_ = w.Free(res.Conn)
-					continue
-				}
-				if err := w.Read(nil, res.Conn, nil); err != nil {
-					_ = w.Free(res.Conn)
-				}
-			}
-		}
-	}
-}
-
-// bufPool is a free list of buffers by power-of-two size class, used only
-// by the goroutine that owns it.
-type bufPool struct {
-	free [32][][]byte
-}
-
-func sizeClass(n int) int {
-	c := 6 // 64 bytes at least
-	for 1<<c < n {
-		c++
-	}
-	return c
-}
-
-func (p *bufPool) get(n int) []byte {
-	c := sizeClass(n)
-	if l := len(p.free[c]); l > 0 {
-		b := p.free[c][l-1]
-		p.free[c] = p.free[c][:l-1]
-		return b[:n]
-	}
-	return make([]byte, n, 1<<c)
-}
-
-func (p *bufPool) put(b []byte) {
-	c := sizeClass(cap(b))
-	if cap(b) != 1<<c || len(p.free[c]) >= 1024 {
-		return
-	}
-	p.free[c] = append(p.free[c], b[:0])
 }

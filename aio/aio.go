@@ -1,0 +1,63 @@
+package aio
+
+import (
+	"errors"
+	"net"
+)
+
+// The errors of gaio, with its messages.
+var (
+	// ErrUnsupported: the Watcher cannot take this kind of connection.
+	ErrUnsupported = errors.New("unsupported connection type")
+	// ErrNoRawConn: the connection gives no syscall.RawConn.
+	ErrNoRawConn = errors.New("net.Conn does implement net.RawConn")
+	// ErrWatcherClosed: the Watcher is closed.
+	ErrWatcherClosed = errors.New("watcher closed")
+	// ErrPollerClosed: the poller is closed.
+	ErrPollerClosed = errors.New("poller closed")
+	// ErrConnClosed: the connection was freed.
+	ErrConnClosed = errors.New("connection closed")
+	// ErrDeadline: the operation's deadline passed before it completed.
+	ErrDeadline = errors.New("operation exceeded deadline")
+	// ErrEmptyBuffer: the operation needs a buffer and was given none.
+	ErrEmptyBuffer = errors.New("empty buffer")
+	// ErrCPUID: there is no CPU of that number.
+	ErrCPUID = errors.New("no such core")
+)
+
+// OpType is the kind of an operation.
+type OpType int
+
+const (
+	// OpRead is a read.
+	OpRead OpType = iota
+	// OpWrite is a write.
+	OpWrite
+	opDelete // Free
+)
+
+// Readiness bits, as gaio exports them.
+const (
+	EV_READ  = 0x1
+	EV_WRITE = 0x2
+)
+
+// OpResult is the completion of one operation.
+type OpResult struct {
+	// Operation is OpRead or OpWrite.
+	Operation OpType
+	// Context is the value given when the operation was submitted.
+	Context any
+	// Conn is the connection of the operation.
+	Conn net.Conn
+	// Buffer is the buffer given, or for a read without one, the bytes read
+	// in the Watcher's swap buffer, valid until the next WaitIO.
+	Buffer []byte
+	// IsSwapBuffer reports that Buffer is in the Watcher's swap buffer.
+	IsSwapBuffer bool
+	// Size is how many bytes were read or written: Buffer[:Size].
+	Size int
+	// Error is what stopped the operation, io.EOF at the end of the
+	// stream, ErrDeadline if its deadline passed; nil on success.
+	Error error
+}

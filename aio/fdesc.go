@@ -1,0 +1,141 @@
+package aio
+
+import (
+	"io"
+	"weak"
+
+	"github.com/evloop/evloop/internal/poll"
+	"github.com/evloop/evloop/internal/sock"
+)
+
+// fdesc is a delegated connection: its duplicated fd, registered on the
+// loop edge-triggered for both directions, and its pending operations.
+type fdesc struct {
+	w       *watcher
+	fd      int
+	key     uintptr
+	ref     weak.Pointer[byte] // the submitted conn, to tell it from a successor at its address
+	readers opQueue
+	writers opQueue
+	closed  bool
+}
+
+// HandleIO runs the pending operations the readiness allows. Edge-
+// triggered: each direction is worked until it would block or has nothing
+// left to do, and an operation submitted later tries at once.
+func (d *fdesc) HandleIO(fd int, ev poll.Flags) {
+	if ev&(poll.Readable|poll.Hangup|poll.Error) != 0 {
+		d.run(&d.readers)
+	}
+	if ev&(poll.Writable|poll.Hangup|poll.Error) != 0 && !d.closed {
+		d.run(&d.writers)
+	}
+}
+
+func (d *fdesc) run(q *opQueue) {
+	for !q.empty() && d.try(q.front()) {
+		d.w.complete(q.pop())
+	}
+}
+
+// try moves cb forward and reports whether it completed.
+func (d *fdesc) try(cb *aiocb) bool {
+	if cb.op == OpWrite {
+		return d.tryWrite(cb)
+	}
+	return d.tryRead(cb)
+}
+
+func (d *fdesc) tryRead(cb *aiocb) bool {
+	buf := cb.buf
+	swap := len(buf) == 0
+	if swap {
+		buf = d.w.swapSpace()
+	}
+	for {
+		n, err := sock.Read(d.fd, buf[cb.size:])
+		if err == sock.ErrAgain {
+			return false
+		}
+		if err != nil {
+			cb.err = err
+		} else if n == 0 {
+			cb.err = io.EOF
+		}
+		cb.size += n
+		if cb.err != nil || !cb.readFull || cb.size == len(buf) {
+			break
+		}
+	}
+	if swap {
+		cb.buf, cb.swap = buf[:cb.size:cb.size], true
+		d.w.swapOff += cb.size
+	}
+	return true
+}
+
+func (d *fdesc) tryWrite(cb *aiocb) bool {
+	for cb.size < len(cb.buf) {
+		n, err := sock.Write(d.fd, cb.buf[cb.size:])
+		if err == sock.ErrAgain {
+			return false
+		}
+		if err != nil {
+			cb.err = err
+			return true
+		}
+		cb.size += n
+	}
+	return true
+}
+
+// remove takes cb out of its queue wherever it is (its deadline passed).
+func (d *fdesc) remove(cb *aiocb) {
+	if cb.op == OpWrite {
+		d.writers.remove(cb)
+	} else {
+		d.readers.remove(cb)
+	}
+}
+
+// opQueue is a FIFO of operations that reuses its space.
+type opQueue struct {
+	ops  []*aiocb
+	head int
+}
+
+func (q *opQueue) empty() bool   { return q.head == len(q.ops) }
+func (q *opQueue) front() *aiocb { return q.ops[q.head] }
+
+func (q *opQueue) push(cb *aiocb) {
+	if q.head > 0 && len(q.ops) == cap(q.ops) {
+		n := copy(q.ops, q.ops[q.head:])
+		clear(q.ops[n:])
+		q.ops, q.head = q.ops[:n], 0
+	}
+	q.ops = append(q.ops, cb)
+}
+
+func (q *opQueue) pop() *aiocb {
+	cb := q.ops[q.head]
+	q.ops[q.head] = nil
+	q.head++
+	if q.empty() {
+		q.ops, q.head = q.ops[:0], 0
+	}
+	return cb
+}
+
+func (q *opQueue) remove(cb *aiocb) {
+	for i := q.head; i < len(q.ops); i++ {
+		if q.ops[i] == cb {
+			copy(q.ops[i:], q.ops[i+1:])
+			q.ops[len(q.ops)-1] = nil
+			q.ops = q.ops[:len(q.ops)-1]
+			if q.empty() {
+				q.ops, q.head = q.ops[:0], 0
+			}
+			return
+		}
+	}
+}

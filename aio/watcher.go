@@ -1,0 +1,526 @@
+package aio
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"reflect"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+	"weak"
+
+	"github.com/evloop/evloop/internal/loop"
+	"github.com/evloop/evloop/internal/poll"
+	"github.com/evloop/evloop/internal/sock"
+	"github.com/evloop/evloop/internal/timer"
+)
+
+// defaultBufferSize is the size of a swap buffer for NewWatcher.
+const defaultBufferSize = 64 << 10
+
+// Watcher runs asynchronous reads and writes on the connections submitted
+// to it, on an event loop of its own, and hands their completions to
+// WaitIO.
+type Watcher struct {
+	// The loop holds the watcher, never the Watcher: a Watcher the
+	// application dropped can be found unreachable and closed.
+	*watcher
+}
+
+type watcher struct {
+	l *loop.Loop
+
+	// Submissions, from any goroutine: appended under smu, taken by the
+	// loop in one task bound once, so that submitting allocates nothing.
+	smu     sync.Mutex
+	pending []*aiocb
+	taking  []*aiocb
+	takeFn  func()
+
+	// The loop's own.
+	descs     map[uintptr]*fdesc // by the address of the submitted conn
+	deadlines timer.Queue[*aiocb]
+	dtimer    loop.TimerID // fires at the earliest deadline
+	dtimerAt  int64
+	expireFn  func()
+	done      []OpResult // completed in this iteration
+	doneBufs  [][]byte   // swap buffers the loop moved past since the last publish
+	swap      []byte     // the swap buffer being filled, from swapOff
+	swapOff   int
+	bufSize   int
+
+	// Completions handed to WaitIO, and the swap buffers they point into.
+	rmu       sync.Mutex
+	ready     []OpResult
+	readyBufs [][]byte
+	held      [][]byte // pointed into by the results WaitIO returned last
+	free      [][]byte // swap buffers no result points into
+	notify    chan struct{}
+
+	// Conns the garbage collector found unreachable.
+	gcmu     sync.Mutex
+	gcList   []*fdesc
+	gcFound  uint32
+	gcClosed uint32
+	gcFn     func()
+
+	closed    atomic.Bool
+	die       chan struct{}
+	closeOnce sync.Once
+}
+
+// aiocb is one submitted operation.
+type aiocb struct {
+	op       OpType
+	ctx      any
+	conn     net.Conn
+	ptr      unsafe.Pointer // conn's address: its identity
+	buf      []byte
+	size     int
+	err      error
+	readFull bool
+	swap     bool // buf is in the swap buffer
+	deadline time.Time
+	tid      timer.ID // in deadlines; 0 if not
+	desc     *fdesc
+}
+
+var cbPool = sync.Pool{New: func() any { return new(aiocb) }}
+
+// NewWatcher starts a Watcher whose swap buffers are 64 KiB.
+func NewWatcher() (*Watcher, error) { return NewWatcherSize(defaultBufferSize) }
+
+// NewWatcherSize starts a Watcher whose swap buffers, for reads submitted
+// without a buffer, are bufsize bytes.
+func NewWatcherSize(bufsize int) (*Watcher, error) {
+	w := &watcher{
+		descs:   make(map[uintptr]*fdesc),
+		bufSize: max(bufsize, 16),
+		notify:  make(chan struct{}, 1),
+		die:     make(chan struct{}),
+	}
+	w.takeFn, w.expireFn, w.gcFn = w.take, w.expire, w.collect
+	l, err := loop.New(loop.Options{EndOfIteration: w.publish, Logger: slog.Default()})
+	if err != nil {
+		return nil, err
+	}
+	w.l = l
+	if err := l.Start(); err != nil {
+		l.Close()
+		return nil, err
+	}
+	wrapper := &Watcher{w}
+	runtime.AddCleanup(wrapper, func(w *watcher) { go w.Close() }, w)
+	return wrapper, nil
+}
+
+// Close stops the Watcher and closes every connection delegated to it;
+// their pending operations are dropped. Close may be called more than once.
+func (w *watcher) Close() error {
+	w.closeOnce.Do(func() {
+		w.closed.Store(true)
+		close(w.die)
+		w.l.Submit(w.shutdown)
+		w.l.Stop()
+	})
+	return nil
+}
+
+// shutdown closes every connection. It runs on the loop.
+func (w *watcher) shutdown() {
+	for _, d := range w.descs {
+		w.release(d, nil)
+	}
+}
+
+// WaitIO blocks until operations have completed and returns their results.
+// The swap-buffer bytes of the results it returned before may be reused
+// from this call on. After Close it returns ErrWatcherClosed.
+func (w *watcher) WaitIO() ([]OpResult, error) {
+	for {
+		w.rmu.Lock()
+		w.free = append(w.free, w.held...)
+		clear(w.held)
+		w.held = w.held[:0]
+		if w.closed.Load() {
+			w.rmu.Unlock()
+			return nil, ErrWatcherClosed
+		}
+		if len(w.ready) > 0 {
+			r := w.ready
+			w.ready = nil
+			w.held, w.readyBufs = w.readyBufs, w.held
+			w.rmu.Unlock()
+			return r, nil
+		}
+		w.rmu.Unlock()
+		select {
+		case <-w.notify:
+		case <-w.die:
+		}
+	}
+}
+
+// Read submits a read into buf, or, if buf is nil, into the swap buffer.
+// It completes once some bytes arrived.
+func (w *watcher) Read(ctx any, conn net.Conn, buf []byte) error {
+	return w.submit(ctx, OpRead, conn, buf, time.Time{}, false)
+}
+
+// ReadTimeout is Read with a deadline.
+func (w *watcher) ReadTimeout(ctx any, conn net.Conn, buf []byte, deadline time.Time) error {
+	return w.submit(ctx, OpRead, conn, buf, deadline, false)
+}
+
+// ReadFull submits a read that completes once buf is full, or with the
+// error that stopped it, or with ErrDeadline once deadline passes (a zero
+// deadline is none). buf must not be empty.
+func (w *watcher) ReadFull(ctx any, conn net.Conn, buf []byte, deadline time.Time) error {
+	if len(buf) == 0 {
+		return ErrEmptyBuffer
+	}
+	return w.submit(ctx, OpRead, conn, buf, deadline, true)
+}
+
+// Write submits a write of all of buf. buf must not be modified until the
+// write completes.
+func (w *watcher) Write(ctx any, conn net.Conn, buf []byte) error {
+	if len(buf) == 0 {
+		return ErrEmptyBuffer
+	}
+	return w.submit(ctx, OpWrite, conn, buf, time.Time{}, false)
+}
+
+// WriteTimeout is Write with a deadline.
+func (w *watcher) WriteTimeout(ctx any, conn net.Conn, buf []byte, deadline time.Time) error {
+	if len(buf) == 0 {
+		return ErrEmptyBuffer
+	}
+	return w.submit(ctx, OpWrite, conn, buf, deadline, false)
+}
+
+// Free closes conn at once, after the operations submitted before it were
+// started; those still pending complete with io.ErrClosedPipe.
+func (w *watcher) Free(conn net.Conn) error {
+	return w.submit(nil, opDelete, conn, nil, time.Time{}, false)
+}
+
+// GetGC returns how many forgotten connections the garbage collector found,
+// and how many of those the Watcher has closed.
+func (w *watcher) GetGC() (found uint32, closed uint32) {
+	w.gcmu.Lock()
+	defer w.gcmu.Unlock()
+	return w.gcFound, w.gcClosed
+}
+
+// SetPollerAffinity pins the thread that polls to CPU cpuid. Polling and
+// the I/O run on one loop here, so it is SetLoopAffinity.
+func (w *watcher) SetPollerAffinity(cpuid int) error { return w.SetLoopAffinity(cpuid) }
+
+// SetLoopAffinity locks the Watcher's loop to an OS thread and pins that
+// thread to CPU cpuid (Linux; elsewhere only the locking).
+func (w *watcher) SetLoopAffinity(cpuid int) error {
+	if cpuid < 0 || cpuid >= runtime.NumCPU() {
+		return ErrCPUID
+	}
+	errc := make(chan error, 1)
+	if w.l.Submit(func() { errc <- w.l.Pin(cpuid) }) != nil {
+		return ErrConnClosed
+	}
+	if err := <-errc; err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		return err
+	}
+	return nil
+}
+
+func (w *watcher) submit(ctx any, op OpType, conn net.Conn, buf []byte, deadline time.Time, readFull bool) error {
+	if w.closed.Load() {
+		return ErrWatcherClosed
+	}
+	if conn == nil {
+		return ErrUnsupported
+	}
+	v := reflect.ValueOf(conn)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return ErrUnsupported
+	}
+	cb := cbPool.Get().(*aiocb)
+	*cb = aiocb{op: op, ctx: ctx, conn: conn, ptr: v.UnsafePointer(), buf: buf, deadline: deadline, readFull: readFull}
+	w.smu.Lock()
+	first := len(w.pending) == 0
+	w.pending = append(w.pending, cb)
+	w.smu.Unlock()
+	if first && w.l.Submit(w.takeFn) != nil {
+		return ErrWatcherClosed
+	}
+	return nil
+}
+
+// take starts the submitted operations, in order. It runs on the loop.
+func (w *watcher) take() {
+	w.smu.Lock()
+	w.pending, w.taking = w.taking[:0], w.pending
+	w.smu.Unlock()
+	for i, cb := range w.taking {
+		w.taking[i] = nil
+		if w.closed.Load() {
+			recycle(cb)
+			continue
+		}
+		w.start(cb)
+	}
+}
+
+func (w *watcher) start(cb *aiocb) {
+	key := uintptr(cb.ptr)
+	d := w.descs[key]
+	if d != nil && d.ref.Value() != (*byte)(cb.ptr) {
+		// The conn registered at this address was collected, and this is
+		// another one allocated in its place before its cleanup came.
+		w.release(d, io.ErrClosedPipe)
+		d = nil
+	}
+	if cb.op == opDelete {
+		if d != nil {
+			w.release(d, io.ErrClosedPipe)
+		} else {
+			cb.conn.Close() // never submitted: closing it is all Free can do
+		}
+		recycle(cb)
+		return
+	}
+	if d == nil {
+		var err error
+		if d, err = w.adopt(cb.conn, cb.ptr); err != nil {
+			cb.err = err
+			w.complete(cb)
+			return
+		}
+	}
+	cb.desc = d
+	q := &d.readers
+	if cb.op == OpWrite {
+		q = &d.writers
+	}
+	if q.empty() && d.try(cb) {
+		w.complete(cb)
+		return
+	}
+	q.push(cb)
+	if !cb.deadline.IsZero() {
+		cb.tid = w.deadlines.Add(w.when(cb.deadline), cb)
+		w.armDeadline()
+	}
+}
+
+// adopt takes conn over: the loop registers a duplicate of its fd, and the
+// conn itself is closed. It runs on the loop.
+func (w *watcher) adopt(conn net.Conn, ptr unsafe.Pointer) (*fdesc, error) {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return nil, ErrUnsupported
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil, ErrNoRawConn
+	}
+	fd := -1
+	var derr error
+	if err := rc.Control(func(raw uintptr) {
+		if !sock.IsStream(int(raw)) {
+			derr = ErrUnsupported
+			return
+		}
+		fd, derr = sock.Dup(int(raw))
+	}); err != nil {
+		return nil, err
+	}
+	if derr != nil {
+		return nil, derr
+	}
+	d := &fdesc{w: w, fd: fd, key: uintptr(ptr), ref: weak.Make((*byte)(ptr))}
+	if err := w.l.Register(fd, poll.Read|poll.Write|poll.Edge, d); err != nil {
+		sock.Close(fd)
+		return nil, err
+	}
+	conn.Close()
+	w.descs[d.key] = d
+	runtime.AddCleanup((*byte)(ptr), w.collected, d)
+	return d, nil
+}
+
+// release closes d's fd; its pending operations complete with err, or are
+// dropped if err is nil. It runs on the loop.
+func (w *watcher) release(d *fdesc, err error) {
+	if d.closed {
+		return
+	}
+	d.closed = true
+	for _, q := range []*opQueue{&d.readers, &d.writers} {
+		for !q.empty() {
+			cb := q.pop()
+			if err == nil {
+				w.dropDeadline(cb)
+				recycle(cb)
+				continue
+			}
+			cb.err = err
+			w.complete(cb)
+		}
+	}
+	w.l.Unregister(d.fd)
+	sock.Close(d.fd)
+	if w.descs[d.key] == d {
+		delete(w.descs, d.key)
+	}
+}
+
+// collected runs when the garbage collector found a delegated conn
+// unreachable; it hands d to the loop to close.
+func (w *watcher) collected(d *fdesc) {
+	w.gcmu.Lock()
+	w.gcList = append(w.gcList, d)
+	w.gcFound++
+	first := len(w.gcList) == 1
+	w.gcmu.Unlock()
+	if first {
+		w.l.Submit(w.gcFn) // a closed Watcher has closed every fd already
+	}
+}
+
+// collect closes the conns found unreachable. It runs on the loop.
+func (w *watcher) collect() {
+	w.gcmu.Lock()
+	list := w.gcList
+	w.gcList = nil
+	w.gcmu.Unlock()
+	for _, d := range list {
+		w.release(d, io.ErrClosedPipe)
+	}
+	w.gcmu.Lock()
+	w.gcClosed += uint32(len(list))
+	w.gcmu.Unlock()
+}
+
+// complete records cb's result and recycles it. It runs on the loop.
+func (w *watcher) complete(cb *aiocb) {
+	w.dropDeadline(cb)
+	w.done = append(w.done, OpResult{
+		Operation:    cb.op,
+		Context:      cb.ctx,
+		Conn:         cb.conn,
+		Buffer:       cb.buf,
+		IsSwapBuffer: cb.swap,
+		Size:         cb.size,
+		Error:        cb.err,
+	})
+	recycle(cb)
+}
+
+func recycle(cb *aiocb) {
+	*cb = aiocb{}
+	cbPool.Put(cb)
+}
+
+// publish hands the iteration's completions to WaitIO. It runs on the loop
+// at the end of every iteration.
+func (w *watcher) publish() {
+	if len(w.done) == 0 && len(w.doneBufs) == 0 {
+		return
+	}
+	w.rmu.Lock()
+	if w.ready == nil {
+		w.ready = w.done
+		w.done = make([]OpResult, 0, cap(w.done))
+	} else {
+		w.ready = append(w.ready, w.done...)
+		clear(w.done)
+		w.done = w.done[:0]
+	}
+	w.readyBufs = append(w.readyBufs, w.doneBufs...)
+	w.rmu.Unlock()
+	clear(w.doneBufs)
+	w.doneBufs = w.doneBufs[:0]
+	select {
+	case w.notify <- struct{}{}:
+	default:
+	}
+}
+
+// swapSpace returns where a read without a buffer goes: the free end of
+// the swap buffer, or a fresh buffer once that end is small. It runs on
+// the loop.
+func (w *watcher) swapSpace() []byte {
+	if w.swap == nil || len(w.swap)-w.swapOff < min(512, w.bufSize) {
+		if w.swap != nil {
+			w.doneBufs = append(w.doneBufs, w.swap)
+		}
+		w.swap, w.swapOff = w.takeBuffer(), 0
+	}
+	return w.swap[w.swapOff:]
+}
+
+func (w *watcher) takeBuffer() []byte {
+	w.rmu.Lock()
+	defer w.rmu.Unlock()
+	if n := len(w.free); n > 0 {
+		b := w.free[n-1]
+		w.free[n-1] = nil
+		w.free = w.free[:n-1]
+		return b
+	}
+	return make([]byte, w.bufSize)
+}
+
+// when is deadline on the loop's clock, saturated rather than wrapped.
+func (w *watcher) when(deadline time.Time) int64 {
+	now, left := int64(w.l.Now()), int64(time.Until(deadline))
+	if left > math.MaxInt64-now {
+		return math.MaxInt64
+	}
+	return now + left
+}
+
+// armDeadline sets the loop timer for the earliest deadline.
+func (w *watcher) armDeadline() {
+	_, when, ok := w.deadlines.Peek()
+	if !ok || (w.dtimer != 0 && w.dtimerAt <= when) {
+		return
+	}
+	if w.dtimer != 0 {
+		w.l.CancelTimer(w.dtimer)
+	}
+	w.dtimer = w.l.AfterFunc(time.Duration(when)-w.l.Now(), w.expireFn)
+	w.dtimerAt = when
+}
+
+// expire completes the operations whose deadline passed with ErrDeadline.
+func (w *watcher) expire() {
+	w.dtimer = 0
+	now := int64(w.l.Now())
+	for {
+		id, when, ok := w.deadlines.Peek()
+		if !ok || when > now {
+			break
+		}
+		cb, _ := w.deadlines.Remove(id)
+		cb.tid = 0
+		cb.desc.remove(cb)
+		cb.err = ErrDeadline
+		w.complete(cb)
+	}
+	w.armDeadline()
+}
+
+func (w *watcher) dropDeadline(cb *aiocb) {
+	if cb.tid != 0 {
+		w.deadlines.Remove(cb.tid)
+		cb.tid = 0
+	}
+}

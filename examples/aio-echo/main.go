@@ -1,0 +1,75 @@
+// Command aio-echo is gaio's README echo server on evloop's proactor face:
+// the same program, with only the import path changed. One goroutine
+// accepts; one collects completions and submits the next operation; no
+// goroutine waits on any one connection.
+//
+//	go run ./examples/aio-echo -addr 127.0.0.1:7002
+//	nc 127.0.0.1 7002
+package main
+
+import (
+	"flag"
+	"log"
+	"net"
+
+	gaio "github.com/evloop/evloop/aio"
+)
+
+// echoServer waits for completions and sends back everything it read; it
+// does not read a connection again until the write completed.
+func echoServer(w *gaio.Watcher) {
+	for {
+		results, err := w.WaitIO()
+		if err != nil {
+			log.Println(err)
+			return
+		}
+		for _, res := range results {
+			switch res.Operation {
+			case gaio.OpRead:
+				if res.Error == nil {
+					w.Write(nil, res.Conn, res.Buffer[:res.Size])
+				} else {
+					w.Free(res.Conn)
+				}
+			case gaio.OpWrite:
+				if res.Error == nil {
+					w.Read(nil, res.Conn, res.Buffer[:cap(res.Buffer)])
+				} else {
+					w.Free(res.Conn)
+				}
+			}
+		}
+	}
+}
+
+// serve accepts connections on ln and submits each one's first read.
+func serve(w *gaio.Watcher, ln net.Listener) error {
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			return err
+		}
+		if err := w.Read(nil, conn, make([]byte, 128)); err != nil {
+			conn.Close()
+			return err
+		}
+	}
+}
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:7002", "address to listen on")
+	flag.Parse()
+	w, err := gaio.NewWatcher()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer w.Close()
+	go echoServer(w)
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	log.Println("echo server listening on", ln.Addr())
+	log.Println(serve(w, ln))
+}

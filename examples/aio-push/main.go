@@ -1,0 +1,91 @@
+// Command aio-push is gaio's README push server on evloop's proactor face:
+// every second it writes the time to every connected client. A client's
+// write is only submitted once the previous one completed, so a client that
+// does not read holds one pending write, never a growing queue.
+//
+//	go run ./examples/aio-push -addr 127.0.0.1:7003
+//	nc 127.0.0.1 7003
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"time"
+
+	gaio "github.com/evloop/evloop/aio"
+)
+
+// push runs the server's logic until stop is closed: it learns of clients
+// from conns and of completions from w, and pushes every tick.
+func push(w *gaio.Watcher, conns <-chan net.Conn, every time.Duration, stop <-chan struct{}) {
+	results := make(chan gaio.OpResult)
+	go func() {
+		for {
+			res, err := w.WaitIO()
+			if err != nil {
+				close(results)
+				return
+			}
+			for _, r := range res {
+				results <- r
+			}
+		}
+	}()
+	ticker := time.NewTicker(every)
+	defer ticker.Stop()
+	busy := make(map[net.Conn]bool) // a write is pending
+	for {
+		select {
+		case res, ok := <-results:
+			if !ok {
+				return
+			}
+			if res.Error != nil {
+				w.Free(res.Conn)
+				delete(busy, res.Conn)
+				continue
+			}
+			busy[res.Conn] = false
+		case c := <-conns:
+			busy[c] = false
+		case t := <-ticker.C:
+			msg := fmt.Appendf(nil, "%s\n", t.Format(time.RFC3339Nano))
+			for c, pending := range busy {
+				if !pending {
+					w.Write(nil, c, msg)
+					busy[c] = true
+				}
+			}
+		case <-stop:
+			return
+		}
+	}
+}
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:7003", "address to listen on")
+	every := flag.Duration("every", time.Second, "push interval")
+	flag.Parse()
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	log.Println("pushing server listening on", ln.Addr(), ", use telnet to receive push")
+	w, err := gaio.NewWatcher()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer w.Close()
+	conns := make(chan net.Conn)
+	go push(w, conns, *every, nil)
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			log.Println(err)
+			return
+		}
+		conns <- c
+	}
+}
