@@ -147,19 +147,14 @@ func (p *Poller) Wait(events []Event, timeout time.Duration) (int, error) {
 	if len(events) == 0 {
 		return 0, nil
 	}
-	if timeout == 0 || p.rc == nil {
-		n, _, err := p.poll(events, timeoutMillis(timeout))
+	n, woke, err := p.poll(events, 0)
+	if n > 0 || woke || err != nil || timeout == 0 {
 		return n, err
 	}
-	if timeout > 0 {
-		// Events already waiting spare the deadline's timer work.
-		n, woke, err := p.poll(events, 0)
-		if n > 0 || woke || err != nil {
-			return n, err
-		}
+	if p.rc == nil {
+		n, _, err = p.poll(events, timeoutMillis(timeout))
+		return n, err
 	}
-	// Parked, the runtime calls ready first: it polls before parking, so
-	// an unbounded wait needs no poll of its own here.
 	if timeout > 0 {
 		p.file.SetReadDeadline(time.Now().Add(timeout))
 		p.deadline = true
@@ -169,7 +164,7 @@ func (p *Poller) Wait(events []Event, timeout time.Duration) (int, error) {
 	}
 	p.parked = parked{events: events}
 	rerr := p.rc.Read(p.ready)
-	n, err := p.parked.n, p.parked.err
+	n, err = p.parked.n, p.parked.err
 	p.parked = parked{}
 	if rerr != nil && !errors.Is(rerr, os.ErrDeadlineExceeded) {
 		return 0, rerr
