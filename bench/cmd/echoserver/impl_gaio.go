@@ -10,7 +10,10 @@ import (
 	"github.com/xtaci/gaio"
 )
 
-func init() { impls["gaio"] = runGaio }
+func init() {
+	impls["gaio"] = runGaio
+	impls["gaio-default"] = runGaioDefault
+}
 
 // runGaio is gaio's proactor: the accept loop hands each connection to a
 // watcher with a read request; one goroutine per watcher takes completions
@@ -31,13 +34,20 @@ func init() { impls["gaio"] = runGaio }
 // messages instead. The three buffers are allocated once per watcher and
 // only the pages used become resident.
 func runGaio(ctx context.Context, cfg Config) error {
-	return runProactor(ctx, cfg, func() (*gaio.Watcher, error) { return gaio.NewWatcherSize(gaioSwapSize) },
-		func(r gaio.OpResult) proactor.Result {
-			return proactor.Result{Read: r.Operation == gaio.OpRead, Conn: r.Conn, Buf: r.Buffer, Size: r.Size, Err: r.Error}
-		})
+	return runProactor(ctx, cfg, func() (*gaio.Watcher, error) { return gaio.NewWatcherSize(gaioSwapSize) }, gaioResult)
 }
 
 const gaioSwapSize = 4 << 20
+
+// runGaioDefault is runGaio with gaio's default swap buffers (64 KiB), as
+// a program that does not tune them gets.
+func runGaioDefault(ctx context.Context, cfg Config) error {
+	return runProactor(ctx, cfg, gaio.NewWatcher, gaioResult)
+}
+
+func gaioResult(r gaio.OpResult) proactor.Result {
+	return proactor.Result{Read: r.Operation == gaio.OpRead, Conn: r.Conn, Buf: r.Buffer, Size: r.Size, Err: r.Error}
+}
 
 // runProactor serves echo with cfg.Loops watchers made by newWatcher.
 func runProactor[W proactor.Watcher[R], R any](ctx context.Context, cfg Config, newWatcher func() (W, error), conv func(R) proactor.Result) error {
