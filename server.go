@@ -168,13 +168,11 @@ func (ls *loopState) handOff(fd int) {
 
 // take opens the handed-over fds. It runs on the loop.
 func (ls *loopState) take() {
-	shut := ls.s.isShutdown()
+	if ls.s.isShutdown() {
+		ls.closeHanded()
+		return
+	}
 	for _, fd := range ls.takeHanded() {
-		if shut {
-			sock.Close(fd)
-			ls.gone()
-			continue
-		}
 		ls.open(fd)
 	}
 }
@@ -328,12 +326,7 @@ func dupFD(v any) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	fd := -1
-	var derr error
-	if err := rc.Control(func(raw uintptr) { fd, derr = sock.Dup(int(raw)) }); err != nil {
-		return -1, err
-	}
-	return fd, derr
+	return sock.DupRaw(rc, nil)
 }
 
 func (s *Server) addListener(ls *loopState, fd int, addr net.Addr) error {

@@ -330,19 +330,14 @@ func (w *watcher) adopt(conn net.Conn, ptr unsafe.Pointer) (*fdesc, error) {
 	if err != nil {
 		return nil, ErrNoRawConn
 	}
-	fd := -1
-	var derr error
-	if err := rc.Control(func(raw uintptr) {
-		if !sock.IsStream(int(raw)) {
-			derr = ErrUnsupported
-			return
+	fd, err := sock.DupRaw(rc, func(fd int) error {
+		if !sock.IsStream(fd) {
+			return ErrUnsupported
 		}
-		fd, derr = sock.Dup(int(raw))
-	}); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
-	}
-	if derr != nil {
-		return nil, derr
 	}
 	d := &fdesc{w: w, fd: fd, key: uintptr(ptr), ref: weak.Make((*byte)(ptr))}
 	if err := w.l.Register(fd, poll.Read|poll.Write|poll.Edge, d); err != nil {

@@ -355,6 +355,24 @@ func IsStream(fd int) bool {
 	return err == nil && t == unix.SOCK_STREAM
 }
 
+// DupRaw returns a close-on-exec, non-blocking duplicate of rc's fd. If
+// check is not nil it vets the fd first, and its error is returned.
+func DupRaw(rc syscall.RawConn, check func(fd int) error) (int, error) {
+	fd := -1
+	var err error
+	if cerr := rc.Control(func(raw uintptr) {
+		if check != nil {
+			if err = check(int(raw)); err != nil {
+				return
+			}
+		}
+		fd, err = Dup(int(raw))
+	}); cerr != nil {
+		return -1, cerr
+	}
+	return fd, err
+}
+
 // Dup returns a close-on-exec, non-blocking duplicate of fd.
 func Dup(fd int) (int, error) {
 	syscall.ForkLock.RLock()

@@ -5,6 +5,7 @@ package sock
 import (
 	"errors"
 	"net"
+	"syscall"
 	"time"
 )
 
@@ -79,3 +80,5 @@ func ShutdownWrite(fd int) error { return errUnsupported }
 func Dup(fd int) (int, error) { return -1, errUnsupported }
 
 func IsStream(fd int) bool { return false }
+
+func DupRaw(rc syscall.RawConn, check func(fd int) error) (int, error) { return -1, errUnsupported }
