@@ -618,7 +618,6 @@ func TestInterleavedWrites(t *testing.T) {
 	piece := make([]byte, 16<<10)
 	var tick func()
 	tick = func() {
-		busy := false
 		for p, size := range sizes {
 			for i, c := range conns {
 				n := min(size, total-sent[i])
@@ -644,11 +643,13 @@ func TestInterleavedWrites(t *testing.T) {
 				}
 			}
 		}
-		for i := range conns {
-			busy = busy || sent[i] < total
-		}
-		if busy {
-			conns[0].AfterFunc(time.Millisecond, tick)
+		// Tick again on a connection still being written: a closed
+		// connection's timers do not fire.
+		for i, c := range conns {
+			if sent[i] < total {
+				c.AfterFunc(time.Millisecond, tick)
+				break
+			}
 		}
 	}
 	h := &funcHandler{data: func(c *Conn) {
