@@ -27,6 +27,12 @@ var impls = []impl{
 				return Result{Read: r.Operation == gaio.OpRead, Conn: r.Conn, Buf: r.Buffer, Size: r.Size, Err: r.Error}
 			})
 	}},
+	{"gaio-default", func(tb testing.TB) (string, func()) {
+		return serve(tb, gaio.NewWatcher,
+			func(r gaio.OpResult) Result {
+				return Result{Read: r.Operation == gaio.OpRead, Conn: r.Conn, Buf: r.Buffer, Size: r.Size, Err: r.Error}
+			})
+	}},
 	{"aio", func(tb testing.TB) (string, func()) {
 		return serve(tb, aio.NewWatcher,
 			func(r aio.OpResult) Result {
