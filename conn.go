@@ -700,6 +700,10 @@ func (c *Conn) finalizeWith(err, writeErr error) {
 	}
 }
 
+// Loop returns the index of the loop the connection is placed on, for
+// Server.Submit, AfterFunc and Every.
+func (c *Conn) Loop() int { return c.ls.index }
+
 // Closed reports whether the connection is closed or closing.
 func (c *Conn) Closed() bool { return c.state >= closing }
 

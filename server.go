@@ -71,6 +71,12 @@ type Options struct {
 	// Logger receives recovered panics and accept failures (default
 	// slog.Default()).
 	Logger *slog.Logger
+	// BeforeFlush, if set, is called on each loop, with the loop's index,
+	// at the end of every iteration, before the bytes its connections
+	// queued in that iteration are written. An append-only log writes (and
+	// syncs) there, so that no reply leaves before what it acknowledges is
+	// stored. A Write made in BeforeFlush goes out in the same flush.
+	BeforeFlush func(loop int)
 }
 
 func (o *Options) defaults() {
@@ -124,6 +130,7 @@ type Server struct {
 // but for nconns.
 type loopState struct {
 	s      *Server
+	index  int
 	h      Handler
 	l      *loop.Loop
 	rbuf   []byte   // the loop's shared read buffer
@@ -204,7 +211,7 @@ func NewServer(h Handler, opts Options) (*Server, error) {
 	opts.defaults()
 	s := &Server{h: h, opts: opts, seed: maphash.MakeSeed(), drained: make(chan struct{})}
 	for i := range opts.Loops {
-		ls := &loopState{s: s, h: h, rbuf: make([]byte, readBufferSize), iov: make([][]byte, 0, 64), dials: make(map[*Conn]chan<- dialResult)}
+		ls := &loopState{s: s, index: i, h: h, rbuf: make([]byte, readBufferSize), iov: make([][]byte, 0, 64), dials: make(map[*Conn]chan<- dialResult)}
 		ls.takeFn = ls.take
 		l, err := loop.New(loop.Options{
 			LockOSThread:   opts.LockOSThread,
@@ -478,6 +485,9 @@ func (ls *loopState) gone() {
 // Connections dirtied while it runs (by a completion writing to another
 // connection, say) are flushed in the same pass.
 func (ls *loopState) flushDirty() {
+	if f := ls.s.opts.BeforeFlush; f != nil {
+		f(ls.index)
+	}
 	for len(ls.dirty) > 0 {
 		batch := ls.dirty
 		ls.dirty = ls.spare[:0]
@@ -636,6 +646,34 @@ func (s *Server) Close() error {
 	cancel()
 	s.Shutdown(ctx)
 	return nil
+}
+
+// Loops returns the number of the server's event loops.
+func (s *Server) Loops() int { return len(s.loops) }
+
+// Submit runs fn on the goroutine of loop i (0 <= i < Loops()), where fn may
+// use the methods of every Conn placed on that loop and set timers with
+// AfterFunc and Every. Any goroutine may call it; it fails with ErrClosed
+// once the loop is stopped.
+func (s *Server) Submit(i int, fn func()) error {
+	if s.loops[i].l.Submit(fn) != nil {
+		return ErrClosed
+	}
+	return nil
+}
+
+// AfterFunc calls fn on the goroutine of loop i after d. Must be called on
+// that loop's goroutine.
+func (s *Server) AfterFunc(i int, d time.Duration, fn func()) Timer {
+	l := s.loops[i].l
+	return Timer{l: l, id: l.AfterFunc(d, fn)}
+}
+
+// Every calls fn on the goroutine of loop i every period, the first time
+// after period. Must be called on that loop's goroutine.
+func (s *Server) Every(i int, period time.Duration, fn func()) Timer {
+	l := s.loops[i].l
+	return Timer{l: l, id: l.Every(period, period, fn)}
 }
 
 // onLoop runs fn on ls's loop and waits for it.
