@@ -1,0 +1,202 @@
+// Command evkv is a Redis-compatible server on evloop: one event loop owns
+// the keyspace and every connection, as Redis's one thread does.
+//
+//	evkv [--bind 127.0.0.1] [--port 6379] [--requirepass pw]
+//	     [--appendonly yes|no] [--appendfsync always|everysec|no] [--dir .]
+//	     [--maxclients 10000] [--proto-max-bulk-len 512mb] [--config redis.conf]
+//
+// Flags given on the command line win over the config file, whose syntax
+// is redis.conf's ("port 6380", "appendonly yes", one setting a line, #
+// comments). SIGTERM and SIGINT shut down gracefully: the append-only file
+// is written and synced first.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/evloop/evloop/kv"
+)
+
+// settings are the configurable values, by their redis.conf names.
+var settings = []string{"bind", "port", "requirepass", "appendonly", "appendfsync", "dir",
+	"maxclients", "proto-max-bulk-len", "notify-keyspace-events", "databases", "appendfilename"}
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "evkv:", err)
+		os.Exit(1)
+	}
+}
+
+func run(argv []string) error {
+	fs := flag.NewFlagSet("evkv", flag.ContinueOnError)
+	values := map[string]*string{}
+	defaults := map[string]string{"bind": "127.0.0.1", "port": "6379", "appendonly": "no", "appendfsync": "everysec",
+		"dir": ".", "maxclients": "10000", "proto-max-bulk-len": "512mb", "databases": "16", "appendfilename": "appendonly.aof"}
+	for _, name := range settings {
+		values[name] = fs.String(name, defaults[name], "redis.conf's "+name)
+	}
+	configFile := fs.String("config", "", "a config file in redis.conf syntax")
+	if err := fs.Parse(argv); err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *configFile != "" {
+		conf, err := readConfig(*configFile)
+		if err != nil {
+			return err
+		}
+		for k, v := range conf {
+			if !set[k] {
+				*values[k] = v
+			}
+		}
+	}
+	cfg, err := buildConfig(values)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	cfg.Logger = log
+	srv, err := kv.New(cfg)
+	if err != nil {
+		return err
+	}
+	addr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.Port))
+	a, err := srv.Listen("tcp", addr)
+	if err != nil {
+		srv.Shutdown(context.Background())
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("cannot listen on %s: the address is already in use (is another server running on port %d?)", addr, cfg.Port)
+		}
+		return fmt.Errorf("cannot listen on %s: %w", addr, err)
+	}
+	log.Info("evkv ready to accept connections", "addr", a.String(), "appendonly", cfg.AppendOnly)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	select {
+	case s := <-sig:
+		log.Info("evkv shutting down", "signal", s.String())
+	case <-srv.Done():
+		log.Info("evkv shutting down", "reason", "SHUTDOWN")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	log.Info("evkv stopped")
+	return nil
+}
+
+// readConfig reads the settings evkv knows from a redis.conf-style file.
+func readConfig(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || text[0] == '#' {
+			continue
+		}
+		name, val, _ := strings.Cut(text, " ")
+		name = strings.ToLower(name)
+		val = strings.Trim(strings.TrimSpace(val), `"`)
+		if _, ok := indexOf(name); !ok {
+			return nil, fmt.Errorf("%s:%d: unknown or unsupported setting %q", path, line, name)
+		}
+		if name == "bind" {
+			val, _, _ = strings.Cut(val, " ") // the first address
+		}
+		out[name] = val
+	}
+	return out, sc.Err()
+}
+
+func indexOf(name string) (int, bool) {
+	for i, s := range settings {
+		if s == name {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// buildConfig checks the settings and makes them a kv.Config.
+func buildConfig(v map[string]*string) (kv.Config, error) {
+	var cfg kv.Config
+	var err error
+	num := func(name string) int {
+		if err != nil {
+			return 0
+		}
+		n, e := parseMemory(*v[name])
+		if e != nil || n < 0 {
+			err = fmt.Errorf("bad %s %q: want a non-negative number", name, *v[name])
+		}
+		return int(n)
+	}
+	cfg.Bind = *v["bind"]
+	cfg.Port = num("port")
+	cfg.MaxClients = num("maxclients")
+	cfg.ProtoMaxBulkLen = num("proto-max-bulk-len")
+	cfg.Databases = num("databases")
+	if err != nil {
+		return cfg, err
+	}
+	if cfg.Port > 65535 {
+		return cfg, fmt.Errorf("bad port %d", cfg.Port)
+	}
+	switch strings.ToLower(*v["appendonly"]) {
+	case "yes":
+		cfg.AppendOnly = true
+	case "no":
+	default:
+		return cfg, fmt.Errorf("bad appendonly %q: want yes or no", *v["appendonly"])
+	}
+	switch fsync := strings.ToLower(*v["appendfsync"]); fsync {
+	case "always", "everysec", "no":
+		cfg.AppendFsync = fsync
+	default:
+		return cfg, fmt.Errorf("bad appendfsync %q: want always, everysec or no", *v["appendfsync"])
+	}
+	cfg.RequirePass = *v["requirepass"]
+	cfg.Dir = *v["dir"]
+	cfg.AppendFilename = *v["appendfilename"]
+	cfg.NotifyKeyspaceEvents = *v["notify-keyspace-events"]
+	return cfg, nil
+}
+
+// parseMemory parses "512mb", "1gb", "100" as redis.conf does.
+func parseMemory(s string) (int64, error) {
+	l := strings.ToLower(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"b", 1}} {
+		if strings.HasSuffix(l, u.suffix) {
+			l, mult = strings.TrimSuffix(l, u.suffix), u.m
+			break
+		}
+	}
+	n, err := strconv.ParseInt(l, 10, 64)
+	return n * mult, err
+}

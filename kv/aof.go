@@ -1,0 +1,497 @@
+package kv
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/evloop/evloop"
+	"github.com/evloop/evloop/resp"
+)
+
+// aof is the append-only file: every command that changed the keyspace, in
+// RESP, replayed at start. Changes collect in buf during a loop iteration
+// and are written (and, for "always", synced) before that iteration's
+// replies leave, so an acknowledged change is in the file.
+type aof struct {
+	s     *Server
+	path  string
+	f     *os.File
+	fsync string
+	buf   []byte
+	curDB int  // the database the file's last SELECT chose; -1 before any
+	multi bool // a MULTI for the running EXEC is in buf
+	err   error
+	size  int64
+
+	// everysec: a goroutine syncs once a second when there was a write.
+	mu      sync.Mutex
+	written bool
+	stop    chan struct{}
+	stopped chan struct{}
+
+	rw         *rewrite
+	lastRWErr  error
+	rewrites   int64
+	rewriteGen uint16
+}
+
+// openLog opens the log, replaying what it holds.
+func (s *Server) openLog() error {
+	path := filepath.Join(s.cfg.Dir, s.cfg.AppendFilename)
+	if err := s.replayLog(path); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("kv: opening the append-only file: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	s.aof = &aof{s: s, path: path, f: f, fsync: s.cfg.AppendFsync, curDB: -1, size: st.Size()}
+	return nil
+}
+
+// replayLog runs the commands of the log at path, if it exists. A last
+// command cut short (a crash while writing it), or a transaction without
+// its EXEC, is cut off the file, with a log line; anything else malformed
+// stops the start.
+func (s *Server) replayLog(path string) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("kv: reading the append-only file: %w", err)
+	}
+	s.replay = true
+	defer func() { s.replay = false; s.w.Reset() }()
+	c := &client{s: s, db: s.dbs[0], proto: 2, authenticated: true}
+	var p resp.Parser
+	p.MaxBulk = 1 << 62
+	off, good := 0, 0 // good: the end of the last complete command outside a transaction
+	var queued [][][]byte
+	inMulti := false
+	n := 0
+	for off < len(data) {
+		args, m, err := p.Command(data[off:])
+		if err == resp.ErrIncomplete {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("kv: bad format in the append-only file %s at byte %d: %v", path, off, err)
+		}
+		off += m
+		if len(args) == 0 {
+			continue
+		}
+		cmd := lookupName(commands, args[0])
+		if cmd != nil && cmd.subs != nil && len(args) > 1 {
+			cmd = lookupName(cmd.subs, args[1])
+		}
+		if cmd == nil {
+			return fmt.Errorf("kv: unknown command %q in the append-only file %s at byte %d", args[0], path, off-m)
+		}
+		switch cmd.name {
+		case "multi":
+			inMulti = true
+			continue
+		case "exec":
+			for _, q := range queued {
+				s.replayOne(c, q)
+			}
+			queued, inMulti = nil, false
+			good = off
+			continue
+		}
+		if inMulti {
+			queued = append(queued, copyArgs(args))
+			continue
+		}
+		s.replayOne(c, args)
+		n++
+		good = off
+	}
+	if good < len(data) {
+		s.log.Warn("kv: the append-only file ends with an incomplete command or transaction; cutting it off",
+			"file", path, "size", len(data), "kept", good)
+		if err := os.Truncate(path, int64(good)); err != nil {
+			return fmt.Errorf("kv: cutting the append-only file: %w", err)
+		}
+	}
+	s.log.Info("kv: append-only file loaded", "file", path, "commands", n, "keys", s.keyCount())
+	return nil
+}
+
+func (s *Server) replayOne(c *client, args [][]byte) {
+	s.ms = time.Now().UnixMilli()
+	cmd := lookupName(commands, args[0])
+	if cmd.subs != nil {
+		cmd = lookupName(cmd.subs, args[1])
+	}
+	cmd.fn(s, c, args)
+	s.w.Reset()
+}
+
+func (s *Server) keyCount() int {
+	n := 0
+	for _, d := range s.dbs {
+		n += d.size()
+	}
+	return n
+}
+
+// append logs a change made in database dbID.
+func (a *aof) append(dbID int, args [][]byte) {
+	if dbID != a.curDB {
+		a.buf = resp.AppendCommand(a.buf, []byte("SELECT"), strconv.AppendInt(nil, int64(dbID), 10))
+		a.curDB = dbID
+	}
+	if a.s.inExec && !a.multi {
+		a.buf = resp.AppendCommand(a.buf, []byte("MULTI"))
+		a.multi = true
+	}
+	a.buf = resp.AppendCommand(a.buf, args...)
+	if a.rw != nil {
+		a.rw.logged(dbID, args)
+	}
+}
+
+// endTransaction closes the transaction EXEC logged, if it logged any.
+func (a *aof) endTransaction() {
+	if a.multi {
+		a.buf = resp.AppendCommand(a.buf, []byte("EXEC"))
+		a.multi = false
+	}
+}
+
+// flush writes what this iteration logged; with "always" it also syncs.
+// It runs on the loop before the iteration's replies are written.
+func (a *aof) flush() {
+	if len(a.buf) == 0 {
+		return
+	}
+	n, err := a.f.Write(a.buf)
+	a.size += int64(n)
+	if err == nil && a.fsync == "always" {
+		err = a.f.Sync()
+	}
+	if err != nil {
+		if a.err == nil {
+			a.s.log.Error("kv: writing the append-only file", "err", err)
+		}
+		a.err = err
+		a.buf = a.buf[n:]
+		return
+	}
+	if a.err != nil {
+		a.s.log.Info("kv: the append-only file is writable again")
+	}
+	a.err = nil
+	a.buf = a.buf[:0]
+	if a.fsync == "everysec" {
+		a.mu.Lock()
+		a.written = true
+		a.mu.Unlock()
+	}
+}
+
+// startSyncer starts the goroutine that syncs once a second ("everysec").
+func (a *aof) startSyncer(ev *evloop.Server) {
+	a.stop, a.stopped = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(a.stopped)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-a.stop:
+				return
+			case <-t.C:
+			}
+			a.mu.Lock()
+			due := a.written
+			a.written = false
+			f := a.f
+			a.mu.Unlock()
+			if due {
+				if err := f.Sync(); err != nil {
+					a.s.log.Error("kv: syncing the append-only file", "err", err)
+				}
+			}
+		}
+	}()
+}
+
+// cron runs ten times a second: a write that failed is tried again.
+func (a *aof) cron() {
+	if a.err != nil {
+		a.flush()
+	}
+}
+
+// closeLog writes and syncs what is pending and closes the file. It runs
+// on the loop, or before the loop starts.
+func (s *Server) closeLog() error {
+	a := s.aof
+	if a == nil {
+		return nil
+	}
+	s.aof = nil
+	if a.rw != nil {
+		a.rw.abort(errors.New("shutting down"))
+	}
+	if a.stop != nil {
+		close(a.stop)
+		<-a.stopped
+	}
+	a.flush()
+	err := a.err
+	if serr := a.f.Sync(); err == nil {
+		err = serr
+	}
+	if cerr := a.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// writeError is the MISCONF error for writes while the log cannot be
+// written, or "" if it can.
+func (s *Server) writeError() string {
+	if s.aof == nil || s.aof.err == nil {
+		return ""
+	}
+	return "MISCONF Errors writing to the AOF file: " + s.aof.err.Error()
+}
+
+// rewrite compacts the log without stopping the loop: it walks the
+// keyspace a slice per loop iteration, writing each key as the commands
+// that rebuild it into a new file, while the commands served meanwhile
+// are also kept in memory. A command that changes only keys already
+// written is kept as it is; one that changes a key not yet written keeps,
+// instead, the resulting state of every key it changed (DEL and rebuild),
+// and those keys count as written. Replaying the new file — the walk, then
+// what was kept — gives the keyspace as it is when the rewrite ends, which
+// then takes the log's place.
+type rewrite struct {
+	s       *Server
+	a       *aof
+	gen     uint16
+	tmp     *os.File
+	out     *bufio.Writer
+	tail    resp.Writer // commands served during the rewrite
+	db      int         // the database being walked
+	pos     int         // the next slot to walk, from the end down
+	written int64
+	touched []touchedKey // keys the running command changed
+	curDB   int          // the base's last SELECT
+	tailDB  int          // the tail's last SELECT
+	err     error
+	started time.Time
+}
+
+type touchedKey struct {
+	db  *db
+	key string
+}
+
+// startRewrite begins a rewrite, or reports one is running.
+func (s *Server) startRewrite() error {
+	a := s.aof
+	if a == nil {
+		return errors.New("ERR Append only file is disabled")
+	}
+	if a.rw != nil {
+		return errors.New("ERR Background append only file rewriting already in progress")
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(a.path), "temp-rewriteaof-*.aof")
+	if err != nil {
+		return fmt.Errorf("ERR can't create the rewrite file: %v", err)
+	}
+	a.rewriteGen++
+	if a.rewriteGen == 0 { // wrapped: no entry may carry the new generation
+		for _, d := range s.dbs {
+			for i := range d.keys.len() {
+				_, e := d.keys.at(i)
+				e.gen = 0
+			}
+		}
+		a.rewriteGen = 1
+	}
+	rw := &rewrite{s: s, a: a, gen: a.rewriteGen, tmp: tmp, out: bufio.NewWriterSize(tmp, 256<<10),
+		pos: -1, curDB: -1, tailDB: -1, started: time.Now()}
+	a.rw = rw
+	s.ev.Submit(0, rw.step)
+	return nil
+}
+
+// step walks for about a millisecond, then yields to the loop.
+func (rw *rewrite) step() {
+	s := rw.s
+	if rw.a.rw != rw {
+		return // aborted
+	}
+	deadline := time.Now().Add(time.Millisecond)
+	var w resp.Writer
+	for rw.db < len(s.dbs) {
+		d := s.dbs[rw.db]
+		if rw.pos < 0 || rw.pos >= d.keys.len() {
+			rw.pos = min(rw.pos, d.keys.len()-1)
+			if rw.pos < 0 {
+				if rw.db++; rw.db < len(s.dbs) {
+					rw.pos = s.dbs[rw.db].keys.len() - 1
+				}
+				continue
+			}
+		}
+		for n := 0; rw.pos >= 0 && n < 256; n++ {
+			key, e := d.keys.at(rw.pos)
+			rw.pos--
+			if e.gen == rw.gen || (e.exp != 0 && e.exp <= s.now()) {
+				continue
+			}
+			e.gen = rw.gen
+			if rw.curDB != d.id {
+				w.Command([]byte("SELECT"), strconv.AppendInt(nil, int64(d.id), 10))
+				rw.curDB = d.id
+			}
+			writeValue(&w, key, e)
+		}
+		if _, err := rw.out.Write(w.Buf); err != nil {
+			rw.abort(err)
+			return
+		}
+		rw.written += int64(len(w.Buf))
+		w.Reset()
+		if rw.pos < 0 {
+			if rw.db++; rw.db < len(s.dbs) {
+				rw.pos = s.dbs[rw.db].keys.len() - 1
+			}
+		}
+		if time.Now().After(deadline) {
+			s.ev.Submit(0, rw.step)
+			return
+		}
+	}
+	rw.finish()
+}
+
+// writeValue writes the commands that rebuild key's value and expiry.
+func writeValue(w *resp.Writer, key string, e *entry) {
+	k := []byte(key)
+	switch o := e.obj.(type) {
+	case nil:
+		w.Command([]byte("SET"), k, []byte(e.str))
+	case *list:
+		o.rewrite(w, k)
+	case *hash:
+		o.rewrite(w, k)
+	case *set:
+		o.rewrite(w, k)
+	case *zset:
+		o.rewrite(w, k)
+	}
+	if e.exp != 0 {
+		w.Command([]byte("PEXPIREAT"), k, strconv.AppendInt(nil, e.exp, 10))
+	}
+}
+
+// touch notes that the running command changed key.
+func (rw *rewrite) touch(d *db, key []byte) {
+	for _, t := range rw.touched {
+		if t.db == d && t.key == string(key) {
+			return
+		}
+	}
+	rw.touched = append(rw.touched, touchedKey{db: d, key: string(key)})
+}
+
+// logged keeps a command logged during the rewrite, as described on
+// rewrite.
+func (rw *rewrite) logged(dbID int, args [][]byte) {
+	touched := rw.touched
+	rw.touched = rw.touched[:0]
+	allWritten := true
+	for _, t := range touched {
+		if e := t.db.keys.get([]byte(t.key)); e == nil || e.gen != rw.gen {
+			allWritten = false
+		}
+	}
+	if allWritten {
+		rw.selectDB(dbID)
+		rw.tail.Command(args...)
+		return
+	}
+	for _, t := range touched {
+		rw.selectDB(t.db.id)
+		k := []byte(t.key)
+		rw.tail.Command([]byte("DEL"), k)
+		if e := t.db.keys.get(k); e != nil {
+			e.gen = rw.gen
+			writeValue(&rw.tail, t.key, e)
+		}
+	}
+}
+
+func (rw *rewrite) selectDB(id int) {
+	if rw.tailDB != id {
+		rw.tail.Command([]byte("SELECT"), strconv.AppendInt(nil, int64(id), 10))
+		rw.tailDB = id
+	}
+}
+
+// finish writes what was kept after the walk, syncs the new file and puts
+// it in the log's place.
+func (rw *rewrite) finish() {
+	a := rw.a
+	a.flush() // the old file gets everything up to here
+	_, err := rw.out.Write(rw.tail.Buf)
+	if err == nil {
+		err = rw.out.Flush()
+	}
+	if err == nil {
+		err = rw.tmp.Sync()
+	}
+	if err == nil {
+		err = os.Rename(rw.tmp.Name(), a.path)
+	}
+	if err != nil {
+		rw.abort(err)
+		return
+	}
+	st, _ := rw.tmp.Stat()
+	a.mu.Lock()
+	old := a.f
+	a.f = rw.tmp
+	a.mu.Unlock()
+	old.Close()
+	if st != nil {
+		a.size = st.Size()
+	}
+	a.curDB = rw.tailDB
+	if a.curDB < 0 {
+		a.curDB = rw.curDB
+	}
+	a.rw = nil
+	a.lastRWErr = nil
+	a.rewrites++
+	rw.s.log.Info("kv: append-only file rewritten", "file", a.path, "bytes", a.size, "took", time.Since(rw.started))
+}
+
+// abort gives the rewrite up; the old log stays in use.
+func (rw *rewrite) abort(err error) {
+	rw.a.rw = nil
+	rw.a.lastRWErr = err
+	rw.tmp.Close()
+	os.Remove(rw.tmp.Name())
+	rw.s.log.Error("kv: append-only file rewrite failed", "err", err)
+}

@@ -1,0 +1,190 @@
+package kv
+
+import (
+	"math"
+	"time"
+
+	"github.com/evloop/evloop"
+)
+
+// blockState is what a client blocked by BLPOP and its kin waits for.
+type blockState struct {
+	db    *db
+	keys  []string
+	timer evloop.Timer
+	armed bool
+	// serve tries to answer from key, which received data, writing the
+	// reply to s.w, and reports whether it did (the key may hold the wrong
+	// type or be empty again by now).
+	serve func(key []byte) bool
+	// timedOut writes the reply for a timeout.
+	timedOut func()
+}
+
+// readyKey is a key that received data while clients were blocked on it.
+type readyKey struct {
+	db  *db
+	key string
+}
+
+// parseTimeout parses a blocking command's timeout: seconds, fractions
+// allowed; 0 waits forever.
+func (s *Server) parseTimeout(b []byte) (time.Duration, bool) {
+	f, ok := parseFloat(b)
+	if !ok || math.IsInf(f, 0) || f*1e9 > math.MaxInt64 {
+		s.w.Error(errTimeout)
+		return 0, false
+	}
+	if f < 0 {
+		s.w.Error(errNegTimeout)
+		return 0, false
+	}
+	return time.Duration(f * float64(time.Second)), true
+}
+
+// block makes c wait for data on keys: serve runs when one of them
+// receives some, timedOut when timeout (0: never) passes first. In a
+// transaction, where nothing blocks, timedOut answers at once.
+func (s *Server) block(c *client, keys [][]byte, timeout time.Duration, serve func(key []byte) bool, timedOut func()) {
+	if s.inExec || s.replay {
+		timedOut()
+		return
+	}
+	b := &blockState{db: c.db, serve: serve, timedOut: timedOut}
+	if c.db.blocking == nil {
+		c.db.blocking = make(map[string][]*client)
+	}
+	for _, k := range keys {
+		key := string(k)
+		dup := false
+		for _, o := range b.keys {
+			dup = dup || o == key
+		}
+		if dup {
+			continue
+		}
+		b.keys = append(b.keys, key)
+		c.db.blocking[key] = append(c.db.blocking[key], c)
+	}
+	if timeout > 0 {
+		b.timer = s.ev.AfterFunc(0, timeout, func() { s.unblockTimeout(c) })
+		b.armed = true
+	}
+	c.block = b
+}
+
+// unblock releases c from waiting, if it was, without a reply.
+func (s *Server) unblock(c *client) {
+	b := c.block
+	if b == nil {
+		return
+	}
+	c.block = nil
+	if b.armed {
+		b.timer.Stop()
+	}
+	for _, key := range b.keys {
+		list := b.db.blocking[key]
+		for i, o := range list {
+			if o == c {
+				list = append(list[:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(b.db.blocking, key)
+		} else {
+			b.db.blocking[key] = list
+		}
+	}
+}
+
+// resume writes what c's reply holds and goes on with its pipeline.
+func (s *Server) resume(c *client) {
+	s.flushReply(c)
+	if !c.closed && c.conn.InboundBuffered() > 0 {
+		c.conn.Wake()
+	}
+}
+
+// unblockTimeout answers a blocked client whose time ran out.
+func (s *Server) unblockTimeout(c *client) {
+	b := c.block
+	if b == nil || c.closed {
+		return
+	}
+	s.unblock(c)
+	s.cur, s.w.Proto = c, c.proto
+	b.timedOut()
+	s.cur = nil
+	s.resume(c)
+}
+
+// unblockWithError answers a blocked client with an error (CLIENT UNBLOCK).
+func (s *Server) unblockWithError(c *client, msg string) {
+	if c.block == nil {
+		return
+	}
+	s.unblock(c)
+	w, send := s.to(c)
+	w.Error(msg)
+	send()
+	if !c.closed && c.conn.InboundBuffered() > 0 {
+		c.conn.Wake()
+	}
+}
+
+// signalReady notes that key received data, for the clients blocked on it.
+func (s *Server) signalReady(d *db, key []byte) {
+	if len(d.blocking[string(key)]) == 0 {
+		return
+	}
+	for _, r := range s.ready {
+		if r.db == d && r.key == string(key) {
+			return
+		}
+	}
+	s.ready = append(s.ready, readyKey{db: d, key: string(key)})
+}
+
+// signalAllReady is signalReady for every key of d clients wait on (after
+// SWAPDB).
+func (s *Server) signalAllReady(d *db) {
+	for key := range d.blocking {
+		s.signalReady(d, []byte(key))
+	}
+}
+
+// handleReady serves the clients blocked on keys that received data, first
+// come first served, for as long as each key has data for them. It runs
+// after each client's batch of commands, when no reply is pending.
+func (s *Server) handleReady() {
+	for len(s.ready) > 0 {
+		ready := s.ready
+		s.ready = nil
+		for _, r := range ready {
+			key := []byte(r.key)
+			for _, c := range append([]*client(nil), r.db.blocking[r.key]...) {
+				b := c.block
+				if b == nil || c.closed {
+					continue
+				}
+				s.cur, s.w.Proto = c, c.proto
+				dirty := s.stats.dirty
+				s.prop.begin()
+				s.ms = time.Now().UnixMilli()
+				served := b.serve(key)
+				if s.stats.dirty != dirty || s.prop.override {
+					s.prop.end(s, r.db.id, nil)
+				}
+				s.cur = nil
+				if !served {
+					s.w.Reset()
+					break
+				}
+				s.unblock(c)
+				s.resume(c)
+			}
+		}
+	}
+}

@@ -1,0 +1,60 @@
+package kv
+
+import (
+	"time"
+
+	"github.com/evloop/evloop"
+	"github.com/evloop/evloop/resp"
+)
+
+// client flags.
+const (
+	flagMulti           uint16 = 1 << iota // in MULTI: commands are queued
+	flagDirtyCAS                           // a WATCHed key changed: EXEC fails
+	flagDirtyExec                          // a command failed to queue: EXEC aborts
+	flagCloseAfterReply                    // QUIT, a protocol error: close once the replies are out
+	flagNoEvict
+)
+
+// client is one connection's state. Owned by the loop.
+type client struct {
+	s             *Server
+	conn          *evloop.Conn
+	id            int64
+	db            *db
+	proto         int // 2 or 3
+	authenticated bool
+	flags         uint16
+	closed        bool
+	parser        resp.Parser
+	name          string
+	libName       string
+	libVer        string
+	created       time.Time
+	lastCmd       string
+	lastActive    int64 // Unix ms
+
+	multi   [][][]byte // queued in MULTI, copies
+	watched []watchedKey
+
+	channels map[string]struct{}
+	patterns map[string]struct{}
+
+	block *blockState // non-nil while blocked
+}
+
+func newClient(s *Server, conn *evloop.Conn, id int64) *client {
+	c := &client{s: s, conn: conn, id: id, db: s.dbs[0], proto: 2, created: time.Now()}
+	c.authenticated = s.cfg.RequirePass == ""
+	c.parser.MaxBulk = s.cfg.ProtoMaxBulkLen
+	return c
+}
+
+func (c *client) blocked() bool { return c.block != nil }
+
+// subscriptions returns how many channels and patterns c is subscribed to.
+func (c *client) subscriptions() int { return len(c.channels) + len(c.patterns) }
+
+// inPubSub reports whether c is in RESP2's subscribed mode, where only the
+// subscription commands, PING, QUIT and RESET are served.
+func (c *client) inPubSub() bool { return c.proto == 2 && c.subscriptions() > 0 }

@@ -1,0 +1,622 @@
+package kv
+
+import (
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+)
+
+func init() {
+	register(
+		cmd("del", -2, "write", 1, -1, 1, "generic", "1.0.0", "Deletes one or more keys.", delCommand),
+		cmd("unlink", -2, "write fast", 1, -1, 1, "generic", "4.0.0", "Asynchronously deletes one or more keys.", delCommand),
+		cmd("exists", -2, "readonly fast", 1, -1, 1, "generic", "1.0.0", "Determines whether one or more keys exist.", existsCommand),
+		cmd("type", 2, "readonly fast", 1, 1, 1, "generic", "1.0.0", "Determines the type of value stored at a key.", typeCommand),
+		cmd("keys", 2, "readonly", 0, 0, 0, "generic", "1.0.0", "Returns all key names that match a pattern.", keysCommand),
+		cmd("scan", -2, "readonly", 0, 0, 0, "generic", "2.8.0", "Iterates over the key names in the database.", scanCommand),
+		cmd("randomkey", 1, "readonly", 0, 0, 0, "generic", "1.0.0", "Returns a random key name from the database.", randomkeyCommand),
+		cmd("rename", 3, "write", 1, 2, 1, "generic", "1.0.0", "Renames a key and overwrites the destination.", renameCommand),
+		cmd("renamenx", 3, "write fast", 1, 2, 1, "generic", "1.0.0", "Renames a key only when the target key name doesn't exist.", renamenxCommand),
+		cmd("expire", -3, "write fast", 1, 1, 1, "generic", "1.0.0", "Sets the expiration time of a key in seconds.", expireCommand),
+		cmd("pexpire", -3, "write fast", 1, 1, 1, "generic", "2.6.0", "Sets the expiration time of a key in milliseconds.", pexpireCommand),
+		cmd("expireat", -3, "write fast", 1, 1, 1, "generic", "1.2.0", "Sets the expiration time of a key to a Unix timestamp.", expireatCommand),
+		cmd("pexpireat", -3, "write fast", 1, 1, 1, "generic", "2.6.0", "Sets the expiration time of a key to a Unix milliseconds timestamp.", pexpireatCommand),
+		cmd("ttl", 2, "readonly fast", 1, 1, 1, "generic", "1.0.0", "Returns the expiration time in seconds of a key.", ttlCommand),
+		cmd("pttl", 2, "readonly fast", 1, 1, 1, "generic", "2.6.0", "Returns the expiration time in milliseconds of a key.", pttlCommand),
+		cmd("expiretime", 2, "readonly fast", 1, 1, 1, "generic", "7.0.0", "Returns the expiration time of a key as a Unix timestamp.", expiretimeCommand),
+		cmd("pexpiretime", 2, "readonly fast", 1, 1, 1, "generic", "7.0.0", "Returns the expiration time of a key as a Unix milliseconds timestamp.", pexpiretimeCommand),
+		cmd("persist", 2, "write fast", 1, 1, 1, "generic", "2.2.0", "Removes the expiration time of a key.", persistCommand),
+		cmd("touch", -2, "readonly fast", 1, -1, 1, "generic", "3.2.1", "Returns the number of existing keys out of those specified after updating the time they were last accessed.", touchCommand),
+		cmd("copy", -3, "write denyoom", 1, 2, 1, "generic", "6.2.0", "Copies the value of a key to a new key.", copyCommand),
+		cmd("move", 3, "write fast", 1, 1, 1, "generic", "2.0.0", "Moves a key to another database.", moveCommand),
+		cmd("dbsize", 1, "readonly fast", 0, 0, 0, "server", "1.0.0", "Returns the number of keys in the database.", dbsizeCommand),
+		cmd("flushdb", -1, "write", 0, 0, 0, "server", "1.0.0", "Remove all keys from the current database.", flushdbCommand),
+		cmd("flushall", -1, "write", 0, 0, 0, "server", "1.0.0", "Removes all keys from all databases.", flushallCommand),
+		cmd("swapdb", 3, "write fast", 0, 0, 0, "server", "4.0.0", "Swaps two Redis databases.", swapdbCommand),
+		cmd("object", -2, "", 0, 0, 0, "generic", "2.2.3", "A container for object introspection commands.", nil).withSubs(
+			cmd("encoding", 3, "readonly", 2, 2, 1, "", "2.2.3", "Returns the internal encoding of a Redis object.", objectEncoding),
+			cmd("refcount", 3, "readonly", 2, 2, 1, "", "2.2.3", "Returns the reference count of a value of a key.", objectRefcount),
+			cmd("idletime", 3, "readonly", 2, 2, 1, "", "2.2.3", "Returns the time since the last access to a Redis object.", objectIdletime),
+			cmd("freq", 3, "readonly", 2, 2, 1, "", "4.0.0", "Returns the logarithmic access frequency counter of a Redis object.", objectFreq),
+			cmd("help", 2, "loading stale", 0, 0, 0, "", "6.2.0", "Returns helpful text about the different subcommands.", objectHelp),
+		),
+	)
+}
+
+// modified records a change to key: the command is logged, and clients
+// WATCHing key will fail their EXEC.
+func (s *Server) modified(d *db, key []byte) {
+	s.dirty(1)
+	if s.aof != nil && s.aof.rw != nil {
+		s.aof.rw.touch(d, key)
+	}
+	s.touchWatched(d, key)
+}
+
+// deleteKey deletes key, if present, with its "del" event.
+func (s *Server) deleteKey(d *db, key []byte) bool {
+	if !d.remove(key) {
+		return false
+	}
+	s.modified(d, key)
+	s.notify(notifyGeneric, "del", key, d.id)
+	return true
+}
+
+func delCommand(s *Server, c *client, args [][]byte) {
+	n := 0
+	for _, key := range args[1:] {
+		if c.db.exists(key) && s.deleteKey(c.db, key) {
+			n++
+		}
+	}
+	s.w.Int(int64(n))
+}
+
+func existsCommand(s *Server, c *client, args [][]byte) {
+	n := 0
+	for _, key := range args[1:] {
+		if c.db.exists(key) {
+			n++
+		}
+	}
+	s.w.Int(int64(n))
+}
+
+func typeCommand(s *Server, c *client, args [][]byte) {
+	e := c.db.lookup(args[1])
+	if e == nil {
+		s.w.Simple(typeNone)
+		return
+	}
+	s.w.Simple(e.typeName())
+}
+
+func keysCommand(s *Server, c *client, args [][]byte) {
+	pattern := args[1]
+	all := len(pattern) == 1 && pattern[0] == '*'
+	var out []string
+	now := s.now()
+	for i := range c.db.keys.len() {
+		key, e := c.db.keys.at(i)
+		if e.exp != 0 && e.exp <= now {
+			continue
+		}
+		if all || globMatch(pattern, []byte(key), false) {
+			out = append(out, key)
+		}
+	}
+	s.w.Array(len(out))
+	for _, k := range out {
+		s.w.BulkString(k)
+	}
+}
+
+// parseCursor parses a SCAN cursor.
+func parseCursor(b []byte) (uint64, bool) {
+	v, err := strconv.ParseUint(string(b), 10, 64)
+	return v, err == nil
+}
+
+// scanOptions are SCAN's MATCH, COUNT and TYPE.
+type scanOptions struct {
+	match []byte
+	count int
+	typ   string
+}
+
+// parseScanOptions parses args from position i on, writing the error if
+// they are bad. withType allows TYPE (SCAN only).
+func (s *Server) parseScanOptions(args [][]byte, i int, withType bool) (scanOptions, bool) {
+	o := scanOptions{count: 10}
+	for ; i < len(args); i += 2 {
+		if i+1 >= len(args) {
+			s.w.Error(errSyntax)
+			return o, false
+		}
+		switch strings.ToLower(string(args[i])) {
+		case "match":
+			o.match = args[i+1]
+			if len(o.match) == 1 && o.match[0] == '*' {
+				o.match = nil
+			}
+		case "count":
+			n, ok := parseInt(args[i+1])
+			if !ok {
+				s.w.Error(errNotInt)
+				return o, false
+			}
+			if n < 1 {
+				s.w.Error(errSyntax)
+				return o, false
+			}
+			o.count = int(min(n, math.MaxInt32))
+		case "type":
+			if !withType {
+				s.w.Error(errSyntax)
+				return o, false
+			}
+			o.typ = strings.ToLower(string(args[i+1]))
+		default:
+			s.w.Error(errSyntax)
+			return o, false
+		}
+	}
+	return o, true
+}
+
+func scanCommand(s *Server, c *client, args [][]byte) {
+	cursor, ok := parseCursor(args[1])
+	if !ok {
+		s.w.Error("ERR invalid cursor")
+		return
+	}
+	o, ok := s.parseScanOptions(args, 2, true)
+	if !ok {
+		return
+	}
+	var keys []string
+	next := c.db.keys.scan(cursor, o.count, func(key string, e *entry) {
+		keys = append(keys, key)
+	})
+	out := keys[:0]
+	for _, key := range keys {
+		e := c.db.lookup([]byte(key)) // expires it if due
+		if e == nil || (o.match != nil && !globMatch(o.match, []byte(key), false)) || (o.typ != "" && e.typeName() != o.typ) {
+			continue
+		}
+		out = append(out, key)
+	}
+	s.w.Array(2)
+	s.w.BulkString(strconv.FormatUint(next, 10))
+	s.w.Array(len(out))
+	for _, k := range out {
+		s.w.BulkString(k)
+	}
+}
+
+func randomkeyCommand(s *Server, c *client, args [][]byte) {
+	for tries := 0; c.db.keys.len() > 0; tries++ {
+		key, e := c.db.keys.at(c.db.keys.random())
+		if e.exp != 0 && e.exp <= s.now() && tries < 100 {
+			c.db.expire([]byte(key))
+			continue
+		}
+		s.w.BulkString(key)
+		return
+	}
+	s.w.Null()
+}
+
+func renameCommand(s *Server, c *client, args [][]byte)   { renameGeneric(s, c, args, false) }
+func renamenxCommand(s *Server, c *client, args [][]byte) { renameGeneric(s, c, args, true) }
+
+func renameGeneric(s *Server, c *client, args [][]byte, nx bool) {
+	src, dst := args[1], args[2]
+	e := c.db.lookup(src)
+	if e == nil {
+		s.w.Error(errNoKey)
+		return
+	}
+	if string(src) == string(dst) {
+		if nx {
+			s.w.Int(0)
+		} else {
+			s.w.OK()
+		}
+		return
+	}
+	if nx && c.db.exists(dst) {
+		s.w.Int(0)
+		return
+	}
+	val := *e
+	c.db.remove(src)
+	c.db.remove(dst)
+	ne, _ := c.db.keys.put(dst)
+	*ne = val
+	if val.exp != 0 {
+		c.db.expires.put(dst)
+	}
+	s.modified(c.db, src)
+	s.modified(c.db, dst)
+	s.notify(notifyGeneric, "rename_from", src, c.db.id)
+	s.notify(notifyGeneric, "rename_to", dst, c.db.id)
+	s.signalReady(c.db, dst)
+	if nx {
+		s.w.Int(1)
+	} else {
+		s.w.OK()
+	}
+}
+
+func expireCommand(s *Server, c *client, args [][]byte)    { expireGeneric(s, c, args, true, false) }
+func pexpireCommand(s *Server, c *client, args [][]byte)   { expireGeneric(s, c, args, false, false) }
+func expireatCommand(s *Server, c *client, args [][]byte)  { expireGeneric(s, c, args, true, true) }
+func pexpireatCommand(s *Server, c *client, args [][]byte) { expireGeneric(s, c, args, false, true) }
+
+// expireGeneric is EXPIRE and its kin, with NX, XX, GT and LT.
+func expireGeneric(s *Server, c *client, args [][]byte, seconds, absolute bool) {
+	var nx, xx, gt, lt bool
+	for _, a := range args[3:] {
+		switch strings.ToUpper(string(a)) {
+		case "NX":
+			nx = true
+		case "XX":
+			xx = true
+		case "GT":
+			gt = true
+		case "LT":
+			lt = true
+		default:
+			s.w.Error("ERR Unsupported option " + string(a))
+			return
+		}
+	}
+	if nx && (xx || gt || lt) {
+		s.w.Error("ERR NX and XX, GT or LT options at the same time are not compatible")
+		return
+	}
+	if gt && lt {
+		s.w.Error("ERR GT and LT options at the same time are not compatible")
+		return
+	}
+	n, ok := parseInt(args[2])
+	if !ok {
+		s.w.Error(errNotInt)
+		return
+	}
+	name := strings.ToLower(string(args[0]))
+	at := n
+	if seconds {
+		if at > math.MaxInt64/1000 || at < math.MinInt64/1000 {
+			s.w.Error("ERR invalid expire time in '" + name + "' command")
+			return
+		}
+		at *= 1000
+	}
+	if !absolute {
+		if (at > 0 && at > math.MaxInt64-s.now()) || (at < 0 && at < math.MinInt64+s.now()) {
+			s.w.Error("ERR invalid expire time in '" + name + "' command")
+			return
+		}
+		at += s.now()
+	}
+	key := args[1]
+	e := c.db.lookup(key)
+	if e == nil {
+		s.w.Int(0)
+		return
+	}
+	cur := e.exp
+	switch {
+	case nx && cur != 0,
+		xx && cur == 0,
+		gt && (cur == 0 || at <= cur), // no TTL counts as infinite
+		lt && cur != 0 && at >= cur:
+		s.w.Int(0)
+		return
+	}
+	if at <= s.now() {
+		s.deleteKey(c.db, key)
+		s.rewrite([]byte("DEL"), key)
+		s.w.Int(1)
+		return
+	}
+	c.db.setExpire(key, e, at)
+	s.modified(c.db, key)
+	s.notify(notifyGeneric, "expire", key, c.db.id)
+	s.rewrite([]byte("PEXPIREAT"), key, strconv.AppendInt(nil, at, 10))
+	s.w.Int(1)
+}
+
+// ttlGeneric replies with key's remaining time or deadline: -2 if absent,
+// -1 if it has none.
+func ttlGeneric(s *Server, c *client, key []byte, ms, absolute bool) {
+	e := c.db.lookup(key)
+	switch {
+	case e == nil:
+		s.w.Int(-2)
+	case e.exp == 0:
+		s.w.Int(-1)
+	default:
+		v := e.exp
+		if !absolute {
+			v = max(v-s.now(), 0)
+		}
+		if !ms {
+			if absolute {
+				v /= 1000
+			} else {
+				v = (v + 500) / 1000
+			}
+		}
+		s.w.Int(v)
+	}
+}
+
+func ttlCommand(s *Server, c *client, args [][]byte)  { ttlGeneric(s, c, args[1], false, false) }
+func pttlCommand(s *Server, c *client, args [][]byte) { ttlGeneric(s, c, args[1], true, false) }
+func expiretimeCommand(s *Server, c *client, args [][]byte) {
+	ttlGeneric(s, c, args[1], false, true)
+}
+func pexpiretimeCommand(s *Server, c *client, args [][]byte) {
+	ttlGeneric(s, c, args[1], true, true)
+}
+
+func persistCommand(s *Server, c *client, args [][]byte) {
+	e := c.db.lookup(args[1])
+	if e == nil || !c.db.persist(args[1], e) {
+		s.w.Int(0)
+		return
+	}
+	s.modified(c.db, args[1])
+	s.notify(notifyGeneric, "persist", args[1], c.db.id)
+	s.w.Int(1)
+}
+
+func touchCommand(s *Server, c *client, args [][]byte) {
+	n := 0
+	for _, key := range args[1:] {
+		if c.db.lookup(key) != nil {
+			n++
+		}
+	}
+	s.w.Int(int64(n))
+}
+
+// cloneValue returns a deep copy of a value of any type.
+func cloneValue(e entry) entry {
+	switch o := e.obj.(type) {
+	case *list:
+		e.obj = o.clone()
+	case *hash:
+		e.obj = o.clone()
+	case *set:
+		e.obj = o.clone()
+	case *zset:
+		e.obj = o.clone()
+	}
+	return e
+}
+
+func copyCommand(s *Server, c *client, args [][]byte) {
+	src, dst := args[1], args[2]
+	target := c.db
+	replace := false
+	for i := 3; i < len(args); i++ {
+		switch strings.ToLower(string(args[i])) {
+		case "replace":
+			replace = true
+		case "db":
+			if i+1 >= len(args) {
+				s.w.Error(errSyntax)
+				return
+			}
+			n, ok := parseInt(args[i+1])
+			if !ok {
+				s.w.Error(errNotInt)
+				return
+			}
+			if n < 0 || n >= int64(len(s.dbs)) {
+				s.w.Error("ERR DB index is out of range")
+				return
+			}
+			target = s.dbs[n]
+			i++
+		default:
+			s.w.Error(errSyntax)
+			return
+		}
+	}
+	if target == c.db && string(src) == string(dst) {
+		s.w.Error("ERR source and destination objects are the same")
+		return
+	}
+	e := c.db.lookup(src)
+	if e == nil {
+		s.w.Int(0)
+		return
+	}
+	if target.exists(dst) {
+		if !replace {
+			s.w.Int(0)
+			return
+		}
+		s.deleteKey(target, dst)
+	}
+	val := cloneValue(*e)
+	val.lru = s.clock()
+	ne, _ := target.keys.put(dst)
+	*ne = val
+	if val.exp != 0 {
+		target.expires.put(dst)
+	}
+	s.modified(target, dst)
+	s.notify(notifyGeneric, "copy_to", dst, target.id)
+	s.signalReady(target, dst)
+	s.w.Int(1)
+}
+
+func moveCommand(s *Server, c *client, args [][]byte) {
+	n, ok := parseInt(args[2])
+	if !ok {
+		s.w.Error(errNotInt)
+		return
+	}
+	if n < 0 || n >= int64(len(s.dbs)) {
+		s.w.Error(errDBIndex)
+		return
+	}
+	target := s.dbs[n]
+	if target == c.db {
+		s.w.Error("ERR source and destination objects are the same")
+		return
+	}
+	key := args[1]
+	e := c.db.lookup(key)
+	if e == nil || target.exists(key) {
+		s.w.Int(0)
+		return
+	}
+	val := *e
+	c.db.remove(key)
+	ne, _ := target.keys.put(key)
+	*ne = val
+	if val.exp != 0 {
+		target.expires.put(key)
+	}
+	s.modified(c.db, key)
+	s.modified(target, key)
+	s.notify(notifyGeneric, "move_from", key, c.db.id)
+	s.notify(notifyGeneric, "move_to", key, target.id)
+	s.signalReady(target, key)
+	s.w.Int(1)
+}
+
+func dbsizeCommand(s *Server, c *client, args [][]byte) { s.w.Int(int64(c.db.size())) }
+
+// parseFlushMode checks FLUSHDB's and FLUSHALL's optional ASYNC or SYNC.
+func (s *Server) parseFlushMode(args [][]byte) bool {
+	if len(args) > 2 {
+		s.w.Error(errSyntax)
+		return false
+	}
+	if len(args) == 2 {
+		switch strings.ToUpper(string(args[1])) {
+		case "ASYNC", "SYNC":
+		default:
+			s.w.Error(errSyntax)
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Server) flushDB(d *db) {
+	n := d.size()
+	for i := range d.keys.len() {
+		key, _ := d.keys.at(i)
+		s.touchWatched(d, []byte(key))
+	}
+	d.flush()
+	s.dirty(max(n, 1))
+}
+
+func flushdbCommand(s *Server, c *client, args [][]byte) {
+	if !s.parseFlushMode(args) {
+		return
+	}
+	s.flushDB(c.db)
+	s.w.OK()
+}
+
+func flushallCommand(s *Server, c *client, args [][]byte) {
+	if !s.parseFlushMode(args) {
+		return
+	}
+	for _, d := range s.dbs {
+		s.flushDB(d)
+	}
+	s.w.OK()
+}
+
+func swapdbCommand(s *Server, c *client, args [][]byte) {
+	a, ok1 := parseInt(args[1])
+	b, ok2 := parseInt(args[2])
+	if !ok1 {
+		s.w.Error("ERR invalid first DB index")
+		return
+	}
+	if !ok2 {
+		s.w.Error("ERR invalid second DB index")
+		return
+	}
+	if a < 0 || a >= int64(len(s.dbs)) || b < 0 || b >= int64(len(s.dbs)) {
+		s.w.Error(errDBIndex)
+		return
+	}
+	da, dbb := s.dbs[a], s.dbs[b]
+	if s.aof != nil && s.aof.rw != nil {
+		s.aof.rw.abort(errors.New("SWAPDB during the rewrite"))
+	}
+	for _, d := range []*db{da, dbb} {
+		for i := range d.keys.len() {
+			key, _ := d.keys.at(i)
+			s.touchWatched(d, []byte(key))
+		}
+	}
+	da.keys, dbb.keys = dbb.keys, da.keys
+	da.expires, dbb.expires = dbb.expires, da.expires
+	s.dirty(1)
+	s.signalAllReady(da)
+	s.signalAllReady(dbb)
+	s.w.OK()
+}
+
+func (s *Server) objectEntry(c *client, key []byte) *entry {
+	e := c.db.keys.get(key) // OBJECT does not count as an access
+	if e == nil || (e.exp != 0 && e.exp <= s.now()) {
+		s.w.Null()
+		return nil
+	}
+	return e
+}
+
+func objectEncoding(s *Server, c *client, args [][]byte) {
+	if e := s.objectEntry(c, args[2]); e != nil {
+		s.w.BulkString(e.encoding())
+	}
+}
+
+func objectRefcount(s *Server, c *client, args [][]byte) {
+	if e := s.objectEntry(c, args[2]); e != nil {
+		s.w.Int(1)
+	}
+}
+
+func objectIdletime(s *Server, c *client, args [][]byte) {
+	if e := s.objectEntry(c, args[2]); e != nil {
+		s.w.Int(int64(s.clock() - e.lru))
+	}
+}
+
+func objectFreq(s *Server, c *client, args [][]byte) {
+	if s.objectEntry(c, args[2]) != nil {
+		s.w.Error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+	}
+}
+
+func objectHelp(s *Server, c *client, args [][]byte) {
+	s.help("OBJECT",
+		"ENCODING <key>", "    Return the kind of internal representation used in order to store the value",
+		"    associated with a <key>.",
+		"FREQ <key>", "    Return the access frequency index of the <key>. The returned integer is",
+		"    proportional to the logarithm of the recent access frequency of the key.",
+		"IDLETIME <key>", "    Return the idle time of the <key>, that is the approximated number of",
+		"    seconds elapsed since the last access to the key.",
+		"REFCOUNT <key>", "    Return the number of references of the value associated with the specified",
+		"    <key>.",
+	)
+}

@@ -1,0 +1,728 @@
+package kv
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func init() {
+	register(
+		cmd("info", -1, "loading stale", 0, 0, 0, "server", "1.0.0", "Returns information and statistics about the server.", infoCommand),
+		cmd("time", 1, "loading stale fast", 0, 0, 0, "server", "2.6.0", "Returns the server time.", timeCommand),
+		cmd("shutdown", -1, "admin noscript loading stale no_multi allow_busy", 0, 0, 0, "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server.", shutdownCommand),
+		cmd("bgrewriteaof", 1, "admin noscript no_async_loading", 0, 0, 0, "server", "1.0.0", "Asynchronously rewrites the append-only file to disk.", bgrewriteaofCommand),
+		cmd("lastsave", 1, "loading stale fast", 0, 0, 0, "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", lastsaveCommand),
+		cmd("config", -2, "", 0, 0, 0, "server", "2.0.0", "A container for server configuration commands.", nil).withSubs(
+			cmd("get", -3, "admin noscript loading stale", 0, 0, 0, "", "2.0.0", "Returns the effective values of configuration parameters.", configGet),
+			cmd("set", -4, "admin noscript loading stale", 0, 0, 0, "", "2.0.0", "Sets configuration parameters in-flight.", configSet),
+			cmd("resetstat", 2, "admin noscript loading stale", 0, 0, 0, "", "2.0.0", "Resets the server's statistics.", configResetstat),
+			cmd("rewrite", 2, "admin noscript loading stale", 0, 0, 0, "", "2.8.0", "Persists the effective configuration to file.", configRewrite),
+			cmd("help", 2, "loading stale", 0, 0, 0, "", "5.0.0", "Returns helpful text about the different subcommands.", configHelp),
+		),
+		cmd("command", -1, "loading stale", 0, 0, 0, "server", "2.8.13", "Returns detailed information about all commands.", commandCommand).withSubs(
+			cmd("count", 2, "loading stale", 0, 0, 0, "", "2.8.13", "Returns a count of commands.", commandCount),
+			cmd("info", -2, "loading stale", 0, 0, 0, "", "2.8.13", "Returns information about one, multiple or all commands.", commandInfo),
+			cmd("docs", -2, "loading stale", 0, 0, 0, "", "7.0.0", "Returns documentary information about one, multiple or all commands.", commandDocs),
+			cmd("list", -2, "loading stale", 0, 0, 0, "", "7.0.0", "Returns a list of command names.", commandList),
+			cmd("getkeys", -3, "loading stale", 0, 0, 0, "", "2.8.13", "Extracts the key names from an arbitrary command.", commandGetkeys),
+			cmd("help", 2, "loading stale", 0, 0, 0, "", "5.0.0", "Returns helpful text about the different subcommands.", commandHelp),
+		),
+	)
+}
+
+func timeCommand(s *Server, c *client, args [][]byte) {
+	now := time.Now()
+	s.w.Array(2)
+	s.w.BulkInt(now.Unix())
+	s.w.BulkInt(int64(now.Nanosecond() / 1000))
+}
+
+func lastsaveCommand(s *Server, c *client, args [][]byte) { s.w.Int(s.start.Unix()) }
+
+func shutdownCommand(s *Server, c *client, args [][]byte) {
+	for _, a := range args[1:] {
+		switch strings.ToUpper(string(a)) {
+		case "NOSAVE", "SAVE", "NOW", "FORCE":
+		case "ABORT":
+			s.w.Error("ERR No shutdown in progress.")
+			return
+		default:
+			s.w.Error(errSyntax)
+			return
+		}
+	}
+	s.log.Info("kv: shutdown requested by a client", "id", c.id)
+	if s.aof != nil {
+		s.aof.flush()
+		if err := s.aof.f.Sync(); err != nil {
+			s.w.Error("ERR Errors trying to SHUTDOWN. Check logs.")
+			return
+		}
+	}
+	c.flags |= flagCloseAfterReply
+	s.requestShutdown()
+}
+
+func bgrewriteaofCommand(s *Server, c *client, args [][]byte) {
+	if err := s.startRewrite(); err != nil {
+		s.w.Error(err.Error())
+		return
+	}
+	s.w.Simple("Background append only file rewriting started")
+}
+
+// config parameters: how CONFIG GET shows each, and how CONFIG SET changes
+// it (nil: immutable).
+type configParam struct {
+	name string
+	get  func(s *Server) string
+	set  func(s *Server, v string) error
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func intParam(v string, min int64) (int64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < min {
+		return 0, fmt.Errorf("argument must be a number of at least %d", min)
+	}
+	return n, nil
+}
+
+// memoryParam parses "1gb", "512mb", "100" as Redis does.
+func memoryParam(v string) (int64, error) {
+	l := strings.ToLower(v)
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"kb", 1024}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1000}, {"m", 1000000}, {"g", 1000000000}, {"b", 1}} {
+		if strings.HasSuffix(l, u.suffix) {
+			l, mult = strings.TrimSuffix(l, u.suffix), u.m
+			break
+		}
+	}
+	n, err := strconv.ParseInt(l, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("argument must be a memory value")
+	}
+	return n * mult, nil
+}
+
+var configParams = []configParam{
+	{"bind", func(s *Server) string { return s.cfg.Bind }, nil},
+	{"port", func(s *Server) string { return strconv.Itoa(s.cfg.Port) }, nil},
+	{"databases", func(s *Server) string { return strconv.Itoa(len(s.dbs)) }, nil},
+	{"dir", func(s *Server) string {
+		if d, err := filepathAbs(s.cfg.Dir); err == nil {
+			return d
+		}
+		return s.cfg.Dir
+	}, nil},
+	{"appendfilename", func(s *Server) string { return s.cfg.AppendFilename }, nil},
+	{"requirepass", func(s *Server) string { return s.cfg.RequirePass }, func(s *Server, v string) error {
+		s.cfg.RequirePass = v
+		return nil
+	}},
+	{"maxclients", func(s *Server) string { return strconv.Itoa(s.cfg.MaxClients) }, func(s *Server, v string) error {
+		n, err := intParam(v, 1)
+		if err == nil {
+			s.cfg.MaxClients = int(n)
+		}
+		return err
+	}},
+	{"proto-max-bulk-len", func(s *Server) string { return strconv.Itoa(s.cfg.ProtoMaxBulkLen) }, func(s *Server, v string) error {
+		n, err := memoryParam(v)
+		if err == nil && n < 1<<20 {
+			err = fmt.Errorf("argument must be at least 1mb")
+		}
+		if err == nil {
+			s.cfg.ProtoMaxBulkLen = int(n)
+			for _, c := range s.clients {
+				c.parser.MaxBulk = int(n)
+			}
+		}
+		return err
+	}},
+	{"client-query-buffer-limit", func(s *Server) string { return strconv.Itoa(s.cfg.QueryBufferLimit) }, nil},
+	{"appendonly", func(s *Server) string { return yesNo(s.aof != nil) }, nil},
+	{"appendfsync", func(s *Server) string { return s.cfg.AppendFsync }, func(s *Server, v string) error {
+		v = strings.ToLower(v)
+		if v != "always" && v != "everysec" && v != "no" {
+			return fmt.Errorf("argument(s) must be one of the following: always, everysec, no")
+		}
+		s.cfg.AppendFsync = v
+		if s.aof != nil {
+			s.aof.fsync = v
+		}
+		return nil
+	}},
+	{"notify-keyspace-events", func(s *Server) string { return s.events.String() }, func(s *Server, v string) error {
+		f, err := parseNotify(v)
+		if err != nil {
+			return fmt.Errorf("Invalid event class character. Use 'Ag$lshzxeKEtmd'.")
+		}
+		s.events = f
+		return nil
+	}},
+	{"save", func(s *Server) string { return "" }, func(s *Server, v string) error { return nil }},
+	{"maxmemory", func(s *Server) string { return "0" }, nil},
+	{"maxmemory-policy", func(s *Server) string { return "noeviction" }, nil},
+	{"timeout", func(s *Server) string { return "0" }, nil},
+	{"hz", func(s *Server) string { return "10" }, nil},
+	{"io-threads", func(s *Server) string { return "1" }, nil},
+	{"loglevel", func(s *Server) string { return "notice" }, func(s *Server, v string) error { return nil }},
+}
+
+func findParam(name string) *configParam {
+	for i := range configParams {
+		if configParams[i].name == name {
+			return &configParams[i]
+		}
+	}
+	return nil
+}
+
+func configGet(s *Server, c *client, args [][]byte) {
+	seen := map[string]bool{}
+	var out []string
+	for _, pat := range args[2:] {
+		p := []byte(strings.ToLower(string(pat)))
+		for _, cp := range configParams {
+			if !seen[cp.name] && globMatch(p, []byte(cp.name), true) {
+				seen[cp.name] = true
+				out = append(out, cp.name, cp.get(s))
+			}
+		}
+	}
+	s.w.Map(len(out) / 2)
+	for _, v := range out {
+		s.w.BulkString(v)
+	}
+}
+
+func configSet(s *Server, c *client, args [][]byte) {
+	if len(args)%2 != 0 {
+		s.w.Error("ERR wrong number of arguments for 'config|set' command")
+		return
+	}
+	type change struct {
+		p *configParam
+		v string
+	}
+	var changes []change
+	for i := 2; i < len(args); i += 2 {
+		name := strings.ToLower(string(args[i]))
+		p := findParam(name)
+		if p == nil {
+			s.w.Error("ERR Unknown option or number of arguments for CONFIG SET - '" + string(args[i]) + "'")
+			return
+		}
+		if p.set == nil {
+			s.w.Error("ERR CONFIG SET failed (possibly related to argument '" + name + "') - can't set immutable config")
+			return
+		}
+		changes = append(changes, change{p, string(args[i+1])})
+	}
+	for _, ch := range changes {
+		if err := ch.p.set(s, ch.v); err != nil {
+			s.w.Error("ERR CONFIG SET failed (possibly related to argument '" + ch.p.name + "') - " + err.Error())
+			return
+		}
+	}
+	s.w.OK()
+}
+
+func configResetstat(s *Server, c *client, args [][]byte) {
+	s.stats = stats{}
+	for _, cmd := range allCommands() {
+		cmd.calls, cmd.usec = 0, 0
+	}
+	s.w.OK()
+}
+
+func configRewrite(s *Server, c *client, args [][]byte) {
+	s.w.Error("ERR The server is running without a config file")
+}
+
+func configHelp(s *Server, c *client, args [][]byte) {
+	s.help("CONFIG",
+		"GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
+		"SET <directive> <value>", "    Set the configuration <directive> to <value>.",
+		"RESETSTAT", "    Reset statistics reported by the INFO command.",
+		"REWRITE", "    Rewrite the configuration file.",
+	)
+}
+
+// allCommands returns the commands and subcommands, sorted by name.
+func allCommands() []*command {
+	var out []*command
+	for _, c := range commands {
+		out = append(out, c)
+		for _, sc := range c.subs {
+			out = append(out, sc)
+		}
+	}
+	slices.SortFunc(out, func(a, b *command) int { return strings.Compare(a.name, b.name) })
+	return out
+}
+
+func topCommands() []*command {
+	var out []*command
+	for _, c := range commands {
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b *command) int { return strings.Compare(a.name, b.name) })
+	return out
+}
+
+// categories returns a command's ACL categories, as COMMAND reports them.
+func (cm *command) categories() []string {
+	var cats []string
+	f := cm.flags
+	if f&cmdWrite != 0 {
+		cats = append(cats, "@write")
+	}
+	if f&cmdReadonly != 0 {
+		cats = append(cats, "@read")
+	}
+	switch cm.group {
+	case "string":
+		cats = append(cats, "@string")
+	case "list":
+		cats = append(cats, "@list")
+	case "hash":
+		cats = append(cats, "@hash")
+	case "set":
+		cats = append(cats, "@set")
+	case "sorted_set":
+		cats = append(cats, "@sortedset")
+	case "generic":
+		cats = append(cats, "@keyspace")
+	case "connection":
+		cats = append(cats, "@connection")
+	case "pubsub":
+		cats = append(cats, "@pubsub")
+	case "transactions":
+		cats = append(cats, "@transaction")
+	}
+	if f&cmdAdmin != 0 {
+		cats = append(cats, "@admin", "@dangerous")
+	}
+	if f&cmdFast != 0 {
+		cats = append(cats, "@fast")
+	} else {
+		cats = append(cats, "@slow")
+	}
+	if f&cmdBlocking != 0 {
+		cats = append(cats, "@blocking")
+	}
+	return cats
+}
+
+// writeCommandInfo writes one command's COMMAND INFO entry.
+func (s *Server) writeCommandInfo(cm *command) {
+	s.w.Array(10)
+	s.w.BulkString(cm.name)
+	s.w.Int(int64(cm.arity))
+	var flags []string
+	for _, fn := range flagNames {
+		if cm.flags&fn.f != 0 {
+			flags = append(flags, fn.name)
+		}
+	}
+	s.w.Set(len(flags))
+	for _, f := range flags {
+		s.w.Simple(f)
+	}
+	s.w.Int(int64(cm.firstKey))
+	s.w.Int(int64(cm.lastKey))
+	s.w.Int(int64(cm.step))
+	cats := cm.categories()
+	s.w.Set(len(cats))
+	for _, c := range cats {
+		s.w.Simple(c)
+	}
+	s.w.Set(0) // tips
+	if cm.firstKey > 0 {
+		s.w.Array(1)
+		s.w.Map(4)
+		s.w.BulkString("flags")
+		s.w.Set(0)
+		s.w.BulkString("begin_search")
+		s.w.Map(2)
+		s.w.BulkString("type")
+		s.w.BulkString("index")
+		s.w.BulkString("spec")
+		s.w.Map(1)
+		s.w.BulkString("index")
+		s.w.Int(int64(cm.firstKey))
+		s.w.BulkString("find_keys")
+		s.w.Map(2)
+		s.w.BulkString("type")
+		s.w.BulkString("range")
+		s.w.BulkString("spec")
+		s.w.Map(3)
+		s.w.BulkString("lastkey")
+		last := cm.lastKey
+		if last > 0 {
+			last -= cm.firstKey
+		}
+		s.w.Int(int64(last))
+		s.w.BulkString("keystep")
+		s.w.Int(int64(cm.step))
+		s.w.BulkString("limit")
+		s.w.Int(0)
+		s.w.BulkString("notes")
+		s.w.BulkString("")
+	} else {
+		s.w.Array(0)
+	}
+	subs := make([]*command, 0, len(cm.subs))
+	for _, sc := range cm.subs {
+		subs = append(subs, sc)
+	}
+	slices.SortFunc(subs, func(a, b *command) int { return strings.Compare(a.name, b.name) })
+	s.w.Array(len(subs))
+	for _, sc := range subs {
+		s.writeCommandInfo(sc)
+	}
+}
+
+func commandCommand(s *Server, c *client, args [][]byte) {
+	all := topCommands()
+	s.w.Array(len(all))
+	for _, cm := range all {
+		s.writeCommandInfo(cm)
+	}
+}
+
+func commandCount(s *Server, c *client, args [][]byte) { s.w.Int(int64(len(commands))) }
+
+// namedCommand finds "get" or "client|list".
+func namedCommand(name string) *command {
+	parent, sub, ok := strings.Cut(strings.ToLower(name), "|")
+	cm := commands[parent]
+	if ok && cm != nil {
+		return cm.subs[sub]
+	}
+	return cm
+}
+
+func commandInfo(s *Server, c *client, args [][]byte) {
+	if len(args) == 2 {
+		commandCommand(s, c, args)
+		return
+	}
+	s.w.Array(len(args) - 2)
+	for _, a := range args[2:] {
+		if cm := namedCommand(string(a)); cm != nil {
+			s.writeCommandInfo(cm)
+		} else {
+			s.w.NullArray()
+		}
+	}
+}
+
+func (s *Server) writeCommandDocs(cm *command) {
+	n := 3
+	if len(cm.subs) > 0 {
+		n++
+	}
+	s.w.Map(n)
+	s.w.BulkString("summary")
+	s.w.BulkString(cm.summary)
+	s.w.BulkString("since")
+	s.w.BulkString(cm.since)
+	s.w.BulkString("group")
+	s.w.BulkString(cm.group)
+	if len(cm.subs) > 0 {
+		s.w.BulkString("subcommands")
+		subs := make([]*command, 0, len(cm.subs))
+		for _, sc := range cm.subs {
+			subs = append(subs, sc)
+		}
+		slices.SortFunc(subs, func(a, b *command) int { return strings.Compare(a.name, b.name) })
+		s.w.Map(len(subs))
+		for _, sc := range subs {
+			s.w.BulkString(sc.name)
+			s.writeCommandDocs(sc)
+		}
+	}
+}
+
+func commandDocs(s *Server, c *client, args [][]byte) {
+	var list []*command
+	if len(args) == 2 {
+		list = topCommands()
+	} else {
+		for _, a := range args[2:] {
+			if cm := namedCommand(string(a)); cm != nil {
+				list = append(list, cm)
+			}
+		}
+	}
+	s.w.Map(len(list))
+	for _, cm := range list {
+		s.w.BulkString(cm.name)
+		s.writeCommandDocs(cm)
+	}
+}
+
+func commandList(s *Server, c *client, args [][]byte) {
+	var pattern []byte
+	if len(args) > 2 {
+		if len(args) != 5 || strings.ToLower(string(args[2])) != "filterby" {
+			s.w.Error(errSyntax)
+			return
+		}
+		switch strings.ToLower(string(args[3])) {
+		case "pattern":
+			pattern = args[4]
+		default:
+			s.w.Error(errSyntax)
+			return
+		}
+	}
+	var out []string
+	for _, cm := range allCommands() {
+		if pattern == nil || globMatch(pattern, []byte(cm.name), true) {
+			out = append(out, cm.name)
+		}
+	}
+	s.w.Array(len(out))
+	for _, n := range out {
+		s.w.BulkString(n)
+	}
+}
+
+func commandGetkeys(s *Server, c *client, args [][]byte) {
+	target := args[2:]
+	cm := lookupName(commands, target[0])
+	if cm == nil {
+		s.w.Error("ERR Invalid command specified")
+		return
+	}
+	if cm.subs != nil && len(target) > 1 {
+		if sc := lookupName(cm.subs, target[1]); sc != nil {
+			cm = sc
+		}
+	}
+	if !arityOK(cm.arity, len(target)) {
+		s.w.Error("ERR Invalid number of arguments specified for command")
+		return
+	}
+	if cm.firstKey == 0 {
+		s.w.Error("ERR The command has no key arguments")
+		return
+	}
+	last := cm.lastKey
+	if last < 0 {
+		last = len(target) + last
+	}
+	var keys [][]byte
+	for i := cm.firstKey; i <= last && i < len(target); i += max(cm.step, 1) {
+		keys = append(keys, target[i])
+	}
+	s.w.Array(len(keys))
+	for _, k := range keys {
+		s.w.Bulk(k)
+	}
+}
+
+func commandHelp(s *Server, c *client, args [][]byte) {
+	s.help("COMMAND",
+		"(no subcommand)", "    Return details about all Redis commands.",
+		"COUNT", "    Return the total number of commands in this Redis server.",
+		"LIST", "    Return a list of all commands in this Redis server.",
+		"INFO [<command-name> ...]", "    Return details about multiple Redis commands.",
+		"DOCS [<command-name> ...]", "    Return documentation details about multiple Redis commands.",
+		"GETKEYS <full-command>", "    Return the keys from a full Redis command.",
+	)
+}
+
+func infoCommand(s *Server, c *client, args [][]byte) {
+	sections := map[string]bool{}
+	for _, a := range args[1:] {
+		sections[strings.ToLower(string(a))] = true
+	}
+	all := len(sections) == 0 || sections["all"] || sections["everything"] || sections["default"]
+	want := func(name string) bool { return all || sections[name] }
+	var b strings.Builder
+	section := func(name string) {
+		if b.Len() > 0 {
+			b.WriteString("\r\n")
+		}
+		b.WriteString("# " + name + "\r\n")
+	}
+	field := func(k string, v any) { fmt.Fprintf(&b, "%s:%v\r\n", k, v) }
+	if want("server") {
+		section("Server")
+		field("redis_version", serverVersion)
+		field("redis_mode", "standalone")
+		field("evkv", "1")
+		field("os", runtime.GOOS+" "+runtime.GOARCH)
+		field("arch_bits", strconv.IntSize)
+		field("multiplexing_api", multiplexingAPI())
+		field("go_version", runtime.Version())
+		field("process_id", os.Getpid())
+		field("tcp_port", s.cfg.Port)
+		up := time.Since(s.start)
+		field("uptime_in_seconds", int64(up.Seconds()))
+		field("uptime_in_days", int64(up.Hours()/24))
+		field("hz", 10)
+		field("executable", executable())
+	}
+	if want("clients") {
+		section("Clients")
+		blocked, pubsub := 0, 0
+		for _, cl := range s.clients {
+			if cl.blocked() {
+				blocked++
+			}
+			if cl.subscriptions() > 0 {
+				pubsub++
+			}
+		}
+		field("connected_clients", len(s.clients))
+		field("maxclients", s.cfg.MaxClients)
+		field("blocked_clients", blocked)
+		field("pubsub_clients", pubsub)
+	}
+	if want("memory") {
+		section("Memory")
+		heap, sys := memoryUsed()
+		field("used_memory", heap)
+		field("used_memory_human", human(int64(heap)))
+		field("used_memory_rss", rss())
+		field("used_memory_rss_human", human(rss()))
+		field("used_memory_go_sys", sys)
+		field("maxmemory", 0)
+		field("maxmemory_policy", "noeviction")
+		field("mem_allocator", "go")
+	}
+	if want("persistence") {
+		section("Persistence")
+		field("loading", 0)
+		field("rdb_changes_since_last_save", s.stats.dirty)
+		field("rdb_bgsave_in_progress", 0)
+		field("aof_enabled", b2i(s.aof != nil))
+		inProgress, status, size, rewrites := 0, "ok", int64(0), int64(0)
+		writeStatus := "ok"
+		if a := s.aof; a != nil {
+			inProgress = b2i(a.rw != nil)
+			if a.lastRWErr != nil {
+				status = "err"
+			}
+			if a.err != nil {
+				writeStatus = "err"
+			}
+			size, rewrites = a.size, a.rewrites
+		}
+		field("aof_rewrite_in_progress", inProgress)
+		field("aof_rewrite_scheduled", 0)
+		field("aof_last_bgrewrite_status", status)
+		field("aof_last_write_status", writeStatus)
+		field("aof_rewrites", rewrites)
+		if s.aof != nil {
+			field("aof_current_size", size)
+		}
+	}
+	if want("stats") {
+		section("Stats")
+		field("total_connections_received", s.stats.connections)
+		field("total_commands_processed", s.stats.commands)
+		field("total_net_input_bytes", s.stats.netIn)
+		field("total_net_output_bytes", s.stats.netOut)
+		field("rejected_connections", s.stats.rejectedConns)
+		field("expired_keys", s.stats.expiredKeys)
+		field("evicted_keys", 0)
+		field("keyspace_hits", s.stats.keyspaceHits)
+		field("keyspace_misses", s.stats.keyspaceMiss)
+		field("pubsub_channels", len(s.channels))
+		field("pubsub_patterns", len(s.patterns))
+		field("total_error_replies", 0)
+		field("unexpected_error_replies", s.stats.protoErrors)
+	}
+	if want("replication") {
+		section("Replication")
+		field("role", "master")
+		field("connected_slaves", 0)
+	}
+	if want("cpu") {
+		section("CPU")
+		var ru syscall.Rusage
+		if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+			field("used_cpu_sys", fmt.Sprintf("%.6f", float64(ru.Stime.Sec)+float64(ru.Stime.Usec)/1e6))
+			field("used_cpu_user", fmt.Sprintf("%.6f", float64(ru.Utime.Sec)+float64(ru.Utime.Usec)/1e6))
+		}
+	}
+	if sections["commandstats"] || sections["everything"] || sections["all"] {
+		section("Commandstats")
+		for _, cm := range allCommands() {
+			if cm.calls > 0 {
+				fmt.Fprintf(&b, "cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f\r\n", cm.name, cm.calls, cm.usec, float64(cm.usec)/float64(cm.calls))
+			}
+		}
+	}
+	if want("keyspace") {
+		section("Keyspace")
+		for _, d := range s.dbs {
+			if n := d.size(); n > 0 {
+				fmt.Fprintf(&b, "db%d:keys=%d,expires=%d,avg_ttl=0\r\n", d.id, n, d.expires.len())
+			}
+		}
+	}
+	s.w.Verbatim("txt", []byte(b.String()))
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func human(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2fG", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2fM", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.2fK", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+func executable() string {
+	p, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
+func multiplexingAPI() string {
+	switch runtime.GOOS {
+	case "linux":
+		return "epoll"
+	case "darwin", "freebsd", "netbsd", "openbsd", "dragonfly":
+		return "kqueue"
+	}
+	return "none"
+}
+
+func filepathAbs(p string) (string, error) { return filepath.Abs(p) }

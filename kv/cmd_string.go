@@ -1,0 +1,501 @@
+package kv
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+func init() {
+	register(
+		cmd("get", 2, "readonly fast", 1, 1, 1, "string", "1.0.0", "Returns the string value of a key.", getCommand),
+		cmd("set", -3, "write denyoom", 1, 1, 1, "string", "1.0.0", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", setCommand),
+		cmd("setnx", 3, "write denyoom fast", 1, 1, 1, "string", "1.0.0", "Set the string value of a key only when the key doesn't exist.", setnxCommand),
+		cmd("setex", 4, "write denyoom", 1, 1, 1, "string", "2.0.0", "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", setexCommand),
+		cmd("psetex", 4, "write denyoom", 1, 1, 1, "string", "2.6.0", "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", psetexCommand),
+		cmd("getset", 3, "write denyoom fast", 1, 1, 1, "string", "1.0.0", "Returns the previous string value of a key after setting it to a new value.", getsetCommand),
+		cmd("getdel", 2, "write fast", 1, 1, 1, "string", "6.2.0", "Returns the string value of a key after deleting the key.", getdelCommand),
+		cmd("getex", -2, "write fast", 1, 1, 1, "string", "6.2.0", "Returns the string value of a key after setting its expiration time.", getexCommand),
+		cmd("mget", -2, "readonly fast", 1, -1, 1, "string", "1.0.0", "Atomically returns the string values of one or more keys.", mgetCommand),
+		cmd("mset", -3, "write denyoom", 1, -1, 2, "string", "1.0.1", "Atomically creates or modifies the string values of one or more keys.", msetCommand),
+		cmd("msetnx", -3, "write denyoom", 1, -1, 2, "string", "1.0.1", "Atomically modifies the string values of one or more keys only when all keys don't exist.", msetnxCommand),
+		cmd("append", 3, "write denyoom fast", 1, 1, 1, "string", "2.0.0", "Appends a string to the value of a key. Creates the key if it doesn't exist.", appendCommand),
+		cmd("strlen", 2, "readonly fast", 1, 1, 1, "string", "2.2.0", "Returns the length of a string value.", strlenCommand),
+		cmd("incr", 2, "write denyoom fast", 1, 1, 1, "string", "1.0.0", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", incrCommand),
+		cmd("decr", 2, "write denyoom fast", 1, 1, 1, "string", "1.0.0", "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", decrCommand),
+		cmd("incrby", 3, "write denyoom fast", 1, 1, 1, "string", "1.0.0", "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", incrbyCommand),
+		cmd("decrby", 3, "write denyoom fast", 1, 1, 1, "string", "1.0.0", "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", decrbyCommand),
+		cmd("incrbyfloat", 3, "write denyoom fast", 1, 1, 1, "string", "2.6.0", "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", incrbyfloatCommand),
+		cmd("getrange", 4, "readonly", 1, 1, 1, "string", "2.4.0", "Returns a substring of the string stored at a key.", getrangeCommand),
+		cmd("substr", 4, "readonly", 1, 1, 1, "string", "1.0.0", "Returns a substring from a string value.", getrangeCommand),
+		cmd("setrange", 4, "write denyoom", 1, 1, 1, "string", "2.2.0", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", setrangeCommand),
+	)
+}
+
+// lookupString returns key's string value: ok false with the WRONGTYPE
+// error written if key holds another type; found false if absent.
+func (s *Server) lookupString(c *client, key []byte) (val string, found, ok bool) {
+	e := c.db.lookup(key)
+	if e == nil {
+		s.stats.keyspaceMiss++
+		return "", false, true
+	}
+	if e.obj != nil {
+		s.w.Error(errWrongType)
+		return "", true, false
+	}
+	s.stats.keyspaceHits++
+	return e.str, true, true
+}
+
+func getCommand(s *Server, c *client, args [][]byte) {
+	val, found, ok := s.lookupString(c, args[1])
+	switch {
+	case !ok:
+	case !found:
+		s.w.Null()
+	default:
+		s.w.BulkString(val)
+	}
+}
+
+// expiry is a parsed EX/PX/EXAT/PXAT option.
+type expiry struct {
+	at      int64 // Unix ms; 0 for none
+	keepTTL bool
+	persist bool
+}
+
+// parseExpiry turns an amount in unit (seconds or ms, relative or absolute)
+// into Unix ms, with Redis's error for a bad or overflowing time.
+func (s *Server) parseExpiry(v []byte, seconds, absolute bool, cmdName string) (int64, string) {
+	n, ok := parseInt(v)
+	if !ok {
+		return 0, errNotInt
+	}
+	invalid := "ERR invalid expire time in '" + cmdName + "' command"
+	if n <= 0 {
+		return 0, invalid
+	}
+	if seconds {
+		if n > math.MaxInt64/1000 {
+			return 0, invalid
+		}
+		n *= 1000
+	}
+	if !absolute {
+		if n > math.MaxInt64-s.now() {
+			return 0, invalid
+		}
+		n += s.now()
+	}
+	return n, ""
+}
+
+func setCommand(s *Server, c *client, args [][]byte) {
+	var nx, xx, get bool
+	var exp expiry
+	hasExp := false
+	for i := 3; i < len(args); i++ {
+		opt := strings.ToUpper(string(args[i]))
+		switch {
+		case opt == "NX" && !xx:
+			nx = true
+		case opt == "XX" && !nx:
+			xx = true
+		case opt == "GET":
+			get = true
+		case opt == "KEEPTTL" && !hasExp:
+			exp.keepTTL = true
+		case (opt == "EX" || opt == "PX" || opt == "EXAT" || opt == "PXAT") && !hasExp && !exp.keepTTL && i+1 < len(args):
+			at, msg := s.parseExpiry(args[i+1], opt == "EX" || opt == "EXAT", opt == "EXAT" || opt == "PXAT", "set")
+			if msg != "" {
+				s.w.Error(msg)
+				return
+			}
+			exp.at, hasExp = at, true
+			i++
+		default:
+			s.w.Error(errSyntax)
+			return
+		}
+	}
+	key := args[1]
+	var old string
+	var oldFound bool
+	if get {
+		v, found, ok := s.lookupString(c, key)
+		if !ok {
+			return
+		}
+		old, oldFound = v, found
+	}
+	exists := oldFound || (!get && c.db.exists(key))
+	if (nx && exists) || (xx && !exists) {
+		if get {
+			s.replyMaybe(old, oldFound)
+		} else {
+			s.w.Null()
+		}
+		return
+	}
+	s.setKey(c.db, key, string(args[2]), exp)
+	if get {
+		s.replyMaybe(old, oldFound)
+	} else {
+		s.w.OK()
+	}
+	if hasExp {
+		s.rewrite([]byte("SET"), key, args[2], []byte("PXAT"), strconv.AppendInt(nil, exp.at, 10))
+	} else if exp.keepTTL {
+		s.rewrite([]byte("SET"), key, args[2], []byte("KEEPTTL"))
+	} else {
+		s.rewrite([]byte("SET"), key, args[2])
+	}
+}
+
+func (s *Server) replyMaybe(v string, found bool) {
+	if found {
+		s.w.BulkString(v)
+	} else {
+		s.w.Null()
+	}
+}
+
+// setKey stores a string under key with its expiry, and says so to
+// watchers and subscribers.
+func (s *Server) setKey(d *db, key []byte, val string, exp expiry) {
+	e := d.setString(key, val, exp.keepTTL)
+	if exp.at != 0 {
+		d.setExpire(key, e, exp.at)
+	}
+	s.modified(d, key)
+	s.notify(notifyString, "set", key, d.id)
+	if exp.at != 0 {
+		s.notify(notifyGeneric, "expire", key, d.id)
+	}
+}
+
+func setnxCommand(s *Server, c *client, args [][]byte) {
+	if c.db.exists(args[1]) {
+		s.w.Int(0)
+		return
+	}
+	s.setKey(c.db, args[1], string(args[2]), expiry{})
+	s.w.Int(1)
+}
+
+func setexCommand(s *Server, c *client, args [][]byte)  { setexGeneric(s, c, args, true) }
+func psetexCommand(s *Server, c *client, args [][]byte) { setexGeneric(s, c, args, false) }
+
+func setexGeneric(s *Server, c *client, args [][]byte, seconds bool) {
+	name := "setex"
+	if !seconds {
+		name = "psetex"
+	}
+	at, msg := s.parseExpiry(args[2], seconds, false, name)
+	if msg != "" {
+		s.w.Error(msg)
+		return
+	}
+	s.setKey(c.db, args[1], string(args[3]), expiry{at: at})
+	s.w.OK()
+	s.rewrite([]byte("SET"), args[1], args[3], []byte("PXAT"), strconv.AppendInt(nil, at, 10))
+}
+
+func getsetCommand(s *Server, c *client, args [][]byte) {
+	old, found, ok := s.lookupString(c, args[1])
+	if !ok {
+		return
+	}
+	s.setKey(c.db, args[1], string(args[2]), expiry{})
+	s.replyMaybe(old, found)
+	s.rewrite([]byte("SET"), args[1], args[2])
+}
+
+func getdelCommand(s *Server, c *client, args [][]byte) {
+	val, found, ok := s.lookupString(c, args[1])
+	if !ok {
+		return
+	}
+	if !found {
+		s.w.Null()
+		return
+	}
+	s.deleteKey(c.db, args[1])
+	s.w.BulkString(val)
+	s.rewrite([]byte("DEL"), args[1])
+}
+
+func getexCommand(s *Server, c *client, args [][]byte) {
+	var exp expiry
+	set := false
+	for i := 2; i < len(args); i++ {
+		opt := strings.ToUpper(string(args[i]))
+		switch {
+		case opt == "PERSIST" && !set:
+			exp.persist, set = true, true
+		case (opt == "EX" || opt == "PX" || opt == "EXAT" || opt == "PXAT") && !set && i+1 < len(args):
+			at, msg := s.parseExpiry(args[i+1], opt == "EX" || opt == "EXAT", opt == "EXAT" || opt == "PXAT", "getex")
+			if msg != "" {
+				s.w.Error(msg)
+				return
+			}
+			exp.at, set = at, true
+			i++
+		default:
+			s.w.Error(errSyntax)
+			return
+		}
+	}
+	key := args[1]
+	val, found, ok := s.lookupString(c, key)
+	if !ok {
+		return
+	}
+	if !found {
+		s.w.Null()
+		return
+	}
+	e := c.db.keys.get(key)
+	switch {
+	case exp.at != 0 && exp.at <= s.now():
+		s.deleteKey(c.db, key)
+		s.rewrite([]byte("DEL"), key)
+	case exp.at != 0:
+		c.db.setExpire(key, e, exp.at)
+		s.modified(c.db, key)
+		s.notify(notifyGeneric, "expire", key, c.db.id)
+		s.rewrite([]byte("PEXPIREAT"), key, strconv.AppendInt(nil, exp.at, 10))
+	case exp.persist:
+		if c.db.persist(key, e) {
+			s.modified(c.db, key)
+			s.notify(notifyGeneric, "persist", key, c.db.id)
+			s.rewrite([]byte("PERSIST"), key)
+		}
+	}
+	s.w.BulkString(val)
+}
+
+func mgetCommand(s *Server, c *client, args [][]byte) {
+	s.w.Array(len(args) - 1)
+	for _, key := range args[1:] {
+		e := c.db.lookup(key)
+		if e == nil || e.obj != nil {
+			s.stats.keyspaceMiss++
+			s.w.Null()
+			continue
+		}
+		s.stats.keyspaceHits++
+		s.w.BulkString(e.str)
+	}
+}
+
+func msetCommand(s *Server, c *client, args [][]byte) {
+	if len(args)%2 == 0 {
+		s.w.Error("ERR wrong number of arguments for 'mset' command")
+		return
+	}
+	for i := 1; i < len(args); i += 2 {
+		s.setKey(c.db, args[i], string(args[i+1]), expiry{})
+	}
+	s.w.OK()
+}
+
+func msetnxCommand(s *Server, c *client, args [][]byte) {
+	if len(args)%2 == 0 {
+		s.w.Error("ERR wrong number of arguments for 'msetnx' command")
+		return
+	}
+	for i := 1; i < len(args); i += 2 {
+		if c.db.exists(args[i]) {
+			s.w.Int(0)
+			return
+		}
+	}
+	for i := 1; i < len(args); i += 2 {
+		s.setKey(c.db, args[i], string(args[i+1]), expiry{})
+	}
+	s.w.Int(1)
+}
+
+// checkStringLength reports Redis's error if a string would grow past
+// proto-max-bulk-len.
+func (s *Server) checkStringLength(n int64) bool {
+	if n > int64(s.cfg.ProtoMaxBulkLen) {
+		s.w.Error("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
+		return false
+	}
+	return true
+}
+
+func appendCommand(s *Server, c *client, args [][]byte) {
+	key := args[1]
+	val, found, ok := s.lookupString(c, key)
+	if !ok {
+		return
+	}
+	if !s.checkStringLength(int64(len(val) + len(args[2]))) {
+		return
+	}
+	e := c.db.keys.get(key)
+	if !found {
+		e = c.db.setString(key, "", false)
+	}
+	e.str = val + string(args[2])
+	if found {
+		e.enc = encRaw
+	}
+	s.modified(c.db, key)
+	s.notify(notifyString, "append", key, c.db.id)
+	s.w.Int(int64(len(e.str)))
+}
+
+func strlenCommand(s *Server, c *client, args [][]byte) {
+	val, _, ok := s.lookupString(c, args[1])
+	if ok {
+		s.w.Int(int64(len(val)))
+	}
+}
+
+func incrCommand(s *Server, c *client, args [][]byte) { incrGeneric(s, c, args[1], 1) }
+func decrCommand(s *Server, c *client, args [][]byte) { incrGeneric(s, c, args[1], -1) }
+
+func incrbyCommand(s *Server, c *client, args [][]byte) {
+	n, ok := parseInt(args[2])
+	if !ok {
+		s.w.Error(errNotInt)
+		return
+	}
+	incrGeneric(s, c, args[1], n)
+}
+
+func decrbyCommand(s *Server, c *client, args [][]byte) {
+	n, ok := parseInt(args[2])
+	if !ok || n == math.MinInt64 {
+		if ok {
+			s.w.Error("ERR decrement would overflow")
+		} else {
+			s.w.Error(errNotInt)
+		}
+		return
+	}
+	incrGeneric(s, c, args[1], -n)
+}
+
+func incrGeneric(s *Server, c *client, key []byte, by int64) {
+	val, found, ok := s.lookupString(c, key)
+	if !ok {
+		return
+	}
+	var cur int64
+	if found {
+		if cur, ok = parseInt([]byte(val)); !ok {
+			s.w.Error(errNotInt)
+			return
+		}
+	}
+	if (by > 0 && cur > math.MaxInt64-by) || (by < 0 && cur < math.MinInt64-by) {
+		s.w.Error(errOverflow)
+		return
+	}
+	cur += by
+	s.setKey(c.db, key, strconv.FormatInt(cur, 10), expiry{keepTTL: true})
+	s.w.Int(cur)
+	s.rewrite([]byte("SET"), key, strconv.AppendInt(nil, cur, 10), []byte("KEEPTTL"))
+}
+
+func incrbyfloatCommand(s *Server, c *client, args [][]byte) {
+	by, ok := parseFloat(args[2])
+	if !ok {
+		s.w.Error(errNotFloat)
+		return
+	}
+	val, found, ok := s.lookupString(c, args[1])
+	if !ok {
+		return
+	}
+	var cur float64
+	if found {
+		if cur, ok = parseFloat([]byte(val)); !ok {
+			s.w.Error(errNotFloat)
+			return
+		}
+	}
+	cur += by
+	if math.IsNaN(cur) || math.IsInf(cur, 0) {
+		s.w.Error("ERR increment would produce NaN or Infinity")
+		return
+	}
+	out := strconv.FormatFloat(cur, 'f', -1, 64)
+	s.setKey(c.db, args[1], out, expiry{keepTTL: true})
+	s.w.BulkString(out)
+	s.rewrite([]byte("SET"), args[1], []byte(out), []byte("KEEPTTL"))
+}
+
+func getrangeCommand(s *Server, c *client, args [][]byte) {
+	start, ok1 := parseInt(args[2])
+	end, ok2 := parseInt(args[3])
+	if !ok1 || !ok2 {
+		s.w.Error(errNotInt)
+		return
+	}
+	val, _, ok := s.lookupString(c, args[1])
+	if !ok {
+		return
+	}
+	n := int64(len(val))
+	if start < 0 && end < 0 && start > end {
+		s.w.BulkString("")
+		return
+	}
+	if start < 0 {
+		start = max(n+start, 0)
+	}
+	if end < 0 {
+		end = max(n+end, 0)
+	}
+	end = min(end, n-1)
+	if start > end || n == 0 {
+		s.w.BulkString("")
+		return
+	}
+	s.w.BulkString(val[start : end+1])
+}
+
+func setrangeCommand(s *Server, c *client, args [][]byte) {
+	off, ok := parseInt(args[2])
+	if !ok {
+		s.w.Error(errNotInt)
+		return
+	}
+	if off < 0 {
+		s.w.Error("ERR offset is out of range")
+		return
+	}
+	key, part := args[1], args[3]
+	val, found, ok := s.lookupString(c, key)
+	if !ok {
+		return
+	}
+	if len(part) == 0 {
+		s.w.Int(int64(len(val)))
+		return
+	}
+	if !s.checkStringLength(off + int64(len(part))) {
+		return
+	}
+	b := []byte(val)
+	if need := int(off) + len(part); need > len(b) {
+		b = append(b, make([]byte, need-len(b))...)
+	}
+	copy(b[off:], part)
+	e := c.db.keys.get(key)
+	if !found {
+		e = c.db.setString(key, "", false)
+	}
+	e.str, e.enc = string(b), encRaw
+	s.modified(c.db, key)
+	s.notify(notifyString, "setrange", key, c.db.id)
+	s.w.Int(int64(len(b)))
+}

@@ -1,0 +1,306 @@
+package kv
+
+import (
+	"strings"
+	"time"
+)
+
+// Error replies, worded as Redis words them: clients and their tests match
+// on the text.
+const (
+	errSyntax     = "ERR syntax error"
+	errNotInt     = "ERR value is not an integer or out of range"
+	errNotFloat   = "ERR value is not a valid float"
+	errWrongType  = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	errNoKey      = "ERR no such key"
+	errOverflow   = "ERR increment or decrement would overflow"
+	errDBIndex    = "ERR DB index is out of range"
+	errNoAuth     = "NOAUTH Authentication required."
+	errWrongPass  = "WRONGPASS invalid username-password pair or user is disabled."
+	errNotInMulti = "ERR Command not allowed inside a transaction"
+	errTimeout    = "ERR timeout is not a float or out of range"
+	errNegTimeout = "ERR timeout is negative"
+)
+
+// cmdFlags are a command's properties, as COMMAND reports them.
+type cmdFlags uint32
+
+const (
+	cmdWrite cmdFlags = 1 << iota
+	cmdReadonly
+	cmdDenyOOM
+	cmdAdmin
+	cmdPubSub
+	cmdNoScript
+	cmdBlocking
+	cmdLoading
+	cmdStale
+	cmdFast
+	cmdNoAuth
+	cmdMayReplicate
+	cmdNoMulti
+	cmdAllowBusy
+	cmdMovableKeys
+	cmdSkipSlowlog
+	cmdNoAsyncLoading
+)
+
+var flagNames = []struct {
+	f    cmdFlags
+	name string
+}{
+	{cmdWrite, "write"}, {cmdReadonly, "readonly"}, {cmdDenyOOM, "denyoom"},
+	{cmdAdmin, "admin"}, {cmdPubSub, "pubsub"}, {cmdNoScript, "noscript"},
+	{cmdBlocking, "blocking"}, {cmdLoading, "loading"}, {cmdStale, "stale"},
+	{cmdFast, "fast"}, {cmdNoAuth, "no_auth"}, {cmdMayReplicate, "may_replicate"},
+	{cmdNoMulti, "no_multi"}, {cmdAllowBusy, "allow_busy"}, {cmdMovableKeys, "movablekeys"},
+	{cmdSkipSlowlog, "skip_slowlog"}, {cmdNoAsyncLoading, "no_async_loading"},
+}
+
+func parseFlags(s string) cmdFlags {
+	var f cmdFlags
+	for _, w := range strings.Fields(s) {
+		found := false
+		for _, fn := range flagNames {
+			if fn.name == w {
+				f |= fn.f
+				found = true
+			}
+		}
+		if !found {
+			panic("kv: unknown command flag " + w)
+		}
+	}
+	return f
+}
+
+// command is an entry of the command table.
+type command struct {
+	name     string // lower case; "client|id" for a subcommand
+	arity    int    // > 0: exactly; < 0: at least -arity arguments, the name included
+	flags    cmdFlags
+	firstKey int // position of the first key argument, 0 if none
+	lastKey  int // of the last; -1 is the last argument
+	step     int
+	group    string // "string", "list", ...: COMMAND DOCS and the ACL categories
+	since    string
+	summary  string
+	fn       func(s *Server, c *client, args [][]byte)
+	subs     map[string]*command
+	calls    int64
+	usec     int64
+}
+
+// commands is the command table, by lower-case name. It is filled by the
+// init functions of the files that implement each group and never changes
+// afterwards.
+var commands = map[string]*command{}
+
+// cmd describes a command for register.
+func cmd(name string, arity int, flags string, first, last, step int, group, since, summary string, fn func(*Server, *client, [][]byte)) *command {
+	return &command{name: name, arity: arity, flags: parseFlags(flags), firstKey: first, lastKey: last, step: step,
+		group: group, since: since, summary: summary, fn: fn}
+}
+
+// withSubs makes c a container of subcommands, named "c|sub".
+func (c *command) withSubs(subs ...*command) *command {
+	c.subs = make(map[string]*command, len(subs))
+	for _, sc := range subs {
+		sc.name = c.name + "|" + sc.name
+		if sc.group == "" {
+			sc.group = c.group
+		}
+		c.subs[strings.TrimPrefix(sc.name, c.name+"|")] = sc
+	}
+	return c
+}
+
+func register(cmds ...*command) {
+	for _, c := range cmds {
+		if _, dup := commands[c.name]; dup {
+			panic("kv: command registered twice: " + c.name)
+		}
+		commands[c.name] = c
+	}
+}
+
+// lookupName finds the command named b, case-insensitively, without
+// allocating for names of up to 32 bytes.
+func lookupName(table map[string]*command, b []byte) *command {
+	var buf [32]byte
+	if len(b) > len(buf) {
+		return table[strings.ToLower(string(b))]
+	}
+	for i, ch := range b {
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		buf[i] = ch
+	}
+	return table[string(buf[:len(b)])]
+}
+
+// arityOK reports whether n arguments suit arity.
+func arityOK(arity, n int) bool {
+	return (arity > 0 && n == arity) || (arity < 0 && n >= -arity)
+}
+
+// call runs one request of c's, with the checks Redis makes first.
+func (s *Server) call(c *client, args [][]byte) {
+	s.ms = time.Now().UnixMilli()
+	c.lastActive = s.ms
+	cmd := lookupName(commands, args[0])
+	if cmd == nil {
+		s.reject(c, unknownCommand(args))
+		return
+	}
+	if !arityOK(cmd.arity, len(args)) {
+		s.reject(c, "ERR wrong number of arguments for '"+cmd.name+"' command")
+		return
+	}
+	if cmd.subs != nil {
+		sub := lookupName(cmd.subs, args[1])
+		if sub == nil {
+			s.reject(c, "ERR unknown subcommand '"+trunc(string(args[1]), 128)+"'. Try "+strings.ToUpper(cmd.name)+" HELP.")
+			return
+		}
+		if !arityOK(sub.arity, len(args)) {
+			s.reject(c, "ERR wrong number of arguments for '"+sub.name+"' command")
+			return
+		}
+		cmd = sub
+	}
+	c.lastCmd = cmd.name
+	if !c.authenticated && cmd.flags&cmdNoAuth == 0 {
+		s.reject(c, errNoAuth)
+		return
+	}
+	if c.flags&flagMulti != 0 && cmd.flags&cmdNoMulti != 0 {
+		s.reject(c, errNotInMulti)
+		return
+	}
+	if c.inPubSub() && !allowedInPubSub(cmd.name) {
+		s.w.Error("ERR Can't execute '" + cmd.name + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
+		return
+	}
+	if c.flags&flagMulti != 0 && !controlsMulti(cmd.name) {
+		c.multi = append(c.multi, copyArgs(args))
+		s.w.Simple("QUEUED")
+		return
+	}
+	s.exec(c, cmd, args)
+}
+
+// exec runs cmd and propagates what it changed to the log.
+func (s *Server) exec(c *client, cmd *command, args [][]byte) {
+	dirty := s.stats.dirty
+	s.prop.begin()
+	start := time.Now()
+	cmd.fn(s, c, args)
+	cmd.usec += int64(time.Since(start) / time.Microsecond)
+	cmd.calls++
+	s.stats.commands++
+	if s.stats.dirty != dirty || s.prop.override {
+		s.prop.end(s, c.db.id, args)
+	}
+}
+
+// reject answers a request that cannot run, and spoils the transaction
+// being queued, if any, as Redis does.
+func (s *Server) reject(c *client, msg string) {
+	if c.flags&flagMulti != 0 {
+		c.flags |= flagDirtyExec
+	}
+	s.w.Error(msg)
+}
+
+func unknownCommand(args [][]byte) string {
+	var b strings.Builder
+	for _, a := range args[1:] {
+		if b.Len() >= 128 {
+			break
+		}
+		b.WriteByte('\'')
+		b.WriteString(trunc(string(a), 128-b.Len()))
+		b.WriteString("' ")
+	}
+	return "ERR unknown command '" + trunc(string(args[0]), 128) + "', with args beginning with: " + b.String()
+}
+
+func trunc(s string, n int) string {
+	if len(s) > n {
+		return s[:max(n, 0)]
+	}
+	return s
+}
+
+func allowedInPubSub(name string) bool {
+	switch name {
+	case "ping", "subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe", "sunsubscribe", "quit", "reset":
+		return true
+	}
+	return false
+}
+
+func controlsMulti(name string) bool {
+	switch name {
+	case "exec", "discard", "multi", "watch", "quit", "reset":
+		return true
+	}
+	return false
+}
+
+func copyArgs(args [][]byte) [][]byte {
+	n := 0
+	for _, a := range args {
+		n += len(a)
+	}
+	backing := make([]byte, 0, n)
+	out := make([][]byte, len(args))
+	for i, a := range args {
+		backing = append(backing, a...)
+		out[i] = backing[len(backing)-len(a) : len(backing) : len(backing)]
+	}
+	return out
+}
+
+// propagation is what the command being run sends to the log: its own
+// arguments, unless it rewrote them (a relative expiry made absolute, a
+// random pop made a removal of what it took).
+type propagation struct {
+	override bool
+	cmds     [][][]byte
+}
+
+func (p *propagation) begin() {
+	p.override = false
+	clear(p.cmds)
+	p.cmds = p.cmds[:0]
+}
+
+// rewrite makes the command being run log args instead of itself; called
+// more than once, it logs each.
+func (s *Server) rewrite(args ...[]byte) {
+	s.prop.override = true
+	s.prop.cmds = append(s.prop.cmds, copyArgs(args))
+}
+
+// dirty counts n changes to the keyspace: the command will be logged.
+func (s *Server) dirty(n int) { s.stats.dirty += int64(n) }
+
+func (p *propagation) end(s *Server, dbID int, args [][]byte) {
+	if !p.override {
+		s.propagate(dbID, args)
+		return
+	}
+	for _, a := range p.cmds {
+		s.propagate(dbID, a)
+	}
+}
+
+// propagate sends a change to the log.
+func (s *Server) propagate(dbID int, args [][]byte) {
+	if s.aof != nil && !s.replay {
+		s.aof.append(dbID, args)
+	}
+}

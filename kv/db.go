@@ -1,0 +1,236 @@
+package kv
+
+import (
+	"strconv"
+	"time"
+)
+
+// Value types, as TYPE names them.
+const (
+	typeString = "string"
+	typeList   = "list"
+	typeHash   = "hash"
+	typeSet    = "set"
+	typeZSet   = "zset"
+	typeNone   = "none"
+)
+
+// String encodings, as OBJECT ENCODING names them (Redis's rules: an integer
+// of at most 20 digits is "int", up to 44 bytes "embstr", else "raw"; a
+// string changed in place by APPEND or SETRANGE is "raw").
+const (
+	encAuto uint8 = iota
+	encRaw
+)
+
+// entry is a key's value. A string lives in str with obj nil; the other
+// types are in obj: *list, *hash, *set, *zset.
+type entry struct {
+	str string
+	obj any
+	exp int64  // expiry, Unix milliseconds; 0 for none
+	lru uint32 // last access, seconds on the server's clock
+	gen uint16 // the log rewrite that last wrote it
+	enc uint8
+}
+
+func (e *entry) typeName() string {
+	switch e.obj.(type) {
+	case nil:
+		return typeString
+	case *list:
+		return typeList
+	case *hash:
+		return typeHash
+	case *set:
+		return typeSet
+	case *zset:
+		return typeZSet
+	}
+	panic("kv: unknown value type")
+}
+
+func (e *entry) encoding() string {
+	switch o := e.obj.(type) {
+	case nil:
+		if e.enc == encRaw {
+			return "raw"
+		}
+		if len(e.str) <= 20 {
+			if _, err := strconv.ParseInt(e.str, 10, 64); err == nil {
+				return "int"
+			}
+		}
+		if len(e.str) <= 44 {
+			return "embstr"
+		}
+		return "raw"
+	case *list:
+		return "quicklist"
+	case *hash:
+		return "hashtable"
+	case *set:
+		return o.encoding()
+	case *zset:
+		return "skiplist"
+	}
+	return ""
+}
+
+// db is one of the numbered databases. Owned by the loop.
+type db struct {
+	id      int
+	s       *Server
+	keys    *dict[entry]
+	expires *dict[struct{}] // the keys with a TTL, for sampling
+
+	watchers map[string][]*client // WATCHing each key
+	blocking map[string][]*client // blocked on each key, first come first
+}
+
+func newDB(s *Server, id int) *db {
+	return &db{id: id, s: s, keys: newDict[entry](0), expires: newDict[struct{}](0)}
+}
+
+// lookup returns key's entry, or nil if absent or expired (an expired key
+// is deleted on the way). The pointer is valid until the keyspace changes.
+func (d *db) lookup(key []byte) *entry {
+	e := d.keys.get(key)
+	if e == nil {
+		return nil
+	}
+	if e.exp != 0 && e.exp <= d.s.now() {
+		d.expire(key)
+		return nil
+	}
+	e.lru = d.s.clock()
+	return e
+}
+
+// exists is lookup without touching the access time.
+func (d *db) exists(key []byte) bool {
+	e := d.keys.get(key)
+	if e == nil {
+		return false
+	}
+	if e.exp != 0 && e.exp <= d.s.now() {
+		d.expire(key)
+		return false
+	}
+	return true
+}
+
+// expire deletes a key whose time has come, as a DEL the log records, with
+// its keyspace event.
+func (d *db) expire(key []byte) {
+	if a := d.s.aof; a != nil && a.rw != nil {
+		a.rw.touch(d, key)
+	}
+	d.remove(key)
+	d.s.stats.expiredKeys++
+	d.s.propagate(d.id, [][]byte{[]byte("DEL"), key})
+	d.s.notify(notifyExpired, "expired", key, d.id)
+	d.s.touchWatched(d, key)
+}
+
+// set stores a string value, replacing whatever key held; keepTTL keeps the
+// old expiry. It returns the entry.
+func (d *db) setString(key []byte, val string, keepTTL bool) *entry {
+	e, added := d.keys.put(key)
+	exp := e.exp
+	*e = entry{str: val, lru: d.s.clock()}
+	if keepTTL && !added {
+		e.exp = exp
+	} else if exp != 0 {
+		d.expires.delete(key)
+	}
+	return e
+}
+
+// add stores a new value of another type under key, which must be absent.
+func (d *db) add(key []byte, obj any) *entry {
+	e, _ := d.keys.put(key)
+	*e = entry{obj: obj, lru: d.s.clock()}
+	return e
+}
+
+// remove deletes key and reports whether it was there. Expiry is not
+// checked: an expired key is removed too.
+func (d *db) remove(key []byte) bool {
+	e := d.keys.get(key)
+	if e == nil {
+		return false
+	}
+	if e.exp != 0 {
+		d.expires.delete(key)
+	}
+	d.keys.delete(key)
+	return true
+}
+
+// setExpire sets key's expiry, Unix milliseconds; key must exist.
+func (d *db) setExpire(key []byte, e *entry, at int64) {
+	if e.exp == 0 {
+		d.expires.put(key)
+	}
+	e.exp = at
+}
+
+// persist removes key's expiry and reports whether it had one.
+func (d *db) persist(key []byte, e *entry) bool {
+	if e.exp == 0 {
+		return false
+	}
+	e.exp = 0
+	d.expires.delete(key)
+	return true
+}
+
+// flush empties the database.
+func (d *db) flush() {
+	d.keys.clear()
+	d.expires.clear()
+}
+
+// size returns the number of keys, expired ones not yet removed included.
+func (d *db) size() int { return d.keys.len() }
+
+// activeExpire samples keys with a TTL and deletes the expired ones, as
+// Redis's expire cycle does: 20 at a time, again while more than a quarter
+// of a sample had expired, until budget runs out.
+func (d *db) activeExpire(deadline time.Time) {
+	const sample = 20
+	now := d.s.now()
+	for d.expires.len() > 0 {
+		expired := 0
+		for range min(sample, d.expires.len()) {
+			key, _ := d.expires.at(d.expires.random())
+			e := d.keys.get([]byte(key))
+			if e != nil && e.exp != 0 && e.exp <= now {
+				d.expire([]byte(key))
+				expired++
+			}
+		}
+		if expired <= sample/4 || time.Now().After(deadline) {
+			return
+		}
+	}
+}
+
+// lookupAs returns key's value if it is of type T (*list, *hash, *set or
+// *zset), with its entry; nil if key is absent. If key holds another type
+// it writes the WRONGTYPE error and returns ok false.
+func lookupAs[T any](s *Server, d *db, key []byte) (o T, e *entry, ok bool) {
+	e = d.lookup(key)
+	if e == nil {
+		s.stats.keyspaceMiss++
+		return o, nil, true
+	}
+	o, isT := e.obj.(T)
+	if !isT {
+		s.w.Error(errWrongType)
+		return o, nil, false
+	}
+	s.stats.keyspaceHits++
+	return o, e, true
+}

@@ -1,0 +1,213 @@
+package kv
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+
+	"github.com/evloop/evloop/resp"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func quietLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// startServer serves a fresh Server with cfg on a free loopback port and
+// returns its address; it is shut down when the test ends.
+func startServer(t testing.TB, cfg Config) (*Server, string) {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = quietLogger()
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	a, err := s.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("Listen: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	})
+	return s, a.String()
+}
+
+// goRedis returns a go-redis client of addr, closed when the test ends.
+func goRedis(t testing.TB, addr string, opts ...func(*redis.Options)) *redis.Client {
+	t.Helper()
+	o := &redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 4, DisableIdentity: true}
+	for _, f := range opts {
+		f(o)
+	}
+	c := redis.NewClient(o)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// serverAndClient is startServer with a default Config and one client.
+func serverAndClient(t testing.TB) (*redis.Client, context.Context) {
+	t.Helper()
+	_, addr := startServer(t, Config{})
+	return goRedis(t, addr), context.Background()
+}
+
+// rawConn is a connection that speaks RESP by hand, for exact replies.
+type rawConn struct {
+	t  testing.TB
+	c  net.Conn
+	r  *bufio.Reader
+	w  resp.Writer
+	rb []byte
+}
+
+func dialRaw(t testing.TB, addr string) *rawConn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	t.Cleanup(func() { c.Close() })
+	return &rawConn{t: t, c: c, r: bufio.NewReader(c)}
+}
+
+// send writes a command.
+func (rc *rawConn) send(args ...string) {
+	rc.t.Helper()
+	bs := make([][]byte, len(args))
+	for i, a := range args {
+		bs[i] = []byte(a)
+	}
+	rc.w.Reset()
+	rc.w.Command(bs...)
+	if _, err := rc.c.Write(rc.w.Buf); err != nil {
+		rc.t.Fatalf("write: %v", err)
+	}
+}
+
+// read reads one reply, as its raw RESP bytes.
+func (rc *rawConn) read() string {
+	rc.t.Helper()
+	for {
+		if len(rc.rb) > 0 {
+			_, n, err := resp.Parse(rc.rb)
+			if err == nil {
+				out := string(rc.rb[:n])
+				rc.rb = rc.rb[n:]
+				return out
+			}
+			if err != resp.ErrIncomplete {
+				rc.t.Fatalf("bad reply %q: %v", rc.rb, err)
+			}
+		}
+		buf := make([]byte, 64<<10)
+		n, err := rc.r.Read(buf)
+		if err != nil {
+			rc.t.Fatalf("read (have %q): %v", rc.rb, err)
+		}
+		rc.rb = append(rc.rb, buf[:n]...)
+	}
+}
+
+// do sends a command and returns its raw reply.
+func (rc *rawConn) do(args ...string) string {
+	rc.t.Helper()
+	rc.send(args...)
+	return rc.read()
+}
+
+// redisServer starts Redis itself, when it is installed, for comparing
+// replies; the test is skipped otherwise.
+func redisServer(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server is not installed")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
+	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return addr
+		}
+	}
+	t.Fatalf("redis-server did not start on %s", addr)
+	return ""
+}
+
+// compareWithRedis runs each command against evkv and Redis on fresh
+// connections and fails where the raw replies differ. Commands run in
+// order on one connection per server.
+func compareWithRedis(t *testing.T, script [][]string) {
+	t.Helper()
+	_, addr := startServer(t, Config{})
+	ours, theirs := dialRaw(t, addr), dialRaw(t, redisServer(t))
+	for _, args := range script {
+		got, want := ours.do(args...), theirs.do(args...)
+		if got != want {
+			t.Errorf("%q: evkv replied %q; Redis %q", args, got, want)
+		}
+	}
+}
+
+func TestPingSetGet(t *testing.T) {
+	c, ctx := serverAndClient(t)
+	if err := c.Ping(ctx).Err(); err != nil {
+		t.Fatalf("PING: %v", err)
+	}
+	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatalf("SET: %v", err)
+	}
+	if v, err := c.Get(ctx, "k").Result(); v != "v" || err != nil {
+		t.Fatalf("GET = %q, %v; want v", v, err)
+	}
+}
+
+func TestCompatBasics(t *testing.T) {
+	compareWithRedis(t, [][]string{
+		{"PING"}, {"PING", "hi"}, {"ECHO", "x"}, {"SET", "a", "1"}, {"GET", "a"}, {"INCR", "a"}, {"INCRBY", "a", "x"},
+		{"SET", "a", "1", "NX", "XX"}, {"SET", "a", "1", "EX", "0"}, {"SET", "a", "1", "EX", "-5"}, {"GET"},
+		{"NOSUCHCMD", "a", "b"}, {"SELECT", "99"}, {"SELECT", "x"}, {"AUTH", "x"}, {"APPEND", "a", "23"},
+		{"GETRANGE", "a", "0", "-2"}, {"SETRANGE", "a", "1", "xx"}, {"GET", "a"}, {"STRLEN", "a"},
+		{"MSET", "a", "1", "b"}, {"MGET", "a", "nokey"}, {"INCRBYFLOAT", "f", "10.5"}, {"INCRBYFLOAT", "f", "0.1"},
+		{"TYPE", "a"}, {"TYPE", "nokey"}, {"EXISTS", "a", "a", "nokey"}, {"DEL", "a", "nokey"},
+		{"CLIENT", "NOSUCH"}, {"CLIENT"}, {"OBJECT", "ENCODING", "f"}, {"RENAME", "nokey", "x"},
+		{"EXPIRE", "f", "100", "NX", "XX"}, {"EXPIRE", "f", "100", "GT", "LT"}, {"EXPIRE", "f", "100", "FOO"},
+		{"TTL", "f"}, {"PERSIST", "f"}, {"DECRBY", "n", "-9223372036854775808"}, {"SET", "n", "9223372036854775807"}, {"INCR", "n"},
+		{"MULTI"}, {"MULTI"}, {"SET", "x", "1"}, {"EXEC"}, {"EXEC"}, {"DISCARD"},
+		{"MULTI"}, {"NOSUCH"}, {"SET", "x", "1"}, {"EXEC"},
+		{"WATCH", "x"}, {"MULTI"}, {"WATCH", "y"}, {"EXEC"},
+	})
+}

@@ -1,0 +1,165 @@
+package kv
+
+func init() {
+	register(
+		cmd("multi", 1, "noscript loading stale fast allow_busy", 0, 0, 0, "transactions", "1.2.0", "Starts a transaction.", multiCommand),
+		cmd("exec", 1, "noscript loading stale skip_slowlog", 0, 0, 0, "transactions", "1.2.0", "Executes all commands in a transaction.", execCommand),
+		cmd("discard", 1, "noscript loading stale fast allow_busy", 0, 0, 0, "transactions", "2.0.0", "Discards a transaction.", discardCommand),
+		cmd("watch", -2, "noscript loading stale fast allow_busy", 1, -1, 1, "transactions", "2.2.0", "Monitors changes to keys to determine the execution of a transaction.", watchCommand),
+		cmd("unwatch", 1, "noscript loading stale fast allow_busy", 0, 0, 0, "transactions", "2.2.0", "Forgets about watched keys of a transaction.", unwatchCommand),
+	)
+}
+
+// watchedKey is a key a client WATCHes.
+type watchedKey struct {
+	db       *db
+	key      string
+	volatile bool // it had a TTL, not yet due, when watched
+}
+
+func multiCommand(s *Server, c *client, args [][]byte) {
+	if c.flags&flagMulti != 0 {
+		s.w.Error("ERR MULTI calls can not be nested")
+		return
+	}
+	c.flags |= flagMulti
+	s.w.OK()
+}
+
+// discardMulti leaves MULTI, dropping what was queued, and forgets the
+// watched keys.
+func (s *Server) discardMulti(c *client) {
+	clear(c.multi)
+	c.multi = c.multi[:0]
+	c.flags &^= flagMulti | flagDirtyExec | flagDirtyCAS
+	s.unwatchAll(c)
+}
+
+func discardCommand(s *Server, c *client, args [][]byte) {
+	if c.flags&flagMulti == 0 {
+		s.w.Error("ERR DISCARD without MULTI")
+		return
+	}
+	s.discardMulti(c)
+	s.w.OK()
+}
+
+func execCommand(s *Server, c *client, args [][]byte) {
+	if c.flags&flagMulti == 0 {
+		s.w.Error("ERR EXEC without MULTI")
+		return
+	}
+	if c.flags&flagDirtyExec != 0 {
+		s.discardMulti(c)
+		s.w.Error("EXECABORT Transaction discarded because of previous errors.")
+		return
+	}
+	if c.flags&flagDirtyCAS != 0 || s.watchedExpired(c) {
+		s.discardMulti(c)
+		s.w.NullArray()
+		return
+	}
+	queued := c.multi
+	c.multi = nil
+	c.flags &^= flagMulti
+	s.unwatchAll(c)
+	s.w.Array(len(queued))
+	s.inExec = true
+	for _, q := range queued {
+		cmd := lookupName(commands, q[0])
+		if cmd.subs != nil {
+			cmd = lookupName(cmd.subs, q[1])
+		}
+		s.exec(c, cmd, q)
+		s.w.Proto = c.proto
+	}
+	s.inExec = false
+	s.endExec()
+}
+
+// endExec closes EXEC: the log gets the commands it ran as one
+// transaction, and EXEC itself is not logged.
+func (s *Server) endExec() {
+	if s.aof != nil {
+		s.aof.endTransaction()
+	}
+	s.prop.begin()
+	s.prop.override = true
+}
+
+func watchCommand(s *Server, c *client, args [][]byte) {
+	if c.flags&flagMulti != 0 {
+		s.w.Error("ERR WATCH inside MULTI is not allowed")
+		return
+	}
+	for _, key := range args[1:] {
+		s.watch(c, key)
+	}
+	s.w.OK()
+}
+
+func (s *Server) watch(c *client, key []byte) {
+	for _, w := range c.watched {
+		if w.db == c.db && w.key == string(key) {
+			return
+		}
+	}
+	k := string(key)
+	e := c.db.keys.get(key)
+	c.watched = append(c.watched, watchedKey{db: c.db, key: k, volatile: e != nil && e.exp != 0 && e.exp > s.now()})
+	if c.db.watchers == nil {
+		c.db.watchers = make(map[string][]*client)
+	}
+	c.db.watchers[k] = append(c.db.watchers[k], c)
+}
+
+func unwatchCommand(s *Server, c *client, args [][]byte) {
+	s.unwatchAll(c)
+	c.flags &^= flagDirtyCAS
+	s.w.OK()
+}
+
+// unwatchAll forgets c's watched keys.
+func (s *Server) unwatchAll(c *client) {
+	for _, w := range c.watched {
+		list := w.db.watchers[w.key]
+		for i, o := range list {
+			if o == c {
+				list = append(list[:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(w.db.watchers, w.key)
+		} else {
+			w.db.watchers[w.key] = list
+		}
+	}
+	clear(c.watched)
+	c.watched = c.watched[:0]
+}
+
+// touchWatched makes the EXEC of every client WATCHing key fail.
+func (s *Server) touchWatched(d *db, key []byte) {
+	if len(d.watchers) == 0 {
+		return
+	}
+	for _, c := range d.watchers[string(key)] {
+		c.flags |= flagDirtyCAS
+	}
+}
+
+// watchedExpired reports whether a key c WATCHed with a TTL has expired
+// since: the transaction then fails, as in Redis 7.
+func (s *Server) watchedExpired(c *client) bool {
+	for _, w := range c.watched {
+		if !w.volatile {
+			continue
+		}
+		e := w.db.keys.get([]byte(w.key))
+		if e == nil || (e.exp != 0 && e.exp <= s.now()) {
+			return true
+		}
+	}
+	return false
+}

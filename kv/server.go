@@ -1,0 +1,369 @@
+package kv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/evloop/evloop"
+	"github.com/evloop/evloop/resp"
+)
+
+// Config is the server's configuration. The zero value serves 16 empty
+// databases without persistence or password.
+type Config struct {
+	// Bind and Port are what INFO and CONFIG GET report; Listen takes the
+	// address to listen on.
+	Bind string
+	Port int
+	// RequirePass, if set, is the password AUTH must give before any other
+	// command is served.
+	RequirePass string
+	// Databases is the number of databases SELECT chooses from (default 16).
+	Databases int
+	// MaxClients bounds the connected clients (default 10000).
+	MaxClients int
+	// ProtoMaxBulkLen bounds a bulk string in a request (default 512 MiB).
+	ProtoMaxBulkLen int
+	// QueryBufferLimit bounds the bytes of a client's requests buffered
+	// while incomplete (default 1 GiB).
+	QueryBufferLimit int
+	// AppendOnly logs every change to Dir/AppendFilename and replays the
+	// file at start.
+	AppendOnly bool
+	// AppendFsync is when the log is synced: "always" (before a reply
+	// acknowledges the change), "everysec" (default) or "no".
+	AppendFsync string
+	// Dir is the directory of the log (default the working directory).
+	Dir string
+	// AppendFilename is the log's file name (default "appendonly.aof").
+	AppendFilename string
+	// NotifyKeyspaceEvents selects the keyspace events published, in
+	// Redis's notation ("KEA", "Ex", ...); empty publishes none.
+	NotifyKeyspaceEvents string
+	// Logger receives the server's log (default slog.Default()).
+	Logger *slog.Logger
+}
+
+func (c *Config) defaults() {
+	if c.Databases <= 0 {
+		c.Databases = 16
+	}
+	if c.MaxClients <= 0 {
+		c.MaxClients = 10000
+	}
+	if c.ProtoMaxBulkLen <= 0 {
+		c.ProtoMaxBulkLen = 512 << 20
+	}
+	if c.QueryBufferLimit <= 0 {
+		c.QueryBufferLimit = 1 << 30
+	}
+	if c.AppendFsync == "" {
+		c.AppendFsync = "everysec"
+	}
+	if c.Dir == "" {
+		c.Dir = "."
+	}
+	if c.AppendFilename == "" {
+		c.AppendFilename = "appendonly.aof"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Bind == "" {
+		c.Bind = "127.0.0.1"
+	}
+}
+
+// Server is a Redis-compatible server. Its keyspace, clients and every
+// other piece of state belong to one event loop goroutine: commands run
+// there one at a time, as in Redis, without locks. Its exported methods
+// may be called from any goroutine.
+type Server struct {
+	cfg    Config
+	log    *slog.Logger
+	ev     *evloop.Server
+	events notifyFlags // notify-keyspace-events
+
+	// The loop's own.
+	dbs      []*db
+	clients  map[int64]*client
+	nextID   int64
+	w        resp.Writer // replies of the client being served
+	ow       resp.Writer // messages to other clients
+	cur      *client
+	ms       int64 // the time of the command being run, Unix ms
+	start    time.Time
+	stats    stats
+	prop     propagation
+	aof      *aof
+	channels map[string]map[*client]struct{}
+	patterns map[string]map[*client]struct{}
+	ready    []readyKey // keys of blocked clients that received data
+	replay   bool       // replaying the log: nothing is propagated or sent
+	inExec   bool       // running EXEC's queue
+
+	shutdownOnce sync.Once
+	done         chan struct{} // closed by SHUTDOWN
+}
+
+type stats struct {
+	connections   int64
+	commands      int64
+	expiredKeys   int64
+	rejectedConns int64
+	keyspaceHits  int64
+	keyspaceMiss  int64
+	netIn, netOut int64
+	dirty         int64 // changes since start
+	protoErrors   int64
+}
+
+// New returns a server with cfg, its state loaded from the append-only
+// file if cfg.AppendOnly and the file exists.
+func New(cfg Config) (*Server, error) {
+	cfg.defaults()
+	nf, err := parseNotify(cfg.NotifyKeyspaceEvents)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		events:   nf,
+		clients:  make(map[int64]*client),
+		channels: make(map[string]map[*client]struct{}),
+		patterns: make(map[string]map[*client]struct{}),
+		start:    time.Now(),
+		done:     make(chan struct{}),
+	}
+	for i := range cfg.Databases {
+		s.dbs = append(s.dbs, newDB(s, i))
+	}
+	if cfg.AppendOnly {
+		if err := s.openLog(); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Listen starts serving on network and addr ("tcp", "127.0.0.1:6379"; or
+// "unix" and a path) and returns the address it listens on.
+func (s *Server) Listen(network, addr string) (net.Addr, error) {
+	ev, err := evloop.NewServer(s, evloop.Options{
+		Loops:       1,
+		MaxInbound:  s.cfg.QueryBufferLimit,
+		HighWater:   4 << 20,
+		MaxOutbound: 1 << 30,
+		Logger:      s.log,
+		BeforeFlush: func(int) { s.beforeFlush() },
+	})
+	if err != nil {
+		return nil, err
+	}
+	a, err := ev.Listen(network, addr)
+	if err != nil {
+		ev.Close()
+		return nil, err
+	}
+	s.ev = ev
+	ev.Submit(0, func() {
+		s.ev.Every(0, 100*time.Millisecond, s.cron)
+		if s.aof != nil {
+			s.aof.startSyncer(s.ev)
+		}
+	})
+	return a, nil
+}
+
+// Done is closed when a client asks the server to SHUTDOWN; the program
+// then calls Shutdown.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+// Shutdown stops accepting, closes every client, writes and syncs the
+// append-only file and closes it.
+func (s *Server) Shutdown(ctx context.Context) error {
+	var errs []error
+	if s.ev != nil {
+		flushed := make(chan error, 1)
+		if s.ev.Submit(0, func() { flushed <- s.closeLog() }) == nil {
+			select {
+			case err := <-flushed:
+				errs = append(errs, err)
+			case <-ctx.Done():
+				errs = append(errs, ctx.Err())
+			}
+		}
+		errs = append(errs, s.ev.Shutdown(ctx))
+	} else {
+		errs = append(errs, s.closeLog())
+	}
+	return errors.Join(errs...)
+}
+
+// requestShutdown is SHUTDOWN's end: the program is told through Done.
+func (s *Server) requestShutdown() {
+	s.shutdownOnce.Do(func() { close(s.done) })
+}
+
+// cron runs ten times a second on the loop: expiry and the log's upkeep.
+func (s *Server) cron() {
+	s.ms = time.Now().UnixMilli()
+	deadline := time.Now().Add(25 * time.Millisecond) // a quarter of the period, as Redis
+	for _, d := range s.dbs {
+		d.activeExpire(deadline)
+	}
+	s.handleReady()
+	if s.aof != nil {
+		s.aof.cron()
+	}
+}
+
+// beforeFlush runs at the end of every loop iteration, before replies are
+// written: the log gets this iteration's changes first.
+func (s *Server) beforeFlush() {
+	if s.aof != nil {
+		s.aof.flush()
+	}
+}
+
+// now returns the time of the command being run, Unix milliseconds.
+func (s *Server) now() int64 {
+	if s.ms == 0 {
+		return time.Now().UnixMilli()
+	}
+	return s.ms
+}
+
+// clock is the access clock of OBJECT IDLETIME: seconds since start.
+func (s *Server) clock() uint32 { return uint32((s.now() - s.start.UnixMilli()) / 1000) }
+
+// OnOpen admits a client, or refuses it past MaxClients.
+func (s *Server) OnOpen(conn *evloop.Conn) {
+	if len(s.clients) >= s.cfg.MaxClients {
+		s.stats.rejectedConns++
+		conn.Write([]byte("-ERR max number of clients reached\r\n"))
+		conn.Close()
+		return
+	}
+	s.nextID++
+	c := newClient(s, conn, s.nextID)
+	s.clients[c.id] = c
+	s.stats.connections++
+	conn.SetContext(c)
+}
+
+// OnData runs the requests that arrived, in order, and writes their
+// replies with one Write.
+func (s *Server) OnData(conn *evloop.Conn) {
+	c, _ := conn.Context().(*client)
+	if c == nil {
+		conn.Discard(conn.InboundBuffered())
+		return
+	}
+	s.serve(c)
+}
+
+// serve runs c's buffered requests until they run out, c blocks or c is to
+// be closed.
+func (s *Server) serve(c *client) {
+	b, _ := c.conn.Peek(-1)
+	s.cur = c
+	s.w.Proto = c.proto
+	off := 0
+	for off < len(b) && !c.blocked() && c.flags&flagCloseAfterReply == 0 {
+		c.parser.Unauthenticated = s.cfg.RequirePass != "" && !c.authenticated
+		args, n, err := c.parser.Command(b[off:])
+		if err == resp.ErrIncomplete {
+			break
+		}
+		if err != nil {
+			s.stats.protoErrors++
+			s.w.Error("ERR " + err.Error())
+			c.flags |= flagCloseAfterReply
+			off = len(b)
+			break
+		}
+		off += n
+		if len(args) > 0 {
+			s.stats.netIn += int64(n)
+			s.call(c, args)
+			s.w.Proto = c.proto
+		}
+	}
+	c.conn.Discard(off)
+	s.cur = nil
+	s.flushReply(c)
+	s.handleReady()
+}
+
+// flushReply writes what the writer holds for c.
+func (s *Server) flushReply(c *client) {
+	if len(s.w.Buf) > 0 {
+		s.stats.netOut += int64(len(s.w.Buf))
+		c.conn.Write(s.w.Buf)
+		s.w.Reset()
+	}
+	if c.flags&flagCloseAfterReply != 0 {
+		c.conn.Close()
+	}
+}
+
+// to returns the writer for a message to c, and a function that sends it:
+// the current client's writer if c is being served (its message then goes
+// in order with its replies), else the writer for other clients.
+func (s *Server) to(c *client) (*resp.Writer, func()) {
+	if c == s.cur {
+		return &s.w, func() {}
+	}
+	s.ow.Reset()
+	s.ow.Proto = c.proto
+	return &s.ow, func() {
+		if len(s.ow.Buf) > 0 && !s.replay {
+			s.stats.netOut += int64(len(s.ow.Buf))
+			c.conn.Write(s.ow.Buf)
+		}
+		s.ow.Reset()
+	}
+}
+
+// OnClose forgets the client: its subscriptions, watches and blocking.
+func (s *Server) OnClose(conn *evloop.Conn, err error) {
+	c, _ := conn.Context().(*client)
+	if c == nil {
+		return
+	}
+	conn.SetContext(nil)
+	s.unblock(c)
+	s.unwatchAll(c)
+	s.unsubscribeAll(c, false)
+	delete(s.clients, c.id)
+	c.closed = true
+}
+
+// memoryUsed reports the Go heap in use, for INFO.
+func memoryUsed() (heap, sys uint64) {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc, ms.Sys
+}
+
+// rss reports the resident set size from /proc, or 0.
+func rss() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	var size, res int64
+	if _, err := fmt.Sscan(string(b), &size, &res); err != nil {
+		return 0
+	}
+	return res * int64(os.Getpagesize())
+}

@@ -1,0 +1,10 @@
+package kv
+
+import "github.com/evloop/evloop/resp"
+
+// zset is a sorted set value.
+type zset struct{ scores *dict[float64] }
+
+func (o *zset) clone() *zset { panic("kv: zset.clone") }
+
+func (o *zset) rewrite(w *resp.Writer, key []byte) { panic("kv: zset.rewrite") }

@@ -1,0 +1,407 @@
+package resp
+
+import (
+	"bytes"
+	"math"
+)
+
+// Redis's defaults and its limits for clients that have not authenticated.
+const (
+	defaultMaxBulk   = 512 << 20   // proto-max-bulk-len
+	defaultMaxArgs   = 1024 * 1024 // the most arguments a request may have
+	defaultMaxInline = 64 << 10    // PROTO_INLINE_MAX_SIZE
+
+	unauthMaxArgs = 10
+	unauthMaxBulk = 16384
+)
+
+// Limits bound what a Parser accepts. Zero (or negative) fields take Redis's
+// defaults. A Limits is plain data.
+type Limits struct {
+	// MaxBulk is the longest bulk string a request may carry
+	// (default 512 MiB, Redis's proto-max-bulk-len).
+	MaxBulk int
+	// MaxArgs is the most elements a request array may have
+	// (default 1024*1024).
+	MaxArgs int
+	// MaxInline is the longest inline request line, and the longest "*<n>"
+	// or "$<n>" header line, not counting the line's end (default 64 KiB,
+	// Redis's PROTO_INLINE_MAX_SIZE).
+	MaxInline int
+}
+
+func (l *Limits) maxBulk() int64 {
+	if l.MaxBulk > 0 {
+		return int64(l.MaxBulk)
+	}
+	return defaultMaxBulk
+}
+
+func (l *Limits) maxArgs() int64 {
+	if l.MaxArgs > 0 {
+		return int64(min(l.MaxArgs, math.MaxInt32))
+	}
+	return defaultMaxArgs
+}
+
+func (l *Limits) maxInline() int {
+	if l.MaxInline > 0 {
+		return l.MaxInline
+	}
+	return defaultMaxInline
+}
+
+// Parser parses client requests. The zero value is ready to use and applies
+// Redis's default limits.
+//
+// A Parser is not safe for concurrent use: it reuses one slice of arguments
+// from call to call. Use one Parser per connection.
+type Parser struct {
+	Limits
+	// Unauthenticated applies Redis's limits for clients that have not
+	// authenticated yet: at most 10 arguments and bulk strings of at most
+	// 16384 bytes, refused with "unauthenticated multibulk length" and
+	// "unauthenticated bulk length". Inline requests are not limited further,
+	// as in Redis.
+	Unauthenticated bool
+
+	args    [][]byte // reused for every request
+	scratch []byte   // inline arguments with quotes or escapes, decoded
+}
+
+// Command parses the request at the start of b and returns its arguments
+// and n, the number of bytes it took.
+//
+// A request is either an array of bulk strings ("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"),
+// as clients send, or an inline command: a line of words separated by
+// blanks, as typed into telnet, ended by "\r\n" or "\n". Inline words may be
+// quoted as Redis's sdssplitargs quotes them: "..." with the escapes \n \r
+// \t \b \a \\ \" and \xHH, or '...' with \'; a closing quote must be
+// followed by a blank or the end of the line.
+//
+// An empty request (an empty or blank inline line, "*0\r\n", "*-1\r\n")
+// returns no arguments and n > 0: skip its n bytes, as Redis does. Input
+// holding only the beginning of a request, however it is split, returns
+// nil, 0, ErrIncomplete. Malformed input returns nil, 0 and a
+// *ProtocolError with Redis's message.
+//
+// The arguments point into b, except inline arguments with quotes or
+// escapes, which point into the Parser's own buffer; they are not
+// overwritten until the next call to Command, as long as b is not modified.
+func (p *Parser) Command(b []byte) (args [][]byte, n int, err error) {
+	if len(b) == 0 {
+		return nil, 0, ErrIncomplete
+	}
+	if b[0] == '*' {
+		args, n, err = p.multibulk(b, p.args[:0])
+	} else {
+		args, n, err = p.inline(b, p.args[:0])
+	}
+	if cap(args) > cap(p.args) {
+		p.args = args[:0]
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	return args, n, nil
+}
+
+// multibulk parses an array of bulk strings, as Redis's
+// processMultibulkBuffer does, appending the arguments to args. It returns
+// args even on failure, so that the Parser keeps any capacity it grew.
+func (p *Parser) multibulk(b []byte, args [][]byte) ([][]byte, int, error) {
+	maxInline := p.maxInline()
+	count, pos, err := header(b, 0, maxInline, errBigMultibulkCount, errMultibulkLength)
+	if err != nil {
+		return args, 0, err
+	}
+	if count > p.maxArgs() {
+		return args, 0, errMultibulkLength
+	}
+	if p.Unauthenticated && count > unauthMaxArgs {
+		return args, 0, errUnauthMultibulk
+	}
+	maxBulk, bulkLimit := p.maxBulk(), p.maxBulk()
+	if p.Unauthenticated {
+		bulkLimit = min(maxBulk, unauthMaxBulk)
+	}
+	for range count { // nothing when count <= 0: an empty request
+		if pos == len(b) {
+			return args, 0, ErrIncomplete
+		}
+		if b[pos] != '$' {
+			return args, 0, errExpectedBulk(b[pos])
+		}
+		// The usual header, a short "$<n>\r\n", in one pass (header by
+		// hand, as it does not inline); anything else as Redis reads it.
+		var size int64
+		i := pos + 1
+		for ; i < len(b) && i-pos < 18; i++ {
+			c := b[i] - '0'
+			if c > 9 {
+				break
+			}
+			size = size*10 + int64(c)
+		}
+		var start int
+		if i+1 < len(b) && b[i] == '\r' && b[i+1] == '\n' && i > pos+1 &&
+			(b[pos+1] != '0' || i == pos+2) && i-pos <= maxInline {
+			start = i + 2
+		} else if size, start, err = headerSlow(b, pos, maxInline, errBigBulkCount, errBulkLength); err != nil {
+			return args, 0, err
+		}
+		if size < 0 || size > bulkLimit {
+			if size < 0 || size > maxBulk {
+				return args, 0, errBulkLength
+			}
+			return args, 0, errUnauthBulk
+		}
+		if rest := int64(len(b) - start); size > rest-2 {
+			// Not all here yet; whatever has come of the "\r\n" after the
+			// data must be right.
+			if size < rest && b[start+int(size)] != '\r' {
+				return args, 0, errBulkFormat
+			}
+			return args, 0, ErrIncomplete
+		}
+		end := start + int(size)
+		if b[end] != '\r' || b[end+1] != '\n' {
+			return args, 0, errBulkFormat
+		}
+		args = append(args, b[start:end:end])
+		pos = end + 2
+	}
+	return args, pos, nil
+}
+
+// header parses the header line ("*<n>" or "$<n>") that starts at b[pos]
+// and returns n and the position after the line's "\r\n". A line longer
+// than max bytes is tooBig, whether or not its end has arrived, which
+// bounds what a peer can make a server buffer; n not an integer as Redis
+// reads one (see parseDecimal) is invalid.
+func header(b []byte, pos, max int, tooBig, invalid error) (int64, int, error) {
+	// The usual case, a short line of digits with its "\r\n", in one pass.
+	if i := pos + 1; i < len(b) && b[i]-'1' <= 8 {
+		v := int64(b[i] - '0')
+		for i++; i < len(b) && i-pos <= 18; i++ {
+			c := b[i] - '0'
+			if c > 9 {
+				if b[i] == '\r' && i+1 < len(b) && b[i+1] == '\n' && i-pos <= max {
+					return v, i + 2, nil
+				}
+				break
+			}
+			v = v*10 + int64(c)
+		}
+	}
+	return headerSlow(b, pos, max, tooBig, invalid)
+}
+
+// headerSlow is header for any line, with Redis's errors.
+func headerSlow(b []byte, pos, max int, tooBig, invalid error) (int64, int, error) {
+	cr, err := headerEnd(b, pos, max, tooBig)
+	if err != nil {
+		return 0, 0, err
+	}
+	n, ok := parseDecimal(b[pos+1 : cr])
+	if !ok {
+		return 0, 0, invalid
+	}
+	if cr+1 == len(b) {
+		return 0, 0, ErrIncomplete
+	}
+	if b[cr+1] != '\n' {
+		return 0, 0, invalid
+	}
+	return n, cr + 2, nil
+}
+
+// headerEnd returns the index of the '\r' ending the header line that
+// starts at b[pos], if the line is at most max bytes long.
+func headerEnd(b []byte, pos, max int, tooBig error) (int, error) {
+	line := b[pos:]
+	if len(line) > max {
+		line = line[:max+1] // the line and its '\r', at most
+	}
+	if i := bytes.IndexByte(line, '\r'); i >= 0 {
+		return pos + i, nil
+	}
+	if len(b)-pos > max {
+		return 0, tooBig
+	}
+	return 0, ErrIncomplete
+}
+
+// parseDecimal parses s as Redis's string2ll does: an optional '-', then
+// digits without leading zeros ("0" alone excepted), fitting in an int64.
+func parseDecimal(s []byte) (int64, bool) {
+	if len(s) == 0 || len(s) > 20 {
+		return 0, false
+	}
+	if len(s) == 1 && s[0] == '0' {
+		return 0, true
+	}
+	neg := s[0] == '-'
+	if neg {
+		s = s[1:]
+		if len(s) == 0 {
+			return 0, false
+		}
+	}
+	if s[0] < '1' || s[0] > '9' {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range s {
+		d := uint64(c - '0')
+		if d > 9 || v > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	if neg {
+		if v > 1<<63 {
+			return 0, false
+		}
+		return int64(-v), true
+	}
+	if v > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(v), true
+}
+
+// inline parses an inline request, as Redis's processInlineBuffer does,
+// appending its arguments to args.
+func (p *Parser) inline(b []byte, args [][]byte) ([][]byte, int, error) {
+	max := p.maxInline()
+	window := b
+	if len(window)-2 > max {
+		window = window[:max+2] // the line and its "\r\n", at most
+	}
+	nl := bytes.IndexByte(window, '\n')
+	if nl < 0 {
+		l := len(window)
+		if l > 0 && window[l-1] == '\r' {
+			l-- // may be the start of "\r\n"
+		}
+		if l > max {
+			return args, 0, errBigInline
+		}
+		return args, 0, ErrIncomplete
+	}
+	line := b[:nl]
+	if nl > 0 && line[nl-1] == '\r' {
+		line = line[:nl-1]
+	}
+	if len(line) > max {
+		return args, 0, errBigInline
+	}
+	args, err := p.splitArgs(line, args)
+	if err != nil {
+		return args, 0, err
+	}
+	return args, nl + 1, nil
+}
+
+// splitArgs splits an inline request line into arguments as Redis's
+// sdssplitargs does, appending them to args. Words without quotes are
+// sliced from line; words with quotes are decoded into p.scratch.
+func (p *Parser) splitArgs(line []byte, args [][]byte) ([][]byte, error) {
+	// Decoding never lengthens a word, so scratch never grows (and moves)
+	// while arguments point into it.
+	if cap(p.scratch) < len(line) {
+		p.scratch = make([]byte, 0, len(line))
+	}
+	scratch := p.scratch[:0]
+	i := 0
+	for {
+		for i < len(line) && isSpace(line[i]) {
+			i++
+		}
+		if i == len(line) {
+			return args, nil
+		}
+		start := i
+		for i < len(line) && !wordEnd[line[i]] {
+			i++
+		}
+		if i == len(line) || (line[i] != '"' && line[i] != '\'') {
+			args = append(args, line[start:i:i])
+			continue
+		}
+		from := len(scratch)
+		scratch = append(scratch, line[start:i]...)
+		var ok bool
+		scratch, i, ok = appendQuoted(scratch, line, i)
+		if !ok {
+			return args, errUnbalancedQuotes
+		}
+		args = append(args, scratch[from:len(scratch):len(scratch)])
+	}
+}
+
+// appendQuoted decodes the quoted part of a word, whose opening quote is
+// line[i], appending it to dst. It returns the index just past the closing
+// quote, or false if the quote is not closed or the closing quote is not
+// followed by a blank or the end of the line.
+func appendQuoted(dst, line []byte, i int) ([]byte, int, bool) {
+	quote := line[i]
+	for i++; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case c == quote:
+			i++
+			return dst, i, i == len(line) || isSpace(line[i])
+		case c != '\\' || i+1 == len(line):
+			dst = append(dst, c)
+		case quote == '\'':
+			if line[i+1] == '\'' {
+				c = '\''
+				i++
+			}
+			dst = append(dst, c)
+		case line[i+1] == 'x' && i+3 < len(line) && isHex(line[i+2]) && isHex(line[i+3]):
+			dst = append(dst, unhex(line[i+2])<<4|unhex(line[i+3]))
+			i += 3
+		default:
+			i++
+			switch c = line[i]; c {
+			case 'n':
+				c = '\n'
+			case 'r':
+				c = '\r'
+			case 't':
+				c = '\t'
+			case 'b':
+				c = '\b'
+			case 'a':
+				c = '\a'
+			}
+			dst = append(dst, c)
+		}
+	}
+	return dst, i, false
+}
+
+// wordEnd marks the bytes that end an unquoted inline word (sdssplitargs
+// ends a word at ' ', '\n', '\r', '\t'), or open a quote within it.
+var wordEnd = [256]bool{' ': true, '\n': true, '\r': true, '\t': true, '"': true, '\'': true}
+
+// isSpace reports whether C's isspace does: ' ', '\t', '\n', '\v', '\f', '\r'.
+// Blanks between words are these.
+func isSpace(c byte) bool { return c == ' ' || c-'\t' <= '\r'-'\t' }
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c <= 'F':
+		return c - 'A' + 10
+	}
+	return c - 'a' + 10
+}

@@ -1,0 +1,332 @@
+package resp
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// commandTest is one request for Parser.Command. A test with no err must
+// parse to args in n bytes (n 0 meaning all of in); one with err must fail
+// with a *ProtocolError of that Msg, or ErrIncomplete if err is
+// "incomplete".
+type commandTest struct {
+	name   string
+	limits Limits
+	unauth bool
+	in     string
+	args   []string
+	n      int
+	err    string
+}
+
+const incomplete = "incomplete"
+
+var commandTests = []commandTest{
+	// Arrays of bulk strings.
+	{name: "ping", in: "*1\r\n$4\r\nPING\r\n", args: []string{"PING"}},
+	{name: "set", in: "*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$5\r\nvalue\r\n", args: []string{"SET", "key", "value"}},
+	{name: "binary bulk", in: "*2\r\n$4\r\nECHO\r\n$8\r\na\r\nb\x00c\r\n\r\n", args: []string{"ECHO", "a\r\nb\x00c\r\n"}},
+	{name: "high bytes", in: "*1\r\n$3\r\n\xff\xfe\x80\r\n", args: []string{"\xff\xfe\x80"}},
+	{name: "zero-length bulk", in: "*2\r\n$4\r\nECHO\r\n$0\r\n\r\n", args: []string{"ECHO", ""}},
+	{name: "empty array", in: "*0\r\n", args: []string{}},
+	{name: "null array", in: "*-1\r\n", args: []string{}},
+	{name: "negative count", in: "*-5\r\n", args: []string{}},
+	{name: "first of pipeline", in: "*1\r\n$4\r\nPING\r\n*1\r\n$4\r\nPING\r\n", args: []string{"PING"}, n: 14},
+	{name: "empty then more", in: "*0\r\n*1\r\n$4\r\nPING\r\n", args: []string{}, n: 4},
+	{name: "followed by garbage", in: "*1\r\n$4\r\nPING\r\n\x00garbage", args: []string{"PING"}, n: 14},
+	{name: "long count line", in: "*0000", err: incomplete},
+
+	// Inline commands.
+	{name: "inline crlf", in: "PING\r\n", args: []string{"PING"}},
+	{name: "inline lf", in: "PING\n", args: []string{"PING"}},
+	{name: "inline words", in: "set a b\n", args: []string{"set", "a", "b"}},
+	{name: "inline blanks", in: "  set \t a\t\tb  \r\n", args: []string{"set", "a", "b"}},
+	{name: "inline empty crlf", in: "\r\n", args: []string{}},
+	{name: "inline empty lf", in: "\n", args: []string{}},
+	{name: "inline blank", in: " \t \r\n", args: []string{}},
+	{name: "inline first of pipeline", in: "PING\r\nPING\r\n", args: []string{"PING"}, n: 6},
+	{name: "inline double quotes", in: "set \"a b\" c\r\n", args: []string{"set", "a b", "c"}},
+	{name: "inline single quotes", in: "set 'a b' c\r\n", args: []string{"set", "a b", "c"}},
+	{name: "inline escapes", in: `"\n\r\t\b\a\\\"\x41\x4a\x7e\q"` + "\n", args: []string{"\n\r\t\b\a\\\"AJ~q"}},
+	{name: "inline bad hex", in: `"\x4g" "\x4"` + "\n", args: []string{"x4g", "x4"}},
+	{name: "inline single quote escape", in: `'it\'s' 'a\nb\'` + "'\n", args: []string{"it's", `a\nb'`}},
+	{name: "inline quote mid-word", in: "ab\"c d\" e'f g'\n", args: []string{"abc d", "ef g"}},
+	{name: "inline empty quotes", in: "\"\" ''\n", args: []string{"", ""}},
+	{name: "inline quote then vtab", in: "\"a\"\vb\n", args: []string{"a", "b"}},
+	{name: "inline leading vtab", in: "\v\fa\n", args: []string{"a"}},
+	{name: "inline vtab inside word", in: "a\vb\n", args: []string{"a\vb"}},
+	{name: "inline cr inside line", in: "a\rb\r\r\n", args: []string{"a", "b"}},
+	{name: "inline nul", in: "a\x00b\n", args: []string{"a\x00b"}},
+	{name: "inline high bytes", in: "\xff\xfe \"\xc3\xa9\"\n", args: []string{"\xff\xfe", "\xc3\xa9"}},
+	{name: "inline dollar", in: "$3\r\n", args: []string{"$3"}},
+	{name: "inline unterminated quote waits", in: "\"abc", err: incomplete},
+
+	// Malformed arrays, with Redis's messages.
+	{name: "count not a number", in: "*abc\r\n", err: "invalid multibulk length"},
+	{name: "count empty", in: "*\r\n", err: "invalid multibulk length"},
+	{name: "count leading zero", in: "*03\r\n", err: "invalid multibulk length"},
+	{name: "count plus", in: "*+3\r\n", err: "invalid multibulk length"},
+	{name: "count minus zero", in: "*-0\r\n", err: "invalid multibulk length"},
+	{name: "count overflow", in: "*99999999999999999999\r\n", err: "invalid multibulk length"},
+	{name: "count over MaxArgs", in: "*1048577\r\n", err: "invalid multibulk length"},
+	{name: "count at MaxArgs", in: "*1048576\r\n", err: incomplete},
+	{name: "count cr without lf", in: "*1\rx$4\r\nPING\r\n", err: "invalid multibulk length"},
+	{name: "count bad before lf", in: "*1x\r", err: "invalid multibulk length"},
+	{name: "not bulk", in: "*1\r\n:1\r\n", err: "expected '$', got ':'"},
+	{name: "inline in array", in: "*2\r\n$3\r\nGET\r\nkey\r\n", err: "expected '$', got 'k'"},
+	{name: "not bulk, line not ended", in: "*1\r\n+", err: "expected '$', got '+'"},
+	{name: "bulk length not a number", in: "*1\r\n$abc\r\n", err: "invalid bulk length"},
+	{name: "bulk length empty", in: "*1\r\n$\r\n", err: "invalid bulk length"},
+	{name: "bulk length negative", in: "*1\r\n$-1\r\n", err: "invalid bulk length"},
+	{name: "bulk length leading zero", in: "*1\r\n$04\r\nPING\r\n", err: "invalid bulk length"},
+	{name: "bulk length over MaxBulk", in: "*1\r\n$536870913\r\n", err: "invalid bulk length"},
+	{name: "bulk length at MaxBulk", in: "*1\r\n$536870912\r\n", err: incomplete},
+	{name: "bulk length cr without lf", in: "*1\r\n$4\rxPING\r\n", err: "invalid bulk length"},
+	{name: "bulk without crlf", in: "*1\r\n$4\r\nPINGxx", err: "invalid bulk format: data not followed by CRLF"},
+	{name: "bulk without lf", in: "*1\r\n$4\r\nPING\rx", err: "invalid bulk format: data not followed by CRLF"},
+	{name: "bulk too long", in: "*1\r\n$3\r\nPING\r\n", err: "invalid bulk format: data not followed by CRLF"},
+	{name: "bulk without crlf, more to come", in: "*1\r\n$4\r\nPINGx", err: "invalid bulk format: data not followed by CRLF"},
+	{name: "too big mbulk count", in: "*" + strings.Repeat("1", 1<<16), err: "too big mbulk count string"},
+	{name: "too big mbulk count, ended", in: "*" + strings.Repeat("1", 1<<16) + "\r\n", err: "too big mbulk count string"},
+	{name: "mbulk count at MaxInline", in: "*" + strings.Repeat("1", 1<<16-1), err: incomplete},
+	{name: "too big bulk count", in: "*1\r\n$" + strings.Repeat("1", 1<<16), err: "too big bulk count string"},
+	{name: "bulk count at MaxInline", in: "*1\r\n$" + strings.Repeat("1", 1<<16-1), err: incomplete},
+
+	// Malformed inline commands.
+	{name: "too big inline", in: strings.Repeat("a", 1<<16+1), err: "too big inline request"},
+	{name: "too big inline, ended", in: strings.Repeat("a", 1<<16+1) + "\r\n", err: "too big inline request"},
+	{name: "inline at MaxInline", in: strings.Repeat("a", 1<<16) + "\r", err: incomplete},
+	{name: "inline at MaxInline, ended", in: strings.Repeat("a", 1<<16) + "\r\n", args: []string{strings.Repeat("a", 1<<16)}},
+	{name: "unterminated double quote", in: "set \"abc\r\n", err: "unbalanced quotes in request"},
+	{name: "unterminated single quote", in: "set 'abc\n", err: "unbalanced quotes in request"},
+	{name: "escaped closing quote", in: "\"abc\\\"\n", err: "unbalanced quotes in request"},
+	{name: "trailing backslash", in: "\"abc\\\n", err: "unbalanced quotes in request"},
+	{name: "text after closing quote", in: "\"abc\"def\n", err: "unbalanced quotes in request"},
+	{name: "quote after closing quote", in: "'a''b'\n", err: "unbalanced quotes in request"},
+
+	// Limits.
+	{name: "MaxArgs", limits: Limits{MaxArgs: 2}, in: "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", args: []string{"GET", "k"}},
+	{name: "over MaxArgs", limits: Limits{MaxArgs: 2}, in: "*3\r\n", err: "invalid multibulk length"},
+	{name: "MaxBulk", limits: Limits{MaxBulk: 3}, in: "*1\r\n$3\r\nGET\r\n", args: []string{"GET"}},
+	{name: "over MaxBulk", limits: Limits{MaxBulk: 3}, in: "*1\r\n$4\r\n", err: "invalid bulk length"},
+	{name: "MaxInline count", limits: Limits{MaxInline: 4}, in: "*123\r\n", err: incomplete},
+	{name: "over MaxInline count", limits: Limits{MaxInline: 4}, in: "*1234", err: "too big mbulk count string"},
+	{name: "over MaxInline count, ended", limits: Limits{MaxInline: 4}, in: "*0001\r\n", err: "too big mbulk count string"},
+	{name: "MaxInline bulk", limits: Limits{MaxInline: 4}, in: "*1\r\n$100\r\n", err: incomplete},
+	{name: "over MaxInline bulk", limits: Limits{MaxInline: 4}, in: "*1\r\n$1000\r\n", err: "too big bulk count string"},
+	{name: "MaxInline inline", limits: Limits{MaxInline: 4}, in: "PING\r\n", args: []string{"PING"}},
+	{name: "MaxInline inline lf", limits: Limits{MaxInline: 4}, in: "PING\n", args: []string{"PING"}},
+	{name: "over MaxInline inline", limits: Limits{MaxInline: 4}, in: "PINGS", err: "too big inline request"},
+	{name: "over MaxInline inline, ended", limits: Limits{MaxInline: 4}, in: "PINGS\n", err: "too big inline request"},
+	{name: "MaxInline inline cr", limits: Limits{MaxInline: 4}, in: "PING\r", err: incomplete},
+
+	// Clients that have not authenticated.
+	{name: "unauthenticated", unauth: true, in: "*2\r\n$4\r\nAUTH\r\n$3\r\npwd\r\n", args: []string{"AUTH", "pwd"}},
+	{name: "unauthenticated 10 args", unauth: true, in: "*10\r\n", err: incomplete},
+	{name: "unauthenticated 11 args", unauth: true, in: "*11\r\n", err: "unauthenticated multibulk length"},
+	{name: "unauthenticated, over MaxArgs", unauth: true, in: "*2000000\r\n", err: "invalid multibulk length"},
+	{name: "unauthenticated bulk 16384", unauth: true, in: "*1\r\n$16384\r\n", err: incomplete},
+	{name: "unauthenticated bulk 16385", unauth: true, in: "*1\r\n$16385\r\n", err: "unauthenticated bulk length"},
+	{name: "unauthenticated inline", unauth: true, in: "a b c d e f g h i j k l\n", args: strings.Fields("a b c d e f g h i j k l")},
+}
+
+// newParser returns a parser set up as tc asks.
+func (tc commandTest) newParser() *Parser {
+	return &Parser{Limits: tc.limits, Unauthenticated: tc.unauth}
+}
+
+// command calls p.Command(in) and returns the arguments as strings.
+func command(p *Parser, in []byte) (args []string, n int, err error) {
+	a, n, err := p.Command(in)
+	if a != nil {
+		args = make([]string, len(a))
+		for i, arg := range a {
+			args[i] = string(arg)
+		}
+	}
+	return args, n, err
+}
+
+// checkErr reports whether err is what want describes: nil for "",
+// ErrIncomplete for "incomplete", else a *ProtocolError with Msg want.
+func checkErr(err error, want string) bool {
+	switch want {
+	case "":
+		return err == nil
+	case incomplete:
+		return errors.Is(err, ErrIncomplete)
+	}
+	var pe *ProtocolError
+	return errors.As(err, &pe) && pe.Msg == want
+}
+
+func short(s string) string {
+	if len(s) > 40 {
+		return fmt.Sprintf("%q...(%d bytes)", s[:40], len(s))
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+func TestCommand(t *testing.T) {
+	for _, tc := range commandTests {
+		t.Run(tc.name, func(t *testing.T) {
+			args, n, err := command(tc.newParser(), []byte(tc.in))
+			if tc.err != "" {
+				if !checkErr(err, tc.err) || args != nil || n != 0 {
+					t.Fatalf("Command(%s) = %q, %d, %v; want nil, 0, %s", short(tc.in), args, n, err, tc.err)
+				}
+				return
+			}
+			wantN := tc.n
+			if wantN == 0 {
+				wantN = len(tc.in)
+			}
+			if err != nil || n != wantN || len(args) != len(tc.args) || strings.Join(args, "\x00") != strings.Join(tc.args, "\x00") {
+				t.Fatalf("Command(%s) = %q, %d, %v; want %q, %d, nil", short(tc.in), args, n, err, tc.args, wantN)
+			}
+		})
+	}
+}
+
+// TestCommandSplit checks that every proper prefix of a request is
+// incomplete, and that a malformed request is malformed in no other way
+// when cut short.
+func TestCommandSplit(t *testing.T) {
+	for _, tc := range commandTests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := tc.newParser()
+			end := tc.n
+			if end == 0 {
+				end = len(tc.in)
+			}
+			if len(tc.in) > 1024 { // the long ones: around the ends only
+				for _, i := range []int{0, 1, 2, len(tc.in) - 3, len(tc.in) - 2, len(tc.in) - 1} {
+					checkPrefix(t, p, tc, i)
+				}
+				return
+			}
+			for i := range end {
+				checkPrefix(t, p, tc, i)
+			}
+		})
+	}
+}
+
+func checkPrefix(t *testing.T, p *Parser, tc commandTest, i int) {
+	t.Helper()
+	args, n, err := command(p, []byte(tc.in[:i]))
+	if tc.err == "" || tc.err == incomplete {
+		if !errors.Is(err, ErrIncomplete) || args != nil || n != 0 {
+			t.Fatalf("Command(%s) = %q, %d, %v; want nil, 0, ErrIncomplete", short(tc.in[:i]), args, n, err)
+		}
+		return
+	}
+	if !errors.Is(err, ErrIncomplete) && !checkErr(err, tc.err) {
+		t.Fatalf("Command(%s) = %q, %d, %v; want ErrIncomplete or %s", short(tc.in[:i]), args, n, err, tc.err)
+	}
+}
+
+func TestCommandPipeline(t *testing.T) {
+	requests := []struct {
+		in   string
+		args []string
+	}{
+		{"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n", []string{"SET", "k", "v"}},
+		{"PING\r\n", []string{"PING"}},
+		{"*0\r\n", []string{}},
+		{"get k\n", []string{"get", "k"}},
+		{"\r\n", []string{}},
+		{"*2\r\n$4\r\nECHO\r\n$2\r\n\r\n\r\n", []string{"ECHO", "\r\n"}},
+		{"echo \"x y\"\r\n", []string{"echo", "x y"}},
+		{"*1\r\n$4\r\nQUIT\r\n", []string{"QUIT"}},
+	}
+	var all []byte
+	for _, r := range requests {
+		all = append(all, r.in...)
+	}
+	var p Parser
+	b := all
+	for _, r := range requests {
+		args, n, err := command(&p, b)
+		if err != nil || n != len(r.in) || strings.Join(args, "\x00") != strings.Join(r.args, "\x00") {
+			t.Fatalf("Command(%s) = %q, %d, %v; want %q, %d, nil", short(string(b)), args, n, err, r.args, len(r.in))
+		}
+		b = b[n:]
+	}
+	if args, n, err := command(&p, b); !errors.Is(err, ErrIncomplete) {
+		t.Fatalf("Command(%q) = %q, %d, %v; want nil, 0, ErrIncomplete", b, args, n, err)
+	}
+}
+
+// TestCommandArgsCapped checks that appending to an argument cannot
+// overwrite the bytes after it.
+func TestCommandArgsCapped(t *testing.T) {
+	for _, in := range []string{"*2\r\n$1\r\na\r\n$1\r\nb\r\n", "a b\r\n", "\"a\" \"b\"\r\n"} {
+		b := []byte(in)
+		var p Parser
+		args, _, err := p.Command(b)
+		if err != nil {
+			t.Fatalf("Command(%q) error %v", in, err)
+		}
+		_ = append(args[0], "XXXXXXXX"...)
+		if string(b) != in || string(args[1]) != "b" {
+			t.Errorf("after appending to args[0] of Command(%q): input %q, args[1] %q; want both untouched", in, b, args[1])
+		}
+	}
+}
+
+// TestCommandReuse checks that a Parser's results do not depend on what it
+// parsed before, and that earlier inline arguments do not stay in its
+// scratch space.
+func TestCommandReuse(t *testing.T) {
+	var p Parser
+	for _, tc := range commandTests {
+		if tc.limits != (Limits{}) || tc.unauth {
+			continue
+		}
+		want, wantN, wantErr := command(new(Parser), []byte(tc.in))
+		got, n, err := command(&p, []byte(tc.in))
+		if n != wantN || fmt.Sprint(got) != fmt.Sprint(want) || fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Errorf("%s: reused Command = %q, %d, %v; want %q, %d, %v", tc.name, got, n, err, want, wantN, wantErr)
+		}
+	}
+}
+
+func TestProtocolError(t *testing.T) {
+	var p Parser
+	_, _, err := p.Command([]byte("*x\r\n"))
+	if got, want := err.Error(), "Protocol error: invalid multibulk length"; got != want {
+		t.Errorf("Command(\"*x\\r\\n\") error = %q; want %q", got, want)
+	}
+}
+
+func TestCommandAllocs(t *testing.T) {
+	var pipeline []byte
+	for i := range 16 {
+		pipeline = AppendCommand(pipeline, []byte("SET"), fmt.Appendf(nil, "key:%012d", i), bytes.Repeat([]byte{'x'}, 16))
+	}
+	inline := []byte("SET \"key:000000001234\" 'xxxx xxxx' \"\\x00\\n\"\r\nGET k\r\n")
+	for _, tc := range []struct {
+		name string
+		in   []byte
+	}{{"pipeline", pipeline}, {"inline", inline}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var p Parser
+			allocs := testing.AllocsPerRun(100, func() {
+				for b := tc.in; len(b) > 0; {
+					_, n, err := p.Command(b)
+					if err != nil {
+						panic(err)
+					}
+					b = b[n:]
+				}
+			})
+			if allocs != 0 {
+				t.Errorf("Command allocations per run over %s = %v; want 0", tc.name, allocs)
+			}
+		})
+	}
+}
