@@ -328,7 +328,7 @@ func (s *Server) startRewrite() error {
 		a.rewriteGen = 1
 	}
 	rw := &rewrite{s: s, a: a, gen: a.rewriteGen, tmp: tmp, out: bufio.NewWriterSize(tmp, 256<<10),
-		pos: -1, curDB: -1, tailDB: -1, started: time.Now()}
+		pos: s.dbs[0].keys.len() - 1, curDB: -1, tailDB: -1, started: time.Now()}
 	a.rw = rw
 	s.ev.Submit(0, rw.step)
 	return nil
@@ -344,14 +344,12 @@ func (rw *rewrite) step() {
 	var w resp.Writer
 	for rw.db < len(s.dbs) {
 		d := s.dbs[rw.db]
-		if rw.pos < 0 || rw.pos >= d.keys.len() {
-			rw.pos = min(rw.pos, d.keys.len()-1)
-			if rw.pos < 0 {
-				if rw.db++; rw.db < len(s.dbs) {
-					rw.pos = s.dbs[rw.db].keys.len() - 1
-				}
-				continue
+		rw.pos = min(rw.pos, d.keys.len()-1) // the database may have shrunk
+		if rw.pos < 0 {
+			if rw.db++; rw.db < len(s.dbs) {
+				rw.pos = s.dbs[rw.db].keys.len() - 1
 			}
+			continue
 		}
 		for n := 0; rw.pos >= 0 && n < 256; n++ {
 			key, e := d.keys.at(rw.pos)
@@ -372,11 +370,6 @@ func (rw *rewrite) step() {
 		}
 		rw.written += int64(len(w.Buf))
 		w.Reset()
-		if rw.pos < 0 {
-			if rw.db++; rw.db < len(s.dbs) {
-				rw.pos = s.dbs[rw.db].keys.len() - 1
-			}
-		}
 		if time.Now().After(deadline) {
 			s.ev.Submit(0, rw.step)
 			return

@@ -51,8 +51,7 @@ func (e *entry) typeName() string {
 }
 
 func (e *entry) encoding() string {
-	switch o := e.obj.(type) {
-	case nil:
+	if e.obj == nil {
 		if e.enc == encRaw {
 			return "raw"
 		}
@@ -65,16 +64,11 @@ func (e *entry) encoding() string {
 			return "embstr"
 		}
 		return "raw"
-	case *list:
-		return "quicklist"
-	case *hash:
-		return "hashtable"
-	case *set:
-		return o.encoding()
-	case *zset:
-		return "skiplist"
 	}
-	return ""
+	if o, ok := e.obj.(interface{ encoding() string }); ok {
+		return o.encoding()
+	}
+	return "unknown"
 }
 
 // db is one of the numbered databases. Owned by the loop.

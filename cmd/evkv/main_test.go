@@ -1,0 +1,279 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// build compiles evkv once for the tests that run it as a process.
+var build = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "evkv-test")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "evkv")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+type proc struct {
+	cmd    *exec.Cmd
+	stderr *lockedBuffer
+	addr   string
+}
+
+// lockedBuffer collects a process's output while the test may read it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// start runs evkv with args and waits until it answers PING.
+func start(t *testing.T, args ...string) *proc {
+	t.Helper()
+	bin, err := build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	p := &proc{cmd: exec.Command(bin, append([]string{"--port", strconv.Itoa(port)}, args...)...), stderr: new(lockedBuffer)}
+	p.cmd.Stderr = p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.cmd.Process.Kill(); p.cmd.Wait() })
+	p.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	c := redis.NewClient(&redis.Options{Addr: p.addr, MaxRetries: -1, DisableIdentity: true})
+	defer c.Close()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if err := c.Ping(context.Background()).Err(); err == nil || strings.HasPrefix(err.Error(), "NOAUTH") {
+			return p
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("evkv did not start: %s", p.stderr)
+		}
+	}
+}
+
+func TestPortTaken(t *testing.T) {
+	bin, err := build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	out, err := exec.Command(bin, "--port", port).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "already in use") {
+		t.Errorf("evkv on a taken port: %v, %q; want a non-zero exit saying the address is in use", err, out)
+	}
+}
+
+func TestConfigFileAndSIGTERM(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "redis.conf")
+	os.WriteFile(conf, []byte("# a comment\nappendonly yes\nappendfsync always\ndir "+dir+"\nrequirepass pw\n"), 0o644)
+	p := start(t, "--config", conf)
+	c := redis.NewClient(&redis.Options{Addr: p.addr, Password: "pw", DisableIdentity: true})
+	defer c.Close()
+	ctx := context.Background()
+	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v := c.ConfigGet(ctx, "appendfsync").Val()["appendfsync"]; v != "always" {
+		t.Errorf("appendfsync = %q", v)
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, p.stderr)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "appendonly.aof"))
+	if !bytes.Contains(data, []byte("SET\r\n$1\r\nk")) {
+		t.Errorf("the log after SIGTERM: %q", data)
+	}
+	bad := filepath.Join(dir, "bad.conf")
+	os.WriteFile(bad, []byte("no-such-setting 1\n"), 0o644)
+	bin, _ := build()
+	if out, err := exec.Command(bin, "--config", bad).CombinedOutput(); err == nil || !strings.Contains(string(out), "no-such-setting") {
+		t.Errorf("bad config: %v, %q", err, out)
+	}
+}
+
+// TestKillDurability kills the server with SIGKILL while clients write and
+// restarts it on the same log: every write acknowledged before the kill is
+// there. (A process crash loses nothing with either policy: what evkv
+// wrote before replying is in the kernel. The policies differ when the
+// machine itself fails, which a test here cannot cause.)
+func TestKillDurability(t *testing.T) {
+	for _, policy := range []string{"always", "everysec"} {
+		t.Run(policy, func(t *testing.T) {
+			dir := t.TempDir()
+			p := start(t, "--appendonly", "yes", "--appendfsync", policy, "--dir", dir)
+			ctx := context.Background()
+			var acked sync.Map // key -> value
+			var n atomic.Int64
+			var wg sync.WaitGroup
+			for w := range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					c := redis.NewClient(&redis.Options{Addr: p.addr, MaxRetries: -1, DisableIdentity: true})
+					defer c.Close()
+					for i := 0; ; i++ {
+						k := fmt.Sprintf("w%d:%d", w, i)
+						if c.Set(ctx, k, i, 0).Err() != nil {
+							return
+						}
+						acked.Store(k, strconv.Itoa(i))
+						if c.Incr(ctx, fmt.Sprintf("ctr%d", w)).Err() != nil {
+							return
+						}
+						n.Add(1)
+					}
+				}()
+			}
+			for n.Load() < 3000 {
+				time.Sleep(10 * time.Millisecond)
+			}
+			p.cmd.Process.Kill()
+			p.cmd.Wait()
+			wg.Wait()
+			p2 := start(t, "--appendonly", "yes", "--appendfsync", policy, "--dir", dir)
+			c := redis.NewClient(&redis.Options{Addr: p2.addr, DisableIdentity: true})
+			defer c.Close()
+			lost, total := 0, 0
+			acked.Range(func(k, v any) bool {
+				total++
+				if got := c.Get(ctx, k.(string)).Val(); got != v.(string) {
+					lost++
+				}
+				return true
+			})
+			t.Logf("%s: %d acknowledged SETs, %d lost after SIGKILL", policy, total, lost)
+			if lost > 0 {
+				t.Errorf("%d of %d acknowledged writes lost", lost, total)
+			}
+		})
+	}
+}
+
+// tool returns the path of a Redis tool, skipping the test if it is not
+// installed (.ci/run installs Debian's redis-tools).
+func tool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Skipf("%s is not installed", name)
+	}
+	return p
+}
+
+func TestRedisCLI(t *testing.T) {
+	cli := tool(t, "redis-cli")
+	p := start(t)
+	_, port, _ := net.SplitHostPort(p.addr)
+	run := func(stdin string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(cli, append([]string{"-p", port}, args...)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("redis-cli %q: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"SET", "greeting", "hello world"}, "OK\n"},
+		{[]string{"GET", "greeting"}, "hello world\n"},
+		{[]string{"--no-raw", "GET", "greeting"}, "\"hello world\"\n"},
+		{[]string{"INCRBY", "n", "5"}, "5\n"},
+		{[]string{"--no-raw", "INCRBY", "n", "5"}, "(integer) 10\n"},
+		{[]string{"--no-raw", "GET", "missing"}, "(nil)\n"},
+		{[]string{"--no-raw", "NOSUCH"}, "(error) ERR unknown command 'NOSUCH', with args beginning with: \n"},
+		{[]string{"-3", "--no-raw", "HELLO", "3"}, ""},
+	} {
+		got := run("", tc.args...)
+		if tc.want != "" && got != tc.want {
+			t.Errorf("redis-cli %q = %q; want %q", tc.args, got, tc.want)
+		}
+	}
+	// Commands piped in, one per line, as a user types them.
+	if got := run("SET a 1\nINCR a\nGET a\n"); got != "OK\n2\n2\n" {
+		t.Errorf("piped commands = %q", got)
+	}
+	// --pipe sends raw RESP and counts the replies.
+	var mass strings.Builder
+	for i := range 1000 {
+		fmt.Fprintf(&mass, "*3\r\n$3\r\nSET\r\n$%d\r\nk%d\r\n$1\r\nv\r\n", len(strconv.Itoa(i))+1, i)
+	}
+	if got := run(mass.String(), "--pipe"); !strings.Contains(got, "errors: 0, replies: 1000") {
+		t.Errorf("--pipe: %q", got)
+	}
+	if got := run("", "DBSIZE"); got != "1003\n" {
+		t.Errorf("DBSIZE after --pipe = %q", got)
+	}
+}
+
+func TestRedisBenchmark(t *testing.T) {
+	bench := tool(t, "redis-benchmark")
+	p := start(t)
+	_, port, _ := net.SplitHostPort(p.addr)
+	out, err := exec.Command(bench, "-p", port, "-n", "2000", "-c", "10", "-P", "4", "-q",
+		"-t", "set,get,incr,lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,lrange_100,mset").CombinedOutput()
+	if err != nil {
+		t.Fatalf("redis-benchmark: %v\n%s", err, out)
+	}
+	for _, test := range []string{"SET", "GET", "INCR", "LPUSH", "RPUSH", "LPOP", "RPOP", "SADD", "HSET", "SPOP", "ZADD", "ZPOPMIN", "LRANGE_100", "MSET"} {
+		if !strings.Contains(string(out), test) {
+			t.Errorf("redis-benchmark printed no %s result:\n%s", test, out)
+		}
+	}
+	if strings.Contains(string(out), "ERR") {
+		t.Errorf("redis-benchmark saw errors:\n%s", out)
+	}
+}

@@ -1,0 +1,342 @@
+package kv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// TestProtocolErrors sends malformed requests: each gets Redis's error and
+// its connection is closed, while another client goes on undisturbed and
+// the keyspace is unchanged.
+func TestProtocolErrors(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	other := goRedis(t, addr)
+	ctx := context.Background()
+	if err := other.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"bad count", "*x\r\n", "-ERR Protocol error: invalid multibulk length\r\n"},
+		{"bad bulk", "*1\r\n$x\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
+		{"not a bulk", "*1\r\n:1\r\n", "-ERR Protocol error: expected '$', got ':'\r\n"},
+		{"unbalanced", "SET \"a b\r\n", "-ERR Protocol error: unbalanced quotes in request\r\n"},
+		{"huge bulk", "*1\r\n$999999999999\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
+		{"set then garbage", "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nw\r\n*1\r\n$x\r\n", "+OK\r\n-ERR Protocol error: invalid bulk length\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rc := dialRaw(t, addr)
+			if _, err := rc.c.Write([]byte(tc.in)); err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(rc.c)
+			if err != nil || string(got) != tc.want {
+				t.Errorf("reply %q, %v; want %q then EOF", got, err, tc.want)
+			}
+			if v, err := other.Get(ctx, "k").Result(); err != nil || (v != "v" && v != "w") {
+				t.Errorf("other client: GET = %q, %v", v, err)
+			}
+		})
+	}
+}
+
+func TestRequirePass(t *testing.T) {
+	_, addr := startServer(t, Config{RequirePass: "secret"})
+	rc := dialRaw(t, addr)
+	if got := rc.do("GET", "k"); got != "-NOAUTH Authentication required.\r\n" {
+		t.Errorf("GET before AUTH = %q", got)
+	}
+	if got := rc.do("AUTH", "wrong"); !strings.HasPrefix(got, "-WRONGPASS") {
+		t.Errorf("AUTH wrong = %q", got)
+	}
+	// Unauthenticated clients may not send big requests.
+	if got := rc.do("AUTH", strings.Repeat("x", 20000)); got != "-ERR Protocol error: unauthenticated bulk length\r\n" {
+		t.Errorf("big AUTH = %q", got)
+	}
+	c := goRedis(t, addr, func(o *redis.Options) { o.Password = "secret" })
+	if err := c.Set(context.Background(), "k", "v", 0).Err(); err != nil {
+		t.Fatalf("SET after AUTH: %v", err)
+	}
+	bad := goRedis(t, addr, func(o *redis.Options) { o.Password = "nope" })
+	if err := bad.Ping(context.Background()).Err(); err == nil || !strings.Contains(err.Error(), "WRONGPASS") {
+		t.Errorf("PING with a wrong password: %v", err)
+	}
+}
+
+func TestMaxClients(t *testing.T) {
+	_, addr := startServer(t, Config{MaxClients: 2})
+	a, b := dialRaw(t, addr), dialRaw(t, addr)
+	a.do("PING")
+	b.do("PING")
+	c := dialRaw(t, addr)
+	got, _ := io.ReadAll(c.c)
+	if string(got) != "-ERR max number of clients reached\r\n" {
+		t.Errorf("third client got %q", got)
+	}
+	if got := a.do("PING"); got != "+PONG\r\n" {
+		t.Errorf("first client after the refusal: %q", got)
+	}
+}
+
+func TestExpiry(t *testing.T) {
+	c, ctx := serverAndClient(t)
+	c.Set(ctx, "lazy", "v", 50*time.Millisecond)
+	for i := range 100 {
+		c.Set(ctx, fmt.Sprint("active", i), "v", 50*time.Millisecond)
+	}
+	c.Set(ctx, "stays", "v", time.Hour)
+	time.Sleep(100 * time.Millisecond)
+	if err := c.Get(ctx, "lazy").Err(); err != redis.Nil {
+		t.Errorf("GET of an expired key: %v; want nil", err)
+	}
+	// The active cycle removes the others without their being touched.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		n, err := c.DBSize(ctx).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("DBSIZE = %d after expiry; want 1", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if ttl := c.TTL(ctx, "stays").Val(); ttl < 59*time.Minute {
+		t.Errorf("TTL = %v", ttl)
+	}
+}
+
+func TestWatch(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	a, b := goRedis(t, addr), goRedis(t, addr)
+	ctx := context.Background()
+	a.Set(ctx, "n", "1", 0)
+	err := a.Watch(ctx, func(tx *redis.Tx) error {
+		b.Set(ctx, "n", "2", 0) // another client changes the key
+		_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Incr(ctx, "n")
+			return nil
+		})
+		return err
+	}, "n")
+	if !errors.Is(err, redis.TxFailedErr) {
+		t.Errorf("EXEC after the watched key changed: %v; want TxFailedErr", err)
+	}
+	err = a.Watch(ctx, func(tx *redis.Tx) error {
+		_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Incr(ctx, "n")
+			return nil
+		})
+		return err
+	}, "n")
+	if err != nil || a.Get(ctx, "n").Val() != "3" {
+		t.Errorf("EXEC = %v, n = %s; want nil, 3", err, a.Get(ctx, "n").Val())
+	}
+}
+
+func TestPubSub(t *testing.T) {
+	for _, proto := range []int{2, 3} {
+		t.Run(fmt.Sprint("RESP", proto), func(t *testing.T) {
+			_, addr := startServer(t, Config{NotifyKeyspaceEvents: "KEA"})
+			opt := func(o *redis.Options) { o.Protocol = proto }
+			pub, sub := goRedis(t, addr, opt), goRedis(t, addr, opt)
+			ctx := context.Background()
+			ps := sub.Subscribe(ctx, "news")
+			defer ps.Close()
+			if _, err := ps.Receive(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := ps.PSubscribe(ctx, "__keyevent@0__:*"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ps.Receive(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if n := pub.Publish(ctx, "news", "hello").Val(); n != 1 {
+				t.Errorf("PUBLISH = %d; want 1", n)
+			}
+			pub.Set(ctx, "k", "v", 0)
+			m1, err := ps.ReceiveMessage(ctx)
+			if err != nil || m1.Channel != "news" || m1.Payload != "hello" {
+				t.Fatalf("message %+v, %v", m1, err)
+			}
+			m2, err := ps.ReceiveMessage(ctx)
+			if err != nil || m2.Channel != "__keyevent@0__:set" || m2.Payload != "k" {
+				t.Fatalf("keyspace event %+v, %v", m2, err)
+			}
+			if n := pub.PubSubNumSub(ctx, "news").Val()["news"]; n != 1 {
+				t.Errorf("PUBSUB NUMSUB = %d", n)
+			}
+		})
+	}
+}
+
+// TestAppendOnlyReplay writes through a server with the log on, then
+// starts a new one on the same file and finds the data, TTLs included.
+func TestAppendOnlyReplay(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{AppendOnly: true, AppendFsync: "always", Dir: dir}
+	s1, addr := startServer(t, cfg)
+	c := goRedis(t, addr)
+	ctx := context.Background()
+	c.Set(ctx, "a", "1", 0)
+	c.Incr(ctx, "a")
+	c.Set(ctx, "ttl", "x", time.Hour)
+	conn := c.Conn()
+	defer conn.Close()
+	conn.Select(ctx, 3)
+	conn.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, "t1", "v", 0)
+		p.Set(ctx, "t2", "v", 0)
+		return nil
+	})
+	conn.Set(ctx, "gone", "x", 0)
+	conn.Del(ctx, "gone")
+	conn.Close()
+	c.Close()
+	ctxS, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := s1.Shutdown(ctxS); err != nil {
+		t.Fatal(err)
+	}
+	_, addr2 := startServer(t, cfg)
+	c2 := goRedis(t, addr2)
+	if v := c2.Get(ctx, "a").Val(); v != "2" {
+		t.Errorf("a = %q; want 2", v)
+	}
+	if ttl := c2.TTL(ctx, "ttl").Val(); ttl < 59*time.Minute {
+		t.Errorf("TTL = %v", ttl)
+	}
+	c2 = goRedis(t, addr2, func(o *redis.Options) { o.DB = 3 })
+	if n := c2.Exists(ctx, "t1", "t2", "gone").Val(); n != 2 {
+		t.Errorf("EXISTS t1 t2 gone in db 3 = %d; want 2", n)
+	}
+}
+
+// TestAppendOnlyTruncated cuts the log inside its last command: the start
+// keeps what came before, cuts the rest off the file, and goes on.
+func TestAppendOnlyTruncated(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "appendonly.aof")
+	whole := "*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\n1\r\n"
+	cut := "*3\r\n$3\r\nSET\r\n$1\r\nb\r\n$1"
+	multi := "*1\r\n$5\r\nMULTI\r\n*3\r\n$3\r\nSET\r\n$1\r\nc\r\n$1\r\n1\r\n"
+	for _, tail := range []string{cut, multi} {
+		if err := os.WriteFile(path, []byte(whole+tail), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := New(Config{AppendOnly: true, Dir: dir, Logger: quietLogger()})
+		if err != nil {
+			t.Fatalf("New with a cut log: %v", err)
+		}
+		if got := s.dbs[0].size(); got != 1 {
+			t.Errorf("keys after replay = %d; want 1", got)
+		}
+		if err := s.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		data, _ := os.ReadFile(path)
+		if string(data) != whole {
+			t.Errorf("file after the cut = %q; want %q", data, whole)
+		}
+	}
+	// Garbage in the middle is not a crash: the start fails, clearly.
+	os.WriteFile(path, []byte("*1\r\n$x\r\n"+whole), 0o644)
+	if _, err := New(Config{AppendOnly: true, Dir: dir, Logger: quietLogger()}); err == nil || !strings.Contains(err.Error(), "bad format") {
+		t.Errorf("New with a corrupt log: %v; want a bad-format error", err)
+	}
+}
+
+// TestRewriteWhileWriting rewrites the log while clients change keys, then
+// replays the new file and finds exactly the final state.
+func TestRewriteWhileWriting(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{AppendOnly: true, Dir: dir}
+	s1, addr := startServer(t, cfg)
+	ctx := context.Background()
+	c := goRedis(t, addr)
+	for i := range 20000 {
+		c.Set(ctx, fmt.Sprint("k", i), i, 0)
+	}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for w := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cl := goRedis(t, addr)
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				k := fmt.Sprint("k", (i*7+w)%20000)
+				cl.Incr(ctx, k)
+				cl.Append(ctx, fmt.Sprint("new", w), "x")
+				if i%10 == 0 {
+					cl.Del(ctx, fmt.Sprint("k", (i*13)%20000))
+				}
+			}
+		}()
+	}
+	time.Sleep(20 * time.Millisecond)
+	if err := c.Do(ctx, "BGREWRITEAOF").Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(c.Info(ctx, "persistence").Val(), "aof_rewrite_in_progress:0") {
+		if time.Now().After(deadline) {
+			t.Fatal("the rewrite did not finish")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	if !strings.Contains(c.Info(ctx, "persistence").Val(), "aof_rewrites:1") {
+		t.Fatalf("INFO persistence: %s", c.Info(ctx, "persistence").Val())
+	}
+	want := snapshot(t, c)
+	c.Close()
+	s1.Shutdown(ctx)
+	_, addr2 := startServer(t, cfg)
+	got := snapshot(t, goRedis(t, addr2))
+	if len(got) != len(want) {
+		t.Fatalf("%d keys after replay; want %d", len(got), len(want))
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q after replay; want %q", k, got[k], v)
+		}
+	}
+}
+
+// snapshot returns every string key of db 0 with its value.
+func snapshot(t *testing.T, c *redis.Client) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	keys, err := c.Keys(ctx, "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string]string, len(keys))
+	for _, k := range keys {
+		out[k] = c.Get(ctx, k).Val()
+	}
+	return out
+}
