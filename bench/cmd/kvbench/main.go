@@ -1,0 +1,319 @@
+// Command kvbench runs redis-benchmark against evkv and against Redis
+// itself, side by side in one run, and prints requests per second, p50 and
+// p99 latency, and requests per second of the server's own CPU time, with
+// each figure's ratio to Redis's; then resident memory with a million
+// keys of 16-byte values.
+//
+//	cd bench && go run ./cmd/kvbench                       # the full run: -n 1000000, minutes
+//	go run ./cmd/kvbench -n 100000 -runs 3 -tests set,get   # quicker
+//
+// Each server runs as its own process pinned to CPU 0 (redis-server from
+// Debian's package with persistence off; evkv built from ../cmd/evkv),
+// redis-benchmark pinned to CPU 1; servers alternate between runs and the
+// tables show medians. Server CPU is utime+stime from /proc/PID/stat
+// before and after each redis-benchmark run.
+package main
+
+import (
+	"bufio"
+	"encoding/csv"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const allTests = "set,get,incr,lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,lrange_100,mset"
+
+type server struct {
+	name string
+	argv func(port int) []string
+}
+
+type config struct {
+	name      string
+	clients   int
+	pipelined int
+}
+
+// result is one test's figures.
+type result struct {
+	rps, p50, p99, cpuRPS float64
+}
+
+func main() {
+	n := flag.Int("n", 1000000, "requests per test (redis-benchmark -n)")
+	runs := flag.Int("runs", 1, "runs per server; tables show medians")
+	tests := flag.String("tests", allTests, "redis-benchmark -t")
+	configs := flag.String("configs", "P1,P16,c1000", "load shapes: P1 (-c 50 -P 1), P16 (-c 50 -P 16), c1000 (-c 1000 -P 1)")
+	memKeys := flag.Int("memkeys", 1000000, "keys for the memory comparison (0: skip)")
+	pin := flag.Bool("pin", true, "pin servers to CPU 0 and redis-benchmark to CPU 1 with taskset")
+	flag.Parse()
+	if err := run(*n, *runs, strings.Split(*tests, ","), strings.Split(*configs, ","), *memKeys, *pin); err != nil {
+		fmt.Fprintln(os.Stderr, "kvbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(n, runs int, tests, configNames []string, memKeys int, pin bool) error {
+	evkv, err := buildEvkv()
+	if err != nil {
+		return err
+	}
+	redisBin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return fmt.Errorf("redis-server is not installed (apt-get install redis-server)")
+	}
+	if _, err := exec.LookPath("redis-benchmark"); err != nil {
+		return fmt.Errorf("redis-benchmark is not installed (apt-get install redis-tools)")
+	}
+	servers := []server{
+		{"redis", func(port int) []string {
+			return []string{redisBin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--maxclients", "10000", "--dir", os.TempDir()}
+		}},
+		{"evkv", func(port int) []string {
+			return []string{evkv, "--port", strconv.Itoa(port), "--appendonly", "no"}
+		}},
+	}
+	shapes := map[string]config{"P1": {"-c 50 -P 1", 50, 1}, "P16": {"-c 50 -P 16", 50, 16}, "c1000": {"-c 1000 -P 1", 1000, 1}}
+	fmt.Printf("# kvbench %s: -n %d, %d run(s), medians\n", time.Now().Format(time.DateOnly), n, runs)
+	for _, cn := range configNames {
+		cfg, ok := shapes[cn]
+		if !ok {
+			return fmt.Errorf("unknown config %q", cn)
+		}
+		all := map[string]map[string][]result{} // server -> test -> runs
+		for r := range runs {
+			for _, srv := range servers {
+				res, err := benchOnce(srv, cfg, n, tests, pin)
+				if err != nil {
+					return fmt.Errorf("%s %s run %d: %w", srv.name, cfg.name, r+1, err)
+				}
+				if all[srv.name] == nil {
+					all[srv.name] = map[string][]result{}
+				}
+				for t, v := range res {
+					all[srv.name][t] = append(all[srv.name][t], v)
+				}
+			}
+		}
+		printTable(cfg, tests, all)
+	}
+	if memKeys > 0 {
+		fmt.Printf("\n## Resident memory with %d keys of 16-byte values\n\n| server | RSS | per key |\n|---|---:|---:|\n", memKeys)
+		for _, srv := range servers {
+			rss, err := memoryOnce(srv, memKeys)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("| %s | %.1f MiB | %.0f B |\n", srv.name, float64(rss)/(1<<20), float64(rss)/float64(memKeys))
+		}
+	}
+	return nil
+}
+
+func buildEvkv() (string, error) {
+	dir, err := os.MkdirTemp("", "kvbench")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "evkv")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/evkv")
+	cmd.Dir = ".."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building evkv: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// startServer starts srv pinned to CPU 0 and waits for its port.
+func startServer(srv server, pin bool) (*exec.Cmd, int, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, 0, err
+	}
+	argv := srv.argv(port)
+	if pin {
+		argv = append([]string{"taskset", "-c", "0"}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	if err := cmd.Start(); err != nil {
+		return nil, 0, err
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return cmd, port, nil
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	return nil, 0, fmt.Errorf("%s did not start", srv.name)
+}
+
+// cpuTime returns a process's utime+stime in seconds.
+func cpuTime(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	ut, _ := strconv.ParseFloat(fields[11], 64)
+	st, _ := strconv.ParseFloat(fields[12], 64)
+	return (ut + st) / 100, nil // clock ticks: USER_HZ is 100 on Linux
+}
+
+// benchOnce runs each test against a fresh server, in one process, and
+// measures the server's CPU per test.
+func benchOnce(srv server, cfg config, n int, tests []string, pin bool) (map[string]result, error) {
+	cmd, port, err := startServer(srv, pin)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	out := map[string]result{}
+	for _, t := range tests {
+		before, err := cpuTime(cmd.Process.Pid)
+		if err != nil {
+			return nil, err
+		}
+		argv := []string{"redis-benchmark", "-p", strconv.Itoa(port), "-n", strconv.Itoa(n), "-c", strconv.Itoa(cfg.clients),
+			"-P", strconv.Itoa(cfg.pipelined), "-t", t, "-r", "100000", "--csv"}
+		if pin {
+			argv = append([]string{"taskset", "-c", "1"}, argv...)
+		}
+		b := exec.Command(argv[0], argv[1:]...)
+		raw, err := b.Output()
+		if err != nil {
+			return nil, fmt.Errorf("redis-benchmark -t %s: %v", t, err)
+		}
+		after, err := cpuTime(cmd.Process.Pid)
+		if err != nil {
+			return nil, err
+		}
+		r, err := parseCSV(raw)
+		if err != nil {
+			return nil, fmt.Errorf("redis-benchmark -t %s: %v\n%s", t, err, raw)
+		}
+		if cpu := after - before; cpu > 0 {
+			r.cpuRPS = float64(n) / cpu
+		}
+		out[t] = r
+	}
+	return out, nil
+}
+
+// parseCSV reads redis-benchmark's --csv line:
+// "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
+func parseCSV(raw []byte) (result, error) {
+	rows, err := csv.NewReader(strings.NewReader(string(raw))).ReadAll()
+	if err != nil {
+		return result{}, err
+	}
+	for _, row := range rows {
+		if len(row) < 7 || row[0] == "test" {
+			continue
+		}
+		rps, err1 := strconv.ParseFloat(row[1], 64)
+		p50, err2 := strconv.ParseFloat(row[4], 64)
+		p99, err3 := strconv.ParseFloat(row[6], 64)
+		if err1 != nil || err2 != nil || err3 != nil {
+			return result{}, fmt.Errorf("bad csv row %q", row)
+		}
+		return result{rps: rps, p50: p50, p99: p99}, nil
+	}
+	return result{}, fmt.Errorf("no result row")
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func medianOf(rs []result, f func(result) float64) float64 {
+	v := make([]float64, len(rs))
+	for i, r := range rs {
+		v[i] = f(r)
+	}
+	return median(v)
+}
+
+func printTable(cfg config, tests []string, all map[string]map[string][]result) {
+	fmt.Printf("\n## redis-benchmark %s\n\n", cfg.name)
+	fmt.Println("| test | Redis rps | evkv rps | ratio | Redis p50/p99 ms | evkv p50/p99 ms | Redis rps/CPU-s | evkv rps/CPU-s | ratio |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, t := range tests {
+		r, e := all["redis"][t], all["evkv"][t]
+		rr, er := medianOf(r, func(x result) float64 { return x.rps }), medianOf(e, func(x result) float64 { return x.rps })
+		rc, ec := medianOf(r, func(x result) float64 { return x.cpuRPS }), medianOf(e, func(x result) float64 { return x.cpuRPS })
+		fmt.Printf("| %s | %.0f | %.0f | %.2f | %.3f / %.3f | %.3f / %.3f | %.0f | %.0f | %.2f |\n", t, rr, er, er/rr,
+			medianOf(r, func(x result) float64 { return x.p50 }), medianOf(r, func(x result) float64 { return x.p99 }),
+			medianOf(e, func(x result) float64 { return x.p50 }), medianOf(e, func(x result) float64 { return x.p99 }),
+			rc, ec, ec/rc)
+	}
+}
+
+// memoryOnce loads keys of 16-byte values with redis-cli --pipe and reads
+// the server's resident set.
+func memoryOnce(srv server, keys int) (int64, error) {
+	cmd, port, err := startServer(srv, false)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	pr, pw := io.Pipe()
+	cli := exec.Command("redis-cli", "-p", strconv.Itoa(port), "--pipe")
+	cli.Stdin = pr
+	cli.Stdout = io.Discard
+	if err := cli.Start(); err != nil {
+		return 0, err
+	}
+	go func() {
+		w := bufio.NewWriterSize(pw, 1<<20)
+		val := strings.Repeat("v", 16)
+		for i := range keys {
+			k := fmt.Sprintf("key:%012d", i)
+			fmt.Fprintf(w, "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$16\r\n%s\r\n", len(k), k, val)
+		}
+		w.Flush()
+		pw.Close()
+	}()
+	if err := cli.Wait(); err != nil {
+		return 0, fmt.Errorf("redis-cli --pipe: %v", err)
+	}
+	time.Sleep(2 * time.Second) // let a collector finish its cycle
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			kb, _ := strconv.ParseInt(strings.Fields(line)[1], 10, 64)
+			return kb << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS")
+}
