@@ -295,7 +295,6 @@ type rewrite struct {
 	touched []touchedKey // keys the running command changed
 	curDB   int          // the base's last SELECT
 	tailDB  int          // the tail's last SELECT
-	err     error
 	started time.Time
 }
 

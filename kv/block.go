@@ -29,6 +29,8 @@ type readyKey struct {
 
 // parseTimeout parses a blocking command's timeout: seconds, fractions
 // allowed; 0 waits forever.
+//
+//lint:ignore U1000 the blocking list and sorted-set commands use it
 func (s *Server) parseTimeout(b []byte) (time.Duration, bool) {
 	f, ok := parseFloat(b)
 	if !ok || math.IsInf(f, 0) || f*1e9 > math.MaxInt64 {
@@ -45,6 +47,8 @@ func (s *Server) parseTimeout(b []byte) (time.Duration, bool) {
 // block makes c wait for data on keys: serve runs when one of them
 // receives some, timedOut when timeout (0: never) passes first. In a
 // transaction, where nothing blocks, timedOut answers at once.
+//
+//lint:ignore U1000 the blocking list and sorted-set commands use it
 func (s *Server) block(c *client, keys [][]byte, timeout time.Duration, serve func(key []byte) bool, timedOut func()) {
 	if s.inExec || s.replay {
 		timedOut()

@@ -86,6 +86,11 @@ type configParam struct {
 	set  func(s *Server, v string) error
 }
 
+// configError is a CONFIG SET failure worded as Redis words it.
+type configError string
+
+func (e configError) Error() string { return string(e) }
+
 func yesNo(b bool) string {
 	if b {
 		return "yes"
@@ -172,7 +177,7 @@ var configParams = []configParam{
 	{"notify-keyspace-events", func(s *Server) string { return s.events.String() }, func(s *Server, v string) error {
 		f, err := parseNotify(v)
 		if err != nil {
-			return fmt.Errorf("Invalid event class character. Use 'Ag$lshzxeKEtmd'.")
+			return configError("Invalid event class character. Use 'Ag$lshzxeKEtmd'.")
 		}
 		s.events = f
 		return nil

@@ -179,6 +179,12 @@ func (s *Server) call(c *client, args [][]byte) {
 		s.reject(c, errNotInMulti)
 		return
 	}
+	if cmd.flags&cmdWrite != 0 {
+		if msg := s.writeError(); msg != "" {
+			s.reject(c, msg)
+			return
+		}
+	}
 	if c.inPubSub() && !allowedInPubSub(cmd.name) {
 		s.w.Error("ERR Can't execute '" + cmd.name + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 		return

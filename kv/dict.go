@@ -26,14 +26,6 @@ func newDict[V any](hint int) *dict[V] {
 
 func (d *dict[V]) len() int { return len(d.slots) }
 
-// find returns the position of key, or -1.
-func (d *dict[V]) find(key []byte) int {
-	if i, ok := d.index[string(key)]; ok {
-		return int(i)
-	}
-	return -1
-}
-
 // get returns key's value, or nil. The pointer is valid until the next
 // insert or delete.
 func (d *dict[V]) get(key []byte) *V {

@@ -3,7 +3,7 @@ package kv
 import "github.com/evloop/evloop/resp"
 
 // hash is a hash value.
-type hash struct{ fields *dict[string] }
+type hash struct{}
 
 func (o *hash) clone() *hash { panic("kv: hash.clone") }
 

@@ -3,7 +3,7 @@ package kv
 import "github.com/evloop/evloop/resp"
 
 // list is a list value.
-type list struct{ items []string }
+type list struct{}
 
 func (o *list) clone() *list { panic("kv: list.clone") }
 

@@ -3,7 +3,7 @@ package kv
 import "github.com/evloop/evloop/resp"
 
 // set is a set value.
-type set struct{ members *dict[struct{}] }
+type set struct{}
 
 func (s *set) encoding() string { return "hashtable" }
 

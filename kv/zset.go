@@ -3,7 +3,7 @@ package kv
 import "github.com/evloop/evloop/resp"
 
 // zset is a sorted set value.
-type zset struct{ scores *dict[float64] }
+type zset struct{}
 
 func (o *zset) clone() *zset { panic("kv: zset.clone") }
 
