@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -668,10 +667,9 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 	}
 	if want("cpu") {
 		section("CPU")
-		var ru syscall.Rusage
-		if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
-			field("used_cpu_sys", fmt.Sprintf("%.6f", float64(ru.Stime.Sec)+float64(ru.Stime.Usec)/1e6))
-			field("used_cpu_user", fmt.Sprintf("%.6f", float64(ru.Utime.Sec)+float64(ru.Utime.Usec)/1e6))
+		if user, sys, ok := cpuTimes(); ok {
+			field("used_cpu_sys", fmt.Sprintf("%.6f", sys.Seconds()))
+			field("used_cpu_user", fmt.Sprintf("%.6f", user.Seconds()))
 		}
 	}
 	if sections["commandstats"] || sections["everything"] || sections["all"] {

@@ -104,6 +104,9 @@ var commandTests = []commandTest{
 	{name: "unterminated single quote", in: "set 'abc\n", err: "unbalanced quotes in request"},
 	{name: "escaped closing quote", in: "\"abc\\\"\n", err: "unbalanced quotes in request"},
 	{name: "trailing backslash", in: "\"abc\\\n", err: "unbalanced quotes in request"},
+	{name: "hex escape at end", in: "\"ab\\x\n", err: "unbalanced quotes in request"},
+	{name: "hex escape cut short", in: "\"ab\\x4\r\n", err: "unbalanced quotes in request"},
+	{name: "hex escape then end", in: "\"ab\\x41\n", err: "unbalanced quotes in request"},
 	{name: "text after closing quote", in: "\"abc\"def\n", err: "unbalanced quotes in request"},
 	{name: "quote after closing quote", in: "'a''b'\n", err: "unbalanced quotes in request"},
 
