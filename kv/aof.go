@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -76,7 +77,7 @@ func (s *Server) replayLog(path string) error {
 	defer func() { s.replay = false; s.w.Reset() }()
 	c := &client{s: s, db: s.dbs[0], proto: 2, authenticated: true}
 	var p resp.Parser
-	p.MaxBulk = 1 << 62
+	p.MaxBulk = math.MaxInt
 	off, good := 0, 0 // good: the end of the last complete command outside a transaction
 	var queued [][][]byte
 	inMulti := false
