@@ -24,6 +24,13 @@ type echoHandler struct {
 	mu     sync.Mutex
 	closes map[*Conn]int
 	errs   []error
+	opens  int
+}
+
+func (h *echoHandler) OnOpen(c *Conn) {
+	h.mu.Lock()
+	h.opens++
+	h.mu.Unlock()
 }
 
 func (h *echoHandler) OnData(c *Conn) {

@@ -162,8 +162,15 @@ func TestConnectDisconnectNoLeak(t *testing.T) {
 	if after := openFDs(t); after > before {
 		t.Fatalf("open fds: %d before, %d after 100,000 cycles", before, after)
 	}
-	if k, most := h.closeCounts(); k != cycles-int(failed.Load()) || most != 1 {
-		t.Fatalf("OnClose ran for %d connections (at most %d times each); want %d, once", k, most, cycles)
+	// A dial can succeed without the server ever accepting: when the
+	// listen queue overflows, the kernel keeps the server's side half-open
+	// and drops it once the client closes. Every connection opened must
+	// close, once; nearly all dials must have been opened.
+	h.mu.Lock()
+	opens := h.opens
+	h.mu.Unlock()
+	if k, most := h.closeCounts(); k != opens || most != 1 || opens < (cycles-int(failed.Load()))*99/100 {
+		t.Fatalf("OnClose ran for %d connections (at most %d times each) of %d opened from %d dials; want each opened one closed once", k, most, opens, cycles)
 	}
 }
 
