@@ -1,9 +1,15 @@
 package kv
 
 import (
+	"context"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // compareListScript runs script against evkv and Redis as compareWithRedis
@@ -127,4 +133,372 @@ func TestListCompat(t *testing.T) {
 	for _, proto := range []int{2, 3} {
 		t.Run("RESP"+strconv.Itoa(proto), func(t *testing.T) { compareListScript(t, proto, listScript) })
 	}
+}
+
+func TestListGoRedis(t *testing.T) {
+	for _, proto := range []int{2, 3} {
+		t.Run("RESP"+strconv.Itoa(proto), func(t *testing.T) {
+			_, addr := startServer(t, Config{})
+			c := goRedis(t, addr, func(o *redis.Options) { o.Protocol = proto })
+			ctx := context.Background()
+			check := func(name string, got, want any, err error) {
+				t.Helper()
+				if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("%s = %v, %v; want %v", name, got, err, want)
+				}
+			}
+			n, err := c.RPush(ctx, "l", "a", "b", "c").Result()
+			check("RPUSH", n, 3, err)
+			n, err = c.LPush(ctx, "l", "z").Result()
+			check("LPUSH", n, 4, err)
+			n, err = c.LPushX(ctx, "none", "x").Result()
+			check("LPUSHX none", n, 0, err)
+			n, err = c.RPushX(ctx, "l", "d").Result()
+			check("RPUSHX", n, 5, err)
+			r, err := c.LRange(ctx, "l", 0, -1).Result()
+			check("LRANGE", r, []string{"z", "a", "b", "c", "d"}, err)
+			n, err = c.LLen(ctx, "l").Result()
+			check("LLEN", n, 5, err)
+			v, err := c.LIndex(ctx, "l", -2).Result()
+			check("LINDEX", v, "c", err)
+			if _, err := c.LIndex(ctx, "l", 99).Result(); err != redis.Nil {
+				t.Errorf("LINDEX out of range: err %v; want redis.Nil", err)
+			}
+			check("LSET", c.LSet(ctx, "l", 1, "A").Val(), "OK", nil)
+			if err := c.LSet(ctx, "l", 99, "x").Err(); err == nil || err.Error() != "ERR index out of range" {
+				t.Errorf("LSET out of range: %v", err)
+			}
+			n, err = c.LInsertBefore(ctx, "l", "b", "b0").Result()
+			check("LINSERT", n, 6, err)
+			n, err = c.LInsertAfter(ctx, "l", "nope", "x").Result()
+			check("LINSERT missing pivot", n, -1, err)
+			n, err = c.LPos(ctx, "l", "c", redis.LPosArgs{}).Result()
+			check("LPOS", n, 4, err)
+			ns, err := c.LPosCount(ctx, "l", "A", 0, redis.LPosArgs{Rank: -1}).Result()
+			check("LPOS COUNT", ns, []int64{1}, err)
+			n, err = c.LRem(ctx, "l", 0, "b0").Result()
+			check("LREM", n, 1, err)
+			check("LTRIM", c.LTrim(ctx, "l", 1, -1).Val(), "OK", nil)
+			v, err = c.LPop(ctx, "l").Result()
+			check("LPOP", v, "A", err)
+			v, err = c.RPop(ctx, "l").Result()
+			check("RPOP", v, "d", err)
+			r, err = c.LPopCount(ctx, "l", 5).Result()
+			check("LPOP count", r, []string{"b", "c"}, err)
+			if _, err := c.LPop(ctx, "l").Result(); err != redis.Nil {
+				t.Errorf("LPOP empty: err %v; want redis.Nil", err)
+			}
+			if _, err := c.RPopCount(ctx, "l", 2).Result(); err != redis.Nil {
+				t.Errorf("RPOP count empty: err %v; want redis.Nil", err)
+			}
+			c.RPush(ctx, "src", "1", "2", "3")
+			v, err = c.LMove(ctx, "src", "dst", "LEFT", "RIGHT").Result()
+			check("LMOVE", v, "1", err)
+			v, err = c.RPopLPush(ctx, "src", "dst").Result()
+			check("RPOPLPUSH", v, "3", err)
+			r, err = c.LRange(ctx, "dst", 0, -1).Result()
+			check("LRANGE dst", r, []string{"3", "1"}, err)
+			key, vals, err := c.LMPop(ctx, "right", 10, "none", "dst").Result()
+			check("LMPOP", fmt.Sprint(key, " ", vals), "dst [1 3]", err)
+			kv, err := c.BLPop(ctx, 0, "none", "src").Result()
+			check("BLPOP", kv, []string{"src", "2"}, err)
+			c.RPush(ctx, "src", "x", "y")
+			kv, err = c.BRPop(ctx, time.Second, "src").Result()
+			check("BRPOP", kv, []string{"src", "y"}, err)
+			v, err = c.BLMove(ctx, "src", "dst", "LEFT", "LEFT", 0).Result()
+			check("BLMOVE", v, "x", err)
+			v, err = c.BRPopLPush(ctx, "dst", "src", 0).Result()
+			check("BRPOPLPUSH", v, "x", err)
+			key, vals, err = c.BLMPop(ctx, 0, "left", 3, "src").Result()
+			check("BLMPOP", fmt.Sprint(key, " ", vals), "src [x]", err)
+			// go-redis rounds timeouts up to a second: give them as text.
+			for _, args := range [][]any{
+				{"BLPOP", "none", "0.05"}, {"BRPOPLPUSH", "none", "dst", "0.05"}, {"BLMPOP", "0.05", "1", "none", "LEFT"},
+			} {
+				if v, err := c.Do(ctx, args...).Result(); err != redis.Nil {
+					t.Errorf("%v = %v, %v; want redis.Nil", args, v, err)
+				}
+			}
+			c.Set(ctx, "str", "v", 0)
+			for name, err := range map[string]error{
+				"LPUSH": c.LPush(ctx, "str", "a").Err(), "LRANGE": c.LRange(ctx, "str", 0, 1).Err(),
+				"LPOP": c.LPop(ctx, "str").Err(), "BLPOP": c.BLPop(ctx, 0, "str").Err(),
+				"LMOVE": c.LMove(ctx, "str", "l", "LEFT", "LEFT").Err(),
+			} {
+				if err == nil || !strings.HasPrefix(err.Error(), "WRONGTYPE") {
+					t.Errorf("%s on a string: err %v; want WRONGTYPE", name, err)
+				}
+			}
+		})
+	}
+}
+
+func TestListTransaction(t *testing.T) {
+	c, ctx := serverAndClient(t)
+	cmds, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.RPush(ctx, "l", "a", "b")
+		p.BLPop(ctx, 0, "none")
+		p.BLMove(ctx, "none", "l", "LEFT", "LEFT", 0)
+		p.BLPop(ctx, 0, "l")
+		p.LRange(ctx, "l", 0, -1)
+		return nil
+	})
+	if err != redis.Nil {
+		t.Fatalf("EXEC: %v; want redis.Nil from the BLPOP that would wait", err)
+	}
+	if got := cmds[1].(*redis.StringSliceCmd).Err(); got != redis.Nil {
+		t.Errorf("BLPOP in MULTI = %v; want nil reply", got)
+	}
+	if got := cmds[2].(*redis.StringCmd).Err(); got != redis.Nil {
+		t.Errorf("BLMOVE in MULTI = %v; want nil reply", got)
+	}
+	if got := cmds[3].(*redis.StringSliceCmd).Val(); !slices.Equal(got, []string{"l", "a"}) {
+		t.Errorf("BLPOP in MULTI = %v; want [l a]", got)
+	}
+	if got := cmds[4].(*redis.StringSliceCmd).Val(); !slices.Equal(got, []string{"b"}) {
+		t.Errorf("LRANGE in MULTI = %v; want [b]", got)
+	}
+
+	// A list WATCHed fails the transaction when a pop changes it.
+	other := goRedis(t, c.Options().Addr)
+	err = c.Watch(ctx, func(tx *redis.Tx) error {
+		other.LPop(ctx, "l")
+		_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.RPush(ctx, "l", "x")
+			return nil
+		})
+		return err
+	}, "l")
+	if err != redis.TxFailedErr {
+		t.Errorf("WATCH then LPOP: EXEC err %v; want %v", err, redis.TxFailedErr)
+	}
+}
+
+// waitBlocked waits until n clients are blocked.
+func waitBlocked(t *testing.T, c *redis.Client, n int) {
+	t.Helper()
+	want := "blocked_clients:" + strconv.Itoa(n) + "\r"
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		info, err := c.Info(context.Background(), "clients").Result()
+		if err == nil && strings.Contains(info, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("INFO clients = %q, %v; want %s", info, err, want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestBlockingPops(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	ctx := context.Background()
+	c := goRedis(t, addr)
+
+	t.Run("push wakes BLPOP", func(t *testing.T) {
+		blocked := goRedis(t, addr)
+		got := make(chan []string, 1)
+		go func() { got <- blocked.BLPop(ctx, 0, "none", "k").Val() }()
+		waitBlocked(t, c, 1)
+		c.RPush(ctx, "k", "v1", "v2")
+		if r := <-got; !slices.Equal(r, []string{"k", "v1"}) {
+			t.Errorf("BLPOP = %v; want [k v1]", r)
+		}
+		if r := c.LRange(ctx, "k", 0, -1).Val(); !slices.Equal(r, []string{"v2"}) {
+			t.Errorf("LRANGE = %v; want [v2]", r)
+		}
+		c.Del(ctx, "k")
+	})
+
+	t.Run("first come first served", func(t *testing.T) {
+		var chans []chan []string
+		for i := range 3 {
+			cl := goRedis(t, addr)
+			ch := make(chan []string, 1)
+			chans = append(chans, ch)
+			go func() { ch <- cl.BRPop(ctx, 0, "fifo").Val() }()
+			waitBlocked(t, c, i+1)
+		}
+		c.LPush(ctx, "fifo", "1", "2", "3")
+		for i, ch := range chans {
+			if r := <-ch; !slices.Equal(r, []string{"fifo", strconv.Itoa(i + 1)}) {
+				t.Errorf("client %d: BRPOP = %v; want [fifo %d]", i, r, i+1)
+			}
+		}
+		if n := c.Exists(ctx, "fifo").Val(); n != 0 {
+			t.Errorf("EXISTS fifo = %d; want 0", n)
+		}
+	})
+
+	t.Run("only as many as there are items", func(t *testing.T) {
+		a, b := goRedis(t, addr), goRedis(t, addr)
+		ga, gb := make(chan []string, 1), make(chan []string, 1)
+		go func() { ga <- a.BLPop(ctx, 0, "few").Val() }()
+		waitBlocked(t, c, 1)
+		go func() { gb <- b.BLPop(ctx, 0, "few").Val() }()
+		waitBlocked(t, c, 2)
+		c.RPush(ctx, "few", "only")
+		if r := <-ga; !slices.Equal(r, []string{"few", "only"}) {
+			t.Errorf("first BLPOP = %v; want [few only]", r)
+		}
+		waitBlocked(t, c, 1)
+		c.RPush(ctx, "few", "next")
+		if r := <-gb; !slices.Equal(r, []string{"few", "next"}) {
+			t.Errorf("second BLPOP = %v; want [few next]", r)
+		}
+	})
+
+	t.Run("timeout", func(t *testing.T) {
+		start := time.Now()
+		r, err := c.Do(ctx, "BLPOP", "none", "0.1").Result()
+		if err != redis.Nil || time.Since(start) < 100*time.Millisecond {
+			t.Errorf("BLPOP 0.1 = %v, %v after %v; want nil after 100ms", r, err, time.Since(start))
+		}
+		rc := dialRaw(t, addr)
+		if got := rc.do("BLMOVE", "none", "x", "LEFT", "LEFT", "0.05"); got != "$-1\r\n" {
+			t.Errorf("BLMOVE timeout = %q; want a null", got)
+		}
+		if got := rc.do("BLMPOP", "0.05", "1", "none", "LEFT"); got != "*-1\r\n" {
+			t.Errorf("BLMPOP timeout = %q; want a null array", got)
+		}
+		rc.do("HELLO", "3")
+		if got := rc.do("BRPOP", "none", "0.05"); got != "_\r\n" {
+			t.Errorf("BRPOP timeout, RESP3 = %q; want _", got)
+		}
+	})
+
+	t.Run("closed connection", func(t *testing.T) {
+		rc := dialRaw(t, addr)
+		rc.send("BLPOP", "gone", "0")
+		waitBlocked(t, c, 1)
+		rc.c.Close()
+		waitBlocked(t, c, 0)
+		c.RPush(ctx, "gone", "v")
+		if n := c.LLen(ctx, "gone").Val(); n != 1 {
+			t.Errorf("LLEN after the blocked client left = %d; want 1", n)
+		}
+		c.Del(ctx, "gone")
+	})
+
+	t.Run("CLIENT UNBLOCK", func(t *testing.T) {
+		rc := dialRaw(t, addr)
+		id := strings.TrimSuffix(strings.TrimPrefix(rc.do("CLIENT", "ID"), ":"), "\r\n")
+		rc.send("BLPOP", "nokey", "0")
+		waitBlocked(t, c, 1)
+		if n := c.ClientUnblock(ctx, mustInt(t, id)).Val(); n != 1 {
+			t.Errorf("CLIENT UNBLOCK = %d; want 1", n)
+		}
+		if got := rc.read(); got != "*-1\r\n" {
+			t.Errorf("BLPOP after CLIENT UNBLOCK = %q; want *-1", got)
+		}
+		rc.send("BLMOVE", "nokey", "d", "LEFT", "LEFT", "0")
+		waitBlocked(t, c, 1)
+		if n := c.ClientUnblockWithError(ctx, mustInt(t, id)).Val(); n != 1 {
+			t.Errorf("CLIENT UNBLOCK ERROR = %d; want 1", n)
+		}
+		if got := rc.read(); got != "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n" {
+			t.Errorf("BLMOVE after CLIENT UNBLOCK ERROR = %q", got)
+		}
+		if got := rc.do("PING"); got != "+PONG\r\n" {
+			t.Errorf("PING after unblocking = %q", got)
+		}
+	})
+
+	t.Run("pipelined after a blocked command", func(t *testing.T) {
+		rc := dialRaw(t, addr)
+		rc.send("BLPOP", "pipe", "0")
+		rc.send("LLEN", "pipe")
+		waitBlocked(t, c, 1)
+		c.RPush(ctx, "pipe", "a", "b")
+		if got := rc.read(); got != "*2\r\n$4\r\npipe\r\n$1\r\na\r\n" {
+			t.Errorf("BLPOP = %q", got)
+		}
+		if got := rc.read(); got != ":1\r\n" {
+			t.Errorf("LLEN after BLPOP = %q; want :1", got)
+		}
+		c.Del(ctx, "pipe")
+	})
+
+	t.Run("BLMOVE and BLMPOP wake", func(t *testing.T) {
+		a, b := goRedis(t, addr), goRedis(t, addr)
+		ga := make(chan string, 1)
+		go func() { ga <- a.BLMove(ctx, "msrc", "mdst", "RIGHT", "LEFT", 0).Val() }()
+		waitBlocked(t, c, 1)
+		gb := make(chan string, 1)
+		go func() {
+			k, v, err := b.BLMPop(ctx, 0, "right", 2, "none", "mdst").Result()
+			gb <- fmt.Sprint(k, " ", v, " ", err)
+		}()
+		waitBlocked(t, c, 2)
+		c.RPush(ctx, "msrc", "x", "y")
+		if r := <-ga; r != "y" {
+			t.Errorf("BLMOVE = %q; want y", r)
+		}
+		// The move created mdst, which wakes the BLMPOP.
+		if r := <-gb; r != "mdst [y] <nil>" {
+			t.Errorf("BLMPOP = %q; want mdst [y]", r)
+		}
+		if r := c.LRange(ctx, "msrc", 0, -1).Val(); !slices.Equal(r, []string{"x"}) {
+			t.Errorf("LRANGE msrc = %v; want [x]", r)
+		}
+		c.Del(ctx, "msrc")
+	})
+
+	t.Run("BLMOVE to a key of another type", func(t *testing.T) {
+		a := goRedis(t, addr)
+		ga := make(chan error, 1)
+		go func() { ga <- a.BRPopLPush(ctx, "wsrc", "wstr", 0).Err() }()
+		waitBlocked(t, c, 1)
+		c.Set(ctx, "wstr", "v", 0)
+		c.RPush(ctx, "wsrc", "x")
+		if err := <-ga; err == nil || !strings.HasPrefix(err.Error(), "WRONGTYPE") {
+			t.Errorf("BRPOPLPUSH = %v; want WRONGTYPE", err)
+		}
+		if n := c.LLen(ctx, "wsrc").Val(); n != 1 {
+			t.Errorf("LLEN wsrc = %d; want 1", n)
+		}
+		c.Del(ctx, "wsrc", "wstr")
+	})
+
+	t.Run("transaction that pushes and pops", func(t *testing.T) {
+		a := goRedis(t, addr)
+		ga := make(chan []string, 1)
+		go func() { ga <- a.BLPop(ctx, 0, "txk").Val() }()
+		waitBlocked(t, c, 1)
+		c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.RPush(ctx, "txk", "a")
+			p.LPop(ctx, "txk")
+			return nil
+		})
+		// The list was empty again when the transaction ended.
+		waitBlocked(t, c, 1)
+		c.Set(ctx, "txk", "str", 0)
+		c.Del(ctx, "txk")
+		c.RPush(ctx, "txk", "b")
+		if r := <-ga; !slices.Equal(r, []string{"txk", "b"}) {
+			t.Errorf("BLPOP = %v; want [txk b]", r)
+		}
+	})
+
+	t.Run("RENAME wakes", func(t *testing.T) {
+		a := goRedis(t, addr)
+		ga := make(chan []string, 1)
+		go func() { ga <- a.BLPop(ctx, 0, "renamed").Val() }()
+		waitBlocked(t, c, 1)
+		c.RPush(ctx, "orig", "v")
+		c.Rename(ctx, "orig", "renamed")
+		if r := <-ga; !slices.Equal(r, []string{"renamed", "v"}) {
+			t.Errorf("BLPOP = %v; want [renamed v]", r)
+		}
+	})
+}
+
+func mustInt(t *testing.T, s string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatalf("ParseInt(%q): %v", s, err)
+	}
+	return n
 }
