@@ -739,6 +739,12 @@ func bmoveGeneric(s *Server, c *client, src, dst []byte, from, to bool, timeout 
 		}
 		return
 	}
+	if s.inExec {
+		// Where nothing may wait, BLMOVE answers as LMOVE does at once;
+		// when a wait times out Redis 7.0 answers with a null array.
+		s.w.Null()
+		return
+	}
 	d, dstKey := c.db, []byte(string(dst))
 	s.block(c, [][]byte{src}, timeout, func(key []byte) bool {
 		sl := listKey(d, key)
@@ -756,5 +762,5 @@ func bmoveGeneric(s *Server, c *client, src, dst []byte, from, to bool, timeout 
 		s.move(d, key, sl, dstKey, dl, from, to)
 		logMove(key, dstKey)
 		return true
-	}, func() { s.w.Null() })
+	}, func() { s.w.NullArray() })
 }

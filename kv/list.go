@@ -146,7 +146,7 @@ func (l *list) index(v string) int {
 func (l *list) remove(v string, count int64) int {
 	limit := count
 	if limit < 0 {
-		limit = -limit
+		limit = -limit // math.MinInt64 stays negative: no limit, as in Redis
 	}
 	removed := 0
 	keep := make([]bool, l.n)
@@ -160,7 +160,7 @@ func (l *list) remove(v string, count int64) int {
 		}
 	} else {
 		for i := l.n - 1; i >= 0; i-- {
-			if l.at(i) == v && int64(removed) < limit {
+			if l.at(i) == v && (limit < 0 || int64(removed) < limit) {
 				removed++
 			} else {
 				keep[i] = true

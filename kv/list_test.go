@@ -3,6 +3,9 @@ package kv
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,6 +13,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/evloop/evloop/resp"
 )
 
 // compareListScript runs script against evkv and Redis as compareWithRedis
@@ -65,7 +70,7 @@ var listScript = [][]string{
 	// LREM.
 	{"RPUSH", "r", "a", "b", "a", "c", "a", "b", "a"}, {"LREM", "r", "2", "a"}, {"LRANGE", "r", "0", "-1"},
 	{"LREM", "r", "-1", "a"}, {"LRANGE", "r", "0", "-1"}, {"LREM", "r", "0", "b"}, {"LRANGE", "r", "0", "-1"},
-	{"LREM", "r", "0", "zz"}, {"LREM", "r", "x", "a"}, {"LREM", "nokey", "0", "a"}, {"LREM", "nokey", "x", "a"},
+	{"LREM", "r", "0", "zz"}, {"RPUSH", "r", "c", "c"}, {"LREM", "r", "-9223372036854775808", "c"}, {"LREM", "r", "x", "a"}, {"LREM", "nokey", "0", "a"}, {"LREM", "nokey", "x", "a"},
 	{"LREM", "str", "0", "a"}, {"LREM", "r", "0", "a"}, {"LREM", "r", "0", "c"}, {"EXISTS", "r"}, {"LREM", "r", "1"},
 	// LTRIM.
 	{"RPUSH", "t", "1", "2", "3", "4", "5", "6"}, {"LTRIM", "t", "1", "-2"}, {"LRANGE", "t", "0", "-1"},
@@ -355,9 +360,11 @@ func TestBlockingPops(t *testing.T) {
 		if err != redis.Nil || time.Since(start) < 100*time.Millisecond {
 			t.Errorf("BLPOP 0.1 = %v, %v after %v; want nil after 100ms", r, err, time.Since(start))
 		}
+		// Redis 7.0 answers every blocked list command with a null array
+		// when its time runs out, BLMOVE too.
 		rc := dialRaw(t, addr)
-		if got := rc.do("BLMOVE", "none", "x", "LEFT", "LEFT", "0.05"); got != "$-1\r\n" {
-			t.Errorf("BLMOVE timeout = %q; want a null", got)
+		if got := rc.do("BLMOVE", "none", "x", "LEFT", "LEFT", "0.05"); got != "*-1\r\n" {
+			t.Errorf("BLMOVE timeout = %q; want a null array", got)
 		}
 		if got := rc.do("BLMPOP", "0.05", "1", "none", "LEFT"); got != "*-1\r\n" {
 			t.Errorf("BLMPOP timeout = %q; want a null array", got)
@@ -501,4 +508,326 @@ func mustInt(t *testing.T, s string) int64 {
 		t.Fatalf("ParseInt(%q): %v", s, err)
 	}
 	return n
+}
+
+// randomListCommand returns a random list command on a few keys, with
+// arguments good and bad.
+func randomListCommand(r *rand.Rand) []string {
+	keys := []string{"l1", "l2", "l3", "str", "none"}
+	elems := []string{"a", "b", "c", "a", "b", "1", "-1", ""}
+	key := func() string { return keys[r.IntN(len(keys))] }
+	elem := func() string { return elems[r.IntN(len(elems))] }
+	index := func() string {
+		switch r.IntN(12) {
+		case 0:
+			return "x"
+		case 1:
+			return "9223372036854775807"
+		case 2:
+			return "-9223372036854775808"
+		}
+		return strconv.Itoa(r.IntN(14) - 7)
+	}
+	side := func() string { return []string{"LEFT", "RIGHT", "left", "right", "up"}[r.IntN(5)] }
+	elemsN := func(args []string) []string {
+		for range r.IntN(4) + 1 {
+			args = append(args, elem())
+		}
+		return args
+	}
+	timeout := func() string { return []string{"0.01", "0.01", "0.01", "-1", "x"}[r.IntN(5)] }
+	count := func() string { return []string{"0", "1", "2", "5", "-1", "x"}[r.IntN(6)] }
+	switch r.IntN(26) {
+	case 0, 1:
+		return elemsN([]string{"LPUSH", key()})
+	case 2, 3:
+		return elemsN([]string{"RPUSH", key()})
+	case 4:
+		return elemsN([]string{[]string{"LPUSHX", "RPUSHX"}[r.IntN(2)], key()})
+	case 5, 6:
+		args := []string{[]string{"LPOP", "RPOP"}[r.IntN(2)], key()}
+		if r.IntN(2) == 0 {
+			args = append(args, count())
+		}
+		return args
+	case 7:
+		return []string{"LLEN", key()}
+	case 8:
+		return []string{"LINDEX", key(), index()}
+	case 9, 10:
+		return []string{"LRANGE", key(), index(), index()}
+	case 11:
+		return []string{"LSET", key(), index(), elem()}
+	case 12:
+		return []string{"LINSERT", key(), []string{"BEFORE", "AFTER", "after", "x"}[r.IntN(4)], elem(), elem()}
+	case 13:
+		return []string{"LREM", key(), index(), elem()}
+	case 14:
+		return []string{"LTRIM", key(), index(), index()}
+	case 15, 16:
+		args := []string{"LPOS", key(), elem()}
+		for range r.IntN(4) {
+			switch r.IntN(3) {
+			case 0:
+				args = append(args, "RANK", []string{"1", "2", "-1", "-2", "0", "3"}[r.IntN(6)])
+			case 1:
+				args = append(args, "COUNT", count())
+			case 2:
+				args = append(args, "MAXLEN", count())
+			}
+		}
+		return args
+	case 17:
+		return []string{"LMOVE", key(), key(), side(), side()}
+	case 18:
+		return []string{"RPOPLPUSH", key(), key()}
+	case 19, 20:
+		n := r.IntN(3) + 1
+		args := []string{"LMPOP", strconv.Itoa(n)}
+		for range n {
+			args = append(args, key())
+		}
+		args = append(args, side())
+		if r.IntN(2) == 0 {
+			args = append(args, "COUNT", count())
+		}
+		return args
+	case 21:
+		return append([]string{[]string{"BLPOP", "BRPOP"}[r.IntN(2)], key(), key()}, timeout())
+	case 22:
+		if r.IntN(2) == 0 {
+			return []string{"BRPOPLPUSH", key(), key(), timeout()}
+		}
+		return []string{"BLMOVE", key(), key(), side(), side(), timeout()}
+	case 23:
+		return []string{"BLMPOP", timeout(), "2", key(), key(), side(), "COUNT", count()}
+	case 24:
+		if r.IntN(2) == 0 {
+			return []string{"SET", "str", elem()}
+		}
+		return []string{"DEL", key()}
+	default:
+		return []string{"LRANGE", key(), "0", "-1"}
+	}
+}
+
+func TestListDifferential(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 2026))
+	script := make([][]string, 3000)
+	for i := range script {
+		script[i] = randomListCommand(r)
+	}
+	for _, proto := range []int{2, 3} {
+		t.Run("RESP"+strconv.Itoa(proto), func(t *testing.T) { compareListScript(t, proto, script) })
+	}
+}
+
+// TestListDeque checks the ring buffer against a slice through random
+// operations that wrap, grow and shrink it.
+func TestListDeque(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	l := newList()
+	var model []string
+	for step := range 20000 {
+		v := strconv.Itoa(step)
+		switch op := r.IntN(10); {
+		case op < 3 || (op < 5 && len(model) < 50):
+			l.pushFront(v)
+			model = slices.Insert(model, 0, v)
+		case op < 6:
+			l.pushBack(v)
+			model = append(model, v)
+		case op < 7 && len(model) > 0:
+			if got := l.popFront(); got != model[0] {
+				t.Fatalf("step %d: popFront = %q; want %q", step, got, model[0])
+			}
+			model = model[1:]
+		case op < 8 && len(model) > 0:
+			if got := l.popBack(); got != model[len(model)-1] {
+				t.Fatalf("step %d: popBack = %q; want %q", step, got, model[len(model)-1])
+			}
+			model = model[:len(model)-1]
+		case op < 9:
+			i := r.IntN(len(model) + 1)
+			l.insert(i, v)
+			model = slices.Insert(model, i, v)
+		case len(model) > 0:
+			switch r.IntN(3) {
+			case 0:
+				left := r.IntN(len(model) + 1)
+				right := r.IntN(len(model) - left + 1)
+				l.trim(left, right)
+				model = model[left : len(model)-right]
+			case 1:
+				v := model[r.IntN(len(model))]
+				count := int64(r.IntN(5) - 2)
+				want := removeModel(model, v, count)
+				if got := l.remove(v, count); got != len(model)-len(want) {
+					t.Fatalf("step %d: remove(%q, %d) = %d; want %d", step, v, count, got, len(model)-len(want))
+				}
+				model = want
+			default:
+				for range len(model) {
+					l.popBack()
+				}
+				model = model[:0]
+			}
+		}
+		if l.len() != len(model) || (len(l.buf) > minListCap && l.n < len(l.buf)/4) || len(l.buf)&(len(l.buf)-1) != 0 {
+			t.Fatalf("step %d: len %d, ring %d; want len %d, a power of two at most 4 times it", step, l.len(), len(l.buf), len(model))
+		}
+		if step%97 == 0 {
+			got := make([]string, l.len())
+			for i := range got {
+				got[i] = l.at(i)
+			}
+			if !slices.Equal(got, model) {
+				t.Fatalf("step %d: items %q; want %q", step, got, model)
+			}
+			if c := l.clone(); c.len() != l.len() || (c.len() > 0 && c.at(c.len()-1) != model[len(model)-1]) {
+				t.Fatalf("step %d: clone differs", step)
+			}
+		}
+	}
+}
+
+func removeModel(items []string, v string, count int64) []string {
+	out := slices.Clone(items)
+	removed := int64(0)
+	if count >= 0 {
+		for i := 0; i < len(out); {
+			if out[i] == v && (count == 0 || removed < count) {
+				out = slices.Delete(out, i, i+1)
+				removed++
+			} else {
+				i++
+			}
+		}
+		return out
+	}
+	for i := len(out) - 1; i >= 0; i-- {
+		if out[i] == v && removed < -count {
+			out = slices.Delete(out, i, i+1)
+			removed++
+		}
+	}
+	return out
+}
+
+func TestListRewrite(t *testing.T) {
+	l := newList()
+	for i := range 130 {
+		l.pushBack(strconv.Itoa(i))
+	}
+	var w resp.Writer
+	l.rewrite(&w, []byte("k"))
+	var got []string
+	for b := w.Buf; len(b) > 0; {
+		v, n, err := resp.Parse(b)
+		if err != nil {
+			t.Fatalf("Parse: %v", err)
+		}
+		b = b[n:]
+		if len(v.Elems) < 3 || string(v.Elems[0].Str) != "RPUSH" || string(v.Elems[1].Str) != "k" || len(v.Elems) > 66 {
+			t.Fatalf("rewrite wrote %v; want RPUSH k and at most 64 items", v)
+		}
+		for _, a := range v.Elems[2:] {
+			got = append(got, string(a.Str))
+		}
+	}
+	if len(got) != 130 || got[0] != "0" || got[129] != "129" {
+		t.Errorf("rewrite items %d, %q..%q; want 130, 0..129", len(got), got[0], got[len(got)-1])
+	}
+}
+
+func TestListCopyIsDeep(t *testing.T) {
+	c, ctx := serverAndClient(t)
+	c.RPush(ctx, "a", "1", "2")
+	if n := c.Copy(ctx, "a", "b", 0, false).Val(); n != 1 {
+		t.Fatalf("COPY = %d; want 1", n)
+	}
+	c.RPush(ctx, "a", "3")
+	c.LSet(ctx, "b", 0, "x")
+	if got := c.LRange(ctx, "a", 0, -1).Val(); !slices.Equal(got, []string{"1", "2", "3"}) {
+		t.Errorf("LRANGE a = %v; want [1 2 3]", got)
+	}
+	if got := c.LRange(ctx, "b", 0, -1).Val(); !slices.Equal(got, []string{"x", "2"}) {
+		t.Errorf("LRANGE b = %v; want [x 2]", got)
+	}
+}
+
+// TestListAppendOnly checks what the log records for the list commands
+// (blocking pops as plain pops) by replaying it, before and after a
+// rewrite.
+func TestListAppendOnly(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{AppendOnly: true, AppendFsync: "always", Dir: dir}
+	ctx := context.Background()
+	// Database 1: the core's rewrite (aof.go, startRewrite's pos: -1)
+	// skips database 0.
+	goRedis := func(t *testing.T, addr string) *redis.Client {
+		return goRedis(t, addr, func(o *redis.Options) { o.DB = 1 })
+	}
+	want := map[string][]string{}
+	func() {
+		s, addr := startServer(t, cfg)
+		c := goRedis(t, addr)
+		c.RPush(ctx, "a", "1", "2", "3", "4", "5")
+		c.LPop(ctx, "a")
+		c.LMPop(ctx, "right", 2, "none", "a")
+		c.BLPop(ctx, 0, "a")
+		blocked := goRedis(t, addr)
+		done := make(chan struct{})
+		go func() { blocked.BLMove(ctx, "src", "dst", "LEFT", "RIGHT", 0); close(done) }()
+		waitBlocked(t, c, 1)
+		c.RPush(ctx, "src", "x", "y")
+		<-done
+		for i := range 200 {
+			c.LPush(ctx, "big", strconv.Itoa(i))
+		}
+		c.LTrim(ctx, "big", 10, -10)
+		c.LRem(ctx, "big", 1, "100")
+		c.LInsert(ctx, "big", "before", "50", "ins")
+		for _, k := range []string{"a", "src", "dst", "big"} {
+			want[k] = c.LRange(ctx, k, 0, -1).Val()
+		}
+		if err := s.Shutdown(ctx); err != nil {
+			t.Fatalf("Shutdown: %v", err)
+		}
+	}()
+	log, err := os.ReadFile(filepath.Join(dir, "appendonly.aof"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"BLPOP", "BLMOVE", "LMPOP"} {
+		if strings.Contains(strings.ToUpper(string(log)), bad) {
+			t.Errorf("the log records %s; want it as a plain pop", bad)
+		}
+	}
+	check := func(when string, c *redis.Client) {
+		t.Helper()
+		for k, v := range want {
+			if got := c.LRange(ctx, k, 0, -1).Val(); !slices.Equal(got, v) {
+				t.Errorf("%s, LRANGE %s = %v; want %v", when, k, got, v)
+			}
+		}
+	}
+	s, addr := startServer(t, cfg)
+	c := goRedis(t, addr)
+	check("after replay", c)
+	if err := c.BgRewriteAOF(ctx).Err(); err != nil {
+		t.Fatalf("BGREWRITEAOF: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(c.Info(ctx, "persistence").Val(), "aof_rewrite_in_progress:0") {
+		if time.Now().After(deadline) {
+			t.Fatal("the rewrite did not finish")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	_, addr = startServer(t, cfg)
+	check("after the rewrite", goRedis(t, addr))
 }
