@@ -114,6 +114,21 @@ func (s *Server) parseRange(b []byte, lo, hi int64, msg string) (int64, bool) {
 	return n, true
 }
 
+// listForWrite is lookupAs for the commands that change a list: as
+// Redis's lookupKeyWrite, it does not count keyspace hits and misses.
+func (s *Server) listForWrite(d *db, key []byte) (*list, bool) {
+	e := d.lookup(key)
+	if e == nil {
+		return nil, true
+	}
+	l, isList := e.obj.(*list)
+	if !isList {
+		s.w.Error(errWrongType)
+		return nil, false
+	}
+	return l, true
+}
+
 // listKey returns the list under key in d without a reply: nil if key is
 // absent, empty or holds another type. Blocked clients are served with it.
 func listKey(d *db, key []byte) *list {
@@ -146,7 +161,7 @@ func rpushxCommand(s *Server, c *client, args [][]byte) { pushGeneric(s, c, args
 
 func pushGeneric(s *Server, c *client, args [][]byte, left, onlyExisting bool) {
 	key := args[1]
-	l, _, ok := lookupAs[*list](s, c.db, key)
+	l, ok := s.listForWrite(c.db, key)
 	if !ok {
 		return
 	}
@@ -185,7 +200,7 @@ func popGeneric(s *Server, c *client, args [][]byte, left bool) {
 		count = n
 	}
 	key := args[1]
-	l, _, ok := lookupAs[*list](s, c.db, key)
+	l, ok := s.listForWrite(c.db, key)
 	switch {
 	case !ok:
 		return
@@ -294,7 +309,7 @@ func lrangeCommand(s *Server, c *client, args [][]byte) {
 
 func lsetCommand(s *Server, c *client, args [][]byte) {
 	key := args[1]
-	l, _, ok := lookupAs[*list](s, c.db, key)
+	l, ok := s.listForWrite(c.db, key)
 	if !ok {
 		return
 	}
@@ -330,7 +345,7 @@ func linsertCommand(s *Server, c *client, args [][]byte) {
 		return
 	}
 	key := args[1]
-	l, _, ok := lookupAs[*list](s, c.db, key)
+	l, ok := s.listForWrite(c.db, key)
 	if !ok {
 		return
 	}
@@ -358,7 +373,7 @@ func lremCommand(s *Server, c *client, args [][]byte) {
 		return
 	}
 	key := args[1]
-	l, _, ok := lookupAs[*list](s, c.db, key)
+	l, ok := s.listForWrite(c.db, key)
 	if !ok {
 		return
 	}
@@ -390,7 +405,7 @@ func ltrimCommand(s *Server, c *client, args [][]byte) {
 		return
 	}
 	key := args[1]
-	l, _, ok := lookupAs[*list](s, c.db, key)
+	l, ok := s.listForWrite(c.db, key)
 	if !ok {
 		return
 	}
@@ -544,7 +559,7 @@ func rpoplpushCommand(s *Server, c *client, args [][]byte) {
 // replied: with the item, or an error. When src is absent it replies with
 // a null unless canBlock.
 func lmoveGeneric(s *Server, c *client, src, dst []byte, from, to, canBlock bool) (replied, moved bool) {
-	sl, _, ok := lookupAs[*list](s, c.db, src)
+	sl, ok := s.listForWrite(c.db, src)
 	if !ok {
 		return true, false
 	}
@@ -555,7 +570,7 @@ func lmoveGeneric(s *Server, c *client, src, dst []byte, from, to, canBlock bool
 		s.w.Null()
 		return true, false
 	}
-	dl, _, ok := lookupAs[*list](s, c.db, dst)
+	dl, ok := s.listForWrite(c.db, dst)
 	if !ok {
 		return true, false
 	}
@@ -624,7 +639,7 @@ func lmpopCommand(s *Server, c *client, args [][]byte) {
 // whether it replied (with items or WRONGTYPE).
 func mpopAny(s *Server, c *client, keys [][]byte, left bool, count int64) bool {
 	for _, key := range keys {
-		l, _, ok := lookupAs[*list](s, c.db, key)
+		l, ok := s.listForWrite(c.db, key)
 		if !ok {
 			return true
 		}
@@ -656,7 +671,7 @@ func bpopGeneric(s *Server, c *client, args [][]byte, left bool) {
 	}
 	keys := args[1 : len(args)-1]
 	for _, key := range keys {
-		l, _, ok := lookupAs[*list](s, c.db, key)
+		l, ok := s.listForWrite(c.db, key)
 		if !ok {
 			return
 		}

@@ -11,8 +11,13 @@ type list struct {
 	n    int
 }
 
-// minListCap is the smallest ring a list keeps.
-const minListCap = 8
+// minListCap is the ring a new list starts with; a ring is not shrunk
+// below shrinkFloor, so that a queue that fills and drains does not
+// reallocate each time.
+const (
+	minListCap  = 8
+	shrinkFloor = 64
+)
 
 // listRewriteBatch is how many items one RPUSH of the log rewrite carries,
 // as Redis's AOF_REWRITE_ITEMS_PER_CMD.
@@ -55,9 +60,9 @@ func (l *list) grow() {
 
 // shrink halves the ring while it is less than a quarter full.
 func (l *list) shrink() {
-	if len(l.buf) > minListCap && l.n < len(l.buf)/4 {
+	if len(l.buf) > shrinkFloor && l.n < len(l.buf)/4 {
 		c := len(l.buf)
-		for c > minListCap && l.n < c/4 {
+		for c > shrinkFloor && l.n < c/4 {
 			c /= 2
 		}
 		l.resize(c)

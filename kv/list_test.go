@@ -673,7 +673,7 @@ func TestListDeque(t *testing.T) {
 				model = model[:0]
 			}
 		}
-		if l.len() != len(model) || (len(l.buf) > minListCap && l.n < len(l.buf)/4) || len(l.buf)&(len(l.buf)-1) != 0 {
+		if l.len() != len(model) || (len(l.buf) > shrinkFloor && l.n < len(l.buf)/4) || len(l.buf)&(len(l.buf)-1) != 0 {
 			t.Fatalf("step %d: len %d, ring %d; want len %d, a power of two at most 4 times it", step, l.len(), len(l.buf), len(model))
 		}
 		if step%97 == 0 {
@@ -830,4 +830,108 @@ func TestListAppendOnly(t *testing.T) {
 	}
 	_, addr = startServer(t, cfg)
 	check("after the rewrite", goRedis(t, addr))
+}
+
+// TestListEventsCompat compares the keyspace events the list commands
+// publish, in order, with Redis's.
+func TestListEventsCompat(t *testing.T) {
+	script := [][]string{
+		{"RPUSH", "l", "a", "b", "c", "d", "e"}, {"LPUSH", "l", "z"}, {"LPUSHX", "none", "x"}, {"RPUSHX", "l", "f"},
+		{"LPOP", "l"}, {"RPOP", "l", "2"}, {"LPOP", "l", "0"}, {"LSET", "l", "0", "A"}, {"LINSERT", "l", "BEFORE", "b", "x"},
+		{"LINSERT", "l", "BEFORE", "nope", "x"}, {"LREM", "l", "0", "x"}, {"LREM", "l", "0", "nope"}, {"LTRIM", "l", "0", "-1"},
+		{"LMOVE", "l", "m", "LEFT", "RIGHT"}, {"RPOPLPUSH", "l", "l"}, {"LMPOP", "2", "none", "l", "RIGHT", "COUNT", "1"},
+		{"BLPOP", "l", "0"}, {"BRPOPLPUSH", "m", "n", "0"}, {"BLMOVE", "l", "n", "RIGHT", "LEFT", "0"},
+		{"BLMPOP", "0", "1", "n", "LEFT", "COUNT", "9"}, {"RPUSH", "t", "1", "2"}, {"LTRIM", "t", "5", "9"},
+		{"RPUSH", "r", "1"}, {"LREM", "r", "0", "1"}, {"RPUSH", "p", "1"}, {"LPOP", "p", "5"},
+	}
+	events := func(addr string) []string {
+		sub, cl := dialRaw(t, addr), dialRaw(t, addr)
+		cl.do("CONFIG", "SET", "notify-keyspace-events", "KEA")
+		sub.do("PSUBSCRIBE", "__key*__:*")
+		sub.do("SUBSCRIBE", "end")
+		for _, args := range script {
+			cl.do(args...)
+		}
+		cl.do("PUBLISH", "end", "end")
+		var out []string
+		for {
+			msg := sub.read()
+			if strings.Contains(msg, "$3\r\nend\r\n$3\r\nend\r\n") {
+				return out
+			}
+			out = append(out, msg)
+		}
+	}
+	_, addr := startServer(t, Config{})
+	want := events(redisServer(t))
+	got := events(addr)
+	if !slices.Equal(got, want) {
+		t.Errorf("events differ\nevkv:  %q\nRedis: %q", got, want)
+	}
+}
+
+func BenchmarkListDeque(b *testing.B) {
+	b.ReportAllocs()
+	l := newList()
+	for b.Loop() {
+		for range 64 {
+			l.pushBack("v")
+		}
+		for range 64 {
+			l.popFront()
+		}
+	}
+}
+
+// BenchmarkListLRange100 is redis-benchmark's lrange_100 over loopback.
+func BenchmarkListLRange100(b *testing.B) {
+	_, addr := startServer(b, Config{})
+	rc := dialRaw(b, addr)
+	args := []string{"RPUSH", "k"}
+	for i := range 100 {
+		args = append(args, "element:"+strconv.Itoa(i))
+	}
+	rc.do(args...)
+	b.ReportAllocs()
+	for b.Loop() {
+		rc.do("LRANGE", "k", "0", "99")
+	}
+}
+
+// BenchmarkListPushPop is LPUSH then RPOP over loopback.
+func BenchmarkListPushPop(b *testing.B) {
+	_, addr := startServer(b, Config{})
+	rc := dialRaw(b, addr)
+	b.ReportAllocs()
+	for b.Loop() {
+		rc.do("LPUSH", "k", "v")
+		rc.do("RPOP", "k")
+	}
+}
+
+// TestListKeyspaceStatsCompat checks that reads count keyspace hits and
+// misses and writes do not, as in Redis.
+func TestListKeyspaceStatsCompat(t *testing.T) {
+	script := [][]string{
+		{"RPUSH", "l", "a", "b"}, {"LPUSHX", "none", "a"}, {"LRANGE", "l", "0", "-1"}, {"LRANGE", "none", "0", "-1"},
+		{"LLEN", "l"}, {"LINDEX", "none", "0"}, {"LPOS", "l", "a"}, {"LPOP", "none"}, {"LSET", "l", "0", "x"},
+		{"LMOVE", "l", "m", "LEFT", "LEFT"}, {"LMPOP", "2", "none", "l", "LEFT"}, {"BLPOP", "m", "0"}, {"LREM", "none", "0", "a"},
+	}
+	stats := func(addr string) string {
+		rc := dialRaw(t, addr)
+		for _, args := range script {
+			rc.do(args...)
+		}
+		var out []string
+		for _, line := range strings.Split(rc.do("INFO", "stats"), "\r\n") {
+			if strings.HasPrefix(line, "keyspace_") {
+				out = append(out, line)
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	_, addr := startServer(t, Config{})
+	if got, want := stats(addr), stats(redisServer(t)); got != want {
+		t.Errorf("INFO stats: evkv %q; Redis %q", got, want)
+	}
 }
