@@ -36,54 +36,54 @@ func init() {
 
 // Error replies of the list commands, as Redis words them.
 const (
-	errOutOfRange  = "ERR index out of range"
-	errNotPositive = "ERR value is out of range, must be positive"
-	errNumKeys     = "ERR numkeys should be greater than 0"
-	errCountPos    = "ERR count should be greater than 0"
-	errRankZero    = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list"
-	errCountNeg    = "ERR COUNT can't be negative"
-	errMaxlenNeg   = "ERR MAXLEN can't be negative"
+	errListIndex  = "ERR index out of range"
+	errListPopCount = "ERR value is out of range, must be positive"
+	errListNumKeys     = "ERR numkeys should be greater than 0"
+	errListMpopCount    = "ERR count should be greater than 0"
+	errLposRank    = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list"
+	errLposCount    = "ERR COUNT can't be negative"
+	errLposMaxlen   = "ERR MAXLEN can't be negative"
 )
 
 var (
-	argLPOP      = []byte("LPOP")
-	argRPOP      = []byte("RPOP")
-	argLMOVE     = []byte("LMOVE")
-	argRPOPLPUSH = []byte("RPOPLPUSH")
-	argLEFT      = []byte("LEFT")
-	argRIGHT     = []byte("RIGHT")
+	argListLPOP      = []byte("LPOP")
+	argListRPOP      = []byte("RPOP")
+	argListLMOVE     = []byte("LMOVE")
+	argListRPOPLPUSH = []byte("RPOPLPUSH")
+	argListLEFT      = []byte("LEFT")
+	argListRIGHT     = []byte("RIGHT")
 )
 
-func popName(left bool) []byte {
+func listPopCmd(left bool) []byte {
 	if left {
-		return argLPOP
+		return argListLPOP
 	}
-	return argRPOP
+	return argListRPOP
 }
 
-func popEvent(left bool) string {
+func listPopEvent(left bool) string {
 	if left {
 		return "lpop"
 	}
 	return "rpop"
 }
 
-func pushEvent(left bool) string {
+func listPushEvent(left bool) string {
 	if left {
 		return "lpush"
 	}
 	return "rpush"
 }
 
-func sideName(left bool) []byte {
+func listSideArg(left bool) []byte {
 	if left {
-		return argLEFT
+		return argListLEFT
 	}
-	return argRIGHT
+	return argListRIGHT
 }
 
-// parseSide parses LEFT or RIGHT, writing a syntax error otherwise.
-func (s *Server) parseSide(b []byte) (left, ok bool) {
+// parseListSide parses LEFT or RIGHT, writing a syntax error otherwise.
+func (s *Server) parseListSide(b []byte) (left, ok bool) {
 	switch strings.ToLower(string(b)) {
 	case "left":
 		return true, true
@@ -94,8 +94,8 @@ func (s *Server) parseSide(b []byte) (left, ok bool) {
 	return false, false
 }
 
-// parseIntOr parses an integer, writing msg if it is not one.
-func (s *Server) parseIntOr(b []byte, msg string) (int64, bool) {
+// parseListInt parses an integer, writing msg if it is not one.
+func (s *Server) parseListInt(b []byte, msg string) (int64, bool) {
 	n, ok := parseInt(b)
 	if !ok {
 		s.w.Error(msg)
@@ -103,9 +103,9 @@ func (s *Server) parseIntOr(b []byte, msg string) (int64, bool) {
 	return n, ok
 }
 
-// parseRange parses an integer in [lo, hi], writing msg if it is not one
+// parseListIntIn parses an integer in [lo, hi], writing msg if it is not one
 // or out of range.
-func (s *Server) parseRange(b []byte, lo, hi int64, msg string) (int64, bool) {
+func (s *Server) parseListIntIn(b []byte, lo, hi int64, msg string) (int64, bool) {
 	n, ok := parseInt(b)
 	if !ok || n < lo || n > hi {
 		s.w.Error(msg)
@@ -146,7 +146,7 @@ func listKey(d *db, key []byte) *list {
 // listRemoved reports that count items were taken from key's list l at the
 // head (left) or the tail, deleting the key if l is now empty.
 func (s *Server) listRemoved(d *db, key []byte, l *list, left bool) {
-	s.notify(notifyList, popEvent(left), key, d.id)
+	s.notify(notifyList, listPopEvent(left), key, d.id)
 	if l.len() == 0 {
 		d.remove(key)
 		s.notify(notifyGeneric, "del", key, d.id)
@@ -154,12 +154,12 @@ func (s *Server) listRemoved(d *db, key []byte, l *list, left bool) {
 	s.modified(d, key)
 }
 
-func lpushCommand(s *Server, c *client, args [][]byte)  { pushGeneric(s, c, args, true, false) }
-func rpushCommand(s *Server, c *client, args [][]byte)  { pushGeneric(s, c, args, false, false) }
-func lpushxCommand(s *Server, c *client, args [][]byte) { pushGeneric(s, c, args, true, true) }
-func rpushxCommand(s *Server, c *client, args [][]byte) { pushGeneric(s, c, args, false, true) }
+func lpushCommand(s *Server, c *client, args [][]byte)  { listPushGeneric(s, c, args, true, false) }
+func rpushCommand(s *Server, c *client, args [][]byte)  { listPushGeneric(s, c, args, false, false) }
+func lpushxCommand(s *Server, c *client, args [][]byte) { listPushGeneric(s, c, args, true, true) }
+func rpushxCommand(s *Server, c *client, args [][]byte) { listPushGeneric(s, c, args, false, true) }
 
-func pushGeneric(s *Server, c *client, args [][]byte, left, onlyExisting bool) {
+func listPushGeneric(s *Server, c *client, args [][]byte, left, onlyExisting bool) {
 	key := args[1]
 	l, ok := s.listForWrite(c.db, key)
 	if !ok {
@@ -179,13 +179,13 @@ func pushGeneric(s *Server, c *client, args [][]byte, left, onlyExisting bool) {
 	}
 	s.w.Int(int64(l.len()))
 	s.modified(c.db, key)
-	s.notify(notifyList, pushEvent(left), key, c.db.id)
+	s.notify(notifyList, listPushEvent(left), key, c.db.id)
 }
 
-func lpopCommand(s *Server, c *client, args [][]byte) { popGeneric(s, c, args, true) }
-func rpopCommand(s *Server, c *client, args [][]byte) { popGeneric(s, c, args, false) }
+func lpopCommand(s *Server, c *client, args [][]byte) { listPopGeneric(s, c, args, true) }
+func rpopCommand(s *Server, c *client, args [][]byte) { listPopGeneric(s, c, args, false) }
 
-func popGeneric(s *Server, c *client, args [][]byte, left bool) {
+func listPopGeneric(s *Server, c *client, args [][]byte, left bool) {
 	if len(args) > 3 {
 		s.w.Error("ERR wrong number of arguments for '" + strings.ToLower(string(args[0])) + "' command")
 		return
@@ -193,7 +193,7 @@ func popGeneric(s *Server, c *client, args [][]byte, left bool) {
 	hasCount := len(args) == 3
 	var count int64
 	if hasCount {
-		n, ok := s.parseRange(args[2], 0, math.MaxInt64, errNotPositive)
+		n, ok := s.parseListIntIn(args[2], 0, math.MaxInt64, errListPopCount)
 		if !ok {
 			return
 		}
@@ -246,7 +246,7 @@ func lindexCommand(s *Server, c *client, args [][]byte) {
 		s.w.Null()
 		return
 	}
-	i, ok := s.parseIntOr(args[2], errNotInt)
+	i, ok := s.parseListInt(args[2], errNotInt)
 	if !ok {
 		return
 	}
@@ -260,10 +260,10 @@ func lindexCommand(s *Server, c *client, args [][]byte) {
 	s.w.BulkString(l.at(int(i)))
 }
 
-// normRange turns start and end, which may count from the end when
+// listRange turns start and end, which may count from the end when
 // negative, into a range of item positions of a list of n items; empty
 // when start > end.
-func normRange(start, end int64, n int) (int, int) {
+func listRange(start, end int64, n int) (int, int) {
 	ln := int64(n)
 	if start < 0 {
 		start += ln
@@ -284,11 +284,11 @@ func normRange(start, end int64, n int) (int, int) {
 }
 
 func lrangeCommand(s *Server, c *client, args [][]byte) {
-	start, ok := s.parseIntOr(args[2], errNotInt)
+	start, ok := s.parseListInt(args[2], errNotInt)
 	if !ok {
 		return
 	}
-	end, ok := s.parseIntOr(args[3], errNotInt)
+	end, ok := s.parseListInt(args[3], errNotInt)
 	if !ok {
 		return
 	}
@@ -300,7 +300,7 @@ func lrangeCommand(s *Server, c *client, args [][]byte) {
 		s.w.Array(0)
 		return
 	}
-	from, to := normRange(start, end, l.len())
+	from, to := listRange(start, end, l.len())
 	s.w.Array(to - from + 1)
 	for i := from; i <= to; i++ {
 		s.w.BulkString(l.at(i))
@@ -317,7 +317,7 @@ func lsetCommand(s *Server, c *client, args [][]byte) {
 		s.w.Error(errNoKey)
 		return
 	}
-	i, ok := s.parseIntOr(args[2], errNotInt)
+	i, ok := s.parseListInt(args[2], errNotInt)
 	if !ok {
 		return
 	}
@@ -325,7 +325,7 @@ func lsetCommand(s *Server, c *client, args [][]byte) {
 		i += int64(l.len())
 	}
 	if i < 0 || i >= int64(l.len()) {
-		s.w.Error(errOutOfRange)
+		s.w.Error(errListIndex)
 		return
 	}
 	l.set(int(i), string(args[3]))
@@ -368,7 +368,7 @@ func linsertCommand(s *Server, c *client, args [][]byte) {
 }
 
 func lremCommand(s *Server, c *client, args [][]byte) {
-	count, ok := s.parseIntOr(args[2], errNotInt)
+	count, ok := s.parseListInt(args[2], errNotInt)
 	if !ok {
 		return
 	}
@@ -396,11 +396,11 @@ func lremCommand(s *Server, c *client, args [][]byte) {
 }
 
 func ltrimCommand(s *Server, c *client, args [][]byte) {
-	start, ok := s.parseIntOr(args[2], errNotInt)
+	start, ok := s.parseListInt(args[2], errNotInt)
 	if !ok {
 		return
 	}
-	end, ok := s.parseIntOr(args[3], errNotInt)
+	end, ok := s.parseListInt(args[3], errNotInt)
 	if !ok {
 		return
 	}
@@ -414,7 +414,7 @@ func ltrimCommand(s *Server, c *client, args [][]byte) {
 		return
 	}
 	n := l.len()
-	from, to := normRange(start, end, n)
+	from, to := listRange(start, end, n)
 	if from > to {
 		l.trim(n, 0)
 	} else {
@@ -446,20 +446,20 @@ func lposCommand(s *Server, c *client, args [][]byte) {
 				n = -1 // Redis negates it to itself: from the tail, every match
 			}
 			if n == 0 {
-				s.w.Error(errRankZero)
+				s.w.Error(errLposRank)
 				return
 			}
 			rank = n
 		case opt == "COUNT" && more:
 			i++
-			n, ok := s.parseRange(args[i], 0, math.MaxInt64, errCountNeg)
+			n, ok := s.parseListIntIn(args[i], 0, math.MaxInt64, errLposCount)
 			if !ok {
 				return
 			}
 			count = n
 		case opt == "MAXLEN" && more:
 			i++
-			n, ok := s.parseRange(args[i], 0, math.MaxInt64, errMaxlenNeg)
+			n, ok := s.parseListIntIn(args[i], 0, math.MaxInt64, errLposMaxlen)
 			if !ok {
 				return
 			}
@@ -523,9 +523,9 @@ func lposCommand(s *Server, c *client, args [][]byte) {
 	}
 }
 
-// move pops an item from src's list sl and pushes it to dst's dl (nil to
+// lmoveItem pops an item from src's list sl and pushes it to dst's dl (nil to
 // create dst), replying with the item.
-func (s *Server) move(d *db, src []byte, sl *list, dst []byte, dl *list, fromLeft, toLeft bool) {
+func (s *Server) lmoveItem(d *db, src []byte, sl *list, dst []byte, dl *list, fromLeft, toLeft bool) {
 	v := sl.pop(fromLeft)
 	if dl == nil {
 		dl = newList()
@@ -534,31 +534,31 @@ func (s *Server) move(d *db, src []byte, sl *list, dst []byte, dl *list, fromLef
 	}
 	s.modified(d, dst)
 	dl.push(v, toLeft)
-	s.notify(notifyList, pushEvent(toLeft), dst, d.id)
+	s.notify(notifyList, listPushEvent(toLeft), dst, d.id)
 	s.w.BulkString(v)
 	s.listRemoved(d, src, sl, fromLeft)
 }
 
 func lmoveCommand(s *Server, c *client, args [][]byte) {
-	from, ok := s.parseSide(args[3])
+	from, ok := s.parseListSide(args[3])
 	if !ok {
 		return
 	}
-	to, ok := s.parseSide(args[4])
+	to, ok := s.parseListSide(args[4])
 	if !ok {
 		return
 	}
-	lmoveGeneric(s, c, args[1], args[2], from, to, false)
+	listMoveGeneric(s, c, args[1], args[2], from, to, false)
 }
 
 func rpoplpushCommand(s *Server, c *client, args [][]byte) {
-	lmoveGeneric(s, c, args[1], args[2], false, true, false)
+	listMoveGeneric(s, c, args[1], args[2], false, true, false)
 }
 
-// lmoveGeneric moves an item from src to dst and reports whether it
+// listMoveGeneric moves an item from src to dst and reports whether it
 // replied: with the item, or an error. When src is absent it replies with
 // a null unless canBlock.
-func lmoveGeneric(s *Server, c *client, src, dst []byte, from, to, canBlock bool) (replied, moved bool) {
+func listMoveGeneric(s *Server, c *client, src, dst []byte, from, to, canBlock bool) (replied, moved bool) {
 	sl, ok := s.listForWrite(c.db, src)
 	if !ok {
 		return true, false
@@ -574,14 +574,14 @@ func lmoveGeneric(s *Server, c *client, src, dst []byte, from, to, canBlock bool
 	if !ok {
 		return true, false
 	}
-	s.move(c.db, src, sl, dst, dl, from, to)
+	s.lmoveItem(c.db, src, sl, dst, dl, from, to)
 	return true, true
 }
 
-// parseMpop parses LMPOP's arguments from numkeys on: numkeys key
+// lmpopParse parses LMPOP's arguments from numkeys on: numkeys key
 // [key ...] LEFT|RIGHT [COUNT count].
-func (s *Server) parseMpop(args [][]byte) (keys [][]byte, left bool, count int64, ok bool) {
-	numKeys, ok := s.parseRange(args[0], 1, math.MaxInt64, errNumKeys)
+func (s *Server) lmpopParse(args [][]byte) (keys [][]byte, left bool, count int64, ok bool) {
+	numKeys, ok := s.parseListIntIn(args[0], 1, math.MaxInt64, errListNumKeys)
 	if !ok {
 		return nil, false, 0, false
 	}
@@ -590,14 +590,14 @@ func (s *Server) parseMpop(args [][]byte) (keys [][]byte, left bool, count int64
 		return nil, false, 0, false
 	}
 	keys = args[1 : 1+numKeys]
-	if left, ok = s.parseSide(args[1+numKeys]); !ok {
+	if left, ok = s.parseListSide(args[1+numKeys]); !ok {
 		return nil, false, 0, false
 	}
 	count = -1
 	for i := int(numKeys) + 2; i < len(args); i++ {
 		if count == -1 && strings.EqualFold(string(args[i]), "count") && i+1 < len(args) {
 			i++
-			if count, ok = s.parseRange(args[i], 1, math.MaxInt64, errCountPos); !ok {
+			if count, ok = s.parseListIntIn(args[i], 1, math.MaxInt64, errListMpopCount); !ok {
 				return nil, false, 0, false
 			}
 		} else {
@@ -611,9 +611,9 @@ func (s *Server) parseMpop(args [][]byte) (keys [][]byte, left bool, count int64
 	return keys, left, count, true
 }
 
-// mpopFrom pops up to count items from key's list l, replying with the key
+// lmpopFrom pops up to count items from key's list l, replying with the key
 // and the items, and logs it as LPOP or RPOP with a count.
-func (s *Server) mpopFrom(d *db, key []byte, l *list, left bool, count int64) {
+func (s *Server) lmpopFrom(d *db, key []byte, l *list, left bool, count int64) {
 	n := int(min(count, int64(l.len())))
 	s.w.Array(2)
 	s.w.Bulk(key)
@@ -622,49 +622,49 @@ func (s *Server) mpopFrom(d *db, key []byte, l *list, left bool, count int64) {
 		s.w.BulkString(l.pop(left))
 	}
 	s.listRemoved(d, key, l, left)
-	s.rewrite(popName(left), key, strconv.AppendInt(nil, int64(n), 10))
+	s.rewrite(listPopCmd(left), key, strconv.AppendInt(nil, int64(n), 10))
 }
 
 func lmpopCommand(s *Server, c *client, args [][]byte) {
-	keys, left, count, ok := s.parseMpop(args[1:])
+	keys, left, count, ok := s.lmpopParse(args[1:])
 	if !ok {
 		return
 	}
-	if !mpopAny(s, c, keys, left, count) {
+	if !lmpopAny(s, c, keys, left, count) {
 		s.w.NullArray()
 	}
 }
 
-// mpopAny pops from the first of keys that holds a list, and reports
+// lmpopAny pops from the first of keys that holds a list, and reports
 // whether it replied (with items or WRONGTYPE).
-func mpopAny(s *Server, c *client, keys [][]byte, left bool, count int64) bool {
+func lmpopAny(s *Server, c *client, keys [][]byte, left bool, count int64) bool {
 	for _, key := range keys {
 		l, ok := s.listForWrite(c.db, key)
 		if !ok {
 			return true
 		}
 		if l != nil && l.len() > 0 {
-			s.mpopFrom(c.db, key, l, left, count)
+			s.lmpopFrom(c.db, key, l, left, count)
 			return true
 		}
 	}
 	return false
 }
 
-// popOne pops an item from key's list l for BLPOP and BRPOP, replying with
+// listBPopOne pops an item from key's list l for BLPOP and BRPOP, replying with
 // the key and the item, and logs it as LPOP or RPOP.
-func (s *Server) popOne(d *db, key []byte, l *list, left bool) {
+func (s *Server) listBPopOne(d *db, key []byte, l *list, left bool) {
 	s.w.Array(2)
 	s.w.Bulk(key)
 	s.w.BulkString(l.pop(left))
 	s.listRemoved(d, key, l, left)
-	s.rewrite(popName(left), key)
+	s.rewrite(listPopCmd(left), key)
 }
 
-func blpopCommand(s *Server, c *client, args [][]byte) { bpopGeneric(s, c, args, true) }
-func brpopCommand(s *Server, c *client, args [][]byte) { bpopGeneric(s, c, args, false) }
+func blpopCommand(s *Server, c *client, args [][]byte) { listBPopGeneric(s, c, args, true) }
+func brpopCommand(s *Server, c *client, args [][]byte) { listBPopGeneric(s, c, args, false) }
 
-func bpopGeneric(s *Server, c *client, args [][]byte, left bool) {
+func listBPopGeneric(s *Server, c *client, args [][]byte, left bool) {
 	timeout, ok := s.parseTimeout(args[len(args)-1])
 	if !ok {
 		return
@@ -676,7 +676,7 @@ func bpopGeneric(s *Server, c *client, args [][]byte, left bool) {
 			return
 		}
 		if l != nil && l.len() > 0 {
-			s.popOne(c.db, key, l, left)
+			s.listBPopOne(c.db, key, l, left)
 			return
 		}
 	}
@@ -686,13 +686,13 @@ func bpopGeneric(s *Server, c *client, args [][]byte, left bool) {
 		if l == nil {
 			return false
 		}
-		s.popOne(d, key, l, left)
+		s.listBPopOne(d, key, l, left)
 		return true
 	}, func() { s.w.NullArray() })
 }
 
 func blmpopCommand(s *Server, c *client, args [][]byte) {
-	keys, left, count, ok := s.parseMpop(args[2:])
+	keys, left, count, ok := s.lmpopParse(args[2:])
 	if !ok {
 		return
 	}
@@ -700,7 +700,7 @@ func blmpopCommand(s *Server, c *client, args [][]byte) {
 	if !ok {
 		return
 	}
-	if mpopAny(s, c, keys, left, count) {
+	if lmpopAny(s, c, keys, left, count) {
 		return
 	}
 	d := c.db
@@ -709,17 +709,17 @@ func blmpopCommand(s *Server, c *client, args [][]byte) {
 		if l == nil {
 			return false
 		}
-		s.mpopFrom(d, key, l, left, count)
+		s.lmpopFrom(d, key, l, left, count)
 		return true
 	}, func() { s.w.NullArray() })
 }
 
 func blmoveCommand(s *Server, c *client, args [][]byte) {
-	from, ok := s.parseSide(args[3])
+	from, ok := s.parseListSide(args[3])
 	if !ok {
 		return
 	}
-	to, ok := s.parseSide(args[4])
+	to, ok := s.parseListSide(args[4])
 	if !ok {
 		return
 	}
@@ -727,7 +727,7 @@ func blmoveCommand(s *Server, c *client, args [][]byte) {
 	if !ok {
 		return
 	}
-	bmoveGeneric(s, c, args[1], args[2], from, to, timeout, false)
+	listBMoveGeneric(s, c, args[1], args[2], from, to, timeout, false)
 }
 
 func brpoplpushCommand(s *Server, c *client, args [][]byte) {
@@ -735,20 +735,20 @@ func brpoplpushCommand(s *Server, c *client, args [][]byte) {
 	if !ok {
 		return
 	}
-	bmoveGeneric(s, c, args[1], args[2], false, true, timeout, true)
+	listBMoveGeneric(s, c, args[1], args[2], false, true, timeout, true)
 }
 
-// bmoveGeneric is BLMOVE and BRPOPLPUSH (legacy): LMOVE at once if src
+// listBMoveGeneric is BLMOVE and BRPOPLPUSH (legacy): LMOVE at once if src
 // has items, else when it receives some.
-func bmoveGeneric(s *Server, c *client, src, dst []byte, from, to bool, timeout time.Duration, legacy bool) {
+func listBMoveGeneric(s *Server, c *client, src, dst []byte, from, to bool, timeout time.Duration, legacy bool) {
 	logMove := func(src, dst []byte) {
 		if legacy {
-			s.rewrite(argRPOPLPUSH, src, dst)
+			s.rewrite(argListRPOPLPUSH, src, dst)
 		} else {
-			s.rewrite(argLMOVE, src, dst, sideName(from), sideName(to))
+			s.rewrite(argListLMOVE, src, dst, listSideArg(from), listSideArg(to))
 		}
 	}
-	if replied, moved := lmoveGeneric(s, c, src, dst, from, to, true); replied {
+	if replied, moved := listMoveGeneric(s, c, src, dst, from, to, true); replied {
 		if moved {
 			logMove(src, dst)
 		}
@@ -774,7 +774,7 @@ func bmoveGeneric(s *Server, c *client, src, dst []byte, from, to bool, timeout 
 				return true
 			}
 		}
-		s.move(d, key, sl, dstKey, dl, from, to)
+		s.lmoveItem(d, key, sl, dstKey, dl, from, to)
 		logMove(key, dstKey)
 		return true
 	}, func() { s.w.NullArray() })

@@ -12,11 +12,11 @@ type list struct {
 }
 
 // minListCap is the ring a new list starts with; a ring is not shrunk
-// below shrinkFloor, so that a queue that fills and drains does not
+// below listShrinkFloor, so that a queue that fills and drains does not
 // reallocate each time.
 const (
 	minListCap  = 8
-	shrinkFloor = 64
+	listShrinkFloor = 64
 )
 
 // listRewriteBatch is how many items one RPUSH of the log rewrite carries,
@@ -60,9 +60,9 @@ func (l *list) grow() {
 
 // shrink halves the ring while it is less than a quarter full.
 func (l *list) shrink() {
-	if len(l.buf) > shrinkFloor && l.n < len(l.buf)/4 {
+	if len(l.buf) > listShrinkFloor && l.n < len(l.buf)/4 {
 		c := len(l.buf)
-		for c > shrinkFloor && l.n < c/4 {
+		for c > listShrinkFloor && l.n < c/4 {
 			c /= 2
 		}
 		l.resize(c)

@@ -279,8 +279,8 @@ func TestListTransaction(t *testing.T) {
 	}
 }
 
-// waitBlocked waits until n clients are blocked.
-func waitBlocked(t *testing.T, c *redis.Client, n int) {
+// listWaitBlocked waits until n clients are blocked.
+func listWaitBlocked(t *testing.T, c *redis.Client, n int) {
 	t.Helper()
 	want := "blocked_clients:" + strconv.Itoa(n) + "\r"
 	deadline := time.Now().Add(5 * time.Second)
@@ -305,7 +305,7 @@ func TestBlockingPops(t *testing.T) {
 		blocked := goRedis(t, addr)
 		got := make(chan []string, 1)
 		go func() { got <- blocked.BLPop(ctx, 0, "none", "k").Val() }()
-		waitBlocked(t, c, 1)
+		listWaitBlocked(t, c, 1)
 		c.RPush(ctx, "k", "v1", "v2")
 		if r := <-got; !slices.Equal(r, []string{"k", "v1"}) {
 			t.Errorf("BLPOP = %v; want [k v1]", r)
@@ -323,7 +323,7 @@ func TestBlockingPops(t *testing.T) {
 			ch := make(chan []string, 1)
 			chans = append(chans, ch)
 			go func() { ch <- cl.BRPop(ctx, 0, "fifo").Val() }()
-			waitBlocked(t, c, i+1)
+			listWaitBlocked(t, c, i+1)
 		}
 		c.LPush(ctx, "fifo", "1", "2", "3")
 		for i, ch := range chans {
@@ -340,14 +340,14 @@ func TestBlockingPops(t *testing.T) {
 		a, b := goRedis(t, addr), goRedis(t, addr)
 		ga, gb := make(chan []string, 1), make(chan []string, 1)
 		go func() { ga <- a.BLPop(ctx, 0, "few").Val() }()
-		waitBlocked(t, c, 1)
+		listWaitBlocked(t, c, 1)
 		go func() { gb <- b.BLPop(ctx, 0, "few").Val() }()
-		waitBlocked(t, c, 2)
+		listWaitBlocked(t, c, 2)
 		c.RPush(ctx, "few", "only")
 		if r := <-ga; !slices.Equal(r, []string{"few", "only"}) {
 			t.Errorf("first BLPOP = %v; want [few only]", r)
 		}
-		waitBlocked(t, c, 1)
+		listWaitBlocked(t, c, 1)
 		c.RPush(ctx, "few", "next")
 		if r := <-gb; !slices.Equal(r, []string{"few", "next"}) {
 			t.Errorf("second BLPOP = %v; want [few next]", r)
@@ -378,9 +378,9 @@ func TestBlockingPops(t *testing.T) {
 	t.Run("closed connection", func(t *testing.T) {
 		rc := dialRaw(t, addr)
 		rc.send("BLPOP", "gone", "0")
-		waitBlocked(t, c, 1)
+		listWaitBlocked(t, c, 1)
 		rc.c.Close()
-		waitBlocked(t, c, 0)
+		listWaitBlocked(t, c, 0)
 		c.RPush(ctx, "gone", "v")
 		if n := c.LLen(ctx, "gone").Val(); n != 1 {
 			t.Errorf("LLEN after the blocked client left = %d; want 1", n)
@@ -392,16 +392,16 @@ func TestBlockingPops(t *testing.T) {
 		rc := dialRaw(t, addr)
 		id := strings.TrimSuffix(strings.TrimPrefix(rc.do("CLIENT", "ID"), ":"), "\r\n")
 		rc.send("BLPOP", "nokey", "0")
-		waitBlocked(t, c, 1)
-		if n := c.ClientUnblock(ctx, mustInt(t, id)).Val(); n != 1 {
+		listWaitBlocked(t, c, 1)
+		if n := c.ClientUnblock(ctx, listMustInt(t, id)).Val(); n != 1 {
 			t.Errorf("CLIENT UNBLOCK = %d; want 1", n)
 		}
 		if got := rc.read(); got != "*-1\r\n" {
 			t.Errorf("BLPOP after CLIENT UNBLOCK = %q; want *-1", got)
 		}
 		rc.send("BLMOVE", "nokey", "d", "LEFT", "LEFT", "0")
-		waitBlocked(t, c, 1)
-		if n := c.ClientUnblockWithError(ctx, mustInt(t, id)).Val(); n != 1 {
+		listWaitBlocked(t, c, 1)
+		if n := c.ClientUnblockWithError(ctx, listMustInt(t, id)).Val(); n != 1 {
 			t.Errorf("CLIENT UNBLOCK ERROR = %d; want 1", n)
 		}
 		if got := rc.read(); got != "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n" {
@@ -416,7 +416,7 @@ func TestBlockingPops(t *testing.T) {
 		rc := dialRaw(t, addr)
 		rc.send("BLPOP", "pipe", "0")
 		rc.send("LLEN", "pipe")
-		waitBlocked(t, c, 1)
+		listWaitBlocked(t, c, 1)
 		c.RPush(ctx, "pipe", "a", "b")
 		if got := rc.read(); got != "*2\r\n$4\r\npipe\r\n$1\r\na\r\n" {
 			t.Errorf("BLPOP = %q", got)
@@ -431,13 +431,13 @@ func TestBlockingPops(t *testing.T) {
 		a, b := goRedis(t, addr), goRedis(t, addr)
 		ga := make(chan string, 1)
 		go func() { ga <- a.BLMove(ctx, "msrc", "mdst", "RIGHT", "LEFT", 0).Val() }()
-		waitBlocked(t, c, 1)
+		listWaitBlocked(t, c, 1)
 		gb := make(chan string, 1)
 		go func() {
 			k, v, err := b.BLMPop(ctx, 0, "right", 2, "none", "mdst").Result()
 			gb <- fmt.Sprint(k, " ", v, " ", err)
 		}()
-		waitBlocked(t, c, 2)
+		listWaitBlocked(t, c, 2)
 		c.RPush(ctx, "msrc", "x", "y")
 		if r := <-ga; r != "y" {
 			t.Errorf("BLMOVE = %q; want y", r)
@@ -456,7 +456,7 @@ func TestBlockingPops(t *testing.T) {
 		a := goRedis(t, addr)
 		ga := make(chan error, 1)
 		go func() { ga <- a.Do(ctx, "BRPOPLPUSH", "wsrc", "wstr", "0").Err() }()
-		waitBlocked(t, c, 1)
+		listWaitBlocked(t, c, 1)
 		c.Set(ctx, "wstr", "v", 0)
 		c.RPush(ctx, "wsrc", "x")
 		if err := <-ga; err == nil || !strings.HasPrefix(err.Error(), "WRONGTYPE") {
@@ -472,14 +472,14 @@ func TestBlockingPops(t *testing.T) {
 		a := goRedis(t, addr)
 		ga := make(chan []string, 1)
 		go func() { ga <- a.BLPop(ctx, 0, "txk").Val() }()
-		waitBlocked(t, c, 1)
+		listWaitBlocked(t, c, 1)
 		c.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			p.RPush(ctx, "txk", "a")
 			p.LPop(ctx, "txk")
 			return nil
 		})
 		// The list was empty again when the transaction ended.
-		waitBlocked(t, c, 1)
+		listWaitBlocked(t, c, 1)
 		c.Set(ctx, "txk", "str", 0)
 		c.Del(ctx, "txk")
 		c.RPush(ctx, "txk", "b")
@@ -488,11 +488,27 @@ func TestBlockingPops(t *testing.T) {
 		}
 	})
 
+	t.Run("keys served in the order they received data", func(t *testing.T) {
+		a := goRedis(t, addr)
+		ga := make(chan []string, 1)
+		go func() { ga <- a.BLPop(ctx, 0, "ord2", "ord1").Val() }()
+		listWaitBlocked(t, c, 1)
+		c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.RPush(ctx, "ord1", "first")
+			p.RPush(ctx, "ord2", "second")
+			return nil
+		})
+		if r := <-ga; !slices.Equal(r, []string{"ord1", "first"}) {
+			t.Errorf("BLPOP = %v; want [ord1 first]", r)
+		}
+		c.Del(ctx, "ord2")
+	})
+
 	t.Run("RENAME wakes", func(t *testing.T) {
 		a := goRedis(t, addr)
 		ga := make(chan []string, 1)
 		go func() { ga <- a.BLPop(ctx, 0, "renamed").Val() }()
-		waitBlocked(t, c, 1)
+		listWaitBlocked(t, c, 1)
 		c.RPush(ctx, "orig", "v")
 		c.Rename(ctx, "orig", "renamed")
 		if r := <-ga; !slices.Equal(r, []string{"renamed", "v"}) {
@@ -501,7 +517,7 @@ func TestBlockingPops(t *testing.T) {
 	})
 }
 
-func mustInt(t *testing.T, s string) int64 {
+func listMustInt(t *testing.T, s string) int64 {
 	t.Helper()
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
@@ -661,7 +677,7 @@ func TestListDeque(t *testing.T) {
 			case 1:
 				v := model[r.IntN(len(model))]
 				count := int64(r.IntN(5) - 2)
-				want := removeModel(model, v, count)
+				want := listRemoveModel(model, v, count)
 				if got := l.remove(v, count); got != len(model)-len(want) {
 					t.Fatalf("step %d: remove(%q, %d) = %d; want %d", step, v, count, got, len(model)-len(want))
 				}
@@ -673,7 +689,7 @@ func TestListDeque(t *testing.T) {
 				model = model[:0]
 			}
 		}
-		if l.len() != len(model) || (len(l.buf) > shrinkFloor && l.n < len(l.buf)/4) || len(l.buf)&(len(l.buf)-1) != 0 {
+		if l.len() != len(model) || (len(l.buf) > listShrinkFloor && l.n < len(l.buf)/4) || len(l.buf)&(len(l.buf)-1) != 0 {
 			t.Fatalf("step %d: len %d, ring %d; want len %d, a power of two at most 4 times it", step, l.len(), len(l.buf), len(model))
 		}
 		if step%97 == 0 {
@@ -691,7 +707,7 @@ func TestListDeque(t *testing.T) {
 	}
 }
 
-func removeModel(items []string, v string, count int64) []string {
+func listRemoveModel(items []string, v string, count int64) []string {
 	out := slices.Clone(items)
 	removed := int64(0)
 	if count >= 0 {
@@ -779,7 +795,7 @@ func TestListAppendOnly(t *testing.T) {
 		blocked := goRedis(t, addr)
 		done := make(chan struct{})
 		go func() { blocked.BLMove(ctx, "src", "dst", "LEFT", "RIGHT", 0); close(done) }()
-		waitBlocked(t, c, 1)
+		listWaitBlocked(t, c, 1)
 		c.RPush(ctx, "src", "x", "y")
 		<-done
 		for i := range 200 {
