@@ -36,13 +36,13 @@ func init() {
 
 // Error replies of the list commands, as Redis words them.
 const (
-	errListIndex  = "ERR index out of range"
-	errListPopCount = "ERR value is out of range, must be positive"
-	errListNumKeys     = "ERR numkeys should be greater than 0"
-	errListMpopCount    = "ERR count should be greater than 0"
-	errLposRank    = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list"
-	errLposCount    = "ERR COUNT can't be negative"
-	errLposMaxlen   = "ERR MAXLEN can't be negative"
+	errListIndex     = "ERR index out of range"
+	errListPopCount  = "ERR value is out of range, must be positive"
+	errListNumKeys   = "ERR numkeys should be greater than 0"
+	errListMpopCount = "ERR count should be greater than 0"
+	errLposRank      = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list"
+	errLposCount     = "ERR COUNT can't be negative"
+	errLposMaxlen    = "ERR MAXLEN can't be negative"
 )
 
 var (

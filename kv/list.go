@@ -15,7 +15,7 @@ type list struct {
 // below listShrinkFloor, so that a queue that fills and drains does not
 // reallocate each time.
 const (
-	minListCap  = 8
+	minListCap      = 8
 	listShrinkFloor = 64
 )
 
