@@ -951,3 +951,50 @@ func TestListKeyspaceStatsCompat(t *testing.T) {
 		t.Errorf("INFO stats: evkv %q; Redis %q", got, want)
 	}
 }
+
+// TestListAllocs holds the hot list commands to their allocation budgets:
+// LRANGE none, a push one per item (its copy), a pop none.
+func TestListAllocs(t *testing.T) {
+	s, err := New(Config{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(s, nil, 1)
+	bs := func(args ...string) [][]byte {
+		out := make([][]byte, len(args))
+		for i, a := range args {
+			out[i] = []byte(a)
+		}
+		return out
+	}
+	push := []string{"RPUSH", "k"}
+	for i := range 100 {
+		push = append(push, "element:"+strconv.Itoa(i))
+	}
+	rpushCommand(s, c, bs(push...))
+	for _, tc := range []struct {
+		name   string
+		fn     func(*Server, *client, [][]byte)
+		args   [][]byte
+		budget float64
+	}{
+		{"LRANGE 0 99", lrangeCommand, bs("LRANGE", "k", "0", "99"), 0},
+		{"LINDEX 50", lindexCommand, bs("LINDEX", "k", "50"), 0},
+		{"LPUSH then RPOP", func(s *Server, c *client, args [][]byte) {
+			lpushCommand(s, c, args)
+			rpopCommand(s, c, args[:2])
+		}, bs("LPUSH", "k", "v"), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s.w.Reset()
+			tc.fn(s, c, tc.args)
+			got := testing.AllocsPerRun(200, func() {
+				s.w.Reset()
+				tc.fn(s, c, tc.args)
+			})
+			if got > tc.budget {
+				t.Errorf("%s: %v allocations; want at most %v", tc.name, got, tc.budget)
+			}
+		})
+	}
+}
