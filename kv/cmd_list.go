@@ -1,0 +1,781 @@
+package kv
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func init() {
+	register(
+		cmd("lpush", -3, "write denyoom fast", 1, 1, 1, "list", "1.0.0", "Prepend one or multiple elements to a list", lpushCommand),
+		cmd("rpush", -3, "write denyoom fast", 1, 1, 1, "list", "1.0.0", "Append one or multiple elements to a list", rpushCommand),
+		cmd("lpushx", -3, "write denyoom fast", 1, 1, 1, "list", "2.2.0", "Prepend an element to a list, only if the list exists", lpushxCommand),
+		cmd("rpushx", -3, "write denyoom fast", 1, 1, 1, "list", "2.2.0", "Append an element to a list, only if the list exists", rpushxCommand),
+		cmd("lpop", -2, "write fast", 1, 1, 1, "list", "1.0.0", "Remove and get the first elements in a list", lpopCommand),
+		cmd("rpop", -2, "write fast", 1, 1, 1, "list", "1.0.0", "Remove and get the last elements in a list", rpopCommand),
+		cmd("llen", 2, "readonly fast", 1, 1, 1, "list", "1.0.0", "Get the length of a list", llenCommand),
+		cmd("lindex", 3, "readonly", 1, 1, 1, "list", "1.0.0", "Get an element from a list by its index", lindexCommand),
+		cmd("lrange", 4, "readonly", 1, 1, 1, "list", "1.0.0", "Get a range of elements from a list", lrangeCommand),
+		cmd("lset", 4, "write denyoom", 1, 1, 1, "list", "1.0.0", "Set the value of an element in a list by its index", lsetCommand),
+		cmd("linsert", 5, "write denyoom", 1, 1, 1, "list", "2.2.0", "Insert an element before or after another element in a list", linsertCommand),
+		cmd("lrem", 4, "write", 1, 1, 1, "list", "1.0.0", "Remove elements from a list", lremCommand),
+		cmd("ltrim", 4, "write", 1, 1, 1, "list", "1.0.0", "Trim a list to the specified range", ltrimCommand),
+		cmd("lpos", -3, "readonly", 1, 1, 1, "list", "6.0.6", "Return the index of matching elements on a list", lposCommand),
+		cmd("lmove", 5, "write denyoom", 1, 2, 1, "list", "6.2.0", "Pop an element from a list, push it to another list and return it", lmoveCommand),
+		cmd("rpoplpush", 3, "write denyoom", 1, 2, 1, "list", "1.2.0", "Remove the last element in a list, prepend it to another list and return it", rpoplpushCommand),
+		cmd("lmpop", -4, "write movablekeys", 0, 0, 0, "list", "7.0.0", "Pop elements from a list", lmpopCommand),
+		cmd("blpop", -3, "write noscript blocking", 1, -2, 1, "list", "2.0.0", "Remove and get the first element in a list, or block until one is available", blpopCommand),
+		cmd("brpop", -3, "write noscript blocking", 1, -2, 1, "list", "2.0.0", "Remove and get the last element in a list, or block until one is available", brpopCommand),
+		cmd("blmove", 6, "write denyoom noscript blocking", 1, 2, 1, "list", "6.2.0", "Pop an element from a list, push it to another list and return it; or block until one is available", blmoveCommand),
+		cmd("brpoplpush", 4, "write denyoom noscript blocking", 1, 2, 1, "list", "2.2.0", "Pop an element from a list, push it to another list and return it; or block until one is available", brpoplpushCommand),
+		cmd("blmpop", -5, "write blocking movablekeys", 0, 0, 0, "list", "7.0.0", "Pop elements from a list, or block until one is available", blmpopCommand),
+	)
+}
+
+// Error replies of the list commands, as Redis words them.
+const (
+	errListIndex     = "ERR index out of range"
+	errListPopCount  = "ERR value is out of range, must be positive"
+	errListNumKeys   = "ERR numkeys should be greater than 0"
+	errListMpopCount = "ERR count should be greater than 0"
+	errLposRank      = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list"
+	errLposCount     = "ERR COUNT can't be negative"
+	errLposMaxlen    = "ERR MAXLEN can't be negative"
+)
+
+var (
+	argListLPOP      = []byte("LPOP")
+	argListRPOP      = []byte("RPOP")
+	argListLMOVE     = []byte("LMOVE")
+	argListRPOPLPUSH = []byte("RPOPLPUSH")
+	argListLEFT      = []byte("LEFT")
+	argListRIGHT     = []byte("RIGHT")
+)
+
+func listPopCmd(left bool) []byte {
+	if left {
+		return argListLPOP
+	}
+	return argListRPOP
+}
+
+func listPopEvent(left bool) string {
+	if left {
+		return "lpop"
+	}
+	return "rpop"
+}
+
+func listPushEvent(left bool) string {
+	if left {
+		return "lpush"
+	}
+	return "rpush"
+}
+
+func listSideArg(left bool) []byte {
+	if left {
+		return argListLEFT
+	}
+	return argListRIGHT
+}
+
+// parseListSide parses LEFT or RIGHT, writing a syntax error otherwise.
+func (s *Server) parseListSide(b []byte) (left, ok bool) {
+	switch strings.ToLower(string(b)) {
+	case "left":
+		return true, true
+	case "right":
+		return false, true
+	}
+	s.w.Error(errSyntax)
+	return false, false
+}
+
+// parseListInt parses an integer, writing msg if it is not one.
+func (s *Server) parseListInt(b []byte, msg string) (int64, bool) {
+	n, ok := parseInt(b)
+	if !ok {
+		s.w.Error(msg)
+	}
+	return n, ok
+}
+
+// parseListIntIn parses an integer in [lo, hi], writing msg if it is not one
+// or out of range.
+func (s *Server) parseListIntIn(b []byte, lo, hi int64, msg string) (int64, bool) {
+	n, ok := parseInt(b)
+	if !ok || n < lo || n > hi {
+		s.w.Error(msg)
+		return 0, false
+	}
+	return n, true
+}
+
+// listForWrite is lookupAs for the commands that change a list: as
+// Redis's lookupKeyWrite, it does not count keyspace hits and misses.
+func (s *Server) listForWrite(d *db, key []byte) (*list, bool) {
+	e := d.lookup(key)
+	if e == nil {
+		return nil, true
+	}
+	l, isList := e.obj.(*list)
+	if !isList {
+		s.w.Error(errWrongType)
+		return nil, false
+	}
+	return l, true
+}
+
+// listKey returns the list under key in d without a reply: nil if key is
+// absent, empty or holds another type. Blocked clients are served with it.
+func listKey(d *db, key []byte) *list {
+	e := d.lookup(key)
+	if e == nil {
+		return nil
+	}
+	l, _ := e.obj.(*list)
+	if l == nil || l.len() == 0 {
+		return nil
+	}
+	return l
+}
+
+// listRemoved reports that count items were taken from key's list l at the
+// head (left) or the tail, deleting the key if l is now empty.
+func (s *Server) listRemoved(d *db, key []byte, l *list, left bool) {
+	s.notify(notifyList, listPopEvent(left), key, d.id)
+	if l.len() == 0 {
+		d.remove(key)
+		s.notify(notifyGeneric, "del", key, d.id)
+	}
+	s.modified(d, key)
+}
+
+func lpushCommand(s *Server, c *client, args [][]byte)  { listPushGeneric(s, c, args, true, false) }
+func rpushCommand(s *Server, c *client, args [][]byte)  { listPushGeneric(s, c, args, false, false) }
+func lpushxCommand(s *Server, c *client, args [][]byte) { listPushGeneric(s, c, args, true, true) }
+func rpushxCommand(s *Server, c *client, args [][]byte) { listPushGeneric(s, c, args, false, true) }
+
+func listPushGeneric(s *Server, c *client, args [][]byte, left, onlyExisting bool) {
+	key := args[1]
+	l, ok := s.listForWrite(c.db, key)
+	if !ok {
+		return
+	}
+	if l == nil {
+		if onlyExisting {
+			s.w.Int(0)
+			return
+		}
+		l = newList()
+		c.db.add(key, l)
+		s.signalReady(c.db, key)
+	}
+	for _, v := range args[2:] {
+		l.push(string(v), left)
+	}
+	s.w.Int(int64(l.len()))
+	s.modified(c.db, key)
+	s.notify(notifyList, listPushEvent(left), key, c.db.id)
+}
+
+func lpopCommand(s *Server, c *client, args [][]byte) { listPopGeneric(s, c, args, true) }
+func rpopCommand(s *Server, c *client, args [][]byte) { listPopGeneric(s, c, args, false) }
+
+func listPopGeneric(s *Server, c *client, args [][]byte, left bool) {
+	if len(args) > 3 {
+		s.w.Error("ERR wrong number of arguments for '" + strings.ToLower(string(args[0])) + "' command")
+		return
+	}
+	hasCount := len(args) == 3
+	var count int64
+	if hasCount {
+		n, ok := s.parseListIntIn(args[2], 0, math.MaxInt64, errListPopCount)
+		if !ok {
+			return
+		}
+		count = n
+	}
+	key := args[1]
+	l, ok := s.listForWrite(c.db, key)
+	switch {
+	case !ok:
+		return
+	case l == nil && hasCount:
+		s.w.NullArray()
+		return
+	case l == nil:
+		s.w.Null()
+		return
+	case hasCount && count == 0:
+		s.w.Array(0)
+		return
+	}
+	if !hasCount {
+		s.w.BulkString(l.pop(left))
+	} else {
+		n := int(min(count, int64(l.len())))
+		s.w.Array(n)
+		for range n {
+			s.w.BulkString(l.pop(left))
+		}
+	}
+	s.listRemoved(c.db, key, l, left)
+}
+
+func llenCommand(s *Server, c *client, args [][]byte) {
+	l, _, ok := lookupAs[*list](s, c.db, args[1])
+	switch {
+	case !ok:
+	case l == nil:
+		s.w.Int(0)
+	default:
+		s.w.Int(int64(l.len()))
+	}
+}
+
+func lindexCommand(s *Server, c *client, args [][]byte) {
+	l, _, ok := lookupAs[*list](s, c.db, args[1])
+	if !ok {
+		return
+	}
+	if l == nil {
+		s.w.Null()
+		return
+	}
+	i, ok := s.parseListInt(args[2], errNotInt)
+	if !ok {
+		return
+	}
+	if i < 0 {
+		i += int64(l.len())
+	}
+	if i < 0 || i >= int64(l.len()) {
+		s.w.Null()
+		return
+	}
+	s.w.BulkString(l.at(int(i)))
+}
+
+// listRange turns start and end, which may count from the end when
+// negative, into a range of item positions of a list of n items; empty
+// when start > end.
+func listRange(start, end int64, n int) (int, int) {
+	ln := int64(n)
+	if start < 0 {
+		start += ln
+	}
+	if end < 0 {
+		end += ln
+	}
+	if start < 0 {
+		start = 0
+	}
+	if start > end || start >= ln {
+		return 0, -1
+	}
+	if end >= ln {
+		end = ln - 1
+	}
+	return int(start), int(end)
+}
+
+func lrangeCommand(s *Server, c *client, args [][]byte) {
+	start, ok := s.parseListInt(args[2], errNotInt)
+	if !ok {
+		return
+	}
+	end, ok := s.parseListInt(args[3], errNotInt)
+	if !ok {
+		return
+	}
+	l, _, ok := lookupAs[*list](s, c.db, args[1])
+	if !ok {
+		return
+	}
+	if l == nil {
+		s.w.Array(0)
+		return
+	}
+	from, to := listRange(start, end, l.len())
+	s.w.Array(to - from + 1)
+	for i := from; i <= to; i++ {
+		s.w.BulkString(l.at(i))
+	}
+}
+
+func lsetCommand(s *Server, c *client, args [][]byte) {
+	key := args[1]
+	l, ok := s.listForWrite(c.db, key)
+	if !ok {
+		return
+	}
+	if l == nil {
+		s.w.Error(errNoKey)
+		return
+	}
+	i, ok := s.parseListInt(args[2], errNotInt)
+	if !ok {
+		return
+	}
+	if i < 0 {
+		i += int64(l.len())
+	}
+	if i < 0 || i >= int64(l.len()) {
+		s.w.Error(errListIndex)
+		return
+	}
+	l.set(int(i), string(args[3]))
+	s.w.OK()
+	s.modified(c.db, key)
+	s.notify(notifyList, "lset", key, c.db.id)
+}
+
+func linsertCommand(s *Server, c *client, args [][]byte) {
+	var after bool
+	switch strings.ToLower(string(args[2])) {
+	case "after":
+		after = true
+	case "before":
+	default:
+		s.w.Error(errSyntax)
+		return
+	}
+	key := args[1]
+	l, ok := s.listForWrite(c.db, key)
+	if !ok {
+		return
+	}
+	if l == nil {
+		s.w.Int(0)
+		return
+	}
+	i := l.index(string(args[3]))
+	if i < 0 {
+		s.w.Int(-1)
+		return
+	}
+	if after {
+		i++
+	}
+	l.insert(i, string(args[4]))
+	s.modified(c.db, key)
+	s.notify(notifyList, "linsert", key, c.db.id)
+	s.w.Int(int64(l.len()))
+}
+
+func lremCommand(s *Server, c *client, args [][]byte) {
+	count, ok := s.parseListInt(args[2], errNotInt)
+	if !ok {
+		return
+	}
+	key := args[1]
+	l, ok := s.listForWrite(c.db, key)
+	if !ok {
+		return
+	}
+	if l == nil {
+		s.w.Int(0)
+		return
+	}
+	removed := l.remove(string(args[3]), count)
+	if removed > 0 {
+		s.notify(notifyList, "lrem", key, c.db.id)
+	}
+	if l.len() == 0 {
+		c.db.remove(key)
+		s.notify(notifyGeneric, "del", key, c.db.id)
+	}
+	s.w.Int(int64(removed))
+	if removed > 0 {
+		s.modified(c.db, key)
+	}
+}
+
+func ltrimCommand(s *Server, c *client, args [][]byte) {
+	start, ok := s.parseListInt(args[2], errNotInt)
+	if !ok {
+		return
+	}
+	end, ok := s.parseListInt(args[3], errNotInt)
+	if !ok {
+		return
+	}
+	key := args[1]
+	l, ok := s.listForWrite(c.db, key)
+	if !ok {
+		return
+	}
+	if l == nil {
+		s.w.OK()
+		return
+	}
+	n := l.len()
+	from, to := listRange(start, end, n)
+	if from > to {
+		l.trim(n, 0)
+	} else {
+		l.trim(from, n-1-to)
+	}
+	s.notify(notifyList, "ltrim", key, c.db.id)
+	if l.len() == 0 {
+		c.db.remove(key)
+		s.notify(notifyGeneric, "del", key, c.db.id)
+	}
+	s.modified(c.db, key)
+	s.w.OK()
+}
+
+func lposCommand(s *Server, c *client, args [][]byte) {
+	rank, count, maxlen := int64(1), int64(-1), int64(0)
+	for i := 3; i < len(args); i++ {
+		opt := strings.ToUpper(string(args[i]))
+		more := i+1 < len(args)
+		switch {
+		case opt == "RANK" && more:
+			i++
+			n, ok := parseInt(args[i])
+			if !ok {
+				s.w.Error(errNotInt)
+				return
+			}
+			if n == math.MinInt64 {
+				n = -1 // Redis negates it to itself: from the tail, every match
+			}
+			if n == 0 {
+				s.w.Error(errLposRank)
+				return
+			}
+			rank = n
+		case opt == "COUNT" && more:
+			i++
+			n, ok := s.parseListIntIn(args[i], 0, math.MaxInt64, errLposCount)
+			if !ok {
+				return
+			}
+			count = n
+		case opt == "MAXLEN" && more:
+			i++
+			n, ok := s.parseListIntIn(args[i], 0, math.MaxInt64, errLposMaxlen)
+			if !ok {
+				return
+			}
+			maxlen = n
+		default:
+			s.w.Error(errSyntax)
+			return
+		}
+	}
+	reverse := rank < 0
+	if reverse {
+		rank = -rank
+	}
+	l, _, ok := lookupAs[*list](s, c.db, args[1])
+	if !ok {
+		return
+	}
+	if l == nil {
+		if count != -1 {
+			s.w.Array(0)
+		} else {
+			s.w.Null()
+		}
+		return
+	}
+	want := string(args[2])
+	limit := count
+	if limit == -1 {
+		limit = 1
+	}
+	var found []int
+	matches := int64(0)
+	n := l.len()
+	for i := 0; i < n && (maxlen == 0 || int64(i) < maxlen); i++ {
+		idx := i
+		if reverse {
+			idx = n - 1 - i
+		}
+		if l.at(idx) != want {
+			continue
+		}
+		matches++
+		if matches >= rank {
+			found = append(found, idx)
+			if limit != 0 && int64(len(found)) >= limit {
+				break
+			}
+		}
+	}
+	if count == -1 {
+		if len(found) == 0 {
+			s.w.Null()
+		} else {
+			s.w.Int(int64(found[0]))
+		}
+		return
+	}
+	s.w.Array(len(found))
+	for _, idx := range found {
+		s.w.Int(int64(idx))
+	}
+}
+
+// lmoveItem pops an item from src's list sl and pushes it to dst's dl (nil to
+// create dst), replying with the item.
+func (s *Server) lmoveItem(d *db, src []byte, sl *list, dst []byte, dl *list, fromLeft, toLeft bool) {
+	v := sl.pop(fromLeft)
+	if dl == nil {
+		dl = newList()
+		d.add(dst, dl)
+		s.signalReady(d, dst)
+	}
+	s.modified(d, dst)
+	dl.push(v, toLeft)
+	s.notify(notifyList, listPushEvent(toLeft), dst, d.id)
+	s.w.BulkString(v)
+	s.listRemoved(d, src, sl, fromLeft)
+}
+
+func lmoveCommand(s *Server, c *client, args [][]byte) {
+	from, ok := s.parseListSide(args[3])
+	if !ok {
+		return
+	}
+	to, ok := s.parseListSide(args[4])
+	if !ok {
+		return
+	}
+	listMoveGeneric(s, c, args[1], args[2], from, to, false)
+}
+
+func rpoplpushCommand(s *Server, c *client, args [][]byte) {
+	listMoveGeneric(s, c, args[1], args[2], false, true, false)
+}
+
+// listMoveGeneric moves an item from src to dst and reports whether it
+// replied: with the item, or an error. When src is absent it replies with
+// a null unless canBlock.
+func listMoveGeneric(s *Server, c *client, src, dst []byte, from, to, canBlock bool) (replied, moved bool) {
+	sl, ok := s.listForWrite(c.db, src)
+	if !ok {
+		return true, false
+	}
+	if sl == nil {
+		if canBlock {
+			return false, false
+		}
+		s.w.Null()
+		return true, false
+	}
+	dl, ok := s.listForWrite(c.db, dst)
+	if !ok {
+		return true, false
+	}
+	s.lmoveItem(c.db, src, sl, dst, dl, from, to)
+	return true, true
+}
+
+// lmpopParse parses LMPOP's arguments from numkeys on: numkeys key
+// [key ...] LEFT|RIGHT [COUNT count].
+func (s *Server) lmpopParse(args [][]byte) (keys [][]byte, left bool, count int64, ok bool) {
+	numKeys, ok := s.parseListIntIn(args[0], 1, math.MaxInt64, errListNumKeys)
+	if !ok {
+		return nil, false, 0, false
+	}
+	if numKeys >= int64(len(args)) {
+		s.w.Error(errSyntax)
+		return nil, false, 0, false
+	}
+	keys = args[1 : 1+numKeys]
+	if left, ok = s.parseListSide(args[1+numKeys]); !ok {
+		return nil, false, 0, false
+	}
+	count = -1
+	for i := int(numKeys) + 2; i < len(args); i++ {
+		if count == -1 && strings.EqualFold(string(args[i]), "count") && i+1 < len(args) {
+			i++
+			if count, ok = s.parseListIntIn(args[i], 1, math.MaxInt64, errListMpopCount); !ok {
+				return nil, false, 0, false
+			}
+		} else {
+			s.w.Error(errSyntax)
+			return nil, false, 0, false
+		}
+	}
+	if count == -1 {
+		count = 1
+	}
+	return keys, left, count, true
+}
+
+// lmpopFrom pops up to count items from key's list l, replying with the key
+// and the items, and logs it as LPOP or RPOP with a count.
+func (s *Server) lmpopFrom(d *db, key []byte, l *list, left bool, count int64) {
+	n := int(min(count, int64(l.len())))
+	s.w.Array(2)
+	s.w.Bulk(key)
+	s.w.Array(n)
+	for range n {
+		s.w.BulkString(l.pop(left))
+	}
+	s.listRemoved(d, key, l, left)
+	s.rewrite(listPopCmd(left), key, strconv.AppendInt(nil, int64(n), 10))
+}
+
+func lmpopCommand(s *Server, c *client, args [][]byte) {
+	keys, left, count, ok := s.lmpopParse(args[1:])
+	if !ok {
+		return
+	}
+	if !lmpopAny(s, c, keys, left, count) {
+		s.w.NullArray()
+	}
+}
+
+// lmpopAny pops from the first of keys that holds a list, and reports
+// whether it replied (with items or WRONGTYPE).
+func lmpopAny(s *Server, c *client, keys [][]byte, left bool, count int64) bool {
+	for _, key := range keys {
+		l, ok := s.listForWrite(c.db, key)
+		if !ok {
+			return true
+		}
+		if l != nil && l.len() > 0 {
+			s.lmpopFrom(c.db, key, l, left, count)
+			return true
+		}
+	}
+	return false
+}
+
+// listBPopOne pops an item from key's list l for BLPOP and BRPOP, replying with
+// the key and the item, and logs it as LPOP or RPOP.
+func (s *Server) listBPopOne(d *db, key []byte, l *list, left bool) {
+	s.w.Array(2)
+	s.w.Bulk(key)
+	s.w.BulkString(l.pop(left))
+	s.listRemoved(d, key, l, left)
+	s.rewrite(listPopCmd(left), key)
+}
+
+func blpopCommand(s *Server, c *client, args [][]byte) { listBPopGeneric(s, c, args, true) }
+func brpopCommand(s *Server, c *client, args [][]byte) { listBPopGeneric(s, c, args, false) }
+
+func listBPopGeneric(s *Server, c *client, args [][]byte, left bool) {
+	timeout, ok := s.parseTimeout(args[len(args)-1])
+	if !ok {
+		return
+	}
+	keys := args[1 : len(args)-1]
+	for _, key := range keys {
+		l, ok := s.listForWrite(c.db, key)
+		if !ok {
+			return
+		}
+		if l != nil && l.len() > 0 {
+			s.listBPopOne(c.db, key, l, left)
+			return
+		}
+	}
+	d := c.db
+	s.block(c, keys, timeout, func(key []byte) bool {
+		l := listKey(d, key)
+		if l == nil {
+			return false
+		}
+		s.listBPopOne(d, key, l, left)
+		return true
+	}, func() { s.w.NullArray() })
+}
+
+func blmpopCommand(s *Server, c *client, args [][]byte) {
+	keys, left, count, ok := s.lmpopParse(args[2:])
+	if !ok {
+		return
+	}
+	timeout, ok := s.parseTimeout(args[1])
+	if !ok {
+		return
+	}
+	if lmpopAny(s, c, keys, left, count) {
+		return
+	}
+	d := c.db
+	s.block(c, keys, timeout, func(key []byte) bool {
+		l := listKey(d, key)
+		if l == nil {
+			return false
+		}
+		s.lmpopFrom(d, key, l, left, count)
+		return true
+	}, func() { s.w.NullArray() })
+}
+
+func blmoveCommand(s *Server, c *client, args [][]byte) {
+	from, ok := s.parseListSide(args[3])
+	if !ok {
+		return
+	}
+	to, ok := s.parseListSide(args[4])
+	if !ok {
+		return
+	}
+	timeout, ok := s.parseTimeout(args[5])
+	if !ok {
+		return
+	}
+	listBMoveGeneric(s, c, args[1], args[2], from, to, timeout, false)
+}
+
+func brpoplpushCommand(s *Server, c *client, args [][]byte) {
+	timeout, ok := s.parseTimeout(args[3])
+	if !ok {
+		return
+	}
+	listBMoveGeneric(s, c, args[1], args[2], false, true, timeout, true)
+}
+
+// listBMoveGeneric is BLMOVE and BRPOPLPUSH (legacy): LMOVE at once if src
+// has items, else when it receives some.
+func listBMoveGeneric(s *Server, c *client, src, dst []byte, from, to bool, timeout time.Duration, legacy bool) {
+	logMove := func(src, dst []byte) {
+		if legacy {
+			s.rewrite(argListRPOPLPUSH, src, dst)
+		} else {
+			s.rewrite(argListLMOVE, src, dst, listSideArg(from), listSideArg(to))
+		}
+	}
+	if replied, moved := listMoveGeneric(s, c, src, dst, from, to, true); replied {
+		if moved {
+			logMove(src, dst)
+		}
+		return
+	}
+	if s.inExec {
+		// Where nothing may wait, BLMOVE answers as LMOVE does at once;
+		// when a wait times out Redis 7.0 answers with a null array.
+		s.w.Null()
+		return
+	}
+	d, dstKey := c.db, []byte(string(dst))
+	s.block(c, [][]byte{src}, timeout, func(key []byte) bool {
+		sl := listKey(d, key)
+		if sl == nil {
+			return false
+		}
+		var dl *list
+		if e := d.lookup(dstKey); e != nil {
+			var isList bool
+			if dl, isList = e.obj.(*list); !isList {
+				s.w.Error(errWrongType)
+				return true
+			}
+		}
+		s.lmoveItem(d, key, sl, dstKey, dl, from, to)
+		logMove(key, dstKey)
+		return true
+	}, func() { s.w.NullArray() })
+}
