@@ -92,28 +92,59 @@ func (s *Server) replyNodes(nodes []*zslNode, withScores bool) {
 	}
 }
 
-// strtod parses a range end as C's strtod does with the whole string
-// consumed: the empty string is 0, NaN is refused.
-func strtod(b []byte) (float64, bool) {
+// strtod parses a number as C's strtod does with the whole string
+// consumed: leading spaces, hexadecimal ("0x1.8"), "inf" and "infinity";
+// the empty string is 0. It reports an overflow and an underflow to zero.
+func strtod(b []byte) (f float64, ok, outOfRange bool) {
 	str := strings.TrimLeft(string(b), " \t\n\v\f\r")
 	if str == "" {
-		return 0, len(b) == 0
+		return 0, len(b) == 0, false
+	}
+	digits := strings.TrimLeft(str, "+-")
+	hex := len(digits) > 1 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')
+	if hex && !strings.ContainsAny(digits, "pP") {
+		str += "p0"
+	}
+	if strings.ContainsRune(str, '_') {
+		return 0, false, false
 	}
 	f, err := strconv.ParseFloat(str, 64)
 	if err != nil {
-		if ne, ok := err.(*strconv.NumError); !ok || ne.Err != strconv.ErrRange {
-			return 0, false
+		if ne, isNum := err.(*strconv.NumError); !isNum || ne.Err != strconv.ErrRange {
+			return 0, false, false
 		}
+		outOfRange = true
 	}
-	return f, !math.IsNaN(f)
+	if f == 0 {
+		mantissa := digits
+		if hex {
+			mantissa = digits[2:]
+		}
+		if i := strings.IndexAny(mantissa, "eEpP"); i >= 0 && !hex || i >= 0 && (mantissa[i] == 'p' || mantissa[i] == 'P') {
+			mantissa = mantissa[:i]
+		}
+		outOfRange = strings.ContainsAny(mantissa, "123456789abcdefABCDEF")
+	}
+	return f, !math.IsNaN(f), outOfRange
+}
+
+// parseScore parses a score or an increment as Redis's
+// getDoubleFromObject does: no leading space, no NaN, no overflow or
+// underflow to zero.
+func parseScore(b []byte) (float64, bool) {
+	if len(b) == 0 || b[0] == ' ' || (b[0] >= '\t' && b[0] <= '\r') {
+		return 0, false
+	}
+	f, ok, outOfRange := strtod(b)
+	return f, ok && !outOfRange
 }
 
 func parseScoreBound(b []byte) (float64, bool, bool) {
 	if len(b) > 0 && b[0] == '(' {
-		f, ok := strtod(b[1:])
+		f, ok, _ := strtod(b[1:])
 		return f, true, ok
 	}
-	f, ok := strtod(b)
+	f, ok, _ := strtod(b)
 	return f, false, ok
 }
 
@@ -231,7 +262,7 @@ func zaddGeneric(s *Server, c *client, args [][]byte, zincrby bool) {
 	}
 	scores := make([]float64, len(pairs)/2)
 	for j := range scores {
-		f, ok := parseFloat(pairs[2*j])
+		f, ok := parseScore(pairs[2*j])
 		if !ok {
 			s.w.Error(errNotFloat)
 			return
@@ -875,7 +906,7 @@ func zrandmemberCommand(s *Server, c *client, args [][]byte) {
 }
 
 func zscanCommand(s *Server, c *client, args [][]byte) {
-	cursor, ok := parseCursor(args[2])
+	cursor, ok := parseScanCursor(args[2])
 	if !ok {
 		s.w.Error("ERR invalid cursor")
 		return
@@ -1029,7 +1060,7 @@ func zsetOpStore(s *Server, c *client, args [][]byte, inter bool) {
 		case opt == "weights" && left >= len(srcs)+1:
 			j++
 			for i := range srcs {
-				w, ok := parseFloat(args[j])
+				w, ok := parseScore(args[j])
 				if !ok {
 					s.w.Error("ERR weight value is not a float")
 					return
@@ -1108,4 +1139,32 @@ func sortSources(srcs []zsetSource) {
 			srcs[j], srcs[j-1] = srcs[j-1], srcs[j]
 		}
 	}
+}
+
+// parseScanCursor parses a cursor as Redis 7.0 does, with strtoul: a
+// sign is allowed and a negative number wraps around.
+func parseScanCursor(b []byte) (uint64, bool) {
+	str := string(b)
+	if str != "" && (str[0] == ' ' || (str[0] >= '\t' && str[0] <= '\r')) {
+		return 0, false
+	}
+	neg := false
+	if str != "" && (str[0] == '+' || str[0] == '-') {
+		neg = str[0] == '-'
+		str = str[1:]
+	}
+	if str == "" {
+		return 0, len(b) == 0
+	}
+	if str[0] < '0' || str[0] > '9' {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(str, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
 }

@@ -43,19 +43,29 @@ func (z *zset) score(member []byte) (float64, bool) {
 func (z *zset) set(member []byte, score float64) bool {
 	p, added := z.scores.put(member)
 	if !added {
-		if *p != score {
+		if score = z.normalize(score); *p != score {
 			z.zsl.delete(*p, string(member))
 			z.zsl.insert(score, string(member))
 			*p = score
 		}
 		return false
 	}
-	*p = score
-	z.zsl.insert(score, string(member))
-	if len(member) > zsetListpackValue || z.zsl.length > zsetListpackEntries {
+	if len(member) > zsetListpackValue || z.zsl.length+1 > zsetListpackEntries {
 		z.big = true
 	}
+	score = z.normalize(score)
+	*p = score
+	z.zsl.insert(score, string(member))
 	return true
+}
+
+// normalize turns -0 into 0 in a compact set, as Redis's listpack does
+// (it stores the score as text and reads "-0" back as the integer 0).
+func (z *zset) normalize(score float64) float64 {
+	if score == 0 && !z.big {
+		return 0
+	}
+	return score
 }
 
 // remove deletes member and reports whether it was there.
@@ -83,6 +93,14 @@ func (z *zset) fitsListpack() {
 	z.big = z.len() > zsetListpackEntries
 	for x := z.zsl.first(); x != nil && !z.big; x = x.next() {
 		z.big = len(x.member) > zsetListpackValue
+	}
+	if !z.big {
+		for x := z.zsl.first(); x != nil; x = x.next() {
+			if x.score == 0 {
+				x.score = 0
+				*z.scores.get([]byte(x.member)) = 0
+			}
+		}
 	}
 }
 
