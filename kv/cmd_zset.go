@@ -196,8 +196,9 @@ func (s *Server) zsetEmptied(c *client, key []byte, z *zset) {
 }
 
 // storeZset makes z the value of key, replacing what it held, or deletes
-// key if z is empty; it replies with z's size.
-func (s *Server) storeZset(c *client, key []byte, z *zset, event string) {
+// key if z is empty; it replies with z's size. compact chooses the
+// encoding from the contents, as Redis does for a computed set.
+func (s *Server) storeZset(c *client, key []byte, z *zset, event string, compact bool) {
 	if z.len() == 0 {
 		if c.db.exists(key) {
 			s.deleteKey(c.db, key)
@@ -205,7 +206,9 @@ func (s *Server) storeZset(c *client, key []byte, z *zset, event string) {
 		s.w.Int(0)
 		return
 	}
-	z.fitsListpack()
+	if compact {
+		z.fitsListpack()
+	}
 	c.db.remove(key)
 	c.db.add(key, z)
 	s.modified(c.db, key)
@@ -441,7 +444,7 @@ func zcountGeneric(s *Server, c *client, key []byte, r zrange) {
 		s.w.Int(0)
 		return
 	}
-	s.w.Int(int64(z.zsl.count(r)))
+	s.w.Int(int64(z.count(r)))
 }
 
 func zrankCommand(s *Server, c *client, args [][]byte)    { zrankGeneric(s, c, args, false) }
@@ -595,11 +598,14 @@ func zrangeGeneric(s *Server, c *client, args [][]byte, at int, dst []byte, kind
 		}
 	}
 	if dst != nil {
+		// Redis 7.0 fills a compact set unless the rank range is known
+		// to be large, converting it on the way when it outgrows it.
 		out := newZset()
+		out.big = kind == byRank && len(nodes) > zsetListpackEntries
 		for _, n := range nodes {
 			out.set([]byte(n.member), n.score)
 		}
-		s.storeZset(c, dst, out, "zrangestore")
+		s.storeZset(c, dst, out, "zrangestore", false)
 		return
 	}
 	s.replyNodes(nodes, withScores)
@@ -641,7 +647,7 @@ func (z *zset) rangeIn(r zrange, offset, limit int64, rev bool) []*zslNode {
 	}
 	var nodes []*zslNode
 	if rev {
-		x := z.zsl.lastIn(r)
+		x := z.lastIn(r)
 		for ; x != nil && offset > 0; offset-- {
 			x = x.back
 		}
@@ -651,7 +657,7 @@ func (z *zset) rangeIn(r zrange, offset, limit int64, rev bool) []*zslNode {
 		}
 		return nodes
 	}
-	x := z.zsl.firstIn(r)
+	x := z.firstIn(r)
 	for ; x != nil && offset > 0; offset-- {
 		x = x.next()
 	}
@@ -1008,10 +1014,14 @@ func aggregate(agg int, target *float64, v float64) {
 		if math.IsNaN(*target) {
 			*target = 0
 		}
-	case aggMin:
-		*target = min(*target, v)
+	case aggMin: // as C compares: a NaN v leaves target
+		if v < *target {
+			*target = v
+		}
 	case aggMax:
-		*target = max(*target, v)
+		if v > *target {
+			*target = v
+		}
 	}
 }
 
@@ -1089,6 +1099,7 @@ func zsetOpStore(s *Server, c *client, args [][]byte, inter bool) {
 	// Smallest first, as Redis does.
 	sortSources(srcs)
 	out := newZset()
+	out.big = true // until stored: Redis computes in a skiplist
 	weighted := func(score, weight float64) float64 {
 		v := score * weight
 		if math.IsNaN(v) {
@@ -1105,7 +1116,7 @@ func zsetOpStore(s *Server, c *client, args [][]byte, inter bool) {
 					if !found {
 						return
 					}
-					aggregate(agg, &v, weighted(sc, srcs[i].weight))
+					aggregate(agg, &v, sc*srcs[i].weight) // unchecked for NaN, as in Redis
 				}
 				out.set([]byte(member), v)
 			})
@@ -1129,7 +1140,7 @@ func zsetOpStore(s *Server, c *client, args [][]byte, inter bool) {
 			out.set([]byte(m), *acc.get([]byte(m)))
 		}
 	}
-	s.storeZset(c, args[1], out, name)
+	s.storeZset(c, args[1], out, name, true)
 }
 
 // sortSources orders srcs by size, smallest first, stably.

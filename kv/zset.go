@@ -405,3 +405,53 @@ func (l *skiplist) count(r zrange) int {
 	last := l.lastIn(r)
 	return l.rank(last.score, last.member) - l.rank(first.score, first.member) + 1
 }
+
+// A compact set is searched as Redis searches a listpack: linearly. The
+// result differs from the skiplist's only for a range of members in a set
+// whose scores differ, where Redis's own results depend on the encoding.
+
+// firstIn returns the lowest element in r, or nil.
+func (z *zset) firstIn(r zrange) *zslNode {
+	l := z.zsl
+	if z.big || r.empty() || l.tail == nil || !r.gteMin(l.tail) || !r.lteMax(l.first()) {
+		return l.firstIn(r)
+	}
+	for x := l.first(); x != nil; x = x.next() {
+		if r.gteMin(x) {
+			if r.lteMax(x) {
+				return x
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// lastIn returns the highest element in r, or nil.
+func (z *zset) lastIn(r zrange) *zslNode {
+	l := z.zsl
+	if z.big || r.empty() || l.tail == nil || !r.gteMin(l.tail) || !r.lteMax(l.first()) {
+		return l.lastIn(r)
+	}
+	for x := l.tail; x != nil; x = x.back {
+		if r.lteMax(x) {
+			if r.gteMin(x) {
+				return x
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// count returns the number of elements in r.
+func (z *zset) count(r zrange) int {
+	if z.big {
+		return z.zsl.count(r)
+	}
+	n := 0
+	for x := z.firstIn(r); x != nil && r.lteMax(x); x = x.next() {
+		n++
+	}
+	return n
+}
