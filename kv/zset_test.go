@@ -339,13 +339,13 @@ func TestZsetGoRedis(t *testing.T) {
 	if ms, err := c.ZRangeArgs(ctx, redis.ZRangeArgs{Key: "z", Start: "+inf", Stop: "(2.5", ByScore: true, Rev: true, Count: 1}).Result(); err != nil || !slices.Equal(ms, []string{"b"}) {
 		t.Errorf("ZRANGE BYSCORE REV LIMIT = %v, %v", ms, err)
 	}
-	if ms, _ := c.ZRangeByScore(ctx, "z", &redis.ZRangeBy{Min: "3", Max: "5"}).Result(); !slices.Equal(ms, []string{"c", "b"}) {
+	if ms, _ := c.Do(ctx, "ZRANGEBYSCORE", "z", "3", "5").StringSlice(); !slices.Equal(ms, []string{"c", "b"}) {
 		t.Errorf("ZRANGEBYSCORE = %v", ms)
 	}
-	if ms, _ := c.ZRevRangeByScore(ctx, "z", &redis.ZRangeBy{Min: "-inf", Max: "+inf", Offset: 1, Count: 5}).Result(); !slices.Equal(ms, []string{"c", "a"}) {
+	if ms, _ := c.Do(ctx, "ZREVRANGEBYSCORE", "z", "+inf", "-inf", "LIMIT", "1", "5").StringSlice(); !slices.Equal(ms, []string{"c", "a"}) {
 		t.Errorf("ZREVRANGEBYSCORE = %v", ms)
 	}
-	if ms, _ := c.ZRevRange(ctx, "z", 0, 0).Result(); !slices.Equal(ms, []string{"b"}) {
+	if ms, _ := c.Do(ctx, "ZREVRANGE", "z", "0", "0").StringSlice(); !slices.Equal(ms, []string{"b"}) {
 		t.Errorf("ZREVRANGE = %v", ms)
 	}
 	if err := c.ZRangeArgs(ctx, redis.ZRangeArgs{Key: "z", Start: 0, Stop: 1, Count: 1}).Err(); err == nil || !strings.Contains(err.Error(), "LIMIT is only supported") {
@@ -355,10 +355,10 @@ func TestZsetGoRedis(t *testing.T) {
 	if n, _ := c.ZLexCount(ctx, "lex", "(a", "+").Result(); n != 2 {
 		t.Errorf("ZLEXCOUNT = %d; want 2", n)
 	}
-	if ms, _ := c.ZRangeByLex(ctx, "lex", &redis.ZRangeBy{Min: "[b", Max: "+"}).Result(); !slices.Equal(ms, []string{"b", "c"}) {
+	if ms, _ := c.Do(ctx, "ZRANGEBYLEX", "lex", "[b", "+").StringSlice(); !slices.Equal(ms, []string{"b", "c"}) {
 		t.Errorf("ZRANGEBYLEX = %v", ms)
 	}
-	if ms, _ := c.ZRevRangeByLex(ctx, "lex", &redis.ZRangeBy{Min: "-", Max: "(c"}).Result(); !slices.Equal(ms, []string{"b", "a"}) {
+	if ms, _ := c.Do(ctx, "ZREVRANGEBYLEX", "lex", "(c", "-").StringSlice(); !slices.Equal(ms, []string{"b", "a"}) {
 		t.Errorf("ZREVRANGEBYLEX = %v", ms)
 	}
 	if err := c.ZLexCount(ctx, "lex", "a", "+").Err(); err == nil || err.Error() != errMinMaxLex {
@@ -559,8 +559,10 @@ func TestZsetBlockingPop(t *testing.T) {
 	}
 }
 
-// TestZsetAppendOnly checks that the log replays the sorted sets: as
-// written (ZADD, ZINCRBY, ZPOPMIN, BZPOPMIN served late) and as rewritten.
+// TestZsetAppendOnly checks that the log replays the sorted sets as
+// written: ZADD, ZINCRBY, ZPOPMAX, ZRANGESTORE, and a BZPOPMIN served
+// late, which is logged as ZPOPMIN. (The rewritten form is checked by
+// TestZsetValue.)
 func TestZsetAppendOnly(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
@@ -797,4 +799,53 @@ func sortScanReply(t *testing.T, reply string) string {
 	}
 	slices.Sort(pairs)
 	return fmt.Sprintf("cursor %s: %q", v.Elems[0].Str, pairs)
+}
+
+// TestCompatZsetEvents compares the keyspace events of the sorted-set
+// commands with Redis's.
+func TestCompatZsetEvents(t *testing.T) {
+	_, addr := startServer(t, Config{NotifyKeyspaceEvents: "KEA"})
+	raddr := redisServer(t)
+	script := [][]string{
+		{"ZADD", "z", "1", "a", "2", "b", "3", "c"}, {"ZADD", "z", "1", "a"}, {"ZADD", "z", "INCR", "1", "a"}, {"ZINCRBY", "z", "1", "b"},
+		{"ZREM", "z", "nope"}, {"ZREM", "z", "a"}, {"ZPOPMIN", "z"}, {"ZPOPMAX", "z", "5"},
+		{"ZADD", "y", "1", "a", "2", "b", "3", "c", "4", "d"}, {"ZREMRANGEBYRANK", "y", "0", "0"}, {"ZREMRANGEBYSCORE", "y", "2", "2"},
+		{"ZREMRANGEBYLEX", "y", "-", "+"}, {"ZADD", "y", "1", "a"}, {"ZRANGESTORE", "d", "y", "0", "-1"}, {"ZRANGESTORE", "d", "y", "5", "6"},
+		{"ZUNIONSTORE", "u", "1", "y"}, {"ZINTERSTORE", "u", "2", "y", "nokey"}, {"ZADD", "q", "1", "a"}, {"BZPOPMAX", "q", "0"},
+	}
+	var events [2][]string
+	for i, a := range []string{addr, raddr} {
+		sub, rc := dialRaw(t, a), dialRaw(t, a)
+		if i == 1 {
+			rc.do("CONFIG", "SET", "notify-keyspace-events", "KEA")
+		}
+		sub.do("PSUBSCRIBE", "__keyevent@0__:*")
+		for _, args := range script {
+			rc.do(args...)
+		}
+		sub.send("PING")
+		for {
+			v, _, err := resp.Parse([]byte(sub.read()))
+			if err != nil || len(v.Elems) < 2 {
+				t.Fatalf("bad message %v, %v", v, err)
+			}
+			if string(v.Elems[0].Str) == "pong" {
+				break
+			}
+			events[i] = append(events[i], string(v.Elems[2].Str)+" "+string(v.Elems[3].Str))
+		}
+	}
+	if !slices.Equal(events[0], events[1]) {
+		t.Errorf("events:\nevkv  %q\nRedis %q", events[0], events[1])
+	}
+}
+
+func TestCompatZsetArity(t *testing.T) {
+	var script [][]string
+	for _, name := range []string{"ZADD", "ZINCRBY", "ZREM", "ZCARD", "ZSCORE", "ZMSCORE", "ZCOUNT", "ZLEXCOUNT", "ZRANK", "ZREVRANK",
+		"ZRANGE", "ZRANGEBYSCORE", "ZREVRANGEBYSCORE", "ZRANGEBYLEX", "ZREVRANGEBYLEX", "ZREVRANGE", "ZRANGESTORE", "ZPOPMIN", "ZPOPMAX",
+		"BZPOPMIN", "BZPOPMAX", "ZREMRANGEBYRANK", "ZREMRANGEBYSCORE", "ZREMRANGEBYLEX", "ZRANDMEMBER", "ZSCAN", "ZUNIONSTORE", "ZINTERSTORE"} {
+		script = append(script, []string{name}, []string{strings.ToLower(name), "k"}, []string{name, "k", "1", "2", "3", "4", "5", "0.01"})
+	}
+	compareZset(t, script)
 }
