@@ -135,6 +135,10 @@ func zsetEdgeScript() [][]string {
 		{"ZPOPMAX", "big", "3"}, {"ZPOPMIN", "big", "3"}, {"ZRANGE", "big", "0", "-1", "WITHSCORES"},
 		{"ZADD", "long", "1", string(make([]byte, 65))}, {"ZSCAN", "long", "0"},
 		{"ZUNIONSTORE", "o", "2", "big", "long"}, {"ZRANGE", "o", "0", "5"},
+		{"ZADD", "one", "1.5", "a"}, {"ZRANDMEMBER", "one", "-3", "WITHSCORES"}, {"ZRANDMEMBER", "one", "-2"}, {"ZRANDMEMBER", "one"},
+		{"ZRANDMEMBER", "one", "1", "WITHSCORES"}, {"ZRANDMEMBER", "one", "1"},
+		{"COPY", "big", "bigcopy"}, {"ZADD", "bigcopy", "100", "new"}, {"ZCARD", "big"}, {"ZRANGE", "bigcopy", "-2", "-1", "WITHSCORES"},
+		{"MULTI"}, {"ZADD", "mz", "1", "a"}, {"ZINCRBY", "mz", "x", "a"}, {"ZPOPMIN", "mz"}, {"BZPOPMIN", "mz", "0"}, {"EXEC"},
 	}...)
 	return script
 }
@@ -848,4 +852,44 @@ func TestCompatZsetArity(t *testing.T) {
 		script = append(script, []string{name}, []string{strings.ToLower(name), "k"}, []string{name, "k", "1", "2", "3", "4", "5", "0.01"})
 	}
 	compareZset(t, script)
+}
+
+func TestZsetScanLarge(t *testing.T) {
+	c, ctx := serverAndClient(t)
+	want := map[string]bool{}
+	for i := range 1000 {
+		m := "m" + strconv.Itoa(i)
+		want[m] = true
+		c.ZAdd(ctx, "z", redis.Z{Score: float64(i), Member: m})
+	}
+	got := map[string]bool{}
+	var cursor uint64
+	for calls := 0; ; calls++ {
+		items, next, err := c.ZScan(ctx, "z", cursor, "m1*", 50).Result()
+		if err != nil || calls > 1000 {
+			t.Fatalf("ZSCAN: %v after %d calls", err, calls)
+		}
+		for i := 0; i < len(items); i += 2 {
+			got[items[i]] = true
+			if f, _ := strconv.ParseFloat(items[i+1], 64); "m"+strconv.Itoa(int(f)) != items[i] {
+				t.Errorf("ZSCAN pair %s %s", items[i], items[i+1])
+			}
+		}
+		if calls == 3 {
+			c.ZRem(ctx, "z", "m0", "m2", "m3") // deletions during the walk lose nothing else
+		}
+		if cursor = next; cursor == 0 {
+			break
+		}
+	}
+	for m := range want {
+		if strings.HasPrefix(m, "m1") && !got[m] {
+			t.Errorf("ZSCAN missed %s", m)
+		}
+	}
+	for m := range got {
+		if !strings.HasPrefix(m, "m1") {
+			t.Errorf("ZSCAN MATCH m1* returned %s", m)
+		}
+	}
 }
