@@ -3,7 +3,9 @@ package kv
 import "github.com/evloop/evloop/resp"
 
 // set is a set value.
-type set struct{}
+type set struct {
+	members *dict[struct{}]
+}
 
 func (s *set) encoding() string { return "hashtable" }
 

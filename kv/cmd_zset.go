@@ -1,0 +1,1181 @@
+package kv
+
+import (
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+)
+
+func init() {
+	register(
+		cmd("zadd", -4, "write denyoom fast", 1, 1, 1, "sorted_set", "1.2.0", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.", zaddCommand),
+		cmd("zincrby", 4, "write denyoom fast", 1, 1, 1, "sorted_set", "1.2.0", "Increments the score of a member in a sorted set.", zincrbyCommand),
+		cmd("zrem", -3, "write fast", 1, 1, 1, "sorted_set", "1.2.0", "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.", zremCommand),
+		cmd("zcard", 2, "readonly fast", 1, 1, 1, "sorted_set", "1.2.0", "Returns the number of members in a sorted set.", zcardCommand),
+		cmd("zscore", 3, "readonly fast", 1, 1, 1, "sorted_set", "1.2.0", "Returns the score of a member in a sorted set.", zscoreCommand),
+		cmd("zmscore", -3, "readonly fast", 1, 1, 1, "sorted_set", "6.2.0", "Returns the score of one or more members in a sorted set.", zmscoreCommand),
+		cmd("zcount", 4, "readonly fast", 1, 1, 1, "sorted_set", "2.0.0", "Returns the count of members in a sorted set that have scores within a range.", zcountCommand),
+		cmd("zlexcount", 4, "readonly fast", 1, 1, 1, "sorted_set", "2.8.9", "Returns the number of members in a sorted set within a lexicographical range.", zlexcountCommand),
+		cmd("zrank", 3, "readonly fast", 1, 1, 1, "sorted_set", "2.0.0", "Returns the index of a member in a sorted set ordered by ascending scores.", zrankCommand),
+		cmd("zrevrank", 3, "readonly fast", 1, 1, 1, "sorted_set", "2.0.0", "Returns the index of a member in a sorted set ordered by descending scores.", zrevrankCommand),
+		cmd("zrange", -4, "readonly", 1, 1, 1, "sorted_set", "1.2.0", "Returns members in a sorted set within a range of indexes.", zrangeCommand),
+		cmd("zrangebyscore", -4, "readonly", 1, 1, 1, "sorted_set", "1.0.5", "Returns members in a sorted set within a range of scores.", zrangebyscoreCommand),
+		cmd("zrevrangebyscore", -4, "readonly", 1, 1, 1, "sorted_set", "2.2.0", "Returns members in a sorted set within a range of scores in reverse order.", zrevrangebyscoreCommand),
+		cmd("zrangebylex", -4, "readonly", 1, 1, 1, "sorted_set", "2.8.9", "Returns members in a sorted set within a lexicographical range.", zrangebylexCommand),
+		cmd("zrevrangebylex", -4, "readonly", 1, 1, 1, "sorted_set", "2.8.9", "Returns members in a sorted set within a lexicographical range in reverse order.", zrevrangebylexCommand),
+		cmd("zrevrange", -4, "readonly", 1, 1, 1, "sorted_set", "1.2.0", "Returns members in a sorted set within a range of indexes in reverse order.", zrevrangeCommand),
+		cmd("zrangestore", -5, "write denyoom", 1, 2, 1, "sorted_set", "6.2.0", "Stores a range of members from sorted set in a key.", zrangestoreCommand),
+		cmd("zpopmin", -2, "write fast", 1, 1, 1, "sorted_set", "5.0.0", "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", zpopminCommand),
+		cmd("zpopmax", -2, "write fast", 1, 1, 1, "sorted_set", "5.0.0", "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", zpopmaxCommand),
+		cmd("bzpopmin", -3, "write noscript blocking fast", 1, -2, 1, "sorted_set", "5.0.0", "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise.", bzpopminCommand),
+		cmd("bzpopmax", -3, "write noscript blocking fast", 1, -2, 1, "sorted_set", "5.0.0", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.", bzpopmaxCommand),
+		cmd("zremrangebyrank", 4, "write", 1, 1, 1, "sorted_set", "2.0.0", "Removes members in a sorted set within a range of indexes.", zremrangebyrankCommand),
+		cmd("zremrangebyscore", 4, "write", 1, 1, 1, "sorted_set", "1.2.0", "Removes members in a sorted set within a range of scores.", zremrangebyscoreCommand),
+		cmd("zremrangebylex", 4, "write", 1, 1, 1, "sorted_set", "2.8.9", "Removes members in a sorted set within a lexicographical range.", zremrangebylexCommand),
+		cmd("zrandmember", -2, "readonly", 1, 1, 1, "sorted_set", "6.2.0", "Returns one or more random members from a sorted set.", zrandmemberCommand),
+		cmd("zscan", -3, "readonly", 1, 1, 1, "sorted_set", "2.8.0", "Iterates over members and scores of a sorted set.", zscanCommand),
+		cmd("zunionstore", -4, "write denyoom movablekeys", 1, 1, 1, "sorted_set", "2.0.0", "Stores the union of multiple sorted sets in a key.", zunionstoreCommand),
+		cmd("zinterstore", -4, "write denyoom movablekeys", 1, 1, 1, "sorted_set", "2.0.0", "Stores the intersect of multiple sorted sets in a key.", zinterstoreCommand),
+	)
+}
+
+const (
+	errMinMaxFloat = "ERR min or max is not a float"
+	errMinMaxLex   = "ERR min or max not valid string range item"
+	errPositive    = "ERR value is out of range, must be positive"
+)
+
+// formatScore writes a score as Redis 7.0 does: "%.17g", and "inf",
+// "-inf".
+func formatScore(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(f, 'g', 17, 64)
+}
+
+// replyScore writes a score: a bulk string in RESP2, a double in RESP3,
+// with Redis 7.0's text (the Writer's Double writes Redis 7.2's).
+func (s *Server) replyScore(f float64) {
+	if s.w.Proto < 3 {
+		s.w.BulkString(formatScore(f))
+		return
+	}
+	s.w.Buf = append(s.w.Buf, ',')
+	s.w.Buf = append(s.w.Buf, formatScore(f)...)
+	s.w.Buf = append(s.w.Buf, '\r', '\n')
+}
+
+// replyNodes writes members, with their scores if withScores: flat in
+// RESP2, [member, score] pairs in RESP3.
+func (s *Server) replyNodes(nodes []*zslNode, withScores bool) {
+	switch {
+	case !withScores:
+		s.w.Array(len(nodes))
+	case s.w.Proto < 3:
+		s.w.Array(2 * len(nodes))
+	default:
+		s.w.Array(len(nodes))
+	}
+	for _, n := range nodes {
+		if withScores && s.w.Proto >= 3 {
+			s.w.Array(2)
+		}
+		s.w.BulkString(n.member)
+		if withScores {
+			s.replyScore(n.score)
+		}
+	}
+}
+
+// strtod parses a number as C's strtod does with the whole string
+// consumed: leading spaces, hexadecimal ("0x1.8"), "inf" and "infinity";
+// the empty string is 0. It reports an overflow and an underflow to zero.
+func strtod(b []byte) (f float64, ok, outOfRange bool) {
+	str := strings.TrimLeft(string(b), " \t\n\v\f\r")
+	if str == "" {
+		return 0, len(b) == 0, false
+	}
+	digits := strings.TrimLeft(str, "+-")
+	hex := len(digits) > 1 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')
+	if hex && !strings.ContainsAny(digits, "pP") {
+		str += "p0"
+	}
+	if strings.ContainsRune(str, '_') {
+		return 0, false, false
+	}
+	f, err := strconv.ParseFloat(str, 64)
+	if err != nil {
+		if ne, isNum := err.(*strconv.NumError); !isNum || ne.Err != strconv.ErrRange {
+			return 0, false, false
+		}
+		outOfRange = true
+	}
+	if f == 0 {
+		mantissa := digits
+		if hex {
+			mantissa = digits[2:]
+		}
+		if i := strings.IndexAny(mantissa, "eEpP"); i >= 0 && !hex || i >= 0 && (mantissa[i] == 'p' || mantissa[i] == 'P') {
+			mantissa = mantissa[:i]
+		}
+		outOfRange = strings.ContainsAny(mantissa, "123456789abcdefABCDEF")
+	}
+	return f, !math.IsNaN(f), outOfRange
+}
+
+// parseScore parses a score or an increment as Redis's
+// getDoubleFromObject does: no leading space, no NaN, no overflow or
+// underflow to zero.
+func parseScore(b []byte) (float64, bool) {
+	if len(b) == 0 || b[0] == ' ' || (b[0] >= '\t' && b[0] <= '\r') {
+		return 0, false
+	}
+	f, ok, outOfRange := strtod(b)
+	return f, ok && !outOfRange
+}
+
+func parseScoreBound(b []byte) (float64, bool, bool) {
+	if len(b) > 0 && b[0] == '(' {
+		f, ok, _ := strtod(b[1:])
+		return f, true, ok
+	}
+	f, ok, _ := strtod(b)
+	return f, false, ok
+}
+
+// parseScoreRange parses ZRANGEBYSCORE's min and max.
+func parseScoreRange(min, max []byte) (*scoreRange, bool) {
+	var r scoreRange
+	var ok1, ok2 bool
+	r.min, r.minex, ok1 = parseScoreBound(min)
+	r.max, r.maxex, ok2 = parseScoreBound(max)
+	return &r, ok1 && ok2
+}
+
+func parseLexBound(b []byte) (lexBound, bool) {
+	if len(b) == 0 {
+		return lexBound{}, false
+	}
+	switch b[0] {
+	case '+', '-':
+		if len(b) != 1 {
+			return lexBound{}, false
+		}
+		if b[0] == '+' {
+			return lexBound{inf: 1, ex: true}, true
+		}
+		return lexBound{inf: -1, ex: true}, true
+	case '(':
+		return lexBound{s: string(b[1:]), ex: true}, true
+	case '[':
+		return lexBound{s: string(b[1:])}, true
+	}
+	return lexBound{}, false
+}
+
+// parseLexRange parses ZRANGEBYLEX's min and max.
+func parseLexRange(min, max []byte) (*lexRange, bool) {
+	var r lexRange
+	var ok1, ok2 bool
+	r.min, ok1 = parseLexBound(min)
+	r.max, ok2 = parseLexBound(max)
+	return &r, ok1 && ok2
+}
+
+// zsetEmptied deletes key if z is now empty, with Redis's "del" event.
+func (s *Server) zsetEmptied(c *client, key []byte, z *zset) {
+	if z.len() == 0 {
+		c.db.remove(key)
+		s.notify(notifyGeneric, "del", key, c.db.id)
+	}
+}
+
+// storeZset makes z the value of key, replacing what it held, or deletes
+// key if z is empty; it replies with z's size. compact chooses the
+// encoding from the contents, as Redis does for a computed set.
+func (s *Server) storeZset(c *client, key []byte, z *zset, event string, compact bool) {
+	if z.len() == 0 {
+		if c.db.exists(key) {
+			s.deleteKey(c.db, key)
+		}
+		s.w.Int(0)
+		return
+	}
+	if compact {
+		z.fitsListpack()
+	}
+	c.db.remove(key)
+	c.db.add(key, z)
+	s.modified(c.db, key)
+	s.notify(notifyZSet, event, key, c.db.id)
+	s.signalReady(c.db, key)
+	s.w.Int(int64(z.len()))
+}
+
+func zaddCommand(s *Server, c *client, args [][]byte)    { zaddGeneric(s, c, args, false) }
+func zincrbyCommand(s *Server, c *client, args [][]byte) { zaddGeneric(s, c, args, true) }
+
+func zaddGeneric(s *Server, c *client, args [][]byte, zincrby bool) {
+	var nx, xx, gt, lt, ch, incr bool
+	i := 2
+	if zincrby {
+		incr = true
+	} else {
+	flags:
+		for ; i < len(args); i++ {
+			switch strings.ToLower(string(args[i])) {
+			case "nx":
+				nx = true
+			case "xx":
+				xx = true
+			case "gt":
+				gt = true
+			case "lt":
+				lt = true
+			case "ch":
+				ch = true
+			case "incr":
+				incr = true
+			default:
+				break flags
+			}
+		}
+	}
+	pairs := args[i:]
+	if len(pairs) == 0 || len(pairs)%2 != 0 {
+		s.w.Error(errSyntax)
+		return
+	}
+	if nx && xx {
+		s.w.Error("ERR XX and NX options at the same time are not compatible")
+		return
+	}
+	if (gt && nx) || (lt && nx) || (gt && lt) {
+		s.w.Error("ERR GT, LT, and/or NX options at the same time are not compatible")
+		return
+	}
+	if incr && len(pairs) > 2 {
+		s.w.Error("ERR INCR option supports a single increment-element pair")
+		return
+	}
+	scores := make([]float64, len(pairs)/2)
+	for j := range scores {
+		f, ok := parseScore(pairs[2*j])
+		if !ok {
+			s.w.Error(errNotFloat)
+			return
+		}
+		scores[j] = f
+	}
+	key := args[1]
+	z, _, ok := lookupAs[*zset](s, c.db, key)
+	if !ok {
+		return
+	}
+	added, updated, processed := 0, 0, 0
+	var newScore float64
+	created := false
+	nan := false
+	if z != nil || !xx {
+		for j, score := range scores {
+			member := pairs[2*j+1]
+			cur, exists := 0.0, false
+			if z != nil {
+				cur, exists = z.score(member)
+			}
+			if exists {
+				if nx {
+					continue
+				}
+				if incr {
+					score += cur
+					if math.IsNaN(score) {
+						nan = true
+						break
+					}
+				}
+				if (lt && score >= cur) || (gt && score <= cur) {
+					continue
+				}
+				newScore = score
+				processed++
+				if score != cur {
+					z.set(member, score)
+					updated++
+				}
+				continue
+			}
+			if xx {
+				continue
+			}
+			if z == nil {
+				z = newZset()
+				c.db.add(key, z)
+				created = true
+			}
+			z.set(member, score)
+			newScore = score
+			added++
+			processed++
+		}
+	}
+	if added+updated > 0 {
+		s.modified(c.db, key)
+		event := "zadd"
+		if incr {
+			event = "zincr"
+		}
+		s.notify(notifyZSet, event, key, c.db.id)
+	}
+	if created {
+		s.signalReady(c.db, key)
+	}
+	switch {
+	case nan:
+		s.w.Error("ERR resulting score is not a number (NaN)")
+	case incr && processed > 0:
+		s.replyScore(newScore)
+	case incr:
+		s.w.Null()
+	case ch:
+		s.w.Int(int64(added + updated))
+	default:
+		s.w.Int(int64(added))
+	}
+}
+
+func zremCommand(s *Server, c *client, args [][]byte) {
+	key := args[1]
+	z, _, ok := lookupAs[*zset](s, c.db, key)
+	if !ok {
+		return
+	}
+	n := 0
+	if z != nil {
+		for _, m := range args[2:] {
+			if z.remove(m) {
+				n++
+				if z.len() == 0 {
+					break
+				}
+			}
+		}
+	}
+	if n > 0 {
+		s.modified(c.db, key)
+		s.notify(notifyZSet, "zrem", key, c.db.id)
+		s.zsetEmptied(c, key, z)
+	}
+	s.w.Int(int64(n))
+}
+
+func zcardCommand(s *Server, c *client, args [][]byte) {
+	z, _, ok := lookupAs[*zset](s, c.db, args[1])
+	if !ok {
+		return
+	}
+	if z == nil {
+		s.w.Int(0)
+		return
+	}
+	s.w.Int(int64(z.len()))
+}
+
+func zscoreCommand(s *Server, c *client, args [][]byte) {
+	z, _, ok := lookupAs[*zset](s, c.db, args[1])
+	if !ok {
+		return
+	}
+	if z != nil {
+		if f, found := z.score(args[2]); found {
+			s.replyScore(f)
+			return
+		}
+	}
+	s.w.Null()
+}
+
+func zmscoreCommand(s *Server, c *client, args [][]byte) {
+	z, _, ok := lookupAs[*zset](s, c.db, args[1])
+	if !ok {
+		return
+	}
+	s.w.Array(len(args) - 2)
+	for _, m := range args[2:] {
+		if z != nil {
+			if f, found := z.score(m); found {
+				s.replyScore(f)
+				continue
+			}
+		}
+		s.w.Null()
+	}
+}
+
+func zcountCommand(s *Server, c *client, args [][]byte) {
+	r, ok := parseScoreRange(args[2], args[3])
+	if !ok {
+		s.w.Error(errMinMaxFloat)
+		return
+	}
+	zcountGeneric(s, c, args[1], r)
+}
+
+func zlexcountCommand(s *Server, c *client, args [][]byte) {
+	r, ok := parseLexRange(args[2], args[3])
+	if !ok {
+		s.w.Error(errMinMaxLex)
+		return
+	}
+	zcountGeneric(s, c, args[1], r)
+}
+
+func zcountGeneric(s *Server, c *client, key []byte, r zrange) {
+	z, _, ok := lookupAs[*zset](s, c.db, key)
+	if !ok {
+		return
+	}
+	if z == nil {
+		s.w.Int(0)
+		return
+	}
+	s.w.Int(int64(z.count(r)))
+}
+
+func zrankCommand(s *Server, c *client, args [][]byte)    { zrankGeneric(s, c, args, false) }
+func zrevrankCommand(s *Server, c *client, args [][]byte) { zrankGeneric(s, c, args, true) }
+
+func zrankGeneric(s *Server, c *client, args [][]byte, rev bool) {
+	z, _, ok := lookupAs[*zset](s, c.db, args[1])
+	if !ok {
+		return
+	}
+	if z != nil {
+		if f, found := z.score(args[2]); found {
+			r := z.zsl.rank(f, string(args[2]))
+			if rev {
+				s.w.Int(int64(z.len() - r))
+			} else {
+				s.w.Int(int64(r - 1))
+			}
+			return
+		}
+	}
+	s.w.Null()
+}
+
+// Kinds of range, as ZRANGE chooses them.
+const (
+	byAuto = iota
+	byRank
+	byScore
+	byLex
+)
+
+// Directions of a range.
+const (
+	dirAuto = iota
+	dirForward
+	dirReverse
+)
+
+func zrangeCommand(s *Server, c *client, args [][]byte) {
+	zrangeGeneric(s, c, args, 1, nil, byAuto, dirAuto)
+}
+func zrangebyscoreCommand(s *Server, c *client, args [][]byte) {
+	zrangeGeneric(s, c, args, 1, nil, byScore, dirForward)
+}
+func zrevrangebyscoreCommand(s *Server, c *client, args [][]byte) {
+	zrangeGeneric(s, c, args, 1, nil, byScore, dirReverse)
+}
+func zrangebylexCommand(s *Server, c *client, args [][]byte) {
+	zrangeGeneric(s, c, args, 1, nil, byLex, dirForward)
+}
+func zrevrangebylexCommand(s *Server, c *client, args [][]byte) {
+	zrangeGeneric(s, c, args, 1, nil, byLex, dirReverse)
+}
+func zrevrangeCommand(s *Server, c *client, args [][]byte) {
+	zrangeGeneric(s, c, args, 1, nil, byRank, dirReverse)
+}
+func zrangestoreCommand(s *Server, c *client, args [][]byte) {
+	zrangeGeneric(s, c, args, 2, args[1], byAuto, dirAuto)
+}
+
+// zrangeGeneric is Redis's zrangeGenericCommand: the source key is at
+// args[at], min and max follow; dst, if not nil, receives the result.
+func zrangeGeneric(s *Server, c *client, args [][]byte, at int, dst []byte, kind, dir int) {
+	withScores := false
+	offset, limit := int64(0), int64(-1)
+	for j := at + 3; j < len(args); j++ {
+		left := len(args) - j - 1
+		opt := strings.ToLower(string(args[j]))
+		switch {
+		case dst == nil && opt == "withscores":
+			withScores = true
+		case opt == "limit" && left >= 2:
+			var ok1, ok2 bool
+			offset, ok1 = parseInt(args[j+1])
+			if ok1 {
+				limit, ok2 = parseInt(args[j+2])
+			}
+			if !ok1 || !ok2 {
+				s.w.Error(errNotInt)
+				return
+			}
+			j += 2
+		case dir == dirAuto && opt == "rev":
+			dir = dirReverse
+		case kind == byAuto && opt == "bylex":
+			kind = byLex
+		case kind == byAuto && opt == "byscore":
+			kind = byScore
+		default:
+			s.w.Error(errSyntax)
+			return
+		}
+	}
+	if dir == dirAuto {
+		dir = dirForward
+	}
+	if kind == byAuto {
+		kind = byRank
+	}
+	if limit != -1 && kind == byRank {
+		s.w.Error("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX")
+		return
+	}
+	if withScores && kind == byLex {
+		s.w.Error("ERR syntax error, WITHSCORES not supported in combination with BYLEX")
+		return
+	}
+	minArg, maxArg := args[at+1], args[at+2]
+	if dir == dirReverse && kind != byRank {
+		minArg, maxArg = maxArg, minArg
+	}
+	var start, end int64
+	var r zrange
+	switch kind {
+	case byRank:
+		var ok1, ok2 bool
+		start, ok1 = parseInt(minArg)
+		if ok1 {
+			end, ok2 = parseInt(maxArg)
+		}
+		if !ok1 || !ok2 {
+			s.w.Error(errNotInt)
+			return
+		}
+	case byScore:
+		sr, ok := parseScoreRange(minArg, maxArg)
+		if !ok {
+			s.w.Error(errMinMaxFloat)
+			return
+		}
+		r = sr
+	case byLex:
+		lr, ok := parseLexRange(minArg, maxArg)
+		if !ok {
+			s.w.Error(errMinMaxLex)
+			return
+		}
+		r = lr
+	}
+	z, _, ok := lookupAs[*zset](s, c.db, args[at])
+	if !ok {
+		return
+	}
+	var nodes []*zslNode
+	if z != nil {
+		if kind == byRank {
+			nodes = z.rankRange(start, end, dir == dirReverse)
+		} else {
+			nodes = z.rangeIn(r, offset, limit, dir == dirReverse)
+		}
+	}
+	if dst != nil {
+		// Redis 7.0 fills a compact set unless the rank range is known
+		// to be large, converting it on the way when it outgrows it.
+		out := newZset()
+		out.big = kind == byRank && len(nodes) > zsetListpackEntries
+		for _, n := range nodes {
+			out.set([]byte(n.member), n.score)
+		}
+		s.storeZset(c, dst, out, "zrangestore", false)
+		return
+	}
+	s.replyNodes(nodes, withScores)
+}
+
+// rankRange returns the elements of ranks start to end (0-based, negative
+// from the end), from the end if rev.
+func (z *zset) rankRange(start, end int64, rev bool) []*zslNode {
+	n := int64(z.len())
+	if start < 0 {
+		start += n
+	}
+	if end < 0 {
+		end += n
+	}
+	start = max(start, 0)
+	if start > end || start >= n {
+		return nil
+	}
+	end = min(end, n-1)
+	nodes := make([]*zslNode, 0, end-start+1)
+	if rev {
+		for x := z.zsl.byRank(int(n - start)); x != nil && len(nodes) < cap(nodes); x = x.back {
+			nodes = append(nodes, x)
+		}
+		return nodes
+	}
+	for x := z.zsl.byRank(int(start + 1)); x != nil && len(nodes) < cap(nodes); x = x.next() {
+		nodes = append(nodes, x)
+	}
+	return nodes
+}
+
+// rangeIn returns the elements in r, skipping offset and at most limit
+// (all if negative), from the highest if rev.
+func (z *zset) rangeIn(r zrange, offset, limit int64, rev bool) []*zslNode {
+	if offset < 0 {
+		return nil
+	}
+	var nodes []*zslNode
+	if rev {
+		x := z.lastIn(r)
+		for ; x != nil && offset > 0; offset-- {
+			x = x.back
+		}
+		for ; x != nil && limit != 0 && r.gteMin(x); x = x.back {
+			nodes = append(nodes, x)
+			limit--
+		}
+		return nodes
+	}
+	x := z.firstIn(r)
+	for ; x != nil && offset > 0; offset-- {
+		x = x.next()
+	}
+	for ; x != nil && limit != 0 && r.lteMax(x); x = x.next() {
+		nodes = append(nodes, x)
+		limit--
+	}
+	return nodes
+}
+
+func zpopminCommand(s *Server, c *client, args [][]byte) { zpopGeneric(s, c, args, false) }
+func zpopmaxCommand(s *Server, c *client, args [][]byte) { zpopGeneric(s, c, args, true) }
+
+func zpopGeneric(s *Server, c *client, args [][]byte, fromMax bool) {
+	if len(args) > 3 {
+		s.w.Error(errSyntax)
+		return
+	}
+	count := int64(-1)
+	if len(args) == 3 {
+		n, ok := parseInt(args[2])
+		if !ok || n < 0 {
+			s.w.Error(errPositive)
+			return
+		}
+		count = n
+	}
+	key := args[1]
+	z, _, ok := lookupAs[*zset](s, c.db, key)
+	if !ok {
+		return
+	}
+	if z == nil || count == 0 {
+		s.w.Array(0)
+		return
+	}
+	nested := s.w.Proto >= 3 && count != -1
+	nodes := z.pop(key, max(count, 1), fromMax)
+	if nested {
+		s.w.Array(len(nodes))
+	} else {
+		s.w.Array(2 * len(nodes))
+	}
+	for _, n := range nodes {
+		if nested {
+			s.w.Array(2)
+		}
+		s.w.BulkString(n.member)
+		s.replyScore(n.score)
+	}
+	s.popped(c, key, z, fromMax)
+}
+
+// pop removes and returns up to count elements from the lowest, or the
+// highest if fromMax.
+func (z *zset) pop(key []byte, count int64, fromMax bool) []*zslNode {
+	var nodes []*zslNode
+	for ; count > 0 && z.len() > 0; count-- {
+		x := z.zsl.first()
+		if fromMax {
+			x = z.zsl.tail
+		}
+		nodes = append(nodes, x)
+		z.remove([]byte(x.member))
+	}
+	return nodes
+}
+
+// popped records a pop from key.
+func (s *Server) popped(c *client, key []byte, z *zset, fromMax bool) {
+	event := "zpopmin"
+	if fromMax {
+		event = "zpopmax"
+	}
+	s.modified(c.db, key)
+	s.notify(notifyZSet, event, key, c.db.id)
+	s.zsetEmptied(c, key, z)
+}
+
+func bzpopminCommand(s *Server, c *client, args [][]byte) { bzpopGeneric(s, c, args, false) }
+func bzpopmaxCommand(s *Server, c *client, args [][]byte) { bzpopGeneric(s, c, args, true) }
+
+func bzpopGeneric(s *Server, c *client, args [][]byte, fromMax bool) {
+	timeout, ok := s.parseTimeout(args[len(args)-1])
+	if !ok {
+		return
+	}
+	keys := args[1 : len(args)-1]
+	name := "ZPOPMIN"
+	if fromMax {
+		name = "ZPOPMAX"
+	}
+	serve := func(key []byte) bool {
+		e := c.db.lookup(key)
+		if e == nil {
+			return false
+		}
+		z, isZset := e.obj.(*zset)
+		if !isZset {
+			return false
+		}
+		x := z.pop(key, 1, fromMax)[0]
+		s.w.Array(3)
+		s.w.Bulk(key)
+		s.w.BulkString(x.member)
+		s.replyScore(x.score)
+		s.popped(c, key, z, fromMax)
+		s.rewrite([]byte(name), key)
+		return true
+	}
+	for _, key := range keys {
+		z, _, ok := lookupAs[*zset](s, c.db, key)
+		if !ok {
+			return
+		}
+		if z != nil {
+			serve(key)
+			return
+		}
+	}
+	s.block(c, keys, timeout, serve, func() { s.w.NullArray() })
+}
+
+func zremrangebyrankCommand(s *Server, c *client, args [][]byte) {
+	start, ok1 := parseInt(args[2])
+	end, ok2 := parseInt(args[3])
+	if !ok1 || !ok2 {
+		s.w.Error(errNotInt)
+		return
+	}
+	zremrangeGeneric(s, c, args[1], "zremrangebyrank", func(z *zset) []*zslNode {
+		return z.rankRange(start, end, false)
+	})
+}
+
+func zremrangebyscoreCommand(s *Server, c *client, args [][]byte) {
+	r, ok := parseScoreRange(args[2], args[3])
+	if !ok {
+		s.w.Error(errMinMaxFloat)
+		return
+	}
+	zremrangeGeneric(s, c, args[1], "zremrangebyscore", func(z *zset) []*zslNode {
+		return z.rangeIn(r, 0, -1, false)
+	})
+}
+
+func zremrangebylexCommand(s *Server, c *client, args [][]byte) {
+	r, ok := parseLexRange(args[2], args[3])
+	if !ok {
+		s.w.Error(errMinMaxLex)
+		return
+	}
+	zremrangeGeneric(s, c, args[1], "zremrangebylex", func(z *zset) []*zslNode {
+		return z.rangeIn(r, 0, -1, false)
+	})
+}
+
+func zremrangeGeneric(s *Server, c *client, key []byte, event string, find func(*zset) []*zslNode) {
+	z, _, ok := lookupAs[*zset](s, c.db, key)
+	if !ok {
+		return
+	}
+	if z == nil {
+		s.w.Int(0)
+		return
+	}
+	nodes := find(z)
+	for _, n := range nodes {
+		z.remove([]byte(n.member))
+	}
+	if len(nodes) > 0 {
+		s.modified(c.db, key)
+		s.notify(notifyZSet, event, key, c.db.id)
+		s.zsetEmptied(c, key, z)
+	}
+	s.w.Int(int64(len(nodes)))
+}
+
+func zrandmemberCommand(s *Server, c *client, args [][]byte) {
+	if len(args) == 2 {
+		z, _, ok := lookupAs[*zset](s, c.db, args[1])
+		if !ok {
+			return
+		}
+		if z == nil {
+			s.w.Null()
+			return
+		}
+		m, _ := z.scores.at(z.scores.random())
+		s.w.BulkString(m)
+		return
+	}
+	count, ok := parseInt(args[2])
+	if !ok {
+		s.w.Error(errNotInt)
+		return
+	}
+	if count == math.MinInt64 {
+		s.w.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+		return
+	}
+	withScores := false
+	if len(args) > 4 || (len(args) == 4 && !strings.EqualFold(string(args[3]), "withscores")) {
+		s.w.Error(errSyntax)
+		return
+	}
+	if len(args) == 4 {
+		withScores = true
+		if count < -math.MaxInt64/2 || count > math.MaxInt64/2 {
+			s.w.Error("ERR value is out of range")
+			return
+		}
+	}
+	z, _, ok := lookupAs[*zset](s, c.db, args[1])
+	if !ok {
+		return
+	}
+	if z == nil || count == 0 {
+		s.w.Array(0)
+		return
+	}
+	size := int64(z.len())
+	var nodes []*zslNode
+	switch {
+	case count < 0 || count == 1:
+		n := count
+		if n < 0 {
+			n = -n
+		}
+		nodes = make([]*zslNode, 0, min(n, 1<<20))
+		for range n {
+			m, score := z.scores.at(z.scores.random())
+			nodes = append(nodes, &zslNode{member: m, score: *score})
+		}
+	case count >= size:
+		// Redis 7.0 returns the whole set from the highest.
+		nodes = z.rankRange(0, -1, true)
+	default:
+		// A random subset: shuffle the first count positions.
+		idx := make([]int, size)
+		for i := range idx {
+			idx[i] = i
+		}
+		for i := range int(count) {
+			j := i + rand.IntN(int(size)-i)
+			idx[i], idx[j] = idx[j], idx[i]
+			m, score := z.scores.at(idx[i])
+			nodes = append(nodes, &zslNode{member: m, score: *score})
+		}
+	}
+	s.replyNodes(nodes, withScores)
+}
+
+func zscanCommand(s *Server, c *client, args [][]byte) {
+	cursor, ok := parseScanCursor(args[2])
+	if !ok {
+		s.w.Error("ERR invalid cursor")
+		return
+	}
+	z, _, ok := lookupAs[*zset](s, c.db, args[1])
+	if !ok {
+		return
+	}
+	if z == nil {
+		s.w.Array(2)
+		s.w.BulkString("0")
+		s.w.Array(0)
+		return
+	}
+	o, ok := s.parseScanOptions(args, 3, false)
+	if !ok {
+		return
+	}
+	var out []string
+	add := func(member string, score float64) {
+		if o.match == nil || globMatch(o.match, []byte(member), false) {
+			out = append(out, member, formatScore(score))
+		}
+	}
+	next := uint64(0)
+	if !z.big {
+		// Redis returns a compact set whole, in order.
+		for x := z.zsl.first(); x != nil; x = x.next() {
+			add(x.member, x.score)
+		}
+	} else {
+		next = z.scores.scan(cursor, o.count, func(member string, score *float64) { add(member, *score) })
+	}
+	s.w.Array(2)
+	s.w.BulkString(strconv.FormatUint(next, 10))
+	s.w.Array(len(out))
+	for _, v := range out {
+		s.w.BulkString(v)
+	}
+}
+
+func zunionstoreCommand(s *Server, c *client, args [][]byte) { zsetOpStore(s, c, args, false) }
+func zinterstoreCommand(s *Server, c *client, args [][]byte) { zsetOpStore(s, c, args, true) }
+
+// zsetSource is an input of ZUNIONSTORE and ZINTERSTORE: a sorted set or
+// a set (whose members score 1).
+type zsetSource struct {
+	z      *zset
+	s      *set
+	weight float64
+}
+
+func (src *zsetSource) len() int {
+	switch {
+	case src.z != nil:
+		return src.z.len()
+	case src.s != nil:
+		return src.s.members.len()
+	}
+	return 0
+}
+
+func (src *zsetSource) score(member []byte) (float64, bool) {
+	switch {
+	case src.z != nil:
+		return src.z.score(member)
+	case src.s != nil:
+		return 1, src.s.members.get(member) != nil
+	}
+	return 0, false
+}
+
+// each visits the members.
+func (src *zsetSource) each(fn func(member string, score float64)) {
+	switch {
+	case src.z != nil:
+		for x := src.z.zsl.first(); x != nil; x = x.next() {
+			fn(x.member, x.score)
+		}
+	case src.s != nil:
+		for i := range src.s.members.len() {
+			m, _ := src.s.members.at(i)
+			fn(m, 1)
+		}
+	}
+}
+
+// Aggregations of ZUNIONSTORE and ZINTERSTORE.
+const (
+	aggSum = iota
+	aggMin
+	aggMax
+)
+
+func aggregate(agg int, target *float64, v float64) {
+	switch agg {
+	case aggSum:
+		*target += v
+		if math.IsNaN(*target) {
+			*target = 0
+		}
+	case aggMin: // as C compares: a NaN v leaves target
+		if v < *target {
+			*target = v
+		}
+	case aggMax:
+		if v > *target {
+			*target = v
+		}
+	}
+}
+
+func zsetOpStore(s *Server, c *client, args [][]byte, inter bool) {
+	name := "zunionstore"
+	if inter {
+		name = "zinterstore"
+	}
+	n, ok := parseInt(args[2])
+	if !ok {
+		s.w.Error(errNotInt)
+		return
+	}
+	if n < 1 {
+		s.w.Error("ERR at least 1 input key is needed for '" + name + "' command")
+		return
+	}
+	if n > int64(len(args)-3) {
+		s.w.Error(errSyntax)
+		return
+	}
+	srcs := make([]zsetSource, n)
+	j := 3
+	for i := range srcs {
+		srcs[i].weight = 1
+		e := c.db.lookup(args[j])
+		j++
+		if e == nil {
+			continue
+		}
+		switch o := e.obj.(type) {
+		case *zset:
+			srcs[i].z = o
+		case *set:
+			srcs[i].s = o
+		default:
+			s.w.Error(errWrongType)
+			return
+		}
+	}
+	agg := aggSum
+	for j < len(args) {
+		left := len(args) - j
+		opt := strings.ToLower(string(args[j]))
+		switch {
+		case opt == "weights" && left >= len(srcs)+1:
+			j++
+			for i := range srcs {
+				w, ok := parseScore(args[j])
+				if !ok {
+					s.w.Error("ERR weight value is not a float")
+					return
+				}
+				srcs[i].weight = w
+				j++
+			}
+		case opt == "aggregate" && left >= 2:
+			switch strings.ToLower(string(args[j+1])) {
+			case "sum":
+				agg = aggSum
+			case "min":
+				agg = aggMin
+			case "max":
+				agg = aggMax
+			default:
+				s.w.Error(errSyntax)
+				return
+			}
+			j += 2
+		default:
+			s.w.Error(errSyntax)
+			return
+		}
+	}
+	// Smallest first, as Redis does.
+	sortSources(srcs)
+	out := newZset()
+	out.big = true // until stored: Redis computes in a skiplist
+	weighted := func(score, weight float64) float64 {
+		v := score * weight
+		if math.IsNaN(v) {
+			return 0
+		}
+		return v
+	}
+	if inter {
+		if srcs[0].len() > 0 {
+			srcs[0].each(func(member string, score float64) {
+				v := weighted(score, srcs[0].weight)
+				for i := 1; i < len(srcs); i++ {
+					sc, found := srcs[i].score([]byte(member))
+					if !found {
+						return
+					}
+					aggregate(agg, &v, sc*srcs[i].weight) // unchecked for NaN, as in Redis
+				}
+				out.set([]byte(member), v)
+			})
+		}
+	} else {
+		acc := newDict[float64](0)
+		var order []string
+		for i := range srcs {
+			srcs[i].each(func(member string, score float64) {
+				v := weighted(score, srcs[i].weight)
+				p, added := acc.put([]byte(member))
+				if added {
+					*p = v
+					order = append(order, member)
+					return
+				}
+				aggregate(agg, p, v)
+			})
+		}
+		for _, m := range order {
+			out.set([]byte(m), *acc.get([]byte(m)))
+		}
+	}
+	s.storeZset(c, args[1], out, name, true)
+}
+
+// sortSources orders srcs by size, smallest first, stably.
+func sortSources(srcs []zsetSource) {
+	for i := 1; i < len(srcs); i++ {
+		for j := i; j > 0 && srcs[j].len() < srcs[j-1].len(); j-- {
+			srcs[j], srcs[j-1] = srcs[j-1], srcs[j]
+		}
+	}
+}
+
+// parseScanCursor parses a cursor as Redis 7.0 does, with strtoul: a
+// sign is allowed and a negative number wraps around.
+func parseScanCursor(b []byte) (uint64, bool) {
+	str := string(b)
+	if str != "" && (str[0] == ' ' || (str[0] >= '\t' && str[0] <= '\r')) {
+		return 0, false
+	}
+	neg := false
+	if str != "" && (str[0] == '+' || str[0] == '-') {
+		neg = str[0] == '-'
+		str = str[1:]
+	}
+	if str == "" {
+		return 0, len(b) == 0
+	}
+	if str[0] < '0' || str[0] > '9' {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(str, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
