@@ -1,18 +1,37 @@
 package kv
 
-import "math/rand/v2"
+import (
+	"hash/maphash"
+	"math/rand/v2"
+	"unsafe"
+)
 
-// dict is a hash table of string keys whose entries sit densely in one
-// slice: a map from key to position, and the slots themselves. Deleting
-// moves the last slot into the hole. The dense slice gives what Redis's
-// dict gives with its reverse-binary cursor: a random entry in O(1) (SPOP,
-// RANDOMKEY, expiry sampling), and a cursor that survives changes — a scan
-// walks the slots from the end down, and a delete only ever moves a slot
-// from the end to a lower position, so an entry present for a whole scan
-// is never skipped (it may be seen twice).
+// dict is a hash table of string keys whose entries sit densely in
+// numbered slots, with an open-addressing index over them. Deleting moves
+// the last slot into the hole. The dense slots give what Redis's dict gives
+// with its reverse-binary cursor: a random entry in O(1) (SPOP, RANDOMKEY,
+// expiry sampling), and a cursor that survives changes — a scan walks the
+// slots from the end down, and a delete only ever moves a slot from the end
+// to a lower position, so an entry present for a whole scan is never
+// skipped (it may be seen twice).
+//
+// It is built for memory: a Go map of a million string keys costs about 40
+// bytes a key besides the keys; the index here costs 8 to 16. The slots
+// live in chunks, so growing never copies more than one chunk, and a dict
+// of up to dictLinear entries has no index at all: it is searched in
+// order, as Redis's listpacks are.
 type dict[V any] struct {
-	index map[string]int32
-	slots []dictSlot[V]
+	// index is nil while the dict is small. Otherwise each element is 0
+	// (empty) or an entry's hash in the high 32 bits and its slot number
+	// plus one in the low 32; an entry's home is the low bits of its hash.
+	// Collisions probe linearly, and deletion shifts entries back, so
+	// there are no tombstones.
+	index []uint64
+	// chunks holds the slots: slot i is chunks[i>>dictChunkBits][i&mask].
+	// The first chunk grows by appending until it is full size; the later
+	// ones are allocated full.
+	chunks [][]dictSlot[V]
+	n      int
 }
 
 type dictSlot[V any] struct {
@@ -20,17 +39,75 @@ type dictSlot[V any] struct {
 	val V
 }
 
+const (
+	dictLinear    = 8  // entries searched in order before there is an index
+	dictChunkBits = 10 // slots per chunk: 1024
+	dictChunk     = 1 << dictChunkBits
+	dictMinIndex  = 16 // smallest index, in elements
+)
+
+var dictSeed = maphash.MakeSeed()
+
+func dictHash(key []byte) uint32 { return uint32(maphash.Bytes(dictSeed, key) >> 32) }
+
+func dictHashString(key string) uint32 { return uint32(maphash.String(dictSeed, key) >> 32) }
+
 func newDict[V any](hint int) *dict[V] {
-	return &dict[V]{index: make(map[string]int32, hint)}
+	d := &dict[V]{}
+	if hint > dictLinear {
+		d.rebuild(indexSize(hint))
+	}
+	return d
 }
 
-func (d *dict[V]) len() int { return len(d.slots) }
+// indexSize returns the index length that holds n entries at most 3/4
+// full.
+func indexSize(n int) int {
+	size := dictMinIndex
+	for size*3/4 < n {
+		size *= 2
+	}
+	return size
+}
+
+func (d *dict[V]) len() int { return d.n }
+
+func (d *dict[V]) slot(i int) *dictSlot[V] {
+	return &d.chunks[i>>dictChunkBits][i&(dictChunk-1)]
+}
+
+// find returns key's slot number and, when there is an index, the index
+// position that names it; slot -1 if key is absent.
+func (d *dict[V]) find(key []byte) (slot, pos int) {
+	if d.index == nil {
+		for i := range d.n {
+			if d.slot(i).key == string(key) {
+				return i, -1
+			}
+		}
+		return -1, -1
+	}
+	h := dictHash(key)
+	mask := len(d.index) - 1
+	for p := int(h) & mask; ; p = (p + 1) & mask {
+		e := d.index[p]
+		if e == 0 {
+			return -1, -1
+		}
+		if uint32(e>>32) == h {
+			i := int(uint32(e)) - 1
+			if d.slot(i).key == string(key) {
+				return i, p
+			}
+		}
+	}
+}
 
 // get returns key's value, or nil. The pointer is valid until the next
 // insert or delete.
 func (d *dict[V]) get(key []byte) *V {
-	if i, ok := d.index[string(key)]; ok {
-		return &d.slots[i].val
+	if i, _ := d.find(key); i >= 0 {
+		return &d.slot(i).val
 	}
 	return nil
 }
@@ -38,57 +115,175 @@ func (d *dict[V]) get(key []byte) *V {
 // put returns key's value, adding a zero one if key is absent, and reports
 // whether it added it. The pointer is valid until the next put or delete.
 func (d *dict[V]) put(key []byte) (v *V, added bool) {
-	if i, ok := d.index[string(key)]; ok {
-		return &d.slots[i].val, false
+	if i, _ := d.find(key); i >= 0 {
+		return &d.slot(i).val, false
 	}
-	k := string(key)
-	d.index[k] = int32(len(d.slots))
-	var zero V
-	d.slots = append(d.slots, dictSlot[V]{key: k, val: zero})
-	return &d.slots[len(d.slots)-1].val, true
+	i := d.n
+	c := i >> dictChunkBits
+	if c == len(d.chunks) {
+		size := dictChunk
+		if c == 0 {
+			size = 0
+		}
+		d.chunks = append(d.chunks, make([]dictSlot[V], size))
+	}
+	if c == 0 && i == len(d.chunks[0]) {
+		// The first chunk grows as a slice does, up to full size.
+		d.chunks[0] = append(d.chunks[0], dictSlot[V]{})
+		d.chunks[0] = d.chunks[0][:cap(d.chunks[0])]
+		if len(d.chunks[0]) > dictChunk {
+			d.chunks[0] = d.chunks[0][:dictChunk:dictChunk]
+		}
+	}
+	s := d.slot(i)
+	s.key = string(key)
+	d.n++
+	switch {
+	case d.index != nil && d.n > len(d.index)*3/4:
+		d.rebuild(len(d.index) * 2)
+	case d.index != nil:
+		d.insert(dictHash(key), i)
+	case d.n > dictLinear:
+		d.rebuild(indexSize(d.n))
+	}
+	return &s.val, true
+}
+
+// insert adds slot i, whose key hashes to h, to the index.
+func (d *dict[V]) insert(h uint32, i int) {
+	mask := len(d.index) - 1
+	p := int(h) & mask
+	for d.index[p] != 0 {
+		p = (p + 1) & mask
+	}
+	d.index[p] = uint64(h)<<32 | uint64(i+1)
+}
+
+// rebuild replaces the index with one of size elements (none if size is
+// 0), hashing every key again.
+func (d *dict[V]) rebuild(size int) {
+	if size == 0 {
+		d.index = nil
+		return
+	}
+	d.index = make([]uint64, size)
+	for i := range d.n {
+		d.insert(dictHashString(d.slot(i).key), i)
+	}
 }
 
 // delete removes key and reports whether it was there.
 func (d *dict[V]) delete(key []byte) bool {
-	i, ok := d.index[string(key)]
-	if !ok {
+	i, pos := d.find(key)
+	if i < 0 {
 		return false
 	}
-	d.deleteAt(int(i))
+	d.remove(i, pos)
 	return true
 }
 
 // deleteAt removes the entry at position i.
 func (d *dict[V]) deleteAt(i int) {
-	last := len(d.slots) - 1
-	delete(d.index, d.slots[i].key)
-	if i != last {
-		d.slots[i] = d.slots[last]
-		d.index[d.slots[i].key] = int32(i)
+	pos := -1
+	if d.index != nil {
+		pos = d.indexOf(d.slot(i).key, i)
 	}
-	d.slots[last] = dictSlot[V]{}
-	d.slots = d.slots[:last]
-	if cap(d.slots) > 64 && len(d.slots) < cap(d.slots)/4 {
-		d.slots = append([]dictSlot[V](nil), d.slots...)
+	d.remove(i, pos)
+}
+
+// indexOf returns the index position naming slot i, whose key is key.
+func (d *dict[V]) indexOf(key string, i int) int {
+	h := dictHashString(key)
+	mask := len(d.index) - 1
+	want := uint64(h)<<32 | uint64(i+1)
+	p := int(h) & mask
+	for d.index[p] != want {
+		p = (p + 1) & mask
+	}
+	return p
+}
+
+// remove deletes slot i, named by index position pos, moving the last slot
+// into its place.
+func (d *dict[V]) remove(i, pos int) {
+	if d.index != nil {
+		d.unindex(pos)
+	}
+	last := d.n - 1
+	if i != last {
+		ls := d.slot(last)
+		if d.index != nil {
+			p := d.indexOf(ls.key, last)
+			d.index[p] = d.index[p]&^(1<<32-1) | uint64(i+1)
+		}
+		*d.slot(i) = *ls
+	}
+	*d.slot(last) = dictSlot[V]{}
+	d.n--
+	d.shrink()
+}
+
+// unindex empties index position pos and shifts back the entries after it
+// that would otherwise no longer be found.
+func (d *dict[V]) unindex(pos int) {
+	mask := len(d.index) - 1
+	hole := pos
+	for p := (pos + 1) & mask; d.index[p] != 0; p = (p + 1) & mask {
+		home := int(uint32(d.index[p]>>32)) & mask
+		// The entry at p may fill the hole if its home is not in the
+		// cyclic range (hole, p].
+		if (p-home)&mask >= (p-hole)&mask {
+			d.index[hole] = d.index[p]
+			hole = p
+		}
+	}
+	d.index[hole] = 0
+}
+
+// shrink gives memory back when the dict has become much smaller.
+func (d *dict[V]) shrink() {
+	switch {
+	case d.index == nil:
+	case d.n <= dictLinear/2:
+		d.index = nil
+	case len(d.index) > dictMinIndex && d.n < len(d.index)/8:
+		d.rebuild(indexSize(d.n))
+	}
+	// Keep the chunks in use, and one more when the slots in use come
+	// within half a chunk of it, so adding and deleting at a boundary
+	// does not allocate every time.
+	if keep := (d.n + dictChunk/2 + dictChunk - 1) >> dictChunkBits; keep < len(d.chunks) {
+		clear(d.chunks[keep:])
+		d.chunks = d.chunks[:keep]
+	}
+	if len(d.chunks) == 1 && cap(d.chunks[0]) > 64 && d.n < cap(d.chunks[0])/4 {
+		d.chunks[0] = append([]dictSlot[V](nil), d.chunks[0][:d.n]...)
+	}
+	if d.n == 0 {
+		d.chunks = nil
 	}
 }
 
 // at returns the entry at position i.
-func (d *dict[V]) at(i int) (string, *V) { return d.slots[i].key, &d.slots[i].val }
+func (d *dict[V]) at(i int) (string, *V) {
+	s := d.slot(i)
+	return s.key, &s.val
+}
 
 // random returns the position of a random entry; the dict must not be
 // empty.
-func (d *dict[V]) random() int { return rand.IntN(len(d.slots)) }
+func (d *dict[V]) random() int { return rand.IntN(d.n) }
 
 // scan visits about count slots from cursor on and returns the cursor to
 // continue from, 0 when the walk is complete. Cursor 0 starts a walk.
 func (d *dict[V]) scan(cursor uint64, count int, fn func(key string, v *V)) uint64 {
-	pos := len(d.slots) - 1
+	pos := d.n - 1
 	if cursor != 0 && cursor-1 < uint64(pos) {
 		pos = int(cursor - 1)
 	}
 	for ; pos >= 0 && count > 0; pos, count = pos-1, count-1 {
-		fn(d.slots[pos].key, &d.slots[pos].val)
+		s := d.slot(pos)
+		fn(s.key, &s.val)
 	}
 	if pos < 0 {
 		return 0
@@ -98,6 +293,17 @@ func (d *dict[V]) scan(cursor uint64, count int, fn func(key string, v *V)) uint
 
 // clear removes every entry.
 func (d *dict[V]) clear() {
-	d.index = make(map[string]int32)
-	d.slots = nil
+	d.index = nil
+	d.chunks = nil
+	d.n = 0
+}
+
+// footprint returns the bytes the index and slots take, keys and values'
+// own memory aside.
+func (d *dict[V]) footprint() int {
+	n := len(d.index) * 8
+	for _, c := range d.chunks {
+		n += cap(c) * int(unsafe.Sizeof(dictSlot[V]{}))
+	}
+	return n
 }

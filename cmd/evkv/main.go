@@ -85,6 +85,9 @@ func run(argv []string) error {
 		return fmt.Errorf("cannot listen on %s: %w", addr, err)
 	}
 	log.Info("evkv ready to accept connections", "addr", a.String(), "appendonly", cfg.AppendOnly)
+	gcCtx, stopGC := context.WithCancel(context.Background())
+	defer stopGC()
+	go tuneGC(gcCtx, time.Second)
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	select {

@@ -52,7 +52,7 @@ func main() {
 	n := flag.Int("n", 1000000, "requests per test (redis-benchmark -n)")
 	runs := flag.Int("runs", 1, "runs per server; tables show medians")
 	tests := flag.String("tests", allTests, "redis-benchmark -t")
-	configs := flag.String("configs", "P1,P16,c1000", "load shapes: P1 (-c 50 -P 1), P16 (-c 50 -P 16), c1000 (-c 1000 -P 1)")
+	configs := flag.String("configs", "P1,P16,c1000", "load shapes: P1 (-c 50 -P 1), P16 (-c 50 -P 16), c1000 (-c 1000 -P 1); empty for none")
 	memKeys := flag.Int("memkeys", 1000000, "keys for the memory comparison (0: skip)")
 	pin := flag.Bool("pin", true, "pin servers to CPU 0 and redis-benchmark to CPU 1 with taskset")
 	flag.Parse()
@@ -85,6 +85,9 @@ func run(n, runs int, tests, configNames []string, memKeys int, pin bool) error 
 	shapes := map[string]config{"P1": {"-c 50 -P 1", 50, 1}, "P16": {"-c 50 -P 16", 50, 16}, "c1000": {"-c 1000 -P 1", 1000, 1}}
 	fmt.Printf("# kvbench %s: -n %d, %d run(s), medians\n", time.Now().Format(time.DateOnly), n, runs)
 	for _, cn := range configNames {
+		if cn == "" {
+			continue
+		}
 		cfg, ok := shapes[cn]
 		if !ok {
 			return fmt.Errorf("unknown config %q", cn)
