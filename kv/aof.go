@@ -133,7 +133,7 @@ func (s *Server) replayLog(path string) error {
 }
 
 func (s *Server) replayOne(c *client, args [][]byte) {
-	s.ms = time.Now().UnixMilli()
+	s.mono = s.tick()
 	cmd := lookupName(commands, args[0])
 	if cmd.subs != nil {
 		cmd = lookupName(cmd.subs, args[1])

@@ -176,7 +176,7 @@ func (s *Server) handleReady() {
 				s.cur, s.w.Proto = c, c.proto
 				dirty := s.stats.dirty
 				s.prop.begin()
-				s.ms = time.Now().UnixMilli()
+				s.mono = s.tick()
 				served := b.serve(key)
 				if s.stats.dirty != dirty || s.prop.override {
 					s.prop.end(s, r.db.id, nil)

@@ -252,7 +252,7 @@ func configSet(s *Server, c *client, args [][]byte) {
 func configResetstat(s *Server, c *client, args [][]byte) {
 	s.stats = stats{}
 	for _, cmd := range allCommands() {
-		cmd.calls, cmd.usec = 0, 0
+		cmd.calls, cmd.time = 0, 0
 	}
 	s.w.OK()
 }
@@ -676,7 +676,7 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 		section("Commandstats")
 		for _, cm := range allCommands() {
 			if cm.calls > 0 {
-				fmt.Fprintf(&b, "cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f\r\n", cm.name, cm.calls, cm.usec, float64(cm.usec)/float64(cm.calls))
+				fmt.Fprintf(&b, "cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f\r\n", cm.name, cm.calls, cm.time.Microseconds(), float64(cm.time)/float64(time.Microsecond)/float64(cm.calls))
 			}
 		}
 	}

@@ -149,7 +149,7 @@ func setCommand(s *Server, c *client, args [][]byte) {
 		s.rewrite([]byte("SET"), key, args[2], []byte("PXAT"), strconv.AppendInt(nil, exp.at, 10))
 	} else if exp.keepTTL {
 		s.rewrite([]byte("SET"), key, args[2], []byte("KEEPTTL"))
-	} else {
+	} else if len(args) > 3 {
 		s.rewrite([]byte("SET"), key, args[2])
 	}
 }
@@ -402,7 +402,8 @@ func incrGeneric(s *Server, c *client, key []byte, by int64) {
 	cur += by
 	s.setKey(c.db, key, strconv.FormatInt(cur, 10), expiry{keepTTL: true})
 	s.w.Int(cur)
-	s.rewrite([]byte("SET"), key, strconv.AppendInt(nil, cur, 10), []byte("KEEPTTL"))
+	var num [20]byte
+	s.rewrite([]byte("SET"), key, strconv.AppendInt(num[:0], cur, 10), []byte("KEEPTTL"))
 }
 
 func incrbyfloatCommand(s *Server, c *client, args [][]byte) {

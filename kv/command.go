@@ -88,7 +88,7 @@ type command struct {
 	fn       func(s *Server, c *client, args [][]byte)
 	subs     map[string]*command
 	calls    int64
-	usec     int64
+	time     time.Duration
 }
 
 // commands is the command table, by lower-case name. It is filled by the
@@ -147,7 +147,7 @@ func arityOK(arity, n int) bool {
 
 // call runs one request of c's, with the checks Redis makes first.
 func (s *Server) call(c *client, args [][]byte) {
-	s.ms = time.Now().UnixMilli()
+	s.mono = s.tick()
 	c.lastActive = s.ms
 	cmd := lookupName(commands, args[0])
 	if cmd == nil {
@@ -201,9 +201,10 @@ func (s *Server) call(c *client, args [][]byte) {
 func (s *Server) exec(c *client, cmd *command, args [][]byte) {
 	dirty := s.stats.dirty
 	s.prop.begin()
-	start := time.Now()
 	cmd.fn(s, c, args)
-	cmd.usec += int64(time.Since(start) / time.Microsecond)
+	end := time.Since(s.epoch)
+	cmd.time += end - s.mono
+	s.mono = end
 	cmd.calls++
 	s.stats.commands++
 	if s.stats.dirty != dirty || s.prop.override {
@@ -288,6 +289,9 @@ func (p *propagation) begin() {
 // more than once, it logs each.
 func (s *Server) rewrite(args ...[]byte) {
 	s.prop.override = true
+	if s.aof == nil || s.replay {
+		return // nothing is logged: no need to keep a copy
+	}
 	s.prop.cmds = append(s.prop.cmds, copyArgs(args))
 }
 

@@ -100,6 +100,8 @@ type Server struct {
 	cur      *client
 	ms       int64 // the time of the command being run, Unix ms
 	start    time.Time
+	epoch    time.Time     // a recent wall and monotonic reading; see tick
+	mono     time.Duration // when the command being run started, since epoch
 	stats    stats
 	prop     propagation
 	aof      *aof
@@ -143,6 +145,7 @@ func New(cfg Config) (*Server, error) {
 		start:    time.Now(),
 		done:     make(chan struct{}),
 	}
+	s.epoch = s.start
 	for i := range cfg.Databases {
 		s.dbs = append(s.dbs, newDB(s, i))
 	}
@@ -215,7 +218,8 @@ func (s *Server) requestShutdown() {
 
 // cron runs ten times a second on the loop: expiry and the log's upkeep.
 func (s *Server) cron() {
-	s.ms = time.Now().UnixMilli()
+	s.epoch = time.Now()
+	s.tick()
 	deadline := time.Now().Add(25 * time.Millisecond) // a quarter of the period, as Redis
 	for _, d := range s.dbs {
 		d.activeExpire(deadline)
@@ -232,6 +236,17 @@ func (s *Server) beforeFlush() {
 	if s.aof != nil {
 		s.aof.flush()
 	}
+}
+
+// tick reads the clock for a command: it sets s.ms and returns the time
+// since the epoch. A read of the monotonic clock is one vDSO call where
+// time.Now is two, and on a virtual machine each costs as much as a simple
+// command; the cron takes the epoch again ten times a second, so s.ms
+// follows the wall clock when it is set.
+func (s *Server) tick() time.Duration {
+	d := time.Since(s.epoch)
+	s.ms = (s.epoch.UnixNano() + int64(d)) / int64(time.Millisecond)
+	return d
 }
 
 // now returns the time of the command being run, Unix milliseconds.
