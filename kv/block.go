@@ -32,16 +32,20 @@ type readyKey struct {
 //
 //lint:ignore U1000 the blocking list and sorted-set commands use it
 func (s *Server) parseTimeout(b []byte) (time.Duration, bool) {
-	f, ok := parseFloat(b)
-	if !ok || math.IsInf(f, 0) || f*1e9 > math.MaxInt64 {
+	sec, ok := parseLongDouble(b)
+	if !ok {
 		s.w.Error(errTimeout)
 		return 0, false
 	}
-	if f < 0 {
+	ms := timeoutMillis(sec)
+	if ms < 0 {
 		s.w.Error(errNegTimeout)
 		return 0, false
 	}
-	return time.Duration(f * float64(time.Second)), true
+	if ms > math.MaxInt64/int64(time.Millisecond) {
+		ms = math.MaxInt64 / int64(time.Millisecond) // about 292 years
+	}
+	return time.Duration(ms) * time.Millisecond, true
 }
 
 // block makes c wait for data on keys: serve runs when one of them

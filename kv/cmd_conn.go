@@ -4,7 +4,6 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -532,22 +531,4 @@ func parseInt(b []byte) (int64, bool) {
 		return 0, false
 	}
 	return int64(v), true
-}
-
-// parseFloat parses a float as Redis's getDoubleFromObject does: no spaces,
-// no NaN; "inf" and "-inf" are allowed.
-func parseFloat(b []byte) (float64, bool) {
-	if len(b) == 0 || b[0] == ' ' || b[len(b)-1] == ' ' {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(string(b), 64)
-	if err != nil {
-		if ne, ok := err.(*strconv.NumError); !ok || ne.Err != strconv.ErrRange {
-			return 0, false
-		}
-	}
-	if f != f {
-		return 0, false
-	}
-	return f, true
 }

@@ -113,10 +113,32 @@ func keysCommand(s *Server, c *client, args [][]byte) {
 	}
 }
 
-// parseCursor parses a SCAN cursor.
-func parseCursor(b []byte) (uint64, bool) {
-	v, err := strconv.ParseUint(string(b), 10, 64)
-	return v, err == nil
+// parseScanCursor parses a cursor as Redis 7.0 does, with strtoul: a
+// sign is allowed and a negative number wraps around.
+func parseScanCursor(b []byte) (uint64, bool) {
+	str := string(b)
+	if str != "" && (str[0] == ' ' || (str[0] >= '\t' && str[0] <= '\r')) {
+		return 0, false
+	}
+	neg := false
+	if str != "" && (str[0] == '+' || str[0] == '-') {
+		neg = str[0] == '-'
+		str = str[1:]
+	}
+	if str == "" {
+		return 0, len(b) == 0
+	}
+	if str[0] < '0' || str[0] > '9' {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(str, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
 }
 
 // scanOptions are SCAN's MATCH, COUNT and TYPE.
@@ -167,7 +189,7 @@ func (s *Server) parseScanOptions(args [][]byte, i int, withType bool) (scanOpti
 }
 
 func scanCommand(s *Server, c *client, args [][]byte) {
-	cursor, ok := parseCursor(args[1])
+	cursor, ok := parseScanCursor(args[1])
 	if !ok {
 		s.w.Error("ERR invalid cursor")
 		return

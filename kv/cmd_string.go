@@ -2,6 +2,7 @@ package kv
 
 import (
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 )
@@ -407,28 +408,28 @@ func incrGeneric(s *Server, c *client, key []byte, by int64) {
 }
 
 func incrbyfloatCommand(s *Server, c *client, args [][]byte) {
-	by, ok := parseFloat(args[2])
-	if !ok {
-		s.w.Error(errNotFloat)
-		return
-	}
 	val, found, ok := s.lookupString(c, args[1])
 	if !ok {
 		return
 	}
-	var cur float64
+	cur := new(big.Float)
 	if found {
-		if cur, ok = parseFloat([]byte(val)); !ok {
+		if cur, ok = parseLongDouble([]byte(val)); !ok {
 			s.w.Error(errNotFloat)
 			return
 		}
 	}
-	cur += by
-	if math.IsNaN(cur) || math.IsInf(cur, 0) {
+	by, ok := parseLongDouble(args[2])
+	if !ok {
+		s.w.Error(errNotFloat)
+		return
+	}
+	sum, ok := addLongDouble(cur, by)
+	if !ok {
 		s.w.Error("ERR increment would produce NaN or Infinity")
 		return
 	}
-	out := strconv.FormatFloat(cur, 'f', -1, 64)
+	out := formatLongDouble(sum)
 	s.setKey(c.db, args[1], out, expiry{keepTTL: true})
 	s.w.BulkString(out)
 	s.rewrite([]byte("SET"), args[1], []byte(out), []byte("KEEPTTL"))

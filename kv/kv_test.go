@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -169,13 +170,17 @@ func redisServer(t testing.TB) string {
 
 // compareWithRedis runs each command against evkv and Redis on fresh
 // connections and fails where the raw replies differ. Commands run in
-// order on one connection per server.
+// order on one connection per server. HELLO's replies carry the server's
+// version and the connection's id: only their types are compared.
 func compareWithRedis(t *testing.T, script [][]string) {
 	t.Helper()
 	_, addr := startServer(t, Config{})
 	ours, theirs := dialRaw(t, addr), dialRaw(t, redisServer(t))
 	for _, args := range script {
 		got, want := ours.do(args...), theirs.do(args...)
+		if strings.EqualFold(args[0], "hello") && len(got) > 0 && len(want) > 0 {
+			got, want = got[:1], want[:1]
+		}
 		if got != want {
 			t.Errorf("%q: evkv replied %q; Redis %q", args, got, want)
 		}
