@@ -8,10 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/evloop/evloop"
 	"github.com/evloop/evloop/resp"
 )
 
@@ -58,6 +58,21 @@ func (s *Server) openLog() error {
 		return err
 	}
 	s.aof = &aof{s: s, path: path, f: f, fsync: s.cfg.AppendFsync, curDB: -1, size: st.Size()}
+	return nil
+}
+
+// startLog turns the log on while serving, as CONFIG SET appendonly yes
+// does: a rewrite writes the keyspace to a new file, which becomes the log
+// when it is complete; until then the changes served are kept by the
+// rewrite alone, and a failed rewrite turns the log off again.
+func (s *Server) startLog() error {
+	s.aof = &aof{s: s, path: filepath.Join(s.cfg.Dir, s.cfg.AppendFilename), fsync: s.cfg.AppendFsync, curDB: -1}
+	if err := s.startRewrite(); err != nil {
+		s.aof = nil
+		return fmt.Errorf("AOF rewrite failed to start: %s", strings.TrimPrefix(err.Error(), "ERR "))
+	}
+	s.aof.startSyncer()
+	s.log.Info("kv: append-only file enabled, writing it", "file", s.aof.path)
 	return nil
 }
 
@@ -180,6 +195,10 @@ func (a *aof) flush() {
 	if len(a.buf) == 0 {
 		return
 	}
+	if a.f == nil {
+		a.buf = a.buf[:0] // the first rewrite keeps what it needs
+		return
+	}
 	n, err := a.f.Write(a.buf)
 	a.size += int64(n)
 	if err == nil && a.fsync == "always" {
@@ -206,7 +225,7 @@ func (a *aof) flush() {
 }
 
 // startSyncer starts the goroutine that syncs once a second ("everysec").
-func (a *aof) startSyncer(ev *evloop.Server) {
+func (a *aof) startSyncer() {
 	a.stop, a.stopped = make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(a.stopped)
@@ -223,7 +242,7 @@ func (a *aof) startSyncer(ev *evloop.Server) {
 			a.written = false
 			f := a.f
 			a.mu.Unlock()
-			if due {
+			if due && f != nil {
 				if err := f.Sync(); err != nil {
 					a.s.log.Error("kv: syncing the append-only file", "err", err)
 				}
@@ -255,6 +274,9 @@ func (s *Server) closeLog() error {
 		<-a.stopped
 	}
 	a.flush()
+	if a.f == nil {
+		return nil // the first rewrite was not complete: there is no log
+	}
 	err := a.err
 	if serr := a.f.Sync(); err == nil {
 		err = serr
@@ -466,7 +488,9 @@ func (rw *rewrite) finish() {
 	old := a.f
 	a.f = rw.tmp
 	a.mu.Unlock()
-	old.Close()
+	if old != nil {
+		old.Close()
+	}
 	if st != nil {
 		a.size = st.Size()
 	}
@@ -487,4 +511,9 @@ func (rw *rewrite) abort(err error) {
 	rw.tmp.Close()
 	os.Remove(rw.tmp.Name())
 	rw.s.log.Error("kv: append-only file rewrite failed", "err", err)
+	if rw.a.f == nil && rw.s.aof == rw.a {
+		// The first rewrite of CONFIG SET appendonly yes: no log without it.
+		rw.s.log.Error("kv: append-only file disabled: its first rewrite failed")
+		rw.s.closeLog()
+	}
 }

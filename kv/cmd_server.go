@@ -97,6 +97,16 @@ func yesNo(b bool) string {
 	return "no"
 }
 
+func boolParam(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "yes":
+		return true, nil
+	case "no":
+		return false, nil
+	}
+	return false, fmt.Errorf("argument must be 'yes' or 'no'")
+}
+
 func intParam(v string, min int64) (int64, error) {
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < min {
@@ -161,11 +171,25 @@ var configParams = []configParam{
 		return err
 	}},
 	{"client-query-buffer-limit", func(s *Server) string { return strconv.Itoa(s.cfg.QueryBufferLimit) }, nil},
-	{"appendonly", func(s *Server) string { return yesNo(s.aof != nil) }, nil},
+	{"appendonly", func(s *Server) string { return yesNo(s.aof != nil) }, func(s *Server, v string) error {
+		on, err := boolParam(v)
+		if err != nil {
+			return err
+		}
+		switch {
+		case on && s.aof == nil:
+			return s.startLog()
+		case !on && s.aof != nil:
+			if err := s.closeLog(); err != nil {
+				s.log.Error("kv: closing the append-only file", "err", err)
+			}
+		}
+		return nil
+	}},
 	{"appendfsync", func(s *Server) string { return s.cfg.AppendFsync }, func(s *Server, v string) error {
 		v = strings.ToLower(v)
 		if v != "always" && v != "everysec" && v != "no" {
-			return fmt.Errorf("argument(s) must be one of the following: always, everysec, no")
+			return fmt.Errorf("argument(s) must be one of the following: everysec, always, no")
 		}
 		s.cfg.AppendFsync = v
 		if s.aof != nil {
@@ -622,7 +646,7 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 		field("loading", 0)
 		field("rdb_changes_since_last_save", s.stats.dirty)
 		field("rdb_bgsave_in_progress", 0)
-		field("aof_enabled", b2i(s.aof != nil))
+		field("aof_enabled", b2i(s.aof != nil && s.aof.f != nil))
 		inProgress, status, size, rewrites := 0, "ok", int64(0), int64(0)
 		writeStatus := "ok"
 		if a := s.aof; a != nil {

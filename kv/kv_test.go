@@ -214,5 +214,6 @@ func TestCompatBasics(t *testing.T) {
 		{"MULTI"}, {"MULTI"}, {"SET", "x", "1"}, {"EXEC"}, {"EXEC"}, {"DISCARD"},
 		{"MULTI"}, {"NOSUCH"}, {"SET", "x", "1"}, {"EXEC"},
 		{"WATCH", "x"}, {"MULTI"}, {"WATCH", "y"}, {"EXEC"},
+		{"CONFIG", "SET", "appendonly", "maybe"}, {"CONFIG", "SET", "appendfsync", "maybe"},
 	})
 }

@@ -180,7 +180,7 @@ func (s *Server) Listen(network, addr string) (net.Addr, error) {
 	ev.Submit(0, func() {
 		s.ev.Every(0, 100*time.Millisecond, s.cron)
 		if s.aof != nil {
-			s.aof.startSyncer(s.ev)
+			s.aof.startSyncer()
 		}
 	})
 	return a, nil

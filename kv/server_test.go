@@ -326,6 +326,69 @@ func TestRewriteWhileWriting(t *testing.T) {
 	}
 }
 
+// TestConfigSetAppendOnly turns the log on while clients write: the first
+// rewrite writes the keyspace and what was served meanwhile, and a restart
+// from the file has it all. Turned off, the log gets nothing more.
+func TestConfigSetAppendOnly(t *testing.T) {
+	dir := t.TempDir()
+	s1, addr := startServer(t, Config{Dir: dir})
+	ctx := context.Background()
+	c := goRedis(t, addr)
+	for i := range 20000 {
+		c.Set(ctx, fmt.Sprint("k", i), i, 0)
+	}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		cl := goRedis(t, addr)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			cl.Incr(ctx, fmt.Sprint("k", (i*7)%20000))
+			cl.Append(ctx, "new", "x")
+		}
+	}()
+	if err := c.ConfigSet(ctx, "appendonly", "yes").Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(c.Info(ctx, "persistence").Val(), "aof_enabled:1") {
+		if time.Now().After(deadline) {
+			t.Fatal("the first rewrite did not finish")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	c.Set(ctx, "logged", "1", 0)
+	want := snapshot(t, c)
+	if err := c.ConfigSet(ctx, "appendonly", "no").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v := c.ConfigGet(ctx, "appendonly").Val()["appendonly"]; v != "no" {
+		t.Errorf("CONFIG GET appendonly = %q after turning it off", v)
+	}
+	c.Set(ctx, "not-logged", "1", 0)
+	c.Close()
+	s1.Shutdown(ctx)
+	_, addr2 := startServer(t, Config{Dir: dir, AppendOnly: true})
+	got := snapshot(t, goRedis(t, addr2))
+	if len(got) != len(want) {
+		t.Fatalf("%d keys after replay; want %d", len(got), len(want))
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q after replay; want %q", k, got[k], v)
+		}
+	}
+}
+
 // snapshot returns every string key of db 0 with its value.
 func snapshot(t *testing.T, c *redis.Client) map[string]string {
 	t.Helper()
