@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"math/rand/v2"
 	"os"
@@ -225,13 +226,595 @@ func TestCompatHashArity(t *testing.T) {
 	compareHash(t, script)
 }
 
-var (
-	_ = context.Background
-	_ = errors.Is
-	_ = big.NewFloat
-	_ = rand.IntN
-	_ = os.ReadFile
-	_ = filepath.Join
-	_ = time.Second
-	_ = redis.Nil
-)
+// TestCompatHashEvents compares the keyspace events of the hash commands
+// with Redis's.
+func TestCompatHashEvents(t *testing.T) {
+	_, addr := startServer(t, Config{NotifyKeyspaceEvents: "KEA"})
+	raddr := redisServer(t)
+	script := [][]string{
+		{"HSET", "h", "a", "1", "b", "2"}, {"HSET", "h", "a", "1"}, {"HMSET", "h", "c", "3"}, {"HSETNX", "h", "a", "x"}, {"HSETNX", "h", "d", "4"},
+		{"HINCRBY", "h", "n", "1"}, {"HINCRBY", "h", "a", "x"}, {"HINCRBY", "h", "c", "0"}, {"HINCRBYFLOAT", "h", "f", "1.5"}, {"HINCRBYFLOAT", "h", "f", "inf"},
+		{"HDEL", "h", "nope"}, {"HDEL", "h", "a", "b"}, {"HDEL", "h", "c", "d", "n", "f"}, {"HDEL", "h", "a"},
+		{"HINCRBYFLOAT", "g", "f", "1"}, {"HDEL", "g", "f"}, {"HGET", "g", "f"}, {"HGETALL", "h"},
+	}
+	var events [2][]string
+	for i, a := range []string{addr, raddr} {
+		sub, rc := dialRaw(t, a), dialRaw(t, a)
+		if i == 1 {
+			rc.do("CONFIG", "SET", "notify-keyspace-events", "KEA")
+		}
+		sub.do("PSUBSCRIBE", "__key*@0__:*")
+		for _, args := range script {
+			rc.do(args...)
+		}
+		sub.send("PING")
+		for {
+			v, _, err := resp.Parse([]byte(sub.read()))
+			if err != nil || len(v.Elems) < 2 {
+				t.Fatalf("bad message %v, %v", v, err)
+			}
+			if string(v.Elems[0].Str) == "pong" {
+				break
+			}
+			events[i] = append(events[i], string(v.Elems[2].Str)+" "+string(v.Elems[3].Str))
+		}
+	}
+	if !slices.Equal(events[0], events[1]) {
+		t.Errorf("events:\nevkv  %q\nRedis %q", events[0], events[1])
+	}
+}
+
+// TestHashDifferential sends random hash commands to evkv and Redis and
+// compares every reply; listings of hashtable-encoded hashes compare as
+// multisets.
+func TestHashDifferential(t *testing.T) {
+	for _, proto := range []string{"2", "3"} {
+		t.Run("RESP"+proto, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(11, uint64(len(proto))))
+			script := [][]string{{"HELLO", proto}}
+			for range 4000 {
+				script = append(script, randomHashCommand(rng))
+			}
+			compareHash(t, script)
+		})
+	}
+}
+
+func randomHashCommand(rng *rand.Rand) []string {
+	// h0..h2 stay small; h3 is filled past the listpack limits.
+	key := func() string { return "h" + strconv.Itoa(rng.IntN(4)) }
+	field := func() string {
+		switch rng.IntN(20) {
+		case 0:
+			return strings.Repeat("long", 16) + strconv.Itoa(rng.IntN(3)) // 65 bytes
+		case 1:
+			return strings.Repeat("f", 64)
+		}
+		return string(rune('a' + rng.IntN(12)))
+	}
+	value := func() string {
+		switch rng.IntN(12) {
+		case 0:
+			return strings.Repeat("v", 60+rng.IntN(8))
+		case 1:
+			return "x"
+		case 2:
+			return strconv.FormatFloat(rng.Float64()*100-50, 'f', rng.IntN(6), 64)
+		case 3:
+			return "9223372036854775807"
+		case 4:
+			return ""
+		}
+		return strconv.Itoa(rng.IntN(100) - 50)
+	}
+	incr := func() string {
+		switch rng.IntN(10) {
+		case 0:
+			return "x"
+		case 1:
+			return "9223372036854775807"
+		case 2:
+			return "-9223372036854775808"
+		}
+		return strconv.Itoa(rng.IntN(20) - 10)
+	}
+	fincr := func() string {
+		switch rng.IntN(10) {
+		case 0:
+			return []string{"x", "inf", "-inf", "nan", "1e400", " 1", "0x1p-3"}[rng.IntN(7)]
+		case 1:
+			return strconv.FormatFloat(rng.NormFloat64()*1e10, 'g', -1, 64)
+		case 2:
+			return strconv.Itoa(rng.IntN(20) - 10)
+		}
+		return strconv.FormatFloat(rng.Float64()*10-5, 'f', rng.IntN(4), 64)
+	}
+	switch rng.IntN(22) {
+	case 0, 1, 2:
+		args := []string{[]string{"HSET", "HMSET"}[rng.IntN(2)], key()}
+		for range 1 + rng.IntN(4) {
+			args = append(args, field(), value())
+		}
+		if rng.IntN(20) == 0 {
+			args = args[:len(args)-1]
+		}
+		return args
+	case 3:
+		// Grow h3 past 512 fields in a few commands.
+		args := []string{"HSET", "h3"}
+		base := rng.IntN(1000)
+		for i := range 100 {
+			args = append(args, "n"+strconv.Itoa(base+i), value())
+		}
+		return args
+	case 4:
+		return []string{"HSETNX", key(), field(), value()}
+	case 5:
+		return []string{"HGET", key(), field()}
+	case 6:
+		return []string{"HMGET", key(), field(), field(), field()}
+	case 7, 8:
+		args := []string{"HDEL", key()}
+		for range 1 + rng.IntN(3) {
+			args = append(args, field())
+		}
+		return args
+	case 9:
+		return []string{"HLEN", key()}
+	case 10:
+		return []string{"HSTRLEN", key(), field()}
+	case 11:
+		return []string{"HEXISTS", key(), field()}
+	case 12, 13:
+		return []string{"HINCRBY", key(), field(), incr()}
+	case 14, 15:
+		return []string{"HINCRBYFLOAT", key(), field(), fincr()}
+	case 16:
+		return []string{[]string{"HKEYS", "HVALS", "HGETALL"}[rng.IntN(3)], key()}
+	case 17:
+		// Deterministic forms only: a count covering the whole hash, or 0.
+		count := []string{"0", strconv.Itoa(2000 + rng.IntN(3))}[rng.IntN(2)]
+		if rng.IntN(2) == 0 {
+			return []string{"HRANDFIELD", key(), count, "WITHVALUES"}
+		}
+		return []string{"HRANDFIELD", key(), count}
+	case 18:
+		// COUNT covers the whole hash: where a partial walk stops is the
+		// hash table's business.
+		args := []string{"HSCAN", key(), "0", "COUNT", "5000"}
+		if rng.IntN(2) == 0 {
+			args = append(args, "MATCH", []string{"*", "[a-e]", "long*", "?", "n1*"}[rng.IntN(5)])
+		}
+		return args
+	case 19:
+		return []string{"OBJECT", "ENCODING", key()}
+	case 20:
+		if rng.IntN(4) == 0 {
+			return []string{"DEL", key()}
+		}
+		return []string{"HRANDFIELD", "nokey"}
+	}
+	return []string{"TYPE", key()}
+}
+
+func TestHashGoRedis(t *testing.T) {
+	c, ctx := serverAndClient(t)
+	if n, err := c.HSet(ctx, "h", "a", "1", "b", "2").Result(); n != 2 || err != nil {
+		t.Fatalf("HSET = %d, %v; want 2", n, err)
+	}
+	if n, err := c.HSet(ctx, "h", map[string]any{"a": "10", "c": "3"}).Result(); n != 1 || err != nil {
+		t.Errorf("HSET map = %d, %v; want 1", n, err)
+	}
+	if ok, err := c.HMSet(ctx, "h", "d", "4").Result(); !ok || err != nil {
+		t.Errorf("HMSET = %v, %v; want true", ok, err)
+	}
+	if ok, err := c.HSetNX(ctx, "h", "a", "x").Result(); ok || err != nil {
+		t.Errorf("HSETNX existing = %v, %v; want false", ok, err)
+	}
+	if ok, err := c.HSetNX(ctx, "h", "e", "5").Result(); !ok || err != nil {
+		t.Errorf("HSETNX new = %v, %v; want true", ok, err)
+	}
+	if v, err := c.HGet(ctx, "h", "a").Result(); v != "10" || err != nil {
+		t.Errorf("HGET = %q, %v; want 10", v, err)
+	}
+	if _, err := c.HGet(ctx, "h", "nope").Result(); !errors.Is(err, redis.Nil) {
+		t.Errorf("HGET missing field: %v; want redis.Nil", err)
+	}
+	if vs, err := c.HMGet(ctx, "h", "a", "nope", "b").Result(); err != nil || fmt.Sprint(vs) != "[10 <nil> 2]" {
+		t.Errorf("HMGET = %v, %v", vs, err)
+	}
+	if m, err := c.HGetAll(ctx, "h").Result(); err != nil || len(m) != 5 || m["e"] != "5" {
+		t.Errorf("HGETALL = %v, %v", m, err)
+	}
+	if ks, err := c.HKeys(ctx, "h").Result(); err != nil || !slices.Equal(ks, []string{"a", "b", "c", "d", "e"}) {
+		t.Errorf("HKEYS = %v, %v; want insertion order", ks, err)
+	}
+	if vs, err := c.HVals(ctx, "h").Result(); err != nil || !slices.Equal(vs, []string{"10", "2", "3", "4", "5"}) {
+		t.Errorf("HVALS = %v, %v", vs, err)
+	}
+	if n, err := c.HLen(ctx, "h").Result(); n != 5 || err != nil {
+		t.Errorf("HLEN = %d, %v; want 5", n, err)
+	}
+	if n, err := c.HStrLen(ctx, "h", "a").Result(); n != 2 || err != nil {
+		t.Errorf("HSTRLEN = %d, %v; want 2", n, err)
+	}
+	if ok, err := c.HExists(ctx, "h", "b").Result(); !ok || err != nil {
+		t.Errorf("HEXISTS = %v, %v; want true", ok, err)
+	}
+	if n, err := c.HIncrBy(ctx, "h", "a", -15).Result(); n != -5 || err != nil {
+		t.Errorf("HINCRBY = %d, %v; want -5", n, err)
+	}
+	if f, err := c.HIncrByFloat(ctx, "h", "f", 10.5).Result(); f != 10.5 || err != nil {
+		t.Errorf("HINCRBYFLOAT = %v, %v; want 10.5", f, err)
+	}
+	if f, err := c.HIncrByFloat(ctx, "h", "f", 0.1).Result(); f != 10.6 || err != nil {
+		t.Errorf("HINCRBYFLOAT = %v, %v; want 10.6", f, err)
+	}
+	if v := c.HGet(ctx, "h", "f").Val(); v != "10.6" {
+		t.Errorf("HGET after HINCRBYFLOAT = %q; want 10.6", v)
+	}
+	if ks, err := c.HRandField(ctx, "h", 100).Result(); err != nil || len(ks) != 6 {
+		t.Errorf("HRANDFIELD 100 = %v, %v; want all 6 fields", ks, err)
+	}
+	if ks, err := c.HRandField(ctx, "h", -10).Result(); err != nil || len(ks) != 10 {
+		t.Errorf("HRANDFIELD -10 = %v, %v; want 10 fields", ks, err)
+	}
+	if ks, err := c.HRandField(ctx, "h", 3).Result(); err != nil || len(ks) != 3 || len(slices.Compact(slices.Sorted(slices.Values(ks)))) != 3 {
+		t.Errorf("HRANDFIELD 3 = %v, %v; want 3 distinct fields", ks, err)
+	}
+	if kvs, err := c.HRandFieldWithValues(ctx, "h", 2).Result(); err != nil || len(kvs) != 2 || kvs[0].Value != c.HGet(ctx, "h", kvs[0].Key).Val() {
+		t.Errorf("HRANDFIELD 2 WITHVALUES = %v, %v", kvs, err)
+	}
+	if kvs, err := c.HRandFieldWithValues(ctx, "h", -3).Result(); err != nil || len(kvs) != 3 {
+		t.Errorf("HRANDFIELD -3 WITHVALUES = %v, %v", kvs, err)
+	}
+	if ks, cur, err := c.HScan(ctx, "h", 0, "[ab]", 10).Result(); err != nil || cur != 0 || !slices.Equal(ks, []string{"a", "-5", "b", "2"}) {
+		t.Errorf("HSCAN MATCH [ab] = %v, %d, %v", ks, cur, err)
+	}
+	if n, err := c.HDel(ctx, "h", "a", "nope", "b").Result(); n != 2 || err != nil {
+		t.Errorf("HDEL = %d, %v; want 2", n, err)
+	}
+	if ks := c.HKeys(ctx, "h").Val(); !slices.Equal(ks, []string{"c", "d", "e", "f"}) {
+		t.Errorf("HKEYS after HDEL = %v; want the rest in order", ks)
+	}
+	c.HDel(ctx, "h", "c", "d", "e", "f")
+	if n := c.Exists(ctx, "h").Val(); n != 0 {
+		t.Errorf("EXISTS of an emptied hash = %d; want 0", n)
+	}
+
+	// Errors.
+	c.Set(ctx, "str", "v", 0)
+	for name, err := range map[string]error{
+		"HSET wrong type":        c.HSet(ctx, "str", "a", "1").Err(),
+		"HGET wrong type":        c.HGet(ctx, "str", "a").Err(),
+		"HGETALL wrong type":     c.HGetAll(ctx, "str").Err(),
+		"HSCAN wrong type":       c.HScan(ctx, "str", 0, "", 0).Err(),
+		"HRANDFIELD wrong type":  c.HRandField(ctx, "str", 1).Err(),
+		"HINCRBYFLOAT wrongtype": c.HIncrByFloat(ctx, "str", "a", 1).Err(),
+	} {
+		if err == nil || !strings.HasPrefix(err.Error(), "WRONGTYPE") {
+			t.Errorf("%s: %v; want WRONGTYPE", name, err)
+		}
+	}
+	c.HSet(ctx, "n", "s", "abc", "max", "9223372036854775807")
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"HINCRBY on a string", c.HIncrBy(ctx, "n", "s", 1).Err(), "ERR hash value is not an integer"},
+		{"HINCRBY overflow", c.HIncrBy(ctx, "n", "max", 1).Err(), "ERR increment or decrement would overflow"},
+		{"HINCRBYFLOAT on a string", c.HIncrByFloat(ctx, "n", "s", 1).Err(), "ERR hash value is not a float"},
+		{"HINCRBY bad increment", c.Do(ctx, "HINCRBY", "n", "i", "x").Err(), "ERR value is not an integer or out of range"},
+		{"HINCRBYFLOAT bad increment", c.Do(ctx, "HINCRBYFLOAT", "n", "i", "x").Err(), "ERR value is not a valid float"},
+		{"HINCRBYFLOAT inf", c.Do(ctx, "HINCRBYFLOAT", "n", "i", "inf").Err(), "ERR value is NaN or Infinity"},
+		{"HSET odd", c.Do(ctx, "HSET", "n", "a", "1", "b").Err(), "ERR wrong number of arguments for 'hset' command"},
+		{"HRANDFIELD bad option", c.Do(ctx, "HRANDFIELD", "n", "1", "x").Err(), "ERR syntax error"},
+		{"HSCAN bad cursor", c.Do(ctx, "HSCAN", "n", "x").Err(), "ERR invalid cursor"},
+	} {
+		if tc.err == nil || tc.err.Error() != tc.want {
+			t.Errorf("%s: %v; want %s", tc.name, tc.err, tc.want)
+		}
+	}
+	c.HSet(ctx, "n", "big", "1e4932")
+	if err := c.Do(ctx, "HINCRBYFLOAT", "n", "big", "1e308").Err(); err != nil {
+		t.Errorf("HINCRBYFLOAT within the long double range: %v", err)
+	}
+	if err := c.Do(ctx, "HINCRBYFLOAT", "n", "big", "1e4932").Err(); err == nil || err.Error() != "ERR increment would produce NaN or Infinity" {
+		t.Errorf("HINCRBYFLOAT past the long double range: %v", err)
+	}
+}
+
+func TestHashRESP3(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	c := goRedis(t, addr, func(o *redis.Options) { o.Protocol = 3 })
+	ctx := context.Background()
+	c.HSet(ctx, "h", "a", "1", "b", "2")
+	if m, err := c.HGetAll(ctx, "h").Result(); err != nil || len(m) != 2 || m["a"] != "1" {
+		t.Errorf("HGETALL = %v, %v", m, err)
+	}
+	if kvs, err := c.HRandFieldWithValues(ctx, "h", 5).Result(); err != nil || len(kvs) != 2 || kvs[0] != (redis.KeyValue{Key: "a", Value: "1"}) {
+		t.Errorf("HRANDFIELD WITHVALUES = %v, %v", kvs, err)
+	}
+	rc := dialRaw(t, addr)
+	rc.do("HELLO", "3")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"HGETALL", "h"}, "%2\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n"},
+		{[]string{"HGETALL", "nokey"}, "%0\r\n"},
+		{[]string{"HRANDFIELD", "h", "-1", "WITHVALUES"}, ""},
+		{[]string{"HRANDFIELD", "h", "2", "WITHVALUES"}, "*2\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n*2\r\n$1\r\nb\r\n$1\r\n2\r\n"},
+		{[]string{"HRANDFIELD", "nokey"}, "_\r\n"},
+		{[]string{"HGET", "h", "nope"}, "_\r\n"},
+		{[]string{"HMGET", "h", "nope"}, "*1\r\n_\r\n"},
+	} {
+		got := rc.do(tc.args...)
+		if tc.want == "" {
+			if !strings.HasPrefix(got, "*1\r\n*2\r\n") {
+				t.Errorf("%q = %q; want one pair", tc.args, got)
+			}
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("%q = %q; want %q", tc.args, got, tc.want)
+		}
+	}
+}
+
+func TestHashMulti(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	c := goRedis(t, addr)
+	ctx := context.Background()
+	cmds, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, "h", "a", "1")
+		p.HIncrBy(ctx, "h", "a", 2)
+		p.HIncrByFloat(ctx, "h", "a", 0.5)
+		p.HIncrBy(ctx, "h", "a", 1) // fails: 3.5 is not an integer
+		p.HGetAll(ctx, "h")
+		return nil
+	})
+	if err == nil || err.Error() != "ERR hash value is not an integer" || len(cmds) != 5 {
+		t.Fatalf("EXEC = %v, %v; want HINCRBY's error", cmds, err)
+	}
+	if m := cmds[4].(*redis.MapStringStringCmd).Val(); m["a"] != "3.5" {
+		t.Errorf("HGETALL in MULTI = %v; want a=3.5", m)
+	}
+
+	// Every HSET touches a WATCHed hash, even one that changes no value;
+	// an HSETNX or HDEL that changes nothing does not.
+	other := goRedis(t, addr)
+	for _, tc := range []struct {
+		name    string
+		change  func() error
+		touches bool
+	}{
+		{"HSET of the same value", func() error { return other.HSet(ctx, "h", "a", "3.5").Err() }, true},
+		{"HSETNX of an existing field", func() error { return other.HSetNX(ctx, "h", "a", "x").Err() }, false},
+		{"HINCRBY of a float", func() error { return other.HIncrBy(ctx, "h", "a", 1).Err() }, false},
+		{"HINCRBY 0", func() error { return other.HIncrBy(ctx, "h", "b", 0).Err() }, true},
+		{"HDEL of a missing field", func() error { return other.HDel(ctx, "h", "nope").Err() }, false},
+		{"HDEL", func() error { return other.HDel(ctx, "h", "a").Err() }, true},
+	} {
+		err := c.Watch(ctx, func(tx *redis.Tx) error {
+			tc.change()
+			_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.HSet(ctx, "h", "b", "1")
+				return nil
+			})
+			return err
+		}, "h")
+		if tc.touches != errors.Is(err, redis.TxFailedErr) {
+			t.Errorf("EXEC after %s = %v; want failure %v", tc.name, err, tc.touches)
+		}
+	}
+}
+
+// TestHashAppendOnly checks that the log replays the hashes as written,
+// HINCRBYFLOAT's results included (logged as HSET), and that a rewritten
+// log does too.
+func TestHashAppendOnly(t *testing.T) {
+	for _, rewrite := range []bool{false, true} {
+		t.Run(fmt.Sprint("rewrite=", rewrite), func(t *testing.T) {
+			dir := t.TempDir()
+			ctx := context.Background()
+			s, addr := startServer(t, Config{AppendOnly: true, Dir: dir, AppendFsync: "always"})
+			c := goRedis(t, addr)
+			for i := range 600 {
+				c.HSet(ctx, "big", "f"+strconv.Itoa(i), i)
+			}
+			c.HDel(ctx, "big", "f7")
+			c.HSet(ctx, "small", "a", "1", "b", "2", "c", "3")
+			c.HDel(ctx, "small", "a")
+			c.HIncrBy(ctx, "small", "n", 5)
+			c.HIncrByFloat(ctx, "small", "f", 10.5)
+			c.HIncrByFloat(ctx, "small", "f", 0.1)
+			c.HIncrByFloat(ctx, "small", "g", 1e-20)
+			c.Do(ctx, "HINCRBYFLOAT", "small", "h", "0x1p-3")
+			c.HSetNX(ctx, "small", "b", "x")
+			c.HSet(ctx, "gone", "a", "1")
+			c.HDel(ctx, "gone", "a")
+			if rewrite {
+				if err := c.Do(ctx, "BGREWRITEAOF").Err(); err != nil {
+					t.Fatal(err)
+				}
+				for deadline := time.Now().Add(10 * time.Second); !strings.Contains(c.Info(ctx, "persistence").Val(), "aof_rewrite_in_progress:0"); time.Sleep(5 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatal("the rewrite did not finish")
+					}
+				}
+				c.HIncrByFloat(ctx, "small", "f", 1.25)
+			}
+			want := map[string]map[string]string{}
+			for _, k := range []string{"big", "small"} {
+				want[k] = c.HGetAll(ctx, k).Val()
+			}
+			wantKeys := c.HKeys(ctx, "small").Val()
+			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			if err := s.Shutdown(sctx); err != nil {
+				t.Fatalf("Shutdown: %v", err)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "appendonly.aof"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(b), "HINCRBYFLOAT") {
+				t.Errorf("the log holds HINCRBYFLOAT; want it logged as HSET")
+			}
+			_, addr2 := startServer(t, Config{AppendOnly: true, Dir: dir})
+			c2 := goRedis(t, addr2)
+			for k, m := range want {
+				if got := c2.HGetAll(ctx, k).Val(); !maps.Equal(got, m) {
+					t.Errorf("%s after replay = %v; want %v", k, got, m)
+				}
+			}
+			if got := c2.HKeys(ctx, "small").Val(); !slices.Equal(got, wantKeys) {
+				t.Errorf("HKEYS small after replay = %v; want %v", got, wantKeys)
+			}
+			if got := c2.ObjectEncoding(ctx, "big").Val(); got != "hashtable" {
+				t.Errorf("OBJECT ENCODING big after replay = %q; want hashtable", got)
+			}
+			if n := c2.Exists(ctx, "gone").Val(); n != 0 {
+				t.Errorf("EXISTS gone after replay = %d; want 0", n)
+			}
+		})
+	}
+}
+
+func TestHashValue(t *testing.T) {
+	h := newHash()
+	for i := range 600 {
+		if !h.set([]byte("f"+strconv.Itoa(i)), []byte(strconv.Itoa(i))) {
+			t.Fatalf("set f%d did not add it", i)
+		}
+		want := "listpack"
+		if i >= hashListpackEntries {
+			want = "hashtable"
+		}
+		if got := h.encoding(); got != want {
+			t.Fatalf("encoding with %d fields = %q; want %q", i+1, got, want)
+		}
+	}
+	c := h.clone()
+	c.remove([]byte("f1"))
+	if !h.exists([]byte("f1")) || c.len() != 599 || h.len() != 600 || c.encoding() != "hashtable" {
+		t.Errorf("clone shares state or changes encoding: %d, %d, %s", h.len(), c.len(), c.encoding())
+	}
+	var w resp.Writer
+	h.rewrite(&w, []byte("k"))
+	rebuilt := newHash()
+	for b, cmds := w.Buf, 0; len(b) > 0; cmds++ {
+		v, n, err := resp.Parse(b)
+		if err != nil {
+			t.Fatalf("rewrite output: %v", err)
+		}
+		b = b[n:]
+		if len(v.Elems) < 4 || len(v.Elems) > 2+2*64 || len(v.Elems)%2 != 0 || string(v.Elems[0].Str) != "HSET" || string(v.Elems[1].Str) != "k" {
+			t.Fatalf("rewrite command %d has %d arguments: %q", cmds, len(v.Elems), v.Elems[0].Str)
+		}
+		for i := 2; i < len(v.Elems); i += 2 {
+			rebuilt.set(v.Elems[i].Str, v.Elems[i+1].Str)
+		}
+	}
+	if rebuilt.len() != h.len() {
+		t.Fatalf("rebuilt %d fields; want %d", rebuilt.len(), h.len())
+	}
+	for i := range h.len() {
+		f, v := h.at(i)
+		if got, _ := rebuilt.get([]byte(f)); got != v {
+			t.Errorf("rebuilt %s = %q; want %q", f, got, v)
+		}
+	}
+	for i := range 599 {
+		h.remove([]byte("f" + strconv.Itoa(i)))
+	}
+	if got := h.encoding(); got != "hashtable" || h.len() != 1 {
+		t.Errorf("encoding after shrinking to %d = %q; want hashtable", h.len(), got)
+	}
+
+	// A small hash keeps its order through deletes, and a clone keeps it.
+	s := newHash()
+	for _, f := range []string{"a", "b", "c", "d", "e"} {
+		s.set([]byte(f), []byte(f+f))
+	}
+	s.remove([]byte("b"))
+	s.set([]byte("b"), []byte("new"))
+	s.set([]byte("a"), []byte("changed"))
+	var order []string
+	for i := range s.clone().len() {
+		f, v := s.clone().at(i)
+		order = append(order, f+"="+v)
+	}
+	if want := []string{"a=changed", "c=cc", "d=dd", "e=ee", "b=new"}; !slices.Equal(order, want) {
+		t.Errorf("order = %q; want %q", order, want)
+	}
+	for _, tc := range []struct {
+		name   string
+		field  string
+		value  string
+		encode string
+	}{
+		{"64-byte field", strings.Repeat("f", 64), "v", "listpack"},
+		{"64-byte value", "f", strings.Repeat("v", 64), "listpack"},
+		{"65-byte field", strings.Repeat("f", 65), "v", "hashtable"},
+		{"65-byte value", "f", strings.Repeat("v", 65), "hashtable"},
+	} {
+		h := newHash()
+		h.set([]byte(tc.field), []byte(tc.value))
+		if got := h.encoding(); got != tc.encode {
+			t.Errorf("%s: encoding = %q; want %q", tc.name, got, tc.encode)
+		}
+	}
+}
+
+// TestLongDouble checks HINCRBYFLOAT's arithmetic against values that
+// Redis 7.0 on x86-64 computes in 80-bit long double.
+func TestLongDouble(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string // formatted; "" if refused
+	}{
+		{"10.5", "10.5"}, {"0.1", "0.1"}, {"-0", "0"}, {"3.0", "3"}, {"1e17", "100000000000000000"},
+		{"5.0e3", "5000"}, {"0x10", "16"}, {"0x1.8p1", "3"}, {"0X.8", "0.5"}, {".5", "0.5"}, {"5.", "5"},
+		{"+1E+2", "100"}, {"1e-20", "0"}, {"123456789012345678901234567890", "123456789012345678899921813504"},
+		{"1e-5000", ""}, {"1e5000", ""}, {"0e-5000", "0"}, {"nan", ""}, {" 1", ""}, {"1 ", ""}, {"", ""}, {"x", ""},
+		{"1e", ""}, {"0x", ""}, {"0xp1", ""}, {"1_0", ""}, {"1/2", ""}, {"0b1", ""}, {".", ""}, {"-", ""}, {"1\x00", ""},
+		{"0x1p16384", ""}, {"0x1p-16446", ""}, {"0x1p-16445", "0"},
+	} {
+		x, ok := parseLongDouble([]byte(tc.in))
+		got := ""
+		if ok {
+			got = formatLongDouble(x)
+			if x.IsInf() {
+				got = "inf"
+			}
+		}
+		if got != tc.want {
+			t.Errorf("parseLongDouble(%q) = %q, %v; want %q", tc.in, got, ok, tc.want)
+		}
+	}
+	for _, tc := range []struct{ in string }{{"inf"}, {"-Infinity"}, {"INF"}} {
+		if x, ok := parseLongDouble([]byte(tc.in)); !ok || !x.IsInf() {
+			t.Errorf("parseLongDouble(%q) = %v, %v; want infinity", tc.in, x, ok)
+		}
+	}
+	if x, ok := parseLongDouble([]byte("0x1p16383")); !ok || x.IsInf() {
+		t.Errorf("parseLongDouble(0x1p16383) = %v, %v; want 2^16383", x, ok)
+	}
+	// 0.1 + 0.2 in long double is 0.3 to 17 places; in double it is not.
+	a, _ := parseLongDouble([]byte("0.1"))
+	b, _ := parseLongDouble([]byte("0.2"))
+	if got := formatLongDouble(longDouble(new(big.Float).SetPrec(64).Add(a, b))); got != "0.3" {
+		t.Errorf("0.1 + 0.2 = %s; want 0.3", got)
+	}
+	// The smallest subnormal, and half of it rounding to even (0).
+	tiny, ok := parseLongDouble([]byte("0x1p-16445"))
+	if !ok || tiny.MantExp(nil) != -16444 {
+		t.Errorf("parseLongDouble(0x1p-16445) = %v, %v; want the smallest subnormal", tiny, ok)
+	}
+	if _, ok := parseLongDouble([]byte("0x1p-16446")); ok {
+		t.Errorf("parseLongDouble(0x1p-16446) accepted; want it refused as an underflow")
+	}
+}
