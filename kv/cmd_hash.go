@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -31,12 +32,27 @@ func init() {
 
 var argHSET = []byte("HSET")
 
-// hashForWrite returns key's hash, creating an empty one if key is absent,
-// as Redis's hashTypeLookupWriteOrCreate does; the caller must add a field
-// to a created hash. ok is false, the error written, if key holds another
-// type.
+// hashForWrite returns key's hash for a command that changes it, nil if
+// key is absent; ok is false, the error written, if key holds another
+// type. As Redis's lookupKeyWrite, it does not count keyspace hits and
+// misses.
 func hashForWrite(s *Server, c *client, key []byte) (h *hash, ok bool) {
-	h, _, ok = lookupAs[*hash](s, c.db, key)
+	e := c.db.lookup(key)
+	if e == nil {
+		return nil, true
+	}
+	h, ok = e.obj.(*hash)
+	if !ok {
+		s.w.Error(errWrongType)
+	}
+	return h, ok
+}
+
+// hashForUpdate is hashForWrite, creating an empty hash if key is absent,
+// as Redis's hashTypeLookupWriteOrCreate does; the caller must add a field
+// to a created hash.
+func hashForUpdate(s *Server, c *client, key []byte) (h *hash, ok bool) {
+	h, ok = hashForWrite(s, c, key)
 	if !ok || h != nil {
 		return h, ok
 	}
@@ -53,7 +69,7 @@ func hsetCommand(s *Server, c *client, args [][]byte) {
 		return
 	}
 	key := args[1]
-	h, ok := hashForWrite(s, c, key)
+	h, ok := hashForUpdate(s, c, key)
 	if !ok {
 		return
 	}
@@ -75,7 +91,7 @@ func hsetCommand(s *Server, c *client, args [][]byte) {
 
 func hsetnxCommand(s *Server, c *client, args [][]byte) {
 	key := args[1]
-	h, ok := hashForWrite(s, c, key)
+	h, ok := hashForUpdate(s, c, key)
 	if !ok {
 		return
 	}
@@ -123,7 +139,7 @@ func hmgetCommand(s *Server, c *client, args [][]byte) {
 
 func hdelCommand(s *Server, c *client, args [][]byte) {
 	key := args[1]
-	h, _, ok := lookupAs[*hash](s, c.db, key)
+	h, ok := hashForWrite(s, c, key)
 	if !ok {
 		return
 	}
@@ -193,7 +209,7 @@ func hincrbyCommand(s *Server, c *client, args [][]byte) {
 		return
 	}
 	key := args[1]
-	h, ok := hashForWrite(s, c, key)
+	h, ok := hashForUpdate(s, c, key)
 	if !ok {
 		return
 	}
@@ -226,7 +242,7 @@ func hincrbyfloatCommand(s *Server, c *client, args [][]byte) {
 		return
 	}
 	key := args[1]
-	h, ok := hashForWrite(s, c, key)
+	h, ok := hashForUpdate(s, c, key)
 	if !ok {
 		return
 	}
@@ -363,6 +379,10 @@ func hrandfieldCommand(s *Server, c *client, args [][]byte) {
 			idx[i], idx[j] = idx[j], idx[i]
 		}
 		picks = idx[:count]
+		if !h.big() {
+			// Redis samples a listpack's fields in their order.
+			slices.Sort(picks)
+		}
 	}
 	switch {
 	case withValues && s.w.Proto < 3:

@@ -1,7 +1,9 @@
 package kv
 
 import (
+	"hash/maphash"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/evloop/evloop/resp"
 )
@@ -23,10 +25,20 @@ const hashRewriteBatch = 64
 // listpack is: its order is the one Redis replies in, and a delete keeps
 // the order of the rest. Once it outgrows Redis's listpack encoding it
 // becomes a dict, and stays one, as Redis never converts back.
+//
+// Beside the pairs, a small hash keeps a 32-bit hash of each field, so a
+// lookup scans 4 bytes a field and compares strings only where the hashes
+// agree: at 512 fields it is several times faster than comparing strings.
 type hash struct {
 	pairs []string      // while small: field, value, ...
+	tags  []uint32      // while small: the hash of each field of pairs
 	ht    *dict[string] // once big: field → value
 }
+
+// tagSeed seeds the hashes of the fields of small hashes.
+var tagSeed = maphash.MakeSeed()
+
+func fieldTag(field []byte) uint32 { return uint32(maphash.Bytes(tagSeed, field)) }
 
 func newHash() *hash { return &hash{} }
 
@@ -41,9 +53,10 @@ func (h *hash) len() int {
 
 // find returns the position of field's value in pairs, or -1.
 func (h *hash) find(field []byte) int {
-	for i := 0; i < len(h.pairs); i += 2 {
-		if h.pairs[i] == string(field) {
-			return i + 1
+	tag := fieldTag(field)
+	for i, t := range h.tags {
+		if t == tag && h.pairs[2*i] == string(field) {
+			return 2*i + 1
 		}
 	}
 	return -1
@@ -85,6 +98,7 @@ func (h *hash) set(field, value []byte) bool {
 		return false
 	}
 	h.pairs = append(h.pairs, string(field), string(value))
+	h.tags = append(h.tags, fieldTag(field))
 	if h.len() > hashListpackEntries {
 		h.convert()
 	}
@@ -112,7 +126,7 @@ func (h *hash) convert() {
 		p, _ := h.ht.put([]byte(h.pairs[i]))
 		*p = h.pairs[i+1]
 	}
-	h.pairs = nil
+	h.pairs, h.tags = nil, nil
 }
 
 // remove deletes field and reports whether it was there.
@@ -128,6 +142,7 @@ func (h *hash) remove(field []byte) bool {
 	n := len(h.pairs) - 2
 	h.pairs[n], h.pairs[n+1] = "", ""
 	h.pairs = h.pairs[:n]
+	h.tags = slices.Delete(h.tags, i/2, i/2+1)
 	return true
 }
 
@@ -154,7 +169,7 @@ func (h *hash) encoding() string {
 // clone returns a deep copy, in the same encoding.
 func (h *hash) clone() *hash {
 	if h.ht == nil {
-		return &hash{pairs: append([]string(nil), h.pairs...)}
+		return &hash{pairs: slices.Clone(h.pairs), tags: slices.Clone(h.tags)}
 	}
 	n := &hash{ht: newDict[string](h.ht.len())}
 	for i := range h.ht.len() {

@@ -459,8 +459,8 @@ func TestHashGoRedis(t *testing.T) {
 	if ks, err := c.HRandField(ctx, "h", -10).Result(); err != nil || len(ks) != 10 {
 		t.Errorf("HRANDFIELD -10 = %v, %v; want 10 fields", ks, err)
 	}
-	if ks, err := c.HRandField(ctx, "h", 3).Result(); err != nil || len(ks) != 3 || len(slices.Compact(slices.Sorted(slices.Values(ks)))) != 3 {
-		t.Errorf("HRANDFIELD 3 = %v, %v; want 3 distinct fields", ks, err)
+	if ks, err := c.HRandField(ctx, "h", 3).Result(); err != nil || len(ks) != 3 || !slices.IsSorted(ks) || len(slices.Compact(ks)) != 3 {
+		t.Errorf("HRANDFIELD 3 = %v, %v; want 3 distinct fields in the hash's order", ks, err)
 	}
 	if kvs, err := c.HRandFieldWithValues(ctx, "h", 2).Result(); err != nil || len(kvs) != 2 || kvs[0].Value != c.HGet(ctx, "h", kvs[0].Key).Val() {
 		t.Errorf("HRANDFIELD 2 WITHVALUES = %v, %v", kvs, err)
@@ -816,5 +816,153 @@ func TestLongDouble(t *testing.T) {
 	}
 	if _, ok := parseLongDouble([]byte("0x1p-16446")); ok {
 		t.Errorf("parseLongDouble(0x1p-16446) accepted; want it refused as an underflow")
+	}
+}
+
+func TestCompatHashKeyspaceStats(t *testing.T) {
+	script := [][]string{
+		{"HSET", "h", "a", "1"}, {"HSET", "none", "a", "1"}, {"HDEL", "none", "a"}, {"HSETNX", "h", "a", "2"}, {"HINCRBY", "h", "n", "1"},
+		{"HINCRBYFLOAT", "x", "n", "1"}, {"HDEL", "h", "a"}, {"HDEL", "nokey", "a"}, {"HGET", "h", "n"}, {"HGET", "nokey", "n"},
+		{"HMGET", "h", "a"}, {"HLEN", "nokey"}, {"HSTRLEN", "h", "n"}, {"HEXISTS", "nokey", "a"}, {"HKEYS", "h"}, {"HVALS", "nokey"},
+		{"HGETALL", "h"}, {"HRANDFIELD", "h"}, {"HRANDFIELD", "nokey", "2"}, {"HSCAN", "h", "0"}, {"HSCAN", "nokey", "0"},
+	}
+	stats := func(addr string) string {
+		rc := dialRaw(t, addr)
+		for _, args := range script {
+			rc.do(args...)
+		}
+		var out []string
+		for _, line := range strings.Split(rc.do("INFO", "stats"), "\r\n") {
+			if strings.HasPrefix(line, "keyspace_") {
+				out = append(out, line)
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	_, addr := startServer(t, Config{})
+	if got, want := stats(addr), stats(redisServer(t)); got != want {
+		t.Errorf("INFO stats: evkv %q; Redis %q", got, want)
+	}
+}
+
+// TestHashScanLarge walks a hashtable-encoded hash with HSCAN, deleting
+// fields on the way: every field present throughout is returned.
+func TestHashScanLarge(t *testing.T) {
+	c, ctx := serverAndClient(t)
+	want := map[string]bool{}
+	for i := range 1000 {
+		f := "f" + strconv.Itoa(i)
+		want[f] = true
+		c.HSet(ctx, "h", f, i)
+	}
+	got := map[string]bool{}
+	var cursor uint64
+	for calls := 0; ; calls++ {
+		items, next, err := c.HScan(ctx, "h", cursor, "f1*", 50).Result()
+		if err != nil || calls > 1000 {
+			t.Fatalf("HSCAN: %v after %d calls", err, calls)
+		}
+		for i := 0; i < len(items); i += 2 {
+			got[items[i]] = true
+			if "f"+items[i+1] != items[i] {
+				t.Errorf("HSCAN pair %s %s", items[i], items[i+1])
+			}
+		}
+		if calls == 3 {
+			c.HDel(ctx, "h", "f0", "f2", "f3") // deletions during the walk lose nothing else
+		}
+		if cursor = next; cursor == 0 {
+			break
+		}
+	}
+	for f := range want {
+		if strings.HasPrefix(f, "f1") && !got[f] {
+			t.Errorf("HSCAN missed %s", f)
+		}
+	}
+	for f := range got {
+		if !strings.HasPrefix(f, "f1") {
+			t.Errorf("HSCAN MATCH f1* returned %s", f)
+		}
+	}
+}
+
+// TestHashAllocs holds the hot hash commands to their allocation budgets:
+// reads none, an HSET one for the value it keeps.
+func TestHashAllocs(t *testing.T) {
+	s, err := New(Config{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(s, nil, 1)
+	bs := func(args ...string) [][]byte {
+		out := make([][]byte, len(args))
+		for i, a := range args {
+			out[i] = []byte(a)
+		}
+		return out
+	}
+	for _, key := range []string{"small", "big"} {
+		set := []string{"HSET", key}
+		for i := range 100 {
+			set = append(set, "field:"+strconv.Itoa(i), "value:"+strconv.Itoa(i))
+		}
+		if key == "big" {
+			set = append(set, "long", strings.Repeat("x", 100))
+		}
+		hsetCommand(s, c, bs(set...))
+		for _, tc := range []struct {
+			name   string
+			fn     func(*Server, *client, [][]byte)
+			args   [][]byte
+			budget float64
+		}{
+			{"HGET", hgetCommand, bs("HGET", key, "field:50"), 0},
+			{"HMGET", hmgetCommand, bs("HMGET", key, "field:50", "nope", "field:99"), 0},
+			{"HGETALL", hgetallCommand, bs("HGETALL", key), 0},
+			{"HEXISTS", hexistsCommand, bs("HEXISTS", key, "field:99"), 0},
+			{"HSET", hsetCommand, bs("HSET", key, "field:50", "v"), 1},
+		} {
+			t.Run(key+"/"+tc.name, func(t *testing.T) {
+				s.w.Reset()
+				tc.fn(s, c, tc.args)
+				got := testing.AllocsPerRun(200, func() {
+					s.w.Reset()
+					tc.fn(s, c, tc.args)
+				})
+				if got > tc.budget {
+					t.Errorf("%s: %v allocations; want at most %v", tc.name, got, tc.budget)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkHashGetSet is an HGET and an HSET of an existing field in a
+// hash of each encoding and size, called directly.
+func BenchmarkHashGetSet(b *testing.B) {
+	for _, tc := range []struct {
+		name   string
+		fields int
+		big    bool
+	}{
+		{"listpack/fields=8", 8, false}, {"listpack/fields=128", 128, false}, {"listpack/fields=512", 512, false},
+		{"hashtable/fields=8", 8, true}, {"hashtable/fields=512", 512, true},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			h := newHash()
+			if tc.big {
+				h.convert()
+			}
+			for i := range tc.fields {
+				h.set([]byte("field:"+strconv.Itoa(i)), []byte("value:"+strconv.Itoa(i)))
+			}
+			f, v := []byte("field:"+strconv.Itoa(tc.fields*3/4)), []byte("v")
+			b.ReportAllocs()
+			for b.Loop() {
+				h.get(f)
+				h.set(f, v)
+			}
+		})
 	}
 }
