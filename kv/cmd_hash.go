@@ -86,6 +86,7 @@ func hsetCommand(s *Server, c *client, args [][]byte) {
 		s.w.OK()
 	}
 	s.modified(c.db, key)
+	s.dirty(len(args)/2 - 2) // Redis counts a change per field given
 	s.notify(notifyHash, "hset", key, c.db.id)
 }
 
@@ -156,6 +157,7 @@ func hdelCommand(s *Server, c *client, args [][]byte) {
 	}
 	if n > 0 {
 		s.modified(c.db, key)
+		s.dirty(n - 1) // Redis counts a change per field deleted
 		s.notify(notifyHash, "hdel", key, c.db.id)
 		if h.len() == 0 {
 			c.db.remove(key)

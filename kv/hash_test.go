@@ -819,12 +819,17 @@ func TestLongDouble(t *testing.T) {
 	}
 }
 
+// TestCompatHashKeyspaceStats checks that reads count keyspace hits and
+// misses and writes do not, and that changes are counted per field, as in
+// Redis.
 func TestCompatHashKeyspaceStats(t *testing.T) {
 	script := [][]string{
 		{"HSET", "h", "a", "1"}, {"HSET", "none", "a", "1"}, {"HDEL", "none", "a"}, {"HSETNX", "h", "a", "2"}, {"HINCRBY", "h", "n", "1"},
 		{"HINCRBYFLOAT", "x", "n", "1"}, {"HDEL", "h", "a"}, {"HDEL", "nokey", "a"}, {"HGET", "h", "n"}, {"HGET", "nokey", "n"},
 		{"HMGET", "h", "a"}, {"HLEN", "nokey"}, {"HSTRLEN", "h", "n"}, {"HEXISTS", "nokey", "a"}, {"HKEYS", "h"}, {"HVALS", "nokey"},
 		{"HGETALL", "h"}, {"HRANDFIELD", "h"}, {"HRANDFIELD", "nokey", "2"}, {"HSCAN", "h", "0"}, {"HSCAN", "nokey", "0"},
+		{"HSET", "h", "a", "1", "b", "2", "a", "3"}, {"HMSET", "h", "c", "1", "d", "2"}, {"HDEL", "h", "a", "b", "c", "nope"}, {"HDEL", "h", "nope"},
+		{"HINCRBYFLOAT", "h", "f", "0.5"}, {"HINCRBY", "h", "d", "x"}, {"HINCRBY", "h", "n", "0"}, {"HDEL", "h", "d", "n", "f", "x"},
 	}
 	stats := func(addr string) string {
 		rc := dialRaw(t, addr)
@@ -832,8 +837,8 @@ func TestCompatHashKeyspaceStats(t *testing.T) {
 			rc.do(args...)
 		}
 		var out []string
-		for _, line := range strings.Split(rc.do("INFO", "stats"), "\r\n") {
-			if strings.HasPrefix(line, "keyspace_") {
+		for _, line := range strings.Split(rc.do("INFO", "stats")+rc.do("INFO", "persistence"), "\r\n") {
+			if strings.HasPrefix(line, "keyspace_") || strings.HasPrefix(line, "rdb_changes_since_last_save") {
 				out = append(out, line)
 			}
 		}
