@@ -1,0 +1,604 @@
+package kv
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+func init() {
+	register(
+		cmd("hset", -4, "write denyoom fast", 1, 1, 1, "hash", "2.0.0", "Set the string value of a hash field", hsetCommand),
+		cmd("hsetnx", 4, "write denyoom fast", 1, 1, 1, "hash", "2.0.0", "Set the value of a hash field, only if the field does not exist", hsetnxCommand),
+		cmd("hmset", -4, "write denyoom fast", 1, 1, 1, "hash", "2.0.0", "Set multiple hash fields to multiple values", hsetCommand),
+		cmd("hget", 3, "readonly fast", 1, 1, 1, "hash", "2.0.0", "Get the value of a hash field", hgetCommand),
+		cmd("hmget", -3, "readonly fast", 1, 1, 1, "hash", "2.0.0", "Get the values of all the given hash fields", hmgetCommand),
+		cmd("hdel", -3, "write fast", 1, 1, 1, "hash", "2.0.0", "Delete one or more hash fields", hdelCommand),
+		cmd("hlen", 2, "readonly fast", 1, 1, 1, "hash", "2.0.0", "Get the number of fields in a hash", hlenCommand),
+		cmd("hstrlen", 3, "readonly fast", 1, 1, 1, "hash", "3.2.0", "Get the length of the value of a hash field", hstrlenCommand),
+		cmd("hexists", 3, "readonly fast", 1, 1, 1, "hash", "2.0.0", "Determine if a hash field exists", hexistsCommand),
+		cmd("hincrby", 4, "write denyoom fast", 1, 1, 1, "hash", "2.0.0", "Increment the integer value of a hash field by the given number", hincrbyCommand),
+		cmd("hincrbyfloat", 4, "write denyoom fast", 1, 1, 1, "hash", "2.6.0", "Increment the float value of a hash field by the given amount", hincrbyfloatCommand),
+		cmd("hkeys", 2, "readonly", 1, 1, 1, "hash", "2.0.0", "Get all the fields in a hash", hkeysCommand),
+		cmd("hvals", 2, "readonly", 1, 1, 1, "hash", "2.0.0", "Get all the values in a hash", hvalsCommand),
+		cmd("hgetall", 2, "readonly", 1, 1, 1, "hash", "2.0.0", "Get all the fields and values in a hash", hgetallCommand),
+		cmd("hrandfield", -2, "readonly", 1, 1, 1, "hash", "6.2.0", "Get one or multiple random fields from a hash", hrandfieldCommand),
+		cmd("hscan", -3, "readonly", 1, 1, 1, "hash", "2.8.0", "Incrementally iterate hash fields and associated values", hscanCommand),
+	)
+}
+
+var argHSET = []byte("HSET")
+
+// hashForWrite returns key's hash for a command that changes it, nil if
+// key is absent; ok is false, the error written, if key holds another
+// type. As Redis's lookupKeyWrite, it does not count keyspace hits and
+// misses.
+func hashForWrite(s *Server, c *client, key []byte) (h *hash, ok bool) {
+	e := c.db.lookup(key)
+	if e == nil {
+		return nil, true
+	}
+	h, ok = e.obj.(*hash)
+	if !ok {
+		s.w.Error(errWrongType)
+	}
+	return h, ok
+}
+
+// hashForUpdate is hashForWrite, creating an empty hash if key is absent,
+// as Redis's hashTypeLookupWriteOrCreate does; the caller must add a field
+// to a created hash.
+func hashForUpdate(s *Server, c *client, key []byte) (h *hash, ok bool) {
+	h, ok = hashForWrite(s, c, key)
+	if !ok || h != nil {
+		return h, ok
+	}
+	h = newHash()
+	c.db.add(key, h)
+	return h, true
+}
+
+// hsetCommand serves HSET and HMSET, which differ in their reply.
+func hsetCommand(s *Server, c *client, args [][]byte) {
+	name := strings.ToLower(string(args[0]))
+	if len(args)%2 != 0 {
+		s.w.Error("ERR wrong number of arguments for '" + name + "' command")
+		return
+	}
+	key := args[1]
+	h, ok := hashForUpdate(s, c, key)
+	if !ok {
+		return
+	}
+	h.fit(args[2:])
+	added := 0
+	for i := 2; i < len(args); i += 2 {
+		if h.set(args[i], args[i+1]) {
+			added++
+		}
+	}
+	if name == "hset" {
+		s.w.Int(int64(added))
+	} else {
+		s.w.OK()
+	}
+	s.modified(c.db, key)
+	s.dirty(len(args)/2 - 2) // Redis counts a change per field given
+	s.notify(notifyHash, "hset", key, c.db.id)
+}
+
+func hsetnxCommand(s *Server, c *client, args [][]byte) {
+	key := args[1]
+	h, ok := hashForUpdate(s, c, key)
+	if !ok {
+		return
+	}
+	if h.exists(args[2]) {
+		s.w.Int(0)
+		return
+	}
+	h.fit(args[2:4])
+	h.set(args[2], args[3])
+	s.w.Int(1)
+	s.modified(c.db, key)
+	s.notify(notifyHash, "hset", key, c.db.id)
+}
+
+func hgetCommand(s *Server, c *client, args [][]byte) {
+	h, _, ok := lookupAs[*hash](s, c.db, args[1])
+	if !ok {
+		return
+	}
+	if h != nil {
+		if v, found := h.get(args[2]); found {
+			s.w.BulkString(v)
+			return
+		}
+	}
+	s.w.Null()
+}
+
+func hmgetCommand(s *Server, c *client, args [][]byte) {
+	h, _, ok := lookupAs[*hash](s, c.db, args[1])
+	if !ok {
+		return
+	}
+	s.w.Array(len(args) - 2)
+	for _, f := range args[2:] {
+		if h != nil {
+			if v, found := h.get(f); found {
+				s.w.BulkString(v)
+				continue
+			}
+		}
+		s.w.Null()
+	}
+}
+
+func hdelCommand(s *Server, c *client, args [][]byte) {
+	key := args[1]
+	h, ok := hashForWrite(s, c, key)
+	if !ok {
+		return
+	}
+	n := 0
+	if h != nil {
+		for _, f := range args[2:] {
+			if h.remove(f) {
+				n++
+				if h.len() == 0 {
+					break
+				}
+			}
+		}
+	}
+	if n > 0 {
+		s.modified(c.db, key)
+		s.dirty(n - 1) // Redis counts a change per field deleted
+		s.notify(notifyHash, "hdel", key, c.db.id)
+		if h.len() == 0 {
+			c.db.remove(key)
+			s.notify(notifyGeneric, "del", key, c.db.id)
+		}
+	}
+	s.w.Int(int64(n))
+}
+
+func hlenCommand(s *Server, c *client, args [][]byte) {
+	h, _, ok := lookupAs[*hash](s, c.db, args[1])
+	if !ok {
+		return
+	}
+	if h == nil {
+		s.w.Int(0)
+		return
+	}
+	s.w.Int(int64(h.len()))
+}
+
+func hstrlenCommand(s *Server, c *client, args [][]byte) {
+	h, _, ok := lookupAs[*hash](s, c.db, args[1])
+	if !ok {
+		return
+	}
+	n := 0
+	if h != nil {
+		v, _ := h.get(args[2])
+		n = len(v)
+	}
+	s.w.Int(int64(n))
+}
+
+func hexistsCommand(s *Server, c *client, args [][]byte) {
+	h, _, ok := lookupAs[*hash](s, c.db, args[1])
+	if !ok {
+		return
+	}
+	if h != nil && h.exists(args[2]) {
+		s.w.Int(1)
+		return
+	}
+	s.w.Int(0)
+}
+
+func hincrbyCommand(s *Server, c *client, args [][]byte) {
+	by, ok := parseInt(args[3])
+	if !ok {
+		s.w.Error(errNotInt)
+		return
+	}
+	key := args[1]
+	h, ok := hashForUpdate(s, c, key)
+	if !ok {
+		return
+	}
+	var cur int64
+	if v, found := h.get(args[2]); found {
+		if cur, ok = parseInt([]byte(v)); !ok {
+			s.w.Error("ERR hash value is not an integer")
+			return
+		}
+	}
+	if (by < 0 && cur < 0 && by < math.MinInt64-cur) || (by > 0 && cur > 0 && by > math.MaxInt64-cur) {
+		s.w.Error(errOverflow)
+		return
+	}
+	cur += by
+	h.set(args[2], strconv.AppendInt(nil, cur, 10))
+	s.w.Int(cur)
+	s.modified(c.db, key)
+	s.notify(notifyHash, "hincrby", key, c.db.id)
+}
+
+func hincrbyfloatCommand(s *Server, c *client, args [][]byte) {
+	by, ok := parseLongDouble(args[3])
+	if !ok {
+		s.w.Error(errNotFloat)
+		return
+	}
+	if by.IsInf() {
+		s.w.Error("ERR value is NaN or Infinity")
+		return
+	}
+	key := args[1]
+	h, ok := hashForUpdate(s, c, key)
+	if !ok {
+		return
+	}
+	cur := new(big.Float).SetPrec(64)
+	if v, found := h.get(args[2]); found {
+		if cur, ok = parseLongDouble([]byte(v)); !ok {
+			s.w.Error("ERR hash value is not a float")
+			return
+		}
+	}
+	if cur.IsInf() {
+		s.w.Error("ERR increment would produce NaN or Infinity")
+		return
+	}
+	sum := longDouble(new(big.Float).SetPrec(64).Add(cur, by))
+	if sum.IsInf() {
+		s.w.Error("ERR increment would produce NaN or Infinity")
+		return
+	}
+	out := []byte(formatLongDouble(sum))
+	h.set(args[2], out)
+	s.w.Bulk(out)
+	s.modified(c.db, key)
+	s.notify(notifyHash, "hincrbyfloat", key, c.db.id)
+	// Logged as the HSET of the result, so that a replay does not depend
+	// on float arithmetic.
+	s.rewrite(argHSET, key, args[2], out)
+}
+
+// Fields and values to reply with.
+const (
+	hashFields = 1 << iota
+	hashValues
+)
+
+func hkeysCommand(s *Server, c *client, args [][]byte) { hgetallGeneric(s, c, args[1], hashFields) }
+func hvalsCommand(s *Server, c *client, args [][]byte) { hgetallGeneric(s, c, args[1], hashValues) }
+func hgetallCommand(s *Server, c *client, args [][]byte) {
+	hgetallGeneric(s, c, args[1], hashFields|hashValues)
+}
+
+func hgetallGeneric(s *Server, c *client, key []byte, what int) {
+	h, _, ok := lookupAs[*hash](s, c.db, key)
+	if !ok {
+		return
+	}
+	n := 0
+	if h != nil {
+		n = h.len()
+	}
+	if what == hashFields|hashValues {
+		s.w.Map(n)
+	} else {
+		s.w.Array(n)
+	}
+	for i := range n {
+		f, v := h.at(i)
+		if what&hashFields != 0 {
+			s.w.BulkString(f)
+		}
+		if what&hashValues != 0 {
+			s.w.BulkString(v)
+		}
+	}
+}
+
+func hrandfieldCommand(s *Server, c *client, args [][]byte) {
+	if len(args) == 2 {
+		h, _, ok := lookupAs[*hash](s, c.db, args[1])
+		if !ok {
+			return
+		}
+		if h == nil {
+			s.w.Null()
+			return
+		}
+		f, _ := h.at(h.random())
+		s.w.BulkString(f)
+		return
+	}
+	count, ok := parseInt(args[2])
+	if !ok {
+		s.w.Error(errNotInt)
+		return
+	}
+	if count == math.MinInt64 {
+		s.w.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+		return
+	}
+	if len(args) > 4 || (len(args) == 4 && !strings.EqualFold(string(args[3]), "withvalues")) {
+		s.w.Error(errSyntax)
+		return
+	}
+	withValues := len(args) == 4
+	if withValues && (count < -math.MaxInt64/2 || count > math.MaxInt64/2) {
+		s.w.Error("ERR value is out of range")
+		return
+	}
+	h, _, ok := lookupAs[*hash](s, c.db, args[1])
+	if !ok {
+		return
+	}
+	if h == nil || count == 0 {
+		s.w.Array(0)
+		return
+	}
+	size := int64(h.len())
+	var picks []int
+	switch {
+	case count < 0 || count == 1:
+		// Repetitions allowed: count independent draws.
+		n := count
+		if n < 0 {
+			n = -n
+		}
+		picks = make([]int, 0, min(n, 1<<20))
+		for range n {
+			picks = append(picks, h.random())
+		}
+	case count >= size:
+		// The whole hash, in its order, as Redis does.
+		picks = make([]int, size)
+		for i := range picks {
+			picks[i] = i
+		}
+	default:
+		// Distinct fields: shuffle the first count positions.
+		idx := make([]int, size)
+		for i := range idx {
+			idx[i] = i
+		}
+		for i := range int(count) {
+			j := i + rand.IntN(int(size)-i)
+			idx[i], idx[j] = idx[j], idx[i]
+		}
+		picks = idx[:count]
+		if !h.big() {
+			// Redis samples a listpack's fields in their order.
+			slices.Sort(picks)
+		}
+	}
+	switch {
+	case withValues && s.w.Proto < 3:
+		s.w.Array(2 * len(picks))
+	default:
+		s.w.Array(len(picks))
+	}
+	for _, i := range picks {
+		f, v := h.at(i)
+		if withValues && s.w.Proto >= 3 {
+			s.w.Array(2)
+		}
+		s.w.BulkString(f)
+		if withValues {
+			s.w.BulkString(v)
+		}
+	}
+}
+
+func hscanCommand(s *Server, c *client, args [][]byte) {
+	cursor, ok := parseScanCursor(args[2])
+	if !ok {
+		s.w.Error("ERR invalid cursor")
+		return
+	}
+	h, _, ok := lookupAs[*hash](s, c.db, args[1])
+	if !ok {
+		return
+	}
+	if h == nil {
+		s.w.Array(2)
+		s.w.BulkString("0")
+		s.w.Array(0)
+		return
+	}
+	o, ok := s.parseScanOptions(args, 3, false)
+	if !ok {
+		return
+	}
+	var out []string
+	add := func(f, v string) {
+		if o.match == nil || globMatch(o.match, []byte(f), false) {
+			out = append(out, f, v)
+		}
+	}
+	next := uint64(0)
+	if !h.big() {
+		// Redis returns a small hash whole, in order.
+		for i := range h.len() {
+			add(h.at(i))
+		}
+	} else {
+		next = h.ht.scan(cursor, o.count, func(f string, v *string) { add(f, *v) })
+	}
+	s.w.Array(2)
+	s.w.BulkString(strconv.FormatUint(next, 10))
+	s.w.Array(len(out))
+	for _, v := range out {
+		s.w.BulkString(v)
+	}
+}
+
+// HINCRBYFLOAT computes in C's long double, which on the x86-64 machines
+// Redis is built for is the x87 80-bit format: a 64-bit mantissa and
+// exponents from -16382 (down to -16445 for subnormals) to 16383. A
+// big.Float of precision 64, with the exponent range checked, behaves
+// the same.
+const (
+	ldMantBits = 64
+	ldMaxExp   = 16384  // a finite value is below 2^ldMaxExp
+	ldMinExp   = -16381 // a normal value is at least 2^(ldMinExp-1)
+	ldTinyExp  = -16445 // the smallest subnormal is 2^ldTinyExp
+)
+
+// longDouble rounds x, of precision 64, into the long double range:
+// infinity above it, fewer mantissa bits for a subnormal, and 0 below.
+func longDouble(x *big.Float) *big.Float {
+	if x.IsInf() || x.Sign() == 0 {
+		return x
+	}
+	exp := x.MantExp(nil) // |x| in [2^(exp-1), 2^exp)
+	switch {
+	case exp > ldMaxExp:
+		return x.SetInf(x.Signbit())
+	case exp >= ldMinExp:
+		return x
+	case exp > ldTinyExp:
+		y := new(big.Float).SetPrec(uint(exp - ldTinyExp)).Set(x)
+		return x.Set(y)
+	}
+	// Below the smallest subnormal: 0, or the smallest subnormal when x
+	// is more than half of it.
+	half := new(big.Float).SetMantExp(big.NewFloat(1), ldTinyExp-1)
+	if new(big.Float).Abs(x).Cmp(half) > 0 {
+		return x.SetMantExp(signed(big.NewFloat(1), x.Signbit()), ldTinyExp)
+	}
+	return x.SetInt64(0)
+}
+
+func signed(x *big.Float, neg bool) *big.Float {
+	if neg {
+		return x.Neg(x)
+	}
+	return x
+}
+
+// parseLongDouble parses b as Redis's string2ld does with glibc's strtold:
+// no leading space, the whole string consumed, hexadecimal and "inf" allowed, NaN and a value out of
+// the long double range refused; a value too small is refused unless it
+// is a subnormal.
+func parseLongDouble(b []byte) (*big.Float, bool) {
+	if len(b) == 0 || len(b) >= 5*1024 {
+		return nil, false
+	}
+	str := string(b)
+	x := new(big.Float).SetPrec(ldMantBits)
+	if str[0] == ' ' || (str[0] >= '\t' && str[0] <= '\r') {
+		return nil, false
+	}
+	neg := false
+	if str[0] == '+' || str[0] == '-' {
+		neg = str[0] == '-'
+		str = str[1:]
+	}
+	if lower := strings.ToLower(str); lower == "inf" || lower == "infinity" {
+		return x.SetInf(neg), true
+	}
+	base := 10
+	if len(str) > 2 && str[0] == '0' && (str[1] == 'x' || str[1] == 'X') {
+		base = 16
+		str = str[2:]
+	}
+	isDigit := func(ch byte) bool {
+		return '0' <= ch && ch <= '9' || base == 16 && ('a' <= ch|0x20 && ch|0x20 <= 'f')
+	}
+	var mant []byte
+	frac, i := 0, 0
+	for ; i < len(str) && isDigit(str[i]); i++ {
+		mant = append(mant, str[i])
+	}
+	if i < len(str) && str[i] == '.' {
+		for i++; i < len(str) && isDigit(str[i]); i++ {
+			mant = append(mant, str[i])
+			frac++
+		}
+	}
+	if len(mant) == 0 {
+		return nil, false
+	}
+	exp := int64(0)
+	if i < len(str) {
+		e := str[i] | 0x20
+		if (base == 10 && e != 'e') || (base == 16 && e != 'p') {
+			return nil, false
+		}
+		digits := str[i+1:]
+		eneg := false
+		if digits != "" && (digits[0] == '+' || digits[0] == '-') {
+			eneg = digits[0] == '-'
+			digits = digits[1:]
+		}
+		if digits == "" {
+			return nil, false
+		}
+		for _, ch := range []byte(digits) {
+			if ch < '0' || ch > '9' {
+				return nil, false
+			}
+			exp = min(exp*10+int64(ch-'0'), 1<<40)
+		}
+		if eneg {
+			exp = -exp
+		}
+	}
+	m, _ := new(big.Int).SetString(string(mant), base)
+	if m.Sign() == 0 {
+		return signed(x, neg), true
+	}
+	if base == 16 {
+		exp -= 4 * int64(frac)
+		x.SetInt(m)
+		if e := int64(x.MantExp(nil)) + exp; e > ldMaxExp+1 || e < ldTinyExp-1 {
+			return nil, false
+		}
+		x.SetMantExp(x, int(exp))
+	} else {
+		exp -= int64(frac)
+		if mag := int64(len(strings.TrimLeft(string(mant), "0"))) - 1 + exp; mag > 4933 || mag < -4952 {
+			return nil, false
+		}
+		if exp >= 0 {
+			x.SetInt(m.Mul(m, new(big.Int).Exp(big.NewInt(10), big.NewInt(exp), nil)))
+		} else {
+			x.SetRat(new(big.Rat).SetFrac(m, new(big.Int).Exp(big.NewInt(10), big.NewInt(-exp), nil)))
+		}
+	}
+	x = longDouble(x)
+	if x.IsInf() || x.Sign() == 0 {
+		return nil, false
+	}
+	return signed(x, neg), true
+}
+
+// formatLongDouble writes x as Redis's ld2string does in its "human"
+// mode: "%.17Lf" with the trailing zeros (and point) removed, and "-0"
+// as "0".
+func formatLongDouble(x *big.Float) string {
+	out := x.Text('f', 17)
+	if strings.IndexByte(out, '.') >= 0 {
+		out = strings.TrimRight(out, "0")
+		out = strings.TrimSuffix(out, ".")
+	}
+	if out == "-0" {
+		out = "0"
+	}
+	return out
+}
