@@ -411,9 +411,7 @@ func hscanCommand(s *Server, c *client, args [][]byte) {
 		return
 	}
 	if h == nil {
-		s.w.Array(2)
-		s.w.BulkString("0")
-		s.w.Array(0)
+		s.replyScan(0, nil)
 		return
 	}
 	o, ok := s.parseScanOptions(args, 3, false)
@@ -435,10 +433,5 @@ func hscanCommand(s *Server, c *client, args [][]byte) {
 	} else {
 		next = h.ht.scan(cursor, o.count, func(f string, v *string) { add(f, *v) })
 	}
-	s.w.Array(2)
-	s.w.BulkString(strconv.FormatUint(next, 10))
-	s.w.Array(len(out))
-	for _, v := range out {
-		s.w.BulkString(v)
-	}
+	s.replyScan(next, out)
 }

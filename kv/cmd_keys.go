@@ -141,6 +141,16 @@ func parseScanCursor(b []byte) (uint64, bool) {
 	return v, true
 }
 
+// replyScan writes a SCAN reply: the cursor to go on from, and items.
+func (s *Server) replyScan(next uint64, items []string) {
+	s.w.Array(2)
+	s.w.BulkString(strconv.FormatUint(next, 10))
+	s.w.Array(len(items))
+	for _, v := range items {
+		s.w.BulkString(v)
+	}
+}
+
 // scanOptions are SCAN's MATCH, COUNT and TYPE.
 type scanOptions struct {
 	match []byte
@@ -210,12 +220,7 @@ func scanCommand(s *Server, c *client, args [][]byte) {
 		}
 		out = append(out, key)
 	}
-	s.w.Array(2)
-	s.w.BulkString(strconv.FormatUint(next, 10))
-	s.w.Array(len(out))
-	for _, k := range out {
-		s.w.BulkString(k)
-	}
+	s.replyScan(next, out)
 }
 
 func randomkeyCommand(s *Server, c *client, args [][]byte) {

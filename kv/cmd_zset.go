@@ -922,9 +922,7 @@ func zscanCommand(s *Server, c *client, args [][]byte) {
 		return
 	}
 	if z == nil {
-		s.w.Array(2)
-		s.w.BulkString("0")
-		s.w.Array(0)
+		s.replyScan(0, nil)
 		return
 	}
 	o, ok := s.parseScanOptions(args, 3, false)
@@ -946,12 +944,7 @@ func zscanCommand(s *Server, c *client, args [][]byte) {
 	} else {
 		next = z.scores.scan(cursor, o.count, func(member string, score *float64) { add(member, *score) })
 	}
-	s.w.Array(2)
-	s.w.BulkString(strconv.FormatUint(next, 10))
-	s.w.Array(len(out))
-	for _, v := range out {
-		s.w.BulkString(v)
-	}
+	s.replyScan(next, out)
 }
 
 func zunionstoreCommand(s *Server, c *client, args [][]byte) { zsetOpStore(s, c, args, false) }

@@ -229,39 +229,13 @@ func TestCompatHashArity(t *testing.T) {
 // TestCompatHashEvents compares the keyspace events of the hash commands
 // with Redis's.
 func TestCompatHashEvents(t *testing.T) {
-	_, addr := startServer(t, Config{NotifyKeyspaceEvents: "KEA"})
-	raddr := redisServer(t)
 	script := [][]string{
 		{"HSET", "h", "a", "1", "b", "2"}, {"HSET", "h", "a", "1"}, {"HMSET", "h", "c", "3"}, {"HSETNX", "h", "a", "x"}, {"HSETNX", "h", "d", "4"},
 		{"HINCRBY", "h", "n", "1"}, {"HINCRBY", "h", "a", "x"}, {"HINCRBY", "h", "c", "0"}, {"HINCRBYFLOAT", "h", "f", "1.5"}, {"HINCRBYFLOAT", "h", "f", "inf"},
 		{"HDEL", "h", "nope"}, {"HDEL", "h", "a", "b"}, {"HDEL", "h", "c", "d", "n", "f"}, {"HDEL", "h", "a"},
 		{"HINCRBYFLOAT", "g", "f", "1"}, {"HDEL", "g", "f"}, {"HGET", "g", "f"}, {"HGETALL", "h"},
 	}
-	var events [2][]string
-	for i, a := range []string{addr, raddr} {
-		sub, rc := dialRaw(t, a), dialRaw(t, a)
-		if i == 1 {
-			rc.do("CONFIG", "SET", "notify-keyspace-events", "KEA")
-		}
-		sub.do("PSUBSCRIBE", "__key*@0__:*")
-		for _, args := range script {
-			rc.do(args...)
-		}
-		sub.send("PING")
-		for {
-			v, _, err := resp.Parse([]byte(sub.read()))
-			if err != nil || len(v.Elems) < 2 {
-				t.Fatalf("bad message %v, %v", v, err)
-			}
-			if string(v.Elems[0].Str) == "pong" {
-				break
-			}
-			events[i] = append(events[i], string(v.Elems[2].Str)+" "+string(v.Elems[3].Str))
-		}
-	}
-	if !slices.Equal(events[0], events[1]) {
-		t.Errorf("events:\nevkv  %q\nRedis %q", events[0], events[1])
-	}
+	compareEvents(t, script)
 }
 
 // TestHashDifferential sends random hash commands to evkv and Redis and

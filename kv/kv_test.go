@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -216,4 +217,39 @@ func TestCompatBasics(t *testing.T) {
 		{"WATCH", "x"}, {"MULTI"}, {"WATCH", "y"}, {"EXEC"},
 		{"CONFIG", "SET", "appendonly", "maybe"}, {"CONFIG", "SET", "appendfsync", "maybe"},
 	})
+}
+
+// compareEvents runs script on evkv and on Redis, both with every keyspace
+// notification on, and fails unless they publish the same keyspace and
+// keyevent messages in the same order.
+func compareEvents(t *testing.T, script [][]string) {
+	t.Helper()
+	_, addr := startServer(t, Config{})
+	raddr := redisServer(t)
+	var events [2][]string
+	for i, a := range []string{addr, raddr} {
+		sub, rc := dialRaw(t, a), dialRaw(t, a)
+		rc.do("CONFIG", "SET", "notify-keyspace-events", "KEA")
+		sub.do("PSUBSCRIBE", "__key*@0__:*")
+		for _, args := range script {
+			rc.do(args...)
+		}
+		sub.send("PING")
+		for {
+			v, _, err := resp.Parse([]byte(sub.read()))
+			if err != nil || len(v.Elems) < 2 {
+				t.Fatalf("bad message %v, %v", v, err)
+			}
+			if string(v.Elems[0].Str) == "pong" {
+				break
+			}
+			events[i] = append(events[i], string(v.Elems[2].Str)+" "+string(v.Elems[3].Str))
+		}
+	}
+	if len(events[1]) == 0 {
+		t.Error("Redis published no events")
+	}
+	if !slices.Equal(events[0], events[1]) {
+		t.Errorf("events differ:\nevkv  %q\nRedis %q", events[0], events[1])
+	}
 }

@@ -860,30 +860,7 @@ func TestListEventsCompat(t *testing.T) {
 		{"BLMPOP", "0", "1", "n", "LEFT", "COUNT", "9"}, {"RPUSH", "t", "1", "2"}, {"LTRIM", "t", "5", "9"},
 		{"RPUSH", "r", "1"}, {"LREM", "r", "0", "1"}, {"RPUSH", "p", "1"}, {"LPOP", "p", "5"},
 	}
-	events := func(addr string) []string {
-		sub, cl := dialRaw(t, addr), dialRaw(t, addr)
-		cl.do("CONFIG", "SET", "notify-keyspace-events", "KEA")
-		sub.do("PSUBSCRIBE", "__key*__:*")
-		sub.do("SUBSCRIBE", "end")
-		for _, args := range script {
-			cl.do(args...)
-		}
-		cl.do("PUBLISH", "end", "end")
-		var out []string
-		for {
-			msg := sub.read()
-			if strings.Contains(msg, "$3\r\nend\r\n$3\r\nend\r\n") {
-				return out
-			}
-			out = append(out, msg)
-		}
-	}
-	_, addr := startServer(t, Config{})
-	want := events(redisServer(t))
-	got := events(addr)
-	if !slices.Equal(got, want) {
-		t.Errorf("events differ\nevkv:  %q\nRedis: %q", got, want)
-	}
+	compareEvents(t, script)
 }
 
 func BenchmarkListDeque(b *testing.B) {

@@ -808,8 +808,6 @@ func sortScanReply(t *testing.T, reply string) string {
 // TestCompatZsetEvents compares the keyspace events of the sorted-set
 // commands with Redis's.
 func TestCompatZsetEvents(t *testing.T) {
-	_, addr := startServer(t, Config{NotifyKeyspaceEvents: "KEA"})
-	raddr := redisServer(t)
 	script := [][]string{
 		{"ZADD", "z", "1", "a", "2", "b", "3", "c"}, {"ZADD", "z", "1", "a"}, {"ZADD", "z", "INCR", "1", "a"}, {"ZINCRBY", "z", "1", "b"},
 		{"ZREM", "z", "nope"}, {"ZREM", "z", "a"}, {"ZPOPMIN", "z"}, {"ZPOPMAX", "z", "5"},
@@ -817,31 +815,7 @@ func TestCompatZsetEvents(t *testing.T) {
 		{"ZREMRANGEBYLEX", "y", "-", "+"}, {"ZADD", "y", "1", "a"}, {"ZRANGESTORE", "d", "y", "0", "-1"}, {"ZRANGESTORE", "d", "y", "5", "6"},
 		{"ZUNIONSTORE", "u", "1", "y"}, {"ZINTERSTORE", "u", "2", "y", "nokey"}, {"ZADD", "q", "1", "a"}, {"BZPOPMAX", "q", "0"},
 	}
-	var events [2][]string
-	for i, a := range []string{addr, raddr} {
-		sub, rc := dialRaw(t, a), dialRaw(t, a)
-		if i == 1 {
-			rc.do("CONFIG", "SET", "notify-keyspace-events", "KEA")
-		}
-		sub.do("PSUBSCRIBE", "__keyevent@0__:*")
-		for _, args := range script {
-			rc.do(args...)
-		}
-		sub.send("PING")
-		for {
-			v, _, err := resp.Parse([]byte(sub.read()))
-			if err != nil || len(v.Elems) < 2 {
-				t.Fatalf("bad message %v, %v", v, err)
-			}
-			if string(v.Elems[0].Str) == "pong" {
-				break
-			}
-			events[i] = append(events[i], string(v.Elems[2].Str)+" "+string(v.Elems[3].Str))
-		}
-	}
-	if !slices.Equal(events[0], events[1]) {
-		t.Errorf("events:\nevkv  %q\nRedis %q", events[0], events[1])
-	}
+	compareEvents(t, script)
 }
 
 func TestCompatZsetArity(t *testing.T) {

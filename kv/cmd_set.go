@@ -1,0 +1,559 @@
+package kv
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+)
+
+func init() {
+	for _, c := range []*command{
+		cmd("sadd", -3, "write denyoom fast", 1, 1, 1, "set", "1.0.0", "Adds one or more members to a set. Creates the key if it doesn't exist.", saddCommand),
+		cmd("srem", -3, "write fast", 1, 1, 1, "set", "1.0.0", "Removes one or more members from a set. Deletes the set if the last member was removed.", sremCommand),
+		cmd("scard", 2, "readonly fast", 1, 1, 1, "set", "1.0.0", "Returns the number of members in a set.", scardCommand),
+		cmd("sismember", 3, "readonly fast", 1, 1, 1, "set", "1.0.0", "Determines whether a member belongs to a set.", sismemberCommand),
+		cmd("smismember", -3, "readonly fast", 1, 1, 1, "set", "6.2.0", "Determines whether multiple members belong to a set.", smismemberCommand),
+		cmd("smembers", 2, "readonly", 1, 1, 1, "set", "1.0.0", "Returns all members of a set.", smembersCommand),
+		cmd("srandmember", -2, "readonly", 1, 1, 1, "set", "1.0.0", "Get one or multiple random members from a set", srandmemberCommand),
+		cmd("spop", -2, "write fast", 1, 1, 1, "set", "1.0.0", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", spopCommand),
+		cmd("smove", 4, "write fast", 1, 2, 1, "set", "1.0.0", "Moves a member from one set to another.", smoveCommand),
+		cmd("sinter", -2, "readonly", 1, -1, 1, "set", "1.0.0", "Returns the intersect of multiple sets.", sinterCommand),
+		cmd("sintercard", -3, "readonly movablekeys", 0, 0, 0, "set", "7.0.0", "Returns the number of members of the intersect of multiple sets.", sintercardCommand),
+		cmd("sinterstore", -3, "write denyoom", 1, -1, 1, "set", "1.0.0", "Stores the intersect of multiple sets in a key.", sinterstoreCommand),
+		cmd("sunion", -2, "readonly", 1, -1, 1, "set", "1.0.0", "Returns the union of multiple sets.", sunionCommand),
+		cmd("sunionstore", -3, "write denyoom", 1, -1, 1, "set", "1.0.0", "Stores the union of multiple sets in a key.", sunionstoreCommand),
+		cmd("sdiff", -2, "readonly", 1, -1, 1, "set", "1.0.0", "Returns the difference of multiple sets.", sdiffCommand),
+		cmd("sdiffstore", -3, "write denyoom", 1, -1, 1, "set", "1.0.0", "Stores the difference of multiple sets in a key.", sdiffstoreCommand),
+		cmd("sscan", -3, "readonly", 1, 1, 1, "set", "2.8.0", "Iterates over members of a set.", sscanCommand),
+	} {
+		register(c)
+	}
+}
+
+// setForWrite looks key up for a command that changes it: a set, nil if
+// absent, or ok false after the WRONGTYPE error. Writes do not count as
+// keyspace hits or misses, as in Redis.
+func setForWrite(s *Server, c *client, key []byte) (o *set, ok bool) {
+	e := c.db.lookup(key)
+	if e == nil {
+		return nil, true
+	}
+	o, ok = e.obj.(*set)
+	if !ok {
+		s.w.Error(errWrongType)
+	}
+	return o, ok
+}
+
+// setEmptied deletes key if o is now empty, with Redis's "del" event.
+func (s *Server) setEmptied(c *client, key []byte, o *set) {
+	if o.len() == 0 {
+		c.db.remove(key)
+		s.notify(notifyGeneric, "del", key, c.db.id)
+	}
+}
+
+// replySet writes members as RESP3 set (an array in RESP2).
+func (s *Server) replySet(members []string) {
+	s.w.Set(len(members))
+	for _, m := range members {
+		s.w.BulkString(m)
+	}
+}
+
+func saddCommand(s *Server, c *client, args [][]byte) {
+	key := args[1]
+	o, ok := setForWrite(s, c, key)
+	if !ok {
+		return
+	}
+	if o == nil {
+		o = newSet(args[2])
+		c.db.add(key, o)
+	}
+	added := 0
+	for _, m := range args[2:] {
+		if o.add(m) {
+			added++
+		}
+	}
+	if added > 0 {
+		s.modified(c.db, key)
+		s.dirty(added - 1)
+		s.notify(notifySet, "sadd", key, c.db.id)
+	}
+	s.w.Int(int64(added))
+}
+
+func sremCommand(s *Server, c *client, args [][]byte) {
+	key := args[1]
+	o, ok := setForWrite(s, c, key)
+	if !ok {
+		return
+	}
+	removed := 0
+	if o != nil {
+		for _, m := range args[2:] {
+			if o.remove(m) {
+				removed++
+				if o.len() == 0 {
+					break
+				}
+			}
+		}
+	}
+	if removed > 0 {
+		s.modified(c.db, key)
+		s.dirty(removed - 1)
+		s.notify(notifySet, "srem", key, c.db.id)
+		s.setEmptied(c, key, o)
+	}
+	s.w.Int(int64(removed))
+}
+
+func scardCommand(s *Server, c *client, args [][]byte) {
+	o, _, ok := lookupAs[*set](s, c.db, args[1])
+	if !ok {
+		return
+	}
+	if o == nil {
+		s.w.Int(0)
+		return
+	}
+	s.w.Int(int64(o.len()))
+}
+
+func sismemberCommand(s *Server, c *client, args [][]byte) {
+	o, _, ok := lookupAs[*set](s, c.db, args[1])
+	if !ok {
+		return
+	}
+	s.w.Int(int64(b2i(o != nil && o.has(args[2]))))
+}
+
+func smismemberCommand(s *Server, c *client, args [][]byte) {
+	o, _, ok := lookupAs[*set](s, c.db, args[1])
+	if !ok {
+		return
+	}
+	s.w.Array(len(args) - 2)
+	for _, m := range args[2:] {
+		s.w.Int(int64(b2i(o != nil && o.has(m))))
+	}
+}
+
+func smembersCommand(s *Server, c *client, args [][]byte) {
+	o, _, ok := lookupAs[*set](s, c.db, args[1])
+	if !ok {
+		return
+	}
+	if o == nil {
+		s.w.Set(0)
+		return
+	}
+	s.replySet(o.list())
+}
+
+func srandmemberCommand(s *Server, c *client, args [][]byte) {
+	if len(args) > 3 {
+		s.w.Error(errSyntax)
+		return
+	}
+	if len(args) == 2 {
+		o, _, ok := lookupAs[*set](s, c.db, args[1])
+		if !ok {
+			return
+		}
+		if o == nil {
+			s.w.Null()
+			return
+		}
+		s.w.BulkString(o.random())
+		return
+	}
+	n, ok := parseInt(args[2])
+	if !ok {
+		s.w.Error(errNotInt)
+		return
+	}
+	if n == math.MinInt64 {
+		s.w.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+		return
+	}
+	o, _, ok := lookupAs[*set](s, c.db, args[1])
+	if !ok {
+		return
+	}
+	if o == nil || n == 0 {
+		s.w.Array(0)
+		return
+	}
+	if n < 0 {
+		// Repetitions allowed: n draws.
+		s.w.Array(int(-n))
+		for range -n {
+			s.w.BulkString(o.random())
+		}
+		return
+	}
+	if n >= int64(o.len()) {
+		members := o.list()
+		s.w.Array(len(members))
+		for _, m := range members {
+			s.w.BulkString(m)
+		}
+		return
+	}
+	picked := distinctRandom(o, int(n))
+	s.w.Array(len(picked))
+	for _, m := range picked {
+		s.w.BulkString(m)
+	}
+}
+
+// distinctRandom returns n distinct random members of o, n < o.len(): by
+// drawing when n is small next to the set, else by shuffling positions.
+func distinctRandom(o *set, n int) []string {
+	out := make([]string, 0, n)
+	if n*3 <= o.len() {
+		seen := make(map[int]struct{}, n)
+		for len(out) < n {
+			i := o.members.random()
+			if _, dup := seen[i]; dup {
+				continue
+			}
+			seen[i] = struct{}{}
+			m, _ := o.members.at(i)
+			out = append(out, m)
+		}
+		return out
+	}
+	idx := rand.Perm(o.len())
+	for _, i := range idx[:n] {
+		m, _ := o.members.at(i)
+		out = append(out, m)
+	}
+	return out
+}
+
+func spopCommand(s *Server, c *client, args [][]byte) {
+	if len(args) > 3 {
+		s.w.Error(errSyntax)
+		return
+	}
+	key := args[1]
+	if len(args) == 2 {
+		o, ok := setForWrite(s, c, key)
+		if !ok {
+			return
+		}
+		if o == nil {
+			s.w.Null()
+			return
+		}
+		m := o.random()
+		o.remove([]byte(m))
+		s.w.BulkString(m)
+		s.notify(notifySet, "spop", key, c.db.id)
+		s.setEmptied(c, key, o)
+		s.modified(c.db, key)
+		s.rewrite([]byte("SREM"), key, []byte(m))
+		return
+	}
+	n, ok := parseInt(args[2])
+	if !ok || n < 0 {
+		s.w.Error("ERR value is out of range, must be positive")
+		return
+	}
+	o, ok := setForWrite(s, c, key)
+	if !ok {
+		return
+	}
+	if o == nil || n == 0 {
+		s.w.Set(0)
+		return
+	}
+	s.notify(notifySet, "spop", key, c.db.id)
+	s.modified(c.db, key)
+	if n >= int64(o.len()) {
+		s.dirty(o.len() - 1)
+		s.replySet(o.list())
+		c.db.remove(key)
+		s.notify(notifyGeneric, "del", key, c.db.id)
+		s.rewrite([]byte("DEL"), key)
+		return
+	}
+	s.dirty(int(n) - 1)
+	popped := distinctRandom(o, int(n))
+	s.replySet(popped)
+	const batch = 1024
+	for len(popped) > 0 {
+		k := min(len(popped), batch)
+		srem := make([][]byte, 0, 2+k)
+		srem = append(srem, []byte("SREM"), key)
+		for _, m := range popped[:k] {
+			o.remove([]byte(m))
+			srem = append(srem, []byte(m))
+		}
+		s.rewrite(srem...)
+		popped = popped[k:]
+	}
+}
+
+func smoveCommand(s *Server, c *client, args [][]byte) {
+	src, dst, member := args[1], args[2], args[3]
+	from, ok := setForWrite(s, c, src)
+	if !ok {
+		return
+	}
+	if from == nil {
+		s.w.Int(0)
+		return
+	}
+	to, ok := setForWrite(s, c, dst)
+	if !ok {
+		return
+	}
+	if from == to {
+		s.w.Int(int64(b2i(from.has(member))))
+		return
+	}
+	if !from.remove(member) {
+		s.w.Int(0)
+		return
+	}
+	s.notify(notifySet, "srem", src, c.db.id)
+	s.setEmptied(c, src, from)
+	if to == nil {
+		to = newSet(member)
+		c.db.add(dst, to)
+	}
+	s.modified(c.db, src)
+	if to.add(member) {
+		s.modified(c.db, dst)
+		s.notify(notifySet, "sadd", dst, c.db.id)
+	}
+	s.w.Int(1)
+}
+
+// setSources looks up keys as sets for the algebra: a missing key is nil
+// (an empty set). write looks them up for a STORE form, which counts no
+// keyspace hits. ok is false after a WRONGTYPE error on any of them.
+func setSources(s *Server, c *client, keys [][]byte, write bool) (sets []*set, ok bool) {
+	sets = make([]*set, len(keys))
+	for i, k := range keys {
+		if write {
+			sets[i], ok = setForWrite(s, c, k)
+		} else {
+			sets[i], _, ok = lookupAs[*set](s, c.db, k)
+		}
+		if !ok {
+			return nil, false
+		}
+	}
+	return sets, true
+}
+
+// intersect returns the members common to sets, walking the smallest in
+// the order Redis walks it, and stops after limit members (0: no limit).
+func intersect(sets []*set, limit int) []string {
+	if len(sets) == 0 {
+		return nil
+	}
+	for _, o := range sets {
+		if o == nil {
+			return nil
+		}
+	}
+	order := append([]*set(nil), sets...)
+	sortBySize(order)
+	var out []string
+	for _, m := range order[0].list() {
+		in := true
+		for _, o := range order[1:] {
+			if !o.has([]byte(m)) {
+				in = false
+				break
+			}
+		}
+		if in {
+			out = append(out, m)
+			if limit > 0 && len(out) == limit {
+				break
+			}
+		}
+	}
+	return out
+}
+
+func sortBySize(sets []*set) {
+	for i := 1; i < len(sets); i++ {
+		for j := i; j > 0 && sets[j].len() < sets[j-1].len(); j-- {
+			sets[j], sets[j-1] = sets[j-1], sets[j]
+		}
+	}
+}
+
+// unionOrDiff builds the union of sets, or the first minus the others, as
+// a new set, whose encoding follows from its members as Redis's would.
+func unionOrDiff(sets []*set, diff bool) *set {
+	out := &set{members: newDict[struct{}](0), intset: true}
+	if diff {
+		if sets[0] == nil {
+			return out
+		}
+		for _, m := range sets[0].list() {
+			in := false
+			for _, o := range sets[1:] {
+				if o != nil && o.has([]byte(m)) {
+					in = true
+					break
+				}
+			}
+			if !in {
+				out.add([]byte(m))
+			}
+		}
+		return out
+	}
+	for _, o := range sets {
+		if o == nil {
+			continue
+		}
+		for i := range o.members.len() {
+			m, _ := o.members.at(i)
+			out.add([]byte(m))
+		}
+	}
+	return out
+}
+
+func sinterCommand(s *Server, c *client, args [][]byte) {
+	sets, ok := setSources(s, c, args[1:], false)
+	if !ok {
+		return
+	}
+	s.replySet(intersect(sets, 0))
+}
+
+func sunionCommand(s *Server, c *client, args [][]byte) { setAlgebra(s, c, args[1:], false) }
+func sdiffCommand(s *Server, c *client, args [][]byte)  { setAlgebra(s, c, args[1:], true) }
+
+func setAlgebra(s *Server, c *client, keys [][]byte, diff bool) {
+	sets, ok := setSources(s, c, keys, false)
+	if !ok {
+		return
+	}
+	s.replySet(unionOrDiff(sets, diff).list())
+}
+
+func sintercardCommand(s *Server, c *client, args [][]byte) {
+	numkeys, ok := parseInt(args[1])
+	if !ok || numkeys <= 0 {
+		s.w.Error("ERR numkeys should be greater than 0")
+		return
+	}
+	if numkeys > int64(len(args)-2) {
+		s.w.Error("ERR Number of keys can't be greater than number of args")
+		return
+	}
+	keys := args[2 : 2+numkeys]
+	limit := int64(0)
+	for i := 2 + int(numkeys); i < len(args); i++ {
+		if strings.EqualFold(string(args[i]), "limit") && i+1 < len(args) {
+			if limit, ok = parseInt(args[i+1]); !ok || limit < 0 {
+				s.w.Error("ERR LIMIT can't be negative")
+				return
+			}
+			i++
+			continue
+		}
+		s.w.Error(errSyntax)
+		return
+	}
+	sets, ok := setSources(s, c, keys, false)
+	if !ok {
+		return
+	}
+	s.w.Int(int64(len(intersect(sets, int(min(limit, math.MaxInt32))))))
+}
+
+func sinterstoreCommand(s *Server, c *client, args [][]byte) {
+	sets, ok := setSources(s, c, args[2:], true)
+	if !ok {
+		return
+	}
+	out := &set{members: newDict[struct{}](0), intset: true}
+	for _, m := range intersect(sets, 0) {
+		out.add([]byte(m))
+	}
+	s.storeSet(c, args[1], out, "sinterstore")
+}
+
+func sunionstoreCommand(s *Server, c *client, args [][]byte) { setAlgebraStore(s, c, args, false) }
+func sdiffstoreCommand(s *Server, c *client, args [][]byte)  { setAlgebraStore(s, c, args, true) }
+
+func setAlgebraStore(s *Server, c *client, args [][]byte, diff bool) {
+	sets, ok := setSources(s, c, args[2:], true)
+	if !ok {
+		return
+	}
+	event := "sunionstore"
+	if diff {
+		event = "sdiffstore"
+	}
+	s.storeSet(c, args[1], unionOrDiff(sets, diff), event)
+}
+
+// storeSet makes o the value of key, replacing what it held, or deletes
+// key if o is empty; it replies with o's size.
+func (s *Server) storeSet(c *client, key []byte, o *set, event string) {
+	if o.len() == 0 {
+		if c.db.exists(key) {
+			s.deleteKey(c.db, key)
+		}
+		s.w.Int(0)
+		return
+	}
+	c.db.remove(key)
+	c.db.add(key, o)
+	s.modified(c.db, key)
+	s.notify(notifySet, event, key, c.db.id)
+	s.w.Int(int64(o.len()))
+}
+
+func sscanCommand(s *Server, c *client, args [][]byte) {
+	cursor, ok := parseScanCursor(args[2])
+	if !ok {
+		s.w.Error("ERR invalid cursor")
+		return
+	}
+	o, _, ok := lookupAs[*set](s, c.db, args[1])
+	if !ok {
+		return
+	}
+	if o == nil {
+		s.replyScan(0, nil)
+		return
+	}
+	opts, ok := s.parseScanOptions(args, 3, false)
+	if !ok {
+		return
+	}
+	var out []string
+	add := func(m string) {
+		if opts.match == nil || globMatch(opts.match, []byte(m), false) {
+			out = append(out, m)
+		}
+	}
+	next := uint64(0)
+	if o.intset {
+		// Redis returns an intset whole, in order.
+		for _, m := range o.list() {
+			add(m)
+		}
+	} else {
+		next = o.members.scan(cursor, opts.count, func(m string, _ *struct{}) { add(m) })
+	}
+	s.replyScan(next, out)
+}
