@@ -217,6 +217,8 @@ func (d *ChunkedDecoder) trailerByte(c byte) *Error {
 		switch {
 		case c == '\r':
 			d.state = trailerLF
+		case c == '\n':
+			return errBareLF
 		case !valueChar[c]:
 			return errFieldValue
 		}
