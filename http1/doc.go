@@ -51,9 +51,10 @@
 //
 // # Differences from net/http
 //
-// net/http's server also rejects the cases above, except: it accepts a
-// bare LF as a line end, "*" with any method and origin-form with CONNECT;
-// it refuses a Content-Length list in one field ("5, 5"), compares several
-// Content-Length fields as text ("05" differs from "5"), and answers
-// "Expect: 100-continue" in HTTP/1.0 with 417 where a Parser ignores it.
+// net/http's server also refuses the cases above, except that it accepts a
+// bare LF as a line end, "*" with any method and origin-form with CONNECT.
+// Where a Parser is more lenient: it skips empty lines before the request
+// line, which net/http refuses, and accepts a Content-Length list of equal
+// values in one field ("5, 5") and equal lengths written differently in
+// several fields ("05" and "5"), which net/http compares as text.
 package http1

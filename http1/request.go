@@ -81,7 +81,8 @@ type Request struct {
 	// requests never get it (RFC 9110 section 10.1.1).
 	Expect100 bool
 	// Host is the Host field's value; nil if there is none (allowed in
-	// HTTP/1.0 only).
+	// HTTP/1.0 only). With an absolute-form Target, the server uses the
+	// Target's authority instead (RFC 9112 section 3.2.2).
 	Host []byte
 	// Upgrade reports an HTTP/1.1 request to switch protocols: a
 	// non-empty Upgrade field and the "upgrade" token in Connection.
@@ -142,8 +143,8 @@ func (p *Parser) Reset() {
 // head's length, r.HeadLen.
 //
 // While b holds only the beginning of a head, Parse returns 0,
-// ErrIncomplete: call again with more bytes appended, b starting where it
-// started before. Once b holds the head through its blank line, Parse
+// ErrIncomplete: call again with more bytes appended, b holding the same
+// bytes at its start as before (it may have moved, as when a buffer grows). Once b holds the head through its blank line, Parse
 // parses it in one pass and returns its length, or 0 and an *Error if it is
 // malformed, too large or asks for what the server cannot do. Either way
 // the next call starts a new head. Empty lines before the request line are

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -60,11 +61,12 @@ var parseTests = []parseTest{
 	{name: "content length OWS", in: post("HTTP/1.1", "Host: a", "Content-Length:  5 \t"), method: "POST", target: "/submit", minor: 1, body: "5", host: "a", flags: "keep-alive"},
 	{name: "content length leading zeros", in: post("HTTP/1.1", "Host: a", "Content-Length: 0005"), method: "POST", target: "/submit", minor: 1, body: "5", host: "a", flags: "keep-alive"},
 	{name: "content length max", in: post("HTTP/1.1", "Host: a", "Content-Length: 9223372036854775807"), method: "POST", target: "/submit", minor: 1, body: "9223372036854775807", host: "a", flags: "keep-alive"},
+	{name: "content length twice equal text", in: post("HTTP/1.1", "Host: a", "Content-Length: 05", "Content-Length: 5"), method: "POST", target: "/submit", minor: 1, body: "5", host: "a", flags: "keep-alive", notGo: true},
 	{name: "content length twice equal", in: post("HTTP/1.1", "Host: a", "Content-Length: 5", "Content-Length: 5"), method: "POST", target: "/submit", minor: 1, body: "5", host: "a", flags: "keep-alive"},
 	{name: "content length list equal", in: post("HTTP/1.1", "Host: a", "Content-Length: 5, 5"), method: "POST", target: "/submit", minor: 1, body: "5", host: "a", flags: "keep-alive", notGo: true},
 	{name: "HTTP/1.0 content length", in: post("HTTP/1.0", "Content-Length: 3"), method: "POST", target: "/submit", body: "3", host: "-"},
 	{name: "chunked", in: post("HTTP/1.1", "Host: a", "Transfer-Encoding: chunked"), method: "POST", target: "/submit", minor: 1, body: "chunked", host: "a", flags: "keep-alive"},
-	{name: "chunked any case", in: post("HTTP/1.1", "Host: a", "transfer-encoding: ChunKed"), method: "POST", target: "/submit", minor: 1, body: "chunked", host: "a", flags: "keep-alive", notGo: true},
+	{name: "chunked any case", in: post("HTTP/1.1", "Host: a", "transfer-encoding: ChunKed"), method: "POST", target: "/submit", minor: 1, body: "chunked", host: "a", flags: "keep-alive"},
 	{name: "chunked with empty elements", in: post("HTTP/1.1", "Host: a", "Transfer-Encoding: , chunked ,"), method: "POST", target: "/submit", minor: 1, body: "chunked", host: "a", flags: "keep-alive", notGo: true},
 	{name: "leading empty line", in: "\r\n" + get("/"), method: "GET", target: "/", minor: 1, host: "example.com", flags: "keep-alive", notGo: true},
 	{name: "leading empty lines", in: "\r\n\r\n\r\n" + get("/"), method: "GET", target: "/", minor: 1, host: "example.com", flags: "keep-alive", notGo: true},
@@ -540,4 +542,35 @@ func BenchmarkParsePipelined(b *testing.B) {
 			rest = rest[n:]
 		}
 	}
+}
+
+// A server parses the head, then reads the body as the head frames it.
+func ExampleParser() {
+	in := []byte("POST /upload HTTP/1.1\r\nHost: example.com\r\nTransfer-Encoding: chunked\r\n\r\n" +
+		"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\nGET / HTTP/1.1\r\n")
+	var p Parser
+	var r Request
+	n, err := p.Parse(in, &r)
+	if err != nil {
+		fmt.Println(err) // ErrIncomplete: read more; *Error: respond and close
+		return
+	}
+	fmt.Printf("%s %s HTTP/%d.%d host=%s chunked=%v keep-alive=%v\n", r.Method, r.Target, r.Major, r.Minor, r.Host, r.Chunked, r.KeepAlive)
+	in = in[n:]
+
+	var d ChunkedDecoder
+	var body []byte
+	for len(in) > 0 && !d.Done() {
+		data, n, err := d.Decode(in)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		body = append(body, data...)
+		in = in[n:]
+	}
+	fmt.Printf("body %q, next %q\n", body, in)
+	// Output:
+	// POST /upload HTTP/1.1 host=example.com chunked=true keep-alive=true
+	// body "hello world", next "GET / HTTP/1.1\r\n"
 }
