@@ -1,8 +1,12 @@
 package http1
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"math/rand/v2"
+	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"testing"
@@ -230,6 +234,48 @@ func FuzzRoundTripChunked(f *testing.F) {
 			if got := runDecode(in, i); got != want {
 				t.Fatalf("Decode(%q) cut at %d = %+v; want %+v", in, i, got, want)
 			}
+		}
+	})
+}
+
+// FuzzNetHTTP checks that net/http's ReadRequest accepts every head Parse
+// accepts, and reads its method, target, body length and persistence the
+// same, but for the differences the package doc lists and for targets
+// net/http refuses as URLs (Parse does not decode percent-escapes).
+func FuzzNetHTTP(f *testing.F) {
+	for _, tc := range parseTests {
+		if tc.status == 0 && !tc.notGo {
+			f.Add([]byte(tc.in))
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var p Parser
+		var r Request
+		n, err := p.Parse(b, &r)
+		if err != nil || bytes.HasPrefix(b, []byte("\r\n")) || r.Minor > 1 {
+			return
+		}
+		lengths := 0
+		for v := range r.Values("Content-Length") {
+			lengths++
+			if bytes.IndexByte(v, ',') >= 0 || lengths > 1 {
+				return
+			}
+		}
+		req, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(b[:n])))
+		if uerr := (*url.Error)(nil); errors.As(err, &uerr) {
+			return
+		}
+		if err != nil {
+			t.Fatalf("http.ReadRequest(%q) error = %v; Parse accepts it", b[:n], err)
+		}
+		cl := max(r.ContentLength, 0)
+		if r.Chunked {
+			cl = -1
+		}
+		if req.Method != string(r.Method) || req.RequestURI != string(r.Target) || req.ContentLength != cl || req.Close == r.KeepAlive {
+			t.Fatalf("http.ReadRequest(%q) = %s %s, ContentLength %d, Close %v; Parse: %s %s, %d, KeepAlive %v",
+				b[:n], req.Method, req.RequestURI, req.ContentLength, req.Close, r.Method, r.Target, cl, r.KeepAlive)
 		}
 	})
 }

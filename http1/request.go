@@ -57,7 +57,8 @@ type Request struct {
 	Method []byte // a token, e.g. "GET"; case-sensitive
 	// Target is the request target as sent: origin-form ("/path?query"),
 	// absolute-form ("http://host/path"), authority-form ("host:port",
-	// only with CONNECT) or "*" (only with OPTIONS).
+	// only with CONNECT) or "*" (only with OPTIONS). It is not decoded:
+	// percent-escapes are left to the URL parser.
 	Target []byte
 	// Major and Minor are the version as sent. Major is always 1; a Minor
 	// above 1 is served with the rules of HTTP/1.1.
