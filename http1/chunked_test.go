@@ -1,0 +1,228 @@
+package http1
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// chunkedTest is a chunked body, possibly followed by other bytes, and what
+// decoding it gives: the body and where it ends, or the reason of the
+// *Error (all have status 400).
+type chunkedTest struct {
+	name    string
+	in      string
+	trailer int // MaxTrailerBytes
+
+	body string // the decoded body
+	rest string // what follows the body in the input
+	err  *Error // nil for a valid body
+}
+
+var chunkedTests = []chunkedTest{
+	// Valid bodies.
+	{name: "empty", in: "0\r\n\r\n"},
+	{name: "one chunk", in: "5\r\nhello\r\n0\r\n\r\n", body: "hello"},
+	{name: "chunks", in: "5\r\nhello\r\n1\r\n,\r\n6\r\n world\r\n0\r\n\r\n", body: "hello, world"},
+	{name: "hex", in: "a\r\n0123456789\r\nB\r\nabcdefghijk\r\n0\r\n\r\n", body: "0123456789abcdefghijk"},
+	{name: "leading zeros", in: "0005\r\nhello\r\n000\r\n\r\n", body: "hello"},
+	{name: "16 digits", in: "0000000000000005\r\nhello\r\n0000000000000000\r\n\r\n", body: "hello"},
+	{name: "data with CRLF", in: "4\r\n\r\n\r\n\r\n0\r\n\r\n", body: "\r\n\r\n"},
+	{name: "binary data", in: "4\r\n\x00\xff\n\r\r\n0\r\n\r\n", body: "\x00\xff\n\r"},
+	{name: "extension", in: "5;name=value\r\nhello\r\n0\r\n\r\n", body: "hello"},
+	{name: "extensions", in: "5;a;b=c;d=\"e;f\"\r\nhello\r\n0;last\r\n\r\n", body: "hello"},
+	{name: "extension BWS", in: "5 \t; a = b\r\nhello\r\n0\r\n\r\n", body: "hello"},
+	{name: "trailer", in: "5\r\nhello\r\n0\r\nExpires: never\r\n\r\n", body: "hello"},
+	{name: "trailers", in: "0\r\nA: 1\r\nB-c:\r\nD:  x\ty \r\n\r\n"},
+	{name: "trailer obs-text", in: "0\r\nA: caf\xe9\r\n\r\n"},
+	{name: "followed by a request", in: "3\r\nabc\r\n0\r\n\r\nGET / HTTP/1.1\r\n", body: "abc", rest: "GET / HTTP/1.1\r\n"},
+	{name: "trailer limit exact", in: "0\r\nA: 1\r\n\r\n", trailer: 8},
+	{name: "largest size", in: "7fffffffffffffff\r\nabc", body: "abc"}, // unfinished: checks only the size
+
+	// Chunk sizes.
+	{name: "no size", in: "\r\nhello\r\n0\r\n\r\n", err: errChunkSize},
+	{name: "size not hex", in: "g\r\n", err: errChunkSize},
+	{name: "size plus", in: "+5\r\nhello\r\n0\r\n\r\n", err: errChunkSize},
+	{name: "size minus", in: "-5\r\nhello\r\n0\r\n\r\n", err: errChunkSize},
+	{name: "size 0x", in: "0x5\r\nhello\r\n0\r\n\r\n", err: errChunkSize},
+	{name: "size leading space", in: " 5\r\nhello\r\n0\r\n\r\n", err: errChunkSize},
+	{name: "size trailing space", in: "5 \r\nhello\r\n0\r\n\r\n", err: errChunkSize},
+	{name: "17 digits", in: "00000000000000005\r\nhello\r\n0\r\n\r\n", err: errChunkTooBig},
+	{name: "size overflow", in: "8000000000000000\r\n", err: errChunkTooBig},
+	{name: "size bare LF", in: "5\nhello\r\n0\r\n\r\n", err: errBareLF},
+	{name: "size bare CR", in: "5\rhello\r\n0\r\n\r\n", err: errBareCR},
+	{name: "empty line bare LF", in: "\n", err: errBareLF},
+
+	// Chunk extensions.
+	{name: "extension NUL", in: "5;a\x00\r\nhello\r\n0\r\n\r\n", err: errChunkExt},
+	{name: "extension bare LF", in: "5;a\nhello\r\n0\r\n\r\n", err: errBareLF},
+	{name: "extension bare CR", in: "5;a\rhello\r\n0\r\n\r\n", err: errBareCR},
+	{name: "extension too long", in: "5;" + strings.Repeat("a", 4097) + "\r\nhello\r\n0\r\n\r\n", err: errChunkExtBig},
+	{name: "extensions too long", in: strings.Repeat("1;"+strings.Repeat("a", 1000)+"\r\nx\r\n", 5) + "0\r\n\r\n", err: errChunkExtBig},
+
+	// Chunk data.
+	{name: "data too long", in: "5\r\nhello!\r\n0\r\n\r\n", err: errChunkData},
+	{name: "data bare LF", in: "5\r\nhello\n0\r\n\r\n", err: errChunkData},
+	{name: "data bare CR", in: "5\r\nhello\r0\r\n\r\n", err: errChunkData},
+
+	// Trailer sections.
+	{name: "trailer obs-fold", in: "0\r\nA: 1\r\n 2\r\n\r\n", err: errObsFold},
+	{name: "trailer space before colon", in: "0\r\nA : 1\r\n\r\n", err: errSpaceColon},
+	{name: "trailer no colon", in: "0\r\nA\r\n\r\n", err: errFieldName},
+	{name: "trailer empty name", in: "0\r\n: 1\r\n\r\n", err: errFieldName},
+	{name: "trailer NUL in value", in: "0\r\nA: \x00\r\n\r\n", err: errFieldValue},
+	{name: "trailer bare LF", in: "0\r\nA: 1\n\r\n", err: errBareLF},
+	{name: "trailer bare CR", in: "0\r\nA: 1\rB: 2\r\n\r\n", err: errBareCR},
+	{name: "trailer too large", in: "0\r\nA: 12\r\n\r\n", trailer: 8, err: errTrailerBig},
+	{name: "end bare LF", in: "0\r\n\n", err: errBareLF},
+	{name: "end bare CR", in: "0\r\n\rX", err: errBareCR},
+}
+
+// decode decodes in, handing it to d in pieces cut at the given points, as
+// a connection delivers it, and returns the body and how much of in it took.
+func decode(d *ChunkedDecoder, in []byte, cuts ...int) (body []byte, n int, err error) {
+	cuts = append(cuts, len(in))
+	from := 0
+	for _, to := range cuts {
+		piece := in[from:to]
+		for len(piece) > 0 && !d.Done() {
+			data, m, err := d.Decode(piece)
+			if err != nil {
+				return body, n, err
+			}
+			if len(data) > 0 && !within(data, piece[:m]) {
+				panic("Decode returned data outside its input")
+			}
+			body = append(body, data...)
+			n += m
+			piece = piece[m:]
+		}
+		from = to
+	}
+	return body, n, nil
+}
+
+// checkDecode fails unless decoding tc.in, cut at the given points, gives
+// what tc wants.
+func checkDecode(t *testing.T, tc *chunkedTest, cuts ...int) {
+	t.Helper()
+	d := ChunkedDecoder{MaxTrailerBytes: tc.trailer}
+	body, n, err := decode(&d, []byte(tc.in), cuts...)
+	call := "Decode(" + strconv.Quote(tc.in) + ") cut at [" + intsString(cuts) + "]"
+	if tc.err != nil {
+		if !errors.Is(err, tc.err) {
+			t.Fatalf("%s error = %v; want %v", call, err, tc.err)
+		}
+		if e := new(Error); !errors.As(err, &e) || e.Status != 400 {
+			t.Fatalf("%s error = %v; want status 400", call, err)
+		}
+		if _, m, again := d.Decode([]byte("0\r\n\r\n")); m != 0 || again != err {
+			t.Fatalf("Decode after %v = %d, %v; want 0, the same error", err, m, again)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("%s error = %v; want nil", call, err)
+	}
+	if string(body) != tc.body || n != len(tc.in)-len(tc.rest) {
+		t.Fatalf("%s = %q, %d bytes; want %q, %d", call, body, n, tc.body, len(tc.in)-len(tc.rest))
+	}
+	unfinished := strings.HasPrefix(tc.name, "largest")
+	if d.Done() == unfinished {
+		t.Fatalf("%s Done() = %v; want %v", call, d.Done(), !unfinished)
+	}
+}
+
+func intsString(v []int) string {
+	var b []byte
+	for i, x := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(x), 10)
+	}
+	return string(b)
+}
+
+func TestChunkedDecoder(t *testing.T) {
+	for i := range chunkedTests {
+		tc := &chunkedTests[i]
+		t.Run(tc.name, func(t *testing.T) {
+			checkDecode(t, tc)
+			// One byte at a time.
+			cuts := make([]int, len(tc.in))
+			for i := range cuts {
+				cuts[i] = i
+			}
+			checkDecode(t, tc, cuts...)
+			// Two pieces, cut everywhere.
+			for i := range len(tc.in) {
+				checkDecode(t, tc, i)
+			}
+		})
+	}
+}
+
+func TestChunkedReset(t *testing.T) {
+	d := ChunkedDecoder{MaxTrailerBytes: 100}
+	in := []byte("3\r\nabc\r\n0\r\n\r\n")
+	for range 2 {
+		if body, n, err := decode(&d, in); err != nil || string(body) != "abc" || n != len(in) {
+			t.Fatalf("Decode(%q) = %q, %d, %v; want abc, %d, nil", in, body, n, err, len(in))
+		}
+		if data, n, err := d.Decode(in); data != nil || n != 0 || err != nil {
+			t.Fatalf("Decode after the end = %q, %d, %v; want nil, 0, nil", data, n, err)
+		}
+		d.Reset()
+	}
+	if d.MaxTrailerBytes != 100 {
+		t.Errorf("after Reset, MaxTrailerBytes = %d; want 100", d.MaxTrailerBytes)
+	}
+}
+
+// chunkedBody is a body of 16 chunks of 1 KiB.
+func chunkedBody() []byte {
+	var b []byte
+	for range 16 {
+		b = append(b, "400\r\n"...)
+		b = append(b, strings.Repeat("x", 1024)...)
+		b = append(b, "\r\n"...)
+	}
+	return append(b, "0\r\n\r\n"...)
+}
+
+func TestChunkedAllocs(t *testing.T) {
+	in := chunkedBody()
+	var d ChunkedDecoder
+	allocs := testing.AllocsPerRun(100, func() {
+		d.Reset()
+		for rest := in; len(rest) > 0; {
+			_, n, err := d.Decode(rest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rest = rest[n:]
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("Decode allocates %v times; want 0", allocs)
+	}
+}
+
+func BenchmarkChunkedDecoder(b *testing.B) {
+	in := chunkedBody()
+	var d ChunkedDecoder
+	b.ReportAllocs()
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		d.Reset()
+		for rest := in; len(rest) > 0; {
+			_, n, err := d.Decode(rest)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rest = rest[n:]
+		}
+	}
+}

@@ -1,0 +1,60 @@
+// Package http1 parses HTTP/1.1 requests (RFC 9112) with no I/O: request
+// heads with a Parser, chunked request bodies with a ChunkedDecoder. A
+// server hands either one the connection's inbound bytes, split anywhere,
+// and calls again when more arrive.
+//
+//	var p http1.Parser
+//	var r http1.Request
+//	n, err := p.Parse(in, &r)
+//	switch {
+//	case errors.Is(err, http1.ErrIncomplete):
+//		// read more, append to in, call again
+//	case err != nil:
+//		var e *http1.Error
+//		errors.As(err, &e) // respond with e.Status, then close
+//	default:
+//		in = in[n:] // the body: r.ContentLength bytes, or chunked
+//	}
+//
+// Parsing allocates nothing once Request.Headers has grown to fit: every
+// byte slice in a Request points into the input.
+//
+// # Strictness
+//
+// Framing errors are how requests are smuggled past a proxy that reads them
+// differently, so a Parser refuses what RFC 9112 allows a server to refuse,
+// with the status it suggests:
+//
+//   - Lines end with CRLF. A bare LF (which RFC 9112 section 2.2 lets a
+//     recipient accept) and a bare CR are 400.
+//   - Obsolete line folding (a field line starting with SP or HTAB) is 400;
+//     so is whitespace between a field name and its colon, and a control
+//     character other than HTAB in a field value. Bytes 0x80-0xFF
+//     (obs-text) are accepted in values and request targets.
+//   - The request line has single spaces and a version "HTTP/d.d" in upper
+//     case. Major versions other than 1 are 505; minor versions above 1
+//     are served as HTTP/1.1.
+//   - The target's form must fit the method: authority-form only and
+//     always for CONNECT, "*" only for OPTIONS, else origin-form or
+//     absolute-form.
+//   - Content-Length is digits only. Several values, in one list or in
+//     several fields, are accepted when all are equal, else 400.
+//   - Transfer-Encoding is 400 in HTTP/1.0, with Content-Length, when
+//     chunked is not the final coding or appears twice; a coding other
+//     than chunked is 501, as no other is decoded.
+//   - An HTTP/1.1 request without Host, or any request with more than one,
+//     is 400. An Expect other than 100-continue is 417.
+//   - Heads over Limits.MaxHeaderBytes or with more than Limits.MaxHeaders
+//     fields are 431; chunk sizes over 16 hex digits, chunk extensions
+//     over 4 KiB a body and trailer sections over
+//     ChunkedDecoder.MaxTrailerBytes are 400.
+//
+// # Differences from net/http
+//
+// net/http's server also refuses the cases above, except that it accepts a
+// bare LF as a line end, "*" with any method and origin-form with CONNECT.
+// Where a Parser is more lenient: it skips empty lines before the request
+// line, which net/http refuses, and accepts a Content-Length list of equal
+// values in one field ("5, 5") and equal lengths written differently in
+// several fields ("05" and "5"), which net/http compares as text.
+package http1

@@ -1,0 +1,565 @@
+package http1
+
+import (
+	"bytes"
+	"iter"
+	"math"
+)
+
+// net/http's defaults.
+const (
+	defaultMaxHeaderBytes = 1 << 20 // http.DefaultMaxHeaderBytes
+	defaultMaxHeaders     = 100
+)
+
+// Limits bound what a Parser accepts. Zero (or negative) fields take the
+// defaults. A Limits is plain data.
+type Limits struct {
+	// MaxHeaderBytes bounds the head: any empty lines before the request
+	// line, the request line, the field lines and every CRLF, through the
+	// blank line that ends it (default 1 MiB, as net/http). A longer head
+	// is refused with 431 as soon as that many bytes have arrived without
+	// its end.
+	MaxHeaderBytes int
+	// MaxHeaders is the most field lines a head may have (default 100).
+	MaxHeaders int
+}
+
+func (l *Limits) maxHeaderBytes() int {
+	if l.MaxHeaderBytes > 0 {
+		return l.MaxHeaderBytes
+	}
+	return defaultMaxHeaderBytes
+}
+
+func (l *Limits) maxHeaders() int {
+	if l.MaxHeaders > 0 {
+		return l.MaxHeaders
+	}
+	return defaultMaxHeaders
+}
+
+// Header is one field line of a head. Name is as sent (compare it without
+// regard to case); Value is without the whitespace around it. Both point
+// into the input given to Parser.Parse.
+type Header struct {
+	Name, Value []byte
+}
+
+// Request is a parsed request head: the request line, the field lines, and
+// what a server needs from them to frame the body and the connection.
+//
+// Its byte slices point into the input given to Parser.Parse and stay valid
+// as long as those bytes are neither modified nor reused; a server copies
+// what it keeps past the request. A Request is plain data, and its Headers
+// slice is reused by the next Parse into the same Request.
+type Request struct {
+	Method []byte // a token, e.g. "GET"; case-sensitive
+	// Target is the request target as sent: origin-form ("/path?query"),
+	// absolute-form ("http://host/path"), authority-form ("host:port",
+	// only with CONNECT) or "*" (only with OPTIONS). It is not decoded:
+	// percent-escapes are left to the URL parser.
+	Target []byte
+	// Major and Minor are the version as sent. Major is always 1; a Minor
+	// above 1 is served with the rules of HTTP/1.1.
+	Major, Minor int
+	// Headers are the field lines in the order sent.
+	Headers []Header
+
+	// ContentLength is the body's length from Content-Length, or -1 if
+	// the head has none. A request with neither Content-Length nor
+	// Chunked has no body (RFC 9112 section 6.3).
+	ContentLength int64
+	// Chunked reports a body sent with the chunked transfer coding:
+	// decode it with a ChunkedDecoder.
+	Chunked bool
+	// KeepAlive reports whether the connection persists after the
+	// response: for HTTP/1.1 unless "Connection: close", for HTTP/1.0
+	// only with "Connection: keep-alive" (and without "close").
+	KeepAlive bool
+	// Expect100 reports "Expect: 100-continue" in an HTTP/1.1 request: the
+	// client waits for "100 Continue" before sending the body. HTTP/1.0
+	// requests never get it (RFC 9110 section 10.1.1).
+	Expect100 bool
+	// Host is the Host field's value; nil if there is none (allowed in
+	// HTTP/1.0 only). With an absolute-form Target, the server uses the
+	// Target's authority instead (RFC 9112 section 3.2.2).
+	Host []byte
+	// Upgrade reports an HTTP/1.1 request to switch protocols: a
+	// non-empty Upgrade field and the "upgrade" token in Connection.
+	// UpgradeTo is the Upgrade field's value, e.g. "websocket", whether or
+	// not Upgrade is set.
+	Upgrade   bool
+	UpgradeTo []byte
+	// HeadLen is the head's length in bytes, through the blank line:
+	// the body, or the next request, starts at the input's HeadLen.
+	HeadLen int
+}
+
+// Get returns the value of the first field named name, compared without
+// regard to ASCII case, or nil if there is none.
+func (r *Request) Get(name string) []byte {
+	for i := range r.Headers {
+		if equalFold(r.Headers[i].Name, name) {
+			return r.Headers[i].Value
+		}
+	}
+	return nil
+}
+
+// Values returns the values of every field named name, compared without
+// regard to ASCII case, in the order sent.
+func (r *Request) Values(name string) iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		for i := range r.Headers {
+			if equalFold(r.Headers[i].Name, name) && !yield(r.Headers[i].Value) {
+				return
+			}
+		}
+	}
+}
+
+// Parser parses request heads from a connection's inbound bytes. The zero
+// value is ready to use and applies the default limits.
+//
+// A Parser remembers how far it has searched its input for the head's end,
+// so that a head arriving a byte at a time costs time linear in its length.
+// A Parser is not safe for concurrent use; use one per connection.
+type Parser struct {
+	Limits
+
+	scanned   int // b[:scanned] holds no end of the head
+	lineStart int // where the line being searched begins
+	start     int // where the request line begins, after empty lines
+}
+
+// Reset forgets the search for the current head's end, for a caller that
+// discards input Parse has seen without a result (Parse itself resets after
+// returning a head or an error).
+func (p *Parser) Reset() {
+	p.scanned, p.lineStart, p.start = 0, 0, 0
+}
+
+// Parse parses the request head at the start of b into r and returns the
+// head's length, r.HeadLen.
+//
+// While b holds only the beginning of a head, Parse returns 0,
+// ErrIncomplete: call again with more bytes appended, b holding the same
+// bytes at its start as before (it may have moved, as when a buffer grows). Once b holds the head through its blank line, Parse
+// parses it in one pass and returns its length, or 0 and an *Error if it is
+// malformed, too large or asks for what the server cannot do. Either way
+// the next call starts a new head. Empty lines before the request line are
+// skipped and counted in the head's length (RFC 9112 section 2.2).
+//
+// r's byte slices point into b (see Request). r is fully overwritten on
+// success and left undefined on error.
+func (p *Parser) Parse(b []byte, r *Request) (int, error) {
+	if p.scanned > len(b) {
+		p.Reset() // not the input of the last call: start again
+	}
+	limit := p.maxHeaderBytes()
+	window := b
+	if len(window) > limit {
+		window = window[:limit]
+	}
+	for {
+		i := bytes.IndexByte(window[p.scanned:], '\n')
+		if i < 0 {
+			break
+		}
+		lf := p.scanned + i
+		line := p.lineStart
+		if lf == line || b[lf-1] != '\r' {
+			p.Reset()
+			return 0, errBareLF
+		}
+		p.scanned, p.lineStart = lf+1, lf+1
+		if lf-1 != line {
+			continue
+		}
+		if line == p.start { // an empty line before the request line
+			p.start = lf + 1
+			continue
+		}
+		start := p.start
+		p.Reset()
+		if err := p.parseHead(b[:lf+1], start, r); err != nil {
+			return 0, err
+		}
+		return lf + 1, nil
+	}
+	if len(b) >= limit {
+		p.Reset()
+		return 0, errHeadTooBig
+	}
+	p.scanned = len(b)
+	return 0, ErrIncomplete
+}
+
+// parseHead parses the head b[start:], which ends with the blank line and
+// in which every LF follows a CR, into r.
+func (p *Parser) parseHead(b []byte, start int, r *Request) error {
+	// Request line: method SP request-target SP HTTP-version CRLF.
+	i := start
+	for tchar[b[i]] {
+		i++
+	}
+	if i == start || b[i] != ' ' {
+		if b[i] != ' ' && b[i] != '\r' {
+			return errMethod
+		}
+		return errRequestLine
+	}
+	r.Method = b[start:i:i]
+	i++
+	ts := i
+	for targetChar[b[i]] {
+		i++
+	}
+	if i == ts || b[i] != ' ' {
+		if b[i] != ' ' && b[i] != '\r' {
+			return errTarget
+		}
+		return errRequestLine
+	}
+	r.Target = b[ts:i:i]
+	i++
+	v := b[i:]
+	if len(v) < 10 || string(v[:5]) != "HTTP/" || v[5]-'0' > 9 || v[6] != '.' || v[7]-'0' > 9 {
+		return errVersion
+	}
+	if v[8] != '\r' || v[9] != '\n' {
+		if v[8] == '\r' {
+			return errBareCR
+		}
+		return errVersion
+	}
+	if v[5] != '1' {
+		return errVersionNotSup
+	}
+	r.Major, r.Minor = 1, int(v[7]-'0')
+	i += 10
+	if err := checkTarget(r.Method, r.Target); err != nil {
+		return err
+	}
+	http11 := r.Minor >= 1
+
+	// Field lines, up to the blank line.
+	r.Headers = r.Headers[:0]
+	r.ContentLength = -1
+	r.Chunked, r.Expect100, r.Upgrade = false, false, false
+	r.Host, r.UpgradeTo = nil, nil
+	var (
+		hosts, lengths                int
+		coded, chunkedLast, others    bool
+		closeConn, keepAlive, upgrade bool
+		expect100, expectOther        bool
+	)
+	maxHeaders := p.maxHeaders()
+	for b[i] != '\r' {
+		name, value, next, err := fieldLine(b, i)
+		if err != nil {
+			return err
+		}
+		i = next
+		if len(r.Headers) == maxHeaders {
+			return errTooManyHdrs
+		}
+		r.Headers = append(r.Headers, Header{name, value})
+
+		switch len(name) {
+		case 4:
+			if foldLower(name, "host") {
+				hosts++
+				r.Host = value
+			}
+		case 6:
+			if foldLower(name, "expect") && len(value) > 0 {
+				if foldLower(value, "100-continue") {
+					expect100 = true
+				} else {
+					expectOther = true
+				}
+			}
+		case 7:
+			if foldLower(name, "upgrade") && r.UpgradeTo == nil {
+				r.UpgradeTo = value
+			}
+		case 10:
+			if foldLower(name, "connection") {
+				for rest := value; len(rest) > 0; {
+					var e []byte
+					e, rest = nextElement(rest)
+					switch {
+					case foldLower(e, "close"):
+						closeConn = true
+					case foldLower(e, "keep-alive"):
+						keepAlive = true
+					case foldLower(e, "upgrade"):
+						upgrade = true
+					}
+				}
+			}
+		case 14:
+			if foldLower(name, "content-length") {
+				if err := addContentLength(r, value, &lengths); err != nil {
+					return err
+				}
+			}
+		case 17:
+			if foldLower(name, "transfer-encoding") {
+				coded = true
+				for rest := value; len(rest) > 0; {
+					var e []byte
+					e, rest = nextElement(rest)
+					switch {
+					case len(e) == 0:
+						continue // an empty list element (RFC 9110 section 5.6.1)
+					case foldLower(e, "chunked"):
+						if r.Chunked {
+							return errChunkedTwice
+						}
+						r.Chunked, chunkedLast = true, true
+					default:
+						others, chunkedLast = true, false
+					}
+				}
+			}
+		}
+	}
+	if b[i+1] != '\n' {
+		return errBareCR
+	}
+
+	// Framing (RFC 9112 section 6): the checks against request smuggling.
+	if coded {
+		switch {
+		case !http11:
+			return errCodingHTTP10
+		case lengths > 0:
+			return errLengthAndCoding
+		case !chunkedLast:
+			return errNotChunked
+		case others:
+			return errCoding
+		}
+	}
+	switch {
+	case hosts > 1:
+		return errManyHosts
+	case hosts == 0 && http11:
+		return errNoHost
+	case expectOther:
+		return errExpect
+	}
+	r.Expect100 = expect100 && http11
+	r.KeepAlive = !closeConn && (http11 || keepAlive)
+	r.Upgrade = upgrade && http11 && len(r.UpgradeTo) > 0
+	r.HeadLen = len(b)
+	return nil
+}
+
+// checkTarget checks that target has the form method calls for (RFC 9112
+// section 3.2): authority-form for CONNECT, "*" only for OPTIONS, else
+// origin-form or absolute-form.
+func checkTarget(method, target []byte) error {
+	if string(method) == "CONNECT" {
+		// authority-form: uri-host ":" port.
+		c := bytes.LastIndexByte(target, ':')
+		if c <= 0 || c == len(target)-1 || bytes.ContainsAny(target, "/?#@") {
+			return errTargetForm
+		}
+		for _, d := range target[c+1:] {
+			if d-'0' > 9 {
+				return errTargetForm
+			}
+		}
+		return nil
+	}
+	switch {
+	case target[0] == '/':
+		return nil
+	case len(target) == 1 && target[0] == '*':
+		if string(method) != "OPTIONS" {
+			return errTargetForm
+		}
+		return nil
+	}
+	// absolute-form: scheme ":" hier-part, scheme = ALPHA *( ALPHA / DIGIT
+	// / "+" / "-" / "." ).
+	if target[0]|0x20-'a' > 'z'-'a' {
+		return errTarget
+	}
+	for i, c := range target[1:] {
+		switch {
+		case c == ':':
+			if i+2 == len(target) {
+				return errTarget
+			}
+			return nil
+		case c|0x20-'a' <= 'z'-'a', c-'0' <= 9, c == '+', c == '-', c == '.':
+		default:
+			return errTarget
+		}
+	}
+	return errTarget
+}
+
+// fieldLine parses the field line starting at b[i] (RFC 9112 section 5),
+// which is not the blank line, and returns its name, its value without the
+// whitespace around it, and where the next line starts. b ends with CRLF
+// CRLF, which bounds every scan.
+func fieldLine(b []byte, i int) (name, value []byte, next int, err error) {
+	ns := i
+	for tchar[b[i]] {
+		i++
+	}
+	if b[i] != ':' || i == ns {
+		switch {
+		case i == ns && (b[i] == ' ' || b[i] == '\t'):
+			return nil, nil, 0, errObsFold
+		case i > ns && (b[i] == ' ' || b[i] == '\t'):
+			return nil, nil, 0, errSpaceColon
+		case b[i] == '\r' && b[i+1] != '\n':
+			return nil, nil, 0, errBareCR
+		}
+		return nil, nil, 0, errFieldName
+	}
+	name = b[ns:i:i]
+	i++
+	for b[i] == ' ' || b[i] == '\t' {
+		i++
+	}
+	vs := i
+	for valueChar[b[i]] {
+		i++
+	}
+	if b[i] != '\r' {
+		return nil, nil, 0, errFieldValue
+	}
+	if b[i+1] != '\n' {
+		return nil, nil, 0, errBareCR
+	}
+	ve := i
+	for ve > vs && (b[ve-1] == ' ' || b[ve-1] == '\t') {
+		ve--
+	}
+	return name, b[vs:ve:ve], i + 2, nil
+}
+
+// addContentLength takes one Content-Length field's value, a list of
+// decimal lengths, into r.ContentLength. All the lengths of a request,
+// across its fields, must be equal (RFC 9110 section 8.6); n counts them.
+func addContentLength(r *Request, value []byte, n *int) error {
+	if len(value) == 0 {
+		return errContentLength
+	}
+	for rest := value; ; {
+		var e []byte
+		e, rest = nextElement(rest)
+		if len(e) == 0 {
+			return errContentLength
+		}
+		var v int64
+		for _, c := range e {
+			d := int64(c - '0')
+			if c-'0' > 9 || v > (math.MaxInt64-d)/10 {
+				return errContentLength
+			}
+			v = v*10 + d
+		}
+		if *n > 0 && v != r.ContentLength {
+			return errContentLengths
+		}
+		*n++
+		r.ContentLength = v
+		if rest == nil {
+			return nil
+		}
+	}
+}
+
+// nextElement splits the first element off a comma-separated list (RFC
+// 9110 section 5.6.1), trimming the whitespace around it. rest is nil after
+// the last element.
+func nextElement(list []byte) (elem, rest []byte) {
+	c := bytes.IndexByte(list, ',')
+	if c < 0 {
+		elem = list
+	} else {
+		elem, rest = list[:c], list[c+1:]
+	}
+	for len(elem) > 0 && (elem[0] == ' ' || elem[0] == '\t') {
+		elem = elem[1:]
+	}
+	for len(elem) > 0 && (elem[len(elem)-1] == ' ' || elem[len(elem)-1] == '\t') {
+		elem = elem[:len(elem)-1]
+	}
+	return elem, rest
+}
+
+// foldLower reports whether b equals lower, which holds only lowercase
+// letters, digits and '-', without regard to case. b holds no control
+// characters (it is a validated name or value), so c|0x20 can only equal a
+// byte of lower if c is that byte or its uppercase letter.
+func foldLower(b []byte, lower string) bool {
+	if len(b) != len(lower) {
+		return false
+	}
+	for i := range len(b) {
+		if b[i]|0x20 != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// equalFold reports whether b and s are equal without regard to ASCII case.
+func equalFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range len(b) {
+		x, y := b[i], s[i]
+		if x != y && (x|0x20 != y|0x20 || x|0x20-'a' > 'z'-'a') {
+			return false
+		}
+	}
+	return true
+}
+
+// tchar marks the bytes of a token (RFC 9110 section 5.6.2): methods,
+// field names, transfer codings.
+var tchar = func() (t [256]bool) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = true, true
+	}
+	for _, c := range "!#$%&'*+-.^_`|~" {
+		t[c] = true
+	}
+	return t
+}()
+
+// valueChar marks the bytes a field value may hold (RFC 9110 section
+// 5.5): visible ASCII, SP, HTAB and obs-text (0x80-0xFF); no other control
+// characters.
+var valueChar = func() (t [256]bool) {
+	for c := 0x20; c < 0x100; c++ {
+		t[c] = c != 0x7f
+	}
+	t['\t'] = true
+	return t
+}()
+
+// targetChar marks the bytes a request target may hold: visible ASCII and
+// obs-text, as net/http and most servers accept; no space or control
+// characters.
+var targetChar = func() (t [256]bool) {
+	for c := 0x21; c < 0x100; c++ {
+		t[c] = c != 0x7f
+	}
+	return t
+}()
