@@ -130,7 +130,7 @@ func TestConfigFileAndSIGTERM(t *testing.T) {
 		t.Fatalf("exit after SIGTERM: %v\n%s", err, p.stderr)
 	}
 	data, _ := os.ReadFile(filepath.Join(dir, "appendonly.aof"))
-	if !bytes.Contains(data, []byte("SET\r\n$1\r\nk")) {
+	if !bytes.Contains(bytes.ToUpper(data), []byte("SET\r\n$1\r\nK\r\n")) {
 		t.Errorf("the log after SIGTERM: %q", data)
 	}
 	bad := filepath.Join(dir, "bad.conf")
