@@ -29,8 +29,6 @@ type readyKey struct {
 
 // parseTimeout parses a blocking command's timeout: seconds, fractions
 // allowed; 0 waits forever.
-//
-//lint:ignore U1000 the blocking list and sorted-set commands use it
 func (s *Server) parseTimeout(b []byte) (time.Duration, bool) {
 	sec, ok := parseLongDouble(b)
 	if !ok {
@@ -51,8 +49,6 @@ func (s *Server) parseTimeout(b []byte) (time.Duration, bool) {
 // block makes c wait for data on keys: serve runs when one of them
 // receives some, timedOut when timeout (0: never) passes first. In a
 // transaction, where nothing blocks, timedOut answers at once.
-//
-//lint:ignore U1000 the blocking list and sorted-set commands use it
 func (s *Server) block(c *client, keys [][]byte, timeout time.Duration, serve func(key []byte) bool, timedOut func()) {
 	if s.inExec || s.replay {
 		timedOut()

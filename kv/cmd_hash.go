@@ -32,27 +32,11 @@ func init() {
 
 var argHSET = []byte("HSET")
 
-// hashForWrite returns key's hash for a command that changes it, nil if
-// key is absent; ok is false, the error written, if key holds another
-// type. As Redis's lookupKeyWrite, it does not count keyspace hits and
-// misses.
-func hashForWrite(s *Server, c *client, key []byte) (h *hash, ok bool) {
-	e := c.db.lookup(key)
-	if e == nil {
-		return nil, true
-	}
-	h, ok = e.obj.(*hash)
-	if !ok {
-		s.w.Error(errWrongType)
-	}
-	return h, ok
-}
-
-// hashForUpdate is hashForWrite, creating an empty hash if key is absent,
+// hashForUpdate is lookupWriteAs, creating an empty hash if key is absent,
 // as Redis's hashTypeLookupWriteOrCreate does; the caller must add a field
 // to a created hash.
 func hashForUpdate(s *Server, c *client, key []byte) (h *hash, ok bool) {
-	h, ok = hashForWrite(s, c, key)
+	h, ok = lookupWriteAs[*hash](s, c.db, key)
 	if !ok || h != nil {
 		return h, ok
 	}
@@ -140,7 +124,7 @@ func hmgetCommand(s *Server, c *client, args [][]byte) {
 
 func hdelCommand(s *Server, c *client, args [][]byte) {
 	key := args[1]
-	h, ok := hashForWrite(s, c, key)
+	h, ok := lookupWriteAs[*hash](s, c.db, key)
 	if !ok {
 		return
 	}
@@ -159,10 +143,7 @@ func hdelCommand(s *Server, c *client, args [][]byte) {
 		s.modified(c.db, key)
 		s.dirty(n - 1) // Redis counts a change per field deleted
 		s.notify(notifyHash, "hdel", key, c.db.id)
-		if h.len() == 0 {
-			c.db.remove(key)
-			s.notify(notifyGeneric, "del", key, c.db.id)
-		}
+		s.removeIfEmpty(c.db, key, h.len())
 	}
 	s.w.Int(int64(n))
 }

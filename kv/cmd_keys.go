@@ -64,6 +64,16 @@ func (s *Server) deleteKey(d *db, key []byte) bool {
 	return true
 }
 
+// removeIfEmpty deletes key, whose aggregate value now holds size
+// elements, if size is 0, with the "del" event: as in Redis, an empty
+// list, hash, set or sorted set never stays in the keyspace.
+func (s *Server) removeIfEmpty(d *db, key []byte, size int) {
+	if size == 0 {
+		d.remove(key)
+		s.notify(notifyGeneric, "del", key, d.id)
+	}
+}
+
 func delCommand(s *Server, c *client, args [][]byte) {
 	n := 0
 	for _, key := range args[1:] {

@@ -114,21 +114,6 @@ func (s *Server) parseListIntIn(b []byte, lo, hi int64, msg string) (int64, bool
 	return n, true
 }
 
-// listForWrite is lookupAs for the commands that change a list: as
-// Redis's lookupKeyWrite, it does not count keyspace hits and misses.
-func (s *Server) listForWrite(d *db, key []byte) (*list, bool) {
-	e := d.lookup(key)
-	if e == nil {
-		return nil, true
-	}
-	l, isList := e.obj.(*list)
-	if !isList {
-		s.w.Error(errWrongType)
-		return nil, false
-	}
-	return l, true
-}
-
 // listKey returns the list under key in d without a reply: nil if key is
 // absent, empty or holds another type. Blocked clients are served with it.
 func listKey(d *db, key []byte) *list {
@@ -147,10 +132,7 @@ func listKey(d *db, key []byte) *list {
 // head (left) or the tail, deleting the key if l is now empty.
 func (s *Server) listRemoved(d *db, key []byte, l *list, left bool) {
 	s.notify(notifyList, listPopEvent(left), key, d.id)
-	if l.len() == 0 {
-		d.remove(key)
-		s.notify(notifyGeneric, "del", key, d.id)
-	}
+	s.removeIfEmpty(d, key, l.len())
 	s.modified(d, key)
 }
 
@@ -161,7 +143,7 @@ func rpushxCommand(s *Server, c *client, args [][]byte) { listPushGeneric(s, c, 
 
 func listPushGeneric(s *Server, c *client, args [][]byte, left, onlyExisting bool) {
 	key := args[1]
-	l, ok := s.listForWrite(c.db, key)
+	l, ok := lookupWriteAs[*list](s, c.db, key)
 	if !ok {
 		return
 	}
@@ -200,7 +182,7 @@ func listPopGeneric(s *Server, c *client, args [][]byte, left bool) {
 		count = n
 	}
 	key := args[1]
-	l, ok := s.listForWrite(c.db, key)
+	l, ok := lookupWriteAs[*list](s, c.db, key)
 	switch {
 	case !ok:
 		return
@@ -309,7 +291,7 @@ func lrangeCommand(s *Server, c *client, args [][]byte) {
 
 func lsetCommand(s *Server, c *client, args [][]byte) {
 	key := args[1]
-	l, ok := s.listForWrite(c.db, key)
+	l, ok := lookupWriteAs[*list](s, c.db, key)
 	if !ok {
 		return
 	}
@@ -345,7 +327,7 @@ func linsertCommand(s *Server, c *client, args [][]byte) {
 		return
 	}
 	key := args[1]
-	l, ok := s.listForWrite(c.db, key)
+	l, ok := lookupWriteAs[*list](s, c.db, key)
 	if !ok {
 		return
 	}
@@ -373,7 +355,7 @@ func lremCommand(s *Server, c *client, args [][]byte) {
 		return
 	}
 	key := args[1]
-	l, ok := s.listForWrite(c.db, key)
+	l, ok := lookupWriteAs[*list](s, c.db, key)
 	if !ok {
 		return
 	}
@@ -385,10 +367,7 @@ func lremCommand(s *Server, c *client, args [][]byte) {
 	if removed > 0 {
 		s.notify(notifyList, "lrem", key, c.db.id)
 	}
-	if l.len() == 0 {
-		c.db.remove(key)
-		s.notify(notifyGeneric, "del", key, c.db.id)
-	}
+	s.removeIfEmpty(c.db, key, l.len())
 	s.w.Int(int64(removed))
 	if removed > 0 {
 		s.modified(c.db, key)
@@ -405,7 +384,7 @@ func ltrimCommand(s *Server, c *client, args [][]byte) {
 		return
 	}
 	key := args[1]
-	l, ok := s.listForWrite(c.db, key)
+	l, ok := lookupWriteAs[*list](s, c.db, key)
 	if !ok {
 		return
 	}
@@ -421,10 +400,7 @@ func ltrimCommand(s *Server, c *client, args [][]byte) {
 		l.trim(from, n-1-to)
 	}
 	s.notify(notifyList, "ltrim", key, c.db.id)
-	if l.len() == 0 {
-		c.db.remove(key)
-		s.notify(notifyGeneric, "del", key, c.db.id)
-	}
+	s.removeIfEmpty(c.db, key, l.len())
 	s.modified(c.db, key)
 	s.w.OK()
 }
@@ -559,7 +535,7 @@ func rpoplpushCommand(s *Server, c *client, args [][]byte) {
 // replied: with the item, or an error. When src is absent it replies with
 // a null unless canBlock.
 func listMoveGeneric(s *Server, c *client, src, dst []byte, from, to, canBlock bool) (replied, moved bool) {
-	sl, ok := s.listForWrite(c.db, src)
+	sl, ok := lookupWriteAs[*list](s, c.db, src)
 	if !ok {
 		return true, false
 	}
@@ -570,7 +546,7 @@ func listMoveGeneric(s *Server, c *client, src, dst []byte, from, to, canBlock b
 		s.w.Null()
 		return true, false
 	}
-	dl, ok := s.listForWrite(c.db, dst)
+	dl, ok := lookupWriteAs[*list](s, c.db, dst)
 	if !ok {
 		return true, false
 	}
@@ -639,7 +615,7 @@ func lmpopCommand(s *Server, c *client, args [][]byte) {
 // whether it replied (with items or WRONGTYPE).
 func lmpopAny(s *Server, c *client, keys [][]byte, left bool, count int64) bool {
 	for _, key := range keys {
-		l, ok := s.listForWrite(c.db, key)
+		l, ok := lookupWriteAs[*list](s, c.db, key)
 		if !ok {
 			return true
 		}
@@ -671,7 +647,7 @@ func listBPopGeneric(s *Server, c *client, args [][]byte, left bool) {
 	}
 	keys := args[1 : len(args)-1]
 	for _, key := range keys {
-		l, ok := s.listForWrite(c.db, key)
+		l, ok := lookupWriteAs[*list](s, c.db, key)
 		if !ok {
 			return
 		}

@@ -30,29 +30,6 @@ func init() {
 	}
 }
 
-// setForWrite looks key up for a command that changes it: a set, nil if
-// absent, or ok false after the WRONGTYPE error. Writes do not count as
-// keyspace hits or misses, as in Redis.
-func setForWrite(s *Server, c *client, key []byte) (o *set, ok bool) {
-	e := c.db.lookup(key)
-	if e == nil {
-		return nil, true
-	}
-	o, ok = e.obj.(*set)
-	if !ok {
-		s.w.Error(errWrongType)
-	}
-	return o, ok
-}
-
-// setEmptied deletes key if o is now empty, with Redis's "del" event.
-func (s *Server) setEmptied(c *client, key []byte, o *set) {
-	if o.len() == 0 {
-		c.db.remove(key)
-		s.notify(notifyGeneric, "del", key, c.db.id)
-	}
-}
-
 // replySet writes members as RESP3 set (an array in RESP2).
 func (s *Server) replySet(members []string) {
 	s.w.Set(len(members))
@@ -63,7 +40,7 @@ func (s *Server) replySet(members []string) {
 
 func saddCommand(s *Server, c *client, args [][]byte) {
 	key := args[1]
-	o, ok := setForWrite(s, c, key)
+	o, ok := lookupWriteAs[*set](s, c.db, key)
 	if !ok {
 		return
 	}
@@ -87,7 +64,7 @@ func saddCommand(s *Server, c *client, args [][]byte) {
 
 func sremCommand(s *Server, c *client, args [][]byte) {
 	key := args[1]
-	o, ok := setForWrite(s, c, key)
+	o, ok := lookupWriteAs[*set](s, c.db, key)
 	if !ok {
 		return
 	}
@@ -106,7 +83,7 @@ func sremCommand(s *Server, c *client, args [][]byte) {
 		s.modified(c.db, key)
 		s.dirty(removed - 1)
 		s.notify(notifySet, "srem", key, c.db.id)
-		s.setEmptied(c, key, o)
+		s.removeIfEmpty(c.db, key, o.len())
 	}
 	s.w.Int(int64(removed))
 }
@@ -243,7 +220,7 @@ func spopCommand(s *Server, c *client, args [][]byte) {
 	}
 	key := args[1]
 	if len(args) == 2 {
-		o, ok := setForWrite(s, c, key)
+		o, ok := lookupWriteAs[*set](s, c.db, key)
 		if !ok {
 			return
 		}
@@ -255,7 +232,7 @@ func spopCommand(s *Server, c *client, args [][]byte) {
 		o.remove([]byte(m))
 		s.w.BulkString(m)
 		s.notify(notifySet, "spop", key, c.db.id)
-		s.setEmptied(c, key, o)
+		s.removeIfEmpty(c.db, key, o.len())
 		s.modified(c.db, key)
 		s.rewrite([]byte("SREM"), key, []byte(m))
 		return
@@ -265,7 +242,7 @@ func spopCommand(s *Server, c *client, args [][]byte) {
 		s.w.Error("ERR value is out of range, must be positive")
 		return
 	}
-	o, ok := setForWrite(s, c, key)
+	o, ok := lookupWriteAs[*set](s, c.db, key)
 	if !ok {
 		return
 	}
@@ -302,7 +279,7 @@ func spopCommand(s *Server, c *client, args [][]byte) {
 
 func smoveCommand(s *Server, c *client, args [][]byte) {
 	src, dst, member := args[1], args[2], args[3]
-	from, ok := setForWrite(s, c, src)
+	from, ok := lookupWriteAs[*set](s, c.db, src)
 	if !ok {
 		return
 	}
@@ -310,7 +287,7 @@ func smoveCommand(s *Server, c *client, args [][]byte) {
 		s.w.Int(0)
 		return
 	}
-	to, ok := setForWrite(s, c, dst)
+	to, ok := lookupWriteAs[*set](s, c.db, dst)
 	if !ok {
 		return
 	}
@@ -323,7 +300,7 @@ func smoveCommand(s *Server, c *client, args [][]byte) {
 		return
 	}
 	s.notify(notifySet, "srem", src, c.db.id)
-	s.setEmptied(c, src, from)
+	s.removeIfEmpty(c.db, src, from.len())
 	if to == nil {
 		to = newSet(member)
 		c.db.add(dst, to)
@@ -343,7 +320,7 @@ func setSources(s *Server, c *client, keys [][]byte, write bool) (sets []*set, o
 	sets = make([]*set, len(keys))
 	for i, k := range keys {
 		if write {
-			sets[i], ok = setForWrite(s, c, k)
+			sets[i], ok = lookupWriteAs[*set](s, c.db, k)
 		} else {
 			sets[i], _, ok = lookupAs[*set](s, c.db, k)
 		}

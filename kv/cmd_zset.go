@@ -187,14 +187,6 @@ func parseLexRange(min, max []byte) (*lexRange, bool) {
 	return &r, ok1 && ok2
 }
 
-// zsetEmptied deletes key if z is now empty, with Redis's "del" event.
-func (s *Server) zsetEmptied(c *client, key []byte, z *zset) {
-	if z.len() == 0 {
-		c.db.remove(key)
-		s.notify(notifyGeneric, "del", key, c.db.id)
-	}
-}
-
 // storeZset makes z the value of key, replacing what it held, or deletes
 // key if z is empty; it replies with z's size. compact chooses the
 // encoding from the contents, as Redis does for a computed set.
@@ -369,7 +361,7 @@ func zremCommand(s *Server, c *client, args [][]byte) {
 	if n > 0 {
 		s.modified(c.db, key)
 		s.notify(notifyZSet, "zrem", key, c.db.id)
-		s.zsetEmptied(c, key, z)
+		s.removeIfEmpty(c.db, key, z.len())
 	}
 	s.w.Int(int64(n))
 }
@@ -734,7 +726,7 @@ func (s *Server) popped(c *client, key []byte, z *zset, fromMax bool) {
 	}
 	s.modified(c.db, key)
 	s.notify(notifyZSet, event, key, c.db.id)
-	s.zsetEmptied(c, key, z)
+	s.removeIfEmpty(c.db, key, z.len())
 }
 
 func bzpopminCommand(s *Server, c *client, args [][]byte) { bzpopGeneric(s, c, args, false) }
@@ -831,7 +823,7 @@ func zremrangeGeneric(s *Server, c *client, key []byte, event string, find func(
 	if len(nodes) > 0 {
 		s.modified(c.db, key)
 		s.notify(notifyZSet, event, key, c.db.id)
-		s.zsetEmptied(c, key, z)
+		s.removeIfEmpty(c.db, key, z.len())
 	}
 	s.w.Int(int64(len(nodes)))
 }

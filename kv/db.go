@@ -142,8 +142,6 @@ func (d *db) setString(key []byte, val string, keepTTL bool) *entry {
 }
 
 // add stores a new value of another type under key, which must be absent.
-//
-//lint:ignore U1000 the list, hash, set and sorted-set commands use it
 func (d *db) add(key []byte, obj any) *entry {
 	e, _ := d.keys.put(key)
 	*e = entry{obj: obj, lru: d.s.clock()}
@@ -213,11 +211,22 @@ func (d *db) activeExpire(deadline time.Time) {
 	}
 }
 
+// lookupWriteAs is lookupAs for a command that changes key: as Redis's
+// lookupKeyWrite, it counts no keyspace hits or misses.
+func lookupWriteAs[T any](s *Server, d *db, key []byte) (o T, ok bool) {
+	e := d.lookup(key)
+	if e == nil {
+		return o, true
+	}
+	if o, ok = e.obj.(T); !ok {
+		s.w.Error(errWrongType)
+	}
+	return o, ok
+}
+
 // lookupAs returns key's value if it is of type T (*list, *hash, *set or
 // *zset), with its entry; nil if key is absent. If key holds another type
 // it writes the WRONGTYPE error and returns ok false.
-//
-//lint:ignore U1000 the list, hash, set and sorted-set commands use it
 func lookupAs[T any](s *Server, d *db, key []byte) (o T, e *entry, ok bool) {
 	e = d.lookup(key)
 	if e == nil {

@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"hash/maphash"
 	"math/rand/v2"
 	"slices"
 
@@ -35,11 +34,6 @@ type hash struct {
 	ht    *dict[string] // once big: field → value
 }
 
-// tagSeed seeds the hashes of the fields of small hashes.
-var tagSeed = maphash.MakeSeed()
-
-func fieldTag(field []byte) uint32 { return uint32(maphash.Bytes(tagSeed, field)) }
-
 func newHash() *hash { return &hash{} }
 
 func (h *hash) big() bool { return h.ht != nil }
@@ -53,7 +47,7 @@ func (h *hash) len() int {
 
 // find returns the position of field's value in pairs, or -1.
 func (h *hash) find(field []byte) int {
-	tag := fieldTag(field)
+	tag := dictHash(field)
 	for i, t := range h.tags {
 		if t == tag && h.pairs[2*i] == string(field) {
 			return 2*i + 1
@@ -98,7 +92,7 @@ func (h *hash) set(field, value []byte) bool {
 		return false
 	}
 	h.pairs = append(h.pairs, string(field), string(value))
-	h.tags = append(h.tags, fieldTag(field))
+	h.tags = append(h.tags, dictHash(field))
 	if h.len() > hashListpackEntries {
 		h.convert()
 	}
