@@ -38,6 +38,7 @@ const (
 	fOpened                        // OnOpen ran: OnClose is owed
 	fReadEOF                       // the peer sent EOF: nothing more to read
 	fPeerClosed                    // closing because of the peer's EOF: OnClose gets io.EOF
+	fUserPaused                    // PauseReading: not read until ResumeReading
 )
 
 // segment is a run of outbound bytes: copied by Write into the loop's write
@@ -113,7 +114,7 @@ func (c *Conn) reading() bool {
 	if c.flags&fReadEOF != 0 {
 		return false
 	}
-	return (c.state == open && c.flags&fReadPaused == 0) || c.state == closing
+	return (c.state == open && c.flags&(fReadPaused|fUserPaused) == 0) || c.state == closing
 }
 
 func (c *Conn) interest() poll.Interest {
@@ -233,10 +234,18 @@ func (c *Conn) releaseChunk() {
 }
 
 // peerClosed handles EOF: the peer sends no more. What is queued is still
-// written, then the connection closes with io.EOF.
+// written, then the connection closes with io.EOF — unless the handler is a
+// ReadEOFHandler, which decides.
 func (c *Conn) peerClosed() {
 	c.flags |= fReadEOF
 	if c.state == open {
+		if h, ok := c.ls.h.(ReadEOFHandler); ok {
+			c.updateInterest()
+			if c.state == open {
+				h.OnReadEOF(c)
+			}
+			return
+		}
 		c.state = closing
 		c.flags |= fPeerClosed
 		c.startClose()
@@ -245,6 +254,32 @@ func (c *Conn) peerClosed() {
 	// Closing already: the peer is done too. Stop reading; the flush decides.
 	c.updateInterest()
 	c.finalizeIfFlushed()
+}
+
+// PauseReading stops reading the connection until ResumeReading: what
+// the peer sends waits in the kernel, whose receive window then closes, so
+// the peer stops. A protocol busy with one request pauses so that the next
+// ones cannot pile up in memory. The connection still notices the peer's
+// hang-up. It must be called on the loop.
+func (c *Conn) PauseReading() {
+	if c.flags&fUserPaused == 0 {
+		c.flags |= fUserPaused
+		if c.state == open {
+			c.updateInterest()
+		}
+	}
+}
+
+// ResumeReading undoes PauseReading. Bytes buffered before the pause are
+// not handed to OnData again until more arrive: a handler that left some
+// unconsumed processes them itself, or calls Wake.
+func (c *Conn) ResumeReading() {
+	if c.flags&fUserPaused != 0 {
+		c.flags &^= fUserPaused
+		if c.state == open {
+			c.updateInterest()
+		}
+	}
 }
 
 // InboundBuffered returns how many received bytes are buffered, unconsumed.
@@ -661,6 +696,33 @@ func (c *Conn) Abort() error {
 	sock.SetLingerZero(int(c.fd))
 	c.finalizeWith(nil, ErrAborted)
 	return nil
+}
+
+// Detach takes the connection off its loop and gives it to the caller as
+// a net.Conn of Go's own (on a duplicate of its fd), with the bytes
+// received and not yet consumed: an HTTP server hijacking a connection
+// for a handler that wants blocking I/O uses it. The loop forgets the
+// connection — no FIN is sent, the socket lives on in the returned
+// net.Conn — and OnClose runs with ErrDetached. It must be called on the
+// loop, with nothing queued to write (else ErrOutboundPending: wait for
+// the queue to drain, as AsyncWrite's completion tells).
+func (c *Conn) Detach() (net.Conn, []byte, error) {
+	if c.state != open || c.flags&fWriteShut != 0 {
+		return nil, nil, ErrClosed
+	}
+	if c.outLen > 0 {
+		return nil, nil, ErrOutboundPending
+	}
+	nc, err := sock.FileConn(int(c.fd))
+	if err != nil {
+		return nil, nil, err
+	}
+	var rest []byte
+	if len(c.in) > 0 {
+		rest = append([]byte(nil), c.in...)
+	}
+	c.finalize(ErrDetached)
+	return nc, rest, nil
 }
 
 // finalize closes the fd and runs OnClose with err, once.

@@ -26,6 +26,11 @@ var (
 	// ErrShutdown closes connections that were still open when a
 	// Shutdown's context ended.
 	ErrShutdown = errors.New("evloop: server shut down")
+	// ErrDetached is what OnClose receives for a connection taken off its
+	// loop by Detach.
+	ErrDetached = errors.New("evloop: connection detached from its loop")
+	// ErrOutboundPending is returned by Detach while bytes are queued.
+	ErrOutboundPending = errors.New("evloop: outbound bytes still queued")
 	// ErrUnsupported is returned where the OS has no event loop backend,
 	// and by Adopt and Serve for conns and listeners with no file descriptor.
 	ErrUnsupported = errors.New("evloop: unsupported")

@@ -33,6 +33,17 @@ type BackPressureHandler interface {
 	OnBackPressure(c *Conn, paused bool)
 }
 
+// ReadEOFHandler may be implemented by a Handler whose protocol lets a
+// peer half-close: send its last request, shut down its writing side and
+// wait for the answer. By default a connection whose peer sent EOF writes
+// what is queued and closes; for a ReadEOFHandler it stays open for
+// writing, OnReadEOF is called once (after OnData saw the last bytes), and
+// the handler closes the connection when it has answered. A peer that
+// closed both ways is noticed at the next write, and OnClose runs.
+type ReadEOFHandler interface {
+	OnReadEOF(c *Conn)
+}
+
 // BaseHandler is a Handler that does nothing: embed it and define only the
 // methods you need. Its OnData discards what arrived.
 type BaseHandler struct{}

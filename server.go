@@ -676,6 +676,10 @@ func (s *Server) Every(i int, period time.Duration, fn func()) Timer {
 	return Timer{l: l, id: l.Every(period, period, fn)}
 }
 
+// EachConn calls fn for every connection placed on loop i. It must be
+// called on that loop's goroutine: in a function given to Submit, say.
+func (s *Server) EachConn(i int, fn func(c *Conn)) { s.loops[i].eachConn(fn) }
+
 // onLoop runs fn on ls's loop and waits for it.
 func (s *Server) onLoop(ls *loopState, fn func()) {
 	done := make(chan struct{})

@@ -94,6 +94,43 @@ type Request struct {
 	// HeadLen is the head's length in bytes, through the blank line:
 	// the body, or the next request, starts at the input's HeadLen.
 	HeadLen int
+
+	// Body is the request's body, decoded, when a Server hands the
+	// request to a FastHandler; the Parser leaves it alone.
+	Body []byte
+}
+
+// Path returns the path of the request target: of an origin-form or
+// absolute-form target, the part before any "?" (for absolute-form, from
+// the first "/" after the authority, or "/" if there is none); of "*" or
+// an authority-form target, the target itself. It is not decoded.
+func (r *Request) Path() []byte {
+	t := r.Target
+	if len(t) > 0 && t[0] != '/' {
+		i := bytes.Index(t, []byte("://"))
+		if i < 0 {
+			return t // "*" or authority-form
+		}
+		t = t[i+3:]
+		j := bytes.IndexByte(t, '/')
+		if j < 0 {
+			return []byte("/")
+		}
+		t = t[j:]
+	}
+	if i := bytes.IndexByte(t, '?'); i >= 0 {
+		return t[:i]
+	}
+	return t
+}
+
+// Query returns the query of the request target, after the "?", without
+// decoding; nil if there is none.
+func (r *Request) Query() []byte {
+	if i := bytes.IndexByte(r.Target, '?'); i >= 0 {
+		return r.Target[i+1:]
+	}
+	return nil
 }
 
 // Get returns the value of the first field named name, compared without

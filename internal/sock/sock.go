@@ -402,3 +402,15 @@ func IsTemporary(err error) bool {
 	}
 	return false
 }
+
+// FileConn returns a net.Conn of Go's own on a duplicate of fd, which
+// stays the caller's to close.
+func FileConn(fd int) (net.Conn, error) {
+	dup, err := Dup(fd)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(dup), "")
+	defer f.Close()
+	return net.FileConn(f) // on a duplicate of its own
+}

@@ -82,3 +82,6 @@ func Dup(fd int) (int, error) { return -1, errUnsupported }
 func IsStream(fd int) bool { return false }
 
 func DupRaw(rc syscall.RawConn, check func(fd int) error) (int, error) { return -1, errUnsupported }
+
+// FileConn fails.
+func FileConn(fd int) (net.Conn, error) { return nil, errUnsupported }

@@ -1,0 +1,121 @@
+package http1
+
+import (
+	"sync"
+	"time"
+)
+
+// workerIdle is how long a worker goroutine waits for work before it
+// exits.
+const workerIdle = 10 * time.Second
+
+// pool runs functions on at most max goroutines, started as needed and
+// ended after workerIdle without work. Functions beyond max wait in a
+// queue, in order, without a goroutine. submit never blocks, so a loop
+// may call it.
+type pool struct {
+	max int
+
+	mu      sync.Mutex
+	running int
+	idle    []chan func() // parked workers, most recent last
+	queue   []func()
+	head    int // queue[head:] waits
+	closed  bool
+}
+
+func newPool(max int) *pool { return &pool{max: max} }
+
+func (p *pool) submit(fn func()) {
+	p.mu.Lock()
+	if n := len(p.idle); n > 0 {
+		ch := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		ch <- fn // buffered: never blocks
+		return
+	}
+	if p.running < p.max || (p.closed && p.running == 0) {
+		p.running++
+		p.mu.Unlock()
+		go p.work(fn)
+		return
+	}
+	if p.head > 0 && p.head == len(p.queue) {
+		p.queue, p.head = p.queue[:0], 0
+	}
+	p.queue = append(p.queue, fn)
+	p.mu.Unlock()
+}
+
+// work runs fn, then whatever waits in the queue, then parks until
+// submit hands it more or it has idled long enough.
+func (p *pool) work(fn func()) {
+	ch := make(chan func(), 1)
+	t := time.NewTimer(workerIdle)
+	defer t.Stop()
+	for {
+		fn()
+		p.mu.Lock()
+		if p.head < len(p.queue) {
+			fn = p.queue[p.head]
+			p.queue[p.head] = nil
+			p.head++
+			p.mu.Unlock()
+			continue
+		}
+		if p.closed {
+			p.running--
+			p.mu.Unlock()
+			return
+		}
+		p.idle = append(p.idle, ch)
+		p.mu.Unlock()
+		t.Reset(workerIdle)
+		var ok bool
+		select {
+		case fn, ok = <-ch:
+			if !ok {
+				return // closed; close counted this worker out
+			}
+			continue
+		case <-t.C:
+		}
+		p.mu.Lock()
+		if i := indexChan(p.idle, ch); i >= 0 {
+			p.idle = append(p.idle[:i], p.idle[i+1:]...)
+			p.running--
+			p.mu.Unlock()
+			return
+		}
+		// A submit (or close) took this worker as the timer fired: its
+		// work is on the way.
+		p.mu.Unlock()
+		if fn, ok = <-ch; !ok {
+			return
+		}
+	}
+}
+
+// close ends the parked workers; busy ones end after their work. Work
+// still queued runs first.
+func (p *pool) close() {
+	p.mu.Lock()
+	p.closed = true
+	idle := p.idle
+	p.idle = nil
+	p.running -= len(idle)
+	p.mu.Unlock()
+	for _, ch := range idle {
+		close(ch)
+	}
+}
+
+func indexChan(s []chan func(), ch chan func()) int {
+	for i, c := range s {
+		if c == ch {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,331 @@
+package http1
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/evloop/evloop"
+)
+
+// A FastHandler answers requests on the loop that owns the connection. It
+// must not block: while it runs, every other connection of its loop waits.
+// It gets the request with its whole body (Request.Body) and writes the
+// answer to the Response, which the server sends when ServeFast returns.
+// Neither the Request nor the Response, nor any slice they hold, may be
+// kept after ServeFast returns: they are the loop's, reused by the next
+// request. Work that blocks belongs in a pooled http.Handler.
+type FastHandler interface {
+	ServeFast(w *Response, r *Request)
+}
+
+// FastHandlerFunc is a function that is a FastHandler.
+type FastHandlerFunc func(w *Response, r *Request)
+
+// ServeFast calls f(w, r).
+func (f FastHandlerFunc) ServeFast(w *Response, r *Request) { f(w, r) }
+
+// Response is the answer a FastHandler writes: a status, header fields
+// and a body, sent together when the handler returns, with the Date,
+// Content-Length and Connection fields the server sets.
+type Response struct {
+	hc     *conn
+	req    *Request
+	status int
+	fields []byte // "Name: value\r\n" each
+	body   []byte
+	flags  uint8
+	proto  Protocol
+	length int64 // a Content-Length given to a HEAD request's answer
+}
+
+// flags of a Response.
+const (
+	rHasDate uint8 = 1 << iota
+	rHasType
+	rClose // the handler asked to close the connection
+	rHasLength
+)
+
+// Status returns the status set by WriteHeader (200 if it was not called).
+func (w *Response) Status() int { return w.status }
+
+// WriteHeader sets the status code. A 1xx status other than 101 is sent at
+// once, with the fields added so far, as an informational answer (103
+// Early Hints, say); the final status comes after. Codes outside 100-999
+// panic, as in net/http.
+func (w *Response) WriteHeader(status int) {
+	checkStatusCode(status)
+	if status >= 100 && status < 200 && status != http.StatusSwitchingProtocols {
+		ls := w.hc.ls
+		ls.head = appendStatusLine(ls.head[:0], status)
+		ls.head = append(ls.head, w.fields...)
+		ls.head = append(ls.head, "\r\n"...)
+		w.hc.c.Write(ls.head)
+		return
+	}
+	w.status = status
+}
+
+func checkStatusCode(code int) {
+	if code < 100 || code > 999 {
+		panic("http1: invalid status code " + strconv.Itoa(code))
+	}
+}
+
+// AddHeader adds a field to the answer. Content-Length and
+// Transfer-Encoding are the server's to set (it frames the body it was
+// given), so those are ignored, except a Content-Length in the answer to
+// a HEAD request. A "Connection: close" field closes the connection after
+// the answer; a Date field replaces the server's. CR and LF in a value
+// become spaces and a name that is not a token is ignored, so that no
+// handler can split a response.
+func (w *Response) AddHeader(name, value string) {
+	if !validFieldName(name) {
+		return
+	}
+	switch {
+	case equalFoldString(name, "Content-Length"):
+		if w.req == nil || string(w.req.Method) != "HEAD" {
+			return
+		}
+		n, err := strconv.ParseInt(value, 10, 64)
+		if err != nil || n < 0 {
+			return
+		}
+		w.flags |= rHasLength
+		w.length = n
+		return
+	case equalFoldString(name, "Transfer-Encoding"):
+		return
+	case equalFoldString(name, "Date"):
+		w.flags |= rHasDate
+	case equalFoldString(name, "Content-Type"):
+		w.flags |= rHasType
+	case equalFoldString(name, "Connection"):
+		if hasToken(value, "close") {
+			w.flags |= rClose
+		}
+	}
+	w.fields = append(w.fields, name...)
+	w.fields = append(w.fields, ": "...)
+	for i := 0; i < len(value); i++ {
+		b := value[i]
+		if b == '\r' || b == '\n' {
+			b = ' '
+		}
+		w.fields = append(w.fields, b)
+	}
+	w.fields = append(w.fields, "\r\n"...)
+}
+
+// Write appends p to the body. It does not fail.
+func (w *Response) Write(p []byte) (int, error) {
+	w.body = append(w.body, p...)
+	return len(p), nil
+}
+
+// WriteString appends s to the body. It does not fail.
+func (w *Response) WriteString(s string) (int, error) {
+	w.body = append(w.body, s...)
+	return len(s), nil
+}
+
+// Conn returns the connection the request came on.
+func (w *Response) Conn() *evloop.Conn { return w.hc.c }
+
+// SwitchProtocols answers 101 Switching Protocols, with the fields added,
+// and hands the connection to p once the handler returns: the bytes after
+// the request go to p.OnData (at once if some are buffered already), and
+// p.OnClose runs when the connection closes. A WebSocket upgrade uses it.
+func (w *Response) SwitchProtocols(p Protocol) {
+	w.status = http.StatusSwitchingProtocols
+	w.proto = p
+}
+
+// runFast runs a fast handler for req and queues its answer. It reports
+// whether the connection stays open for another request.
+func (hc *conn) runFast(h FastHandler, req *Request, keep bool) bool {
+	ls := hc.ls
+	w := &ls.resp
+	*w = Response{hc: hc, req: req, status: 200, fields: ls.fields[:0], body: ls.body[:0]}
+	h.ServeFast(w, req)
+	ls.fields, ls.body = trim(w.fields), trim(w.body)
+	if w.flags&rClose != 0 {
+		keep = false
+	}
+	if w.proto != nil {
+		head := appendStatusLine(ls.head[:0], http.StatusSwitchingProtocols)
+		head = append(head, w.fields...)
+		ls.head = append(head, "\r\n"...)
+		hc.c.Write(ls.head)
+		return true
+	}
+	isHead := string(req.Method) == "HEAD"
+	body := w.body
+	head := ls.appendHead(ls.head[:0], w.status, req, keep, w.flags)
+	head = append(head, w.fields...)
+	if bodyAllowed(w.status) {
+		if w.flags&rHasType == 0 && len(body) > 0 {
+			head = appendField(head, "Content-Type", http.DetectContentType(body))
+		}
+		switch {
+		case !isHead:
+			head = appendLength(head, int64(len(body)))
+		case w.flags&rHasLength != 0:
+			head = appendLength(head, w.length)
+		case len(body) > 0:
+			head = appendLength(head, int64(len(body)))
+		}
+	}
+	ls.head = append(head, "\r\n"...)
+	if isHead || !bodyAllowed(w.status) {
+		body = nil
+	}
+	if len(body) == 0 {
+		hc.c.Write(ls.head)
+	} else {
+		ls.iov[0], ls.iov[1] = ls.head, body
+		hc.c.Writev(ls.iov[:])
+		ls.iov[1] = nil
+	}
+	return keep
+}
+
+// trim keeps a scratch buffer for the next request unless it grew large.
+func trim(b []byte) []byte {
+	if cap(b) > 64<<10 {
+		return nil
+	}
+	return b[:0]
+}
+
+// appendHead appends the status line and the fields the server sets to
+// every answer: Date, Server, Connection.
+func (ls *loopState) appendHead(b []byte, status int, req *Request, keep bool, flags uint8) []byte {
+	b = appendStatusLine(b, status)
+	if flags&rHasDate == 0 {
+		b = append(b, ls.date...)
+	}
+	if name := ls.s.Name; name != "" {
+		b = appendField(b, "Server", name)
+	}
+	switch {
+	case !keep:
+		b = append(b, "Connection: close\r\n"...)
+	case req != nil && req.Minor == 0:
+		b = append(b, "Connection: keep-alive\r\n"...)
+	}
+	return b
+}
+
+// answerStatus answers req (nil if it could not be parsed) with a status
+// of the server's own and a short text body, as net/http does.
+func (hc *conn) answerStatus(req *Request, status int, keep bool, fields ...string) {
+	ls := hc.ls
+	b := ls.appendHead(ls.head[:0], status, req, keep, 0)
+	for i := 0; i+1 < len(fields); i += 2 {
+		b = appendField(b, fields[i], fields[i+1])
+	}
+	var text string
+	if status == http.StatusNotFound {
+		text = "404 page not found\n"
+	} else {
+		text = strconv.Itoa(status) + " " + http.StatusText(status)
+	}
+	b = append(b, "Content-Type: text/plain; charset=utf-8\r\n"...)
+	b = appendLength(b, int64(len(text)))
+	b = append(b, "\r\n"...)
+	if req == nil || string(req.Method) != "HEAD" {
+		b = append(b, text...)
+	}
+	ls.head = b
+	hc.c.Write(b)
+}
+
+// statusLines holds the status lines of common codes, ready to send.
+var statusLines = func() map[int]string {
+	m := make(map[int]string)
+	for code := 100; code < 600; code++ {
+		if text := http.StatusText(code); text != "" {
+			m[code] = "HTTP/1.1 " + strconv.Itoa(code) + " " + text + "\r\n"
+		}
+	}
+	return m
+}()
+
+var status200 = []byte(statusLines[200])
+
+func appendStatusLine(b []byte, code int) []byte {
+	if code == 200 {
+		return append(b, status200...)
+	}
+	if line, ok := statusLines[code]; ok {
+		return append(b, line...)
+	}
+	b = append(b, "HTTP/1.1 "...)
+	b = strconv.AppendInt(b, int64(code), 10)
+	return append(b, " status code "+strconv.Itoa(code)+"\r\n"...)
+}
+
+func appendField(b []byte, name, value string) []byte {
+	b = append(b, name...)
+	b = append(b, ": "...)
+	b = append(b, value...)
+	return append(b, "\r\n"...)
+}
+
+func appendLength(b []byte, n int64) []byte {
+	b = append(b, "Content-Length: "...)
+	b = strconv.AppendInt(b, n, 10)
+	return append(b, "\r\n"...)
+}
+
+// bodyAllowed reports whether an answer with status may have a body
+// (RFC 9110 section 6.4.1).
+func bodyAllowed(status int) bool {
+	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
+}
+
+func validFieldName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if !tchar[name[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+func equalFoldString(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// hasToken reports whether the comma-separated list v holds token,
+// compared without regard to case.
+func hasToken(v, token string) bool {
+	for rest := []byte(v); rest != nil; {
+		var elem []byte
+		elem, rest = nextElement(rest)
+		if equalFold(elem, token) {
+			return true
+		}
+	}
+	return false
+}

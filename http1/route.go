@@ -1,0 +1,132 @@
+package http1
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// route is where a pattern sends its requests: a fast handler or a
+// pooled one.
+type route struct {
+	method string // "" for any
+	fast   FastHandler
+	std    http.Handler
+}
+
+// routeSet is the routes of one path, one per method.
+type routeSet struct {
+	path   string
+	routes []route
+}
+
+// router matches a request's method and path to a route: exact paths by
+// map, subtrees ("/static/") longest first.
+type router struct {
+	exact    map[string]*routeSet
+	prefixes []*routeSet // longest path first
+}
+
+// add registers a route for pattern, "[METHOD ]PATH". It panics on a
+// malformed pattern or one registered twice, as http.ServeMux does.
+func (rt *router) add(pattern string, r route) {
+	method, path, ok := strings.Cut(pattern, " ")
+	if !ok {
+		method, path = "", pattern
+	}
+	path = strings.TrimLeft(path, " ")
+	if path == "" || path[0] != '/' || !validMethod(method) {
+		panic("http1: malformed pattern " + pattern)
+	}
+	r.method = method
+	var set *routeSet
+	if strings.HasSuffix(path, "/") {
+		i := slices.IndexFunc(rt.prefixes, func(s *routeSet) bool { return s.path == path })
+		if i < 0 {
+			set = &routeSet{path: path}
+			rt.prefixes = append(rt.prefixes, set)
+			slices.SortStableFunc(rt.prefixes, func(a, b *routeSet) int { return len(b.path) - len(a.path) })
+		} else {
+			set = rt.prefixes[i]
+		}
+	} else {
+		if rt.exact == nil {
+			rt.exact = make(map[string]*routeSet)
+		}
+		if set = rt.exact[path]; set == nil {
+			set = &routeSet{path: path}
+			rt.exact[path] = set
+		}
+	}
+	for _, old := range set.routes {
+		if old.method == method {
+			panic("http1: pattern " + pattern + " registered twice")
+		}
+	}
+	set.routes = append(set.routes, r)
+}
+
+func validMethod(m string) bool {
+	for i := 0; i < len(m); i++ {
+		if !tchar[m[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+// match returns the route for req. If no route matches, the route is zero
+// and status is 0 — or 405 when the path matches only routes of other
+// methods (allowed then lists them) .
+func (rt *router) match(req *Request) (r route, status int, allowed string) {
+	path := req.Path()
+	var set *routeSet
+	if rt.exact != nil {
+		set = rt.exact[string(path)]
+	}
+	if set == nil {
+		for _, s := range rt.prefixes {
+			if len(path) >= len(s.path) && string(path[:len(s.path)]) == s.path {
+				set = s
+				break
+			}
+		}
+	}
+	if set == nil {
+		return route{}, 0, ""
+	}
+	if r, ok := set.lookup(req.Method); ok {
+		return r, 0, ""
+	}
+	return route{}, http.StatusMethodNotAllowed, set.allowed()
+}
+
+// lookup finds the route for method: its own, GET's for HEAD, or the one
+// for any method.
+func (s *routeSet) lookup(method []byte) (route, bool) {
+	var any route
+	found := false
+	for _, r := range s.routes {
+		switch {
+		case r.method == string(method):
+			return r, true
+		case r.method == "GET" && string(method) == "HEAD":
+			any, found = r, true
+		case r.method == "" && !found:
+			any, found = r, true
+		}
+	}
+	return any, found
+}
+
+func (s *routeSet) allowed() string {
+	var methods []string
+	for _, r := range s.routes {
+		methods = append(methods, r.method)
+		if r.method == "GET" && !slices.Contains(methods, "HEAD") {
+			methods = append(methods, "HEAD")
+		}
+	}
+	slices.Sort(methods)
+	return strings.Join(slices.Compact(methods), ", ")
+}

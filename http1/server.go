@@ -1,0 +1,365 @@
+package http1
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/evloop/evloop"
+)
+
+// Defaults of a Server's settings.
+const (
+	DefaultReadHeaderTimeout = 30 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultMaxBodyBytes      = 10 << 20
+	DefaultWorkers           = 1024
+)
+
+// Server serves HTTP/1.1 (and 1.0) on evloop's event loops. Requests are
+// answered by the handler of the route they match: a FastHandler runs on
+// the loop that owns the connection; an http.Handler (Handle, or Handler
+// for every request no route matches) runs on a bounded pool of worker
+// goroutines and answers through the loop. Set the fields and add routes
+// before serving; a Server serves once.
+//
+// Connections are kept alive, requests may be pipelined (answers go out in
+// order), request bodies may be sent with Content-Length or chunked, and
+// responses of pooled handlers are streamed (chunked when their length is
+// not known). An idle connection holds no buffer and no goroutine; a
+// connection that sends a head slowly costs a timer.
+type Server struct {
+	// Handler answers the requests no route matches, on the worker pool.
+	// Nil means a 404 for every such request, answered on the loop.
+	Handler http.Handler
+
+	// Name, if set, is sent as the Server header of every response.
+	Name string
+
+	// Limits bound a request's head (default 1 MiB, 100 fields): past
+	// them the answer is 431.
+	Limits Limits
+	// MaxBodyBytes bounds a request's body (default 10 MiB; negative: no
+	// limit for pooled handlers). A longer Content-Length is refused with
+	// 413 before the handler runs; a chunked body that grows past it fails
+	// the handler's Body.Read with *http.MaxBytesError and the connection
+	// closes after the response. A FastHandler receives its body whole, in
+	// memory: for fast routes the limit always applies.
+	MaxBodyBytes int64
+
+	// ReadHeaderTimeout bounds the time from a request's first byte to
+	// the end of its head (default 30s; negative: none). A client that
+	// takes longer gets 408 and the connection closes.
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds the time from a request's first byte to the end
+	// of its body (default: none).
+	ReadTimeout time.Duration
+	// IdleTimeout bounds how long a kept-alive connection waits for its
+	// next request (default 2 minutes; negative: forever).
+	IdleTimeout time.Duration
+	// Timeouts are checked once a second: a timeout fires up to a second
+	// late.
+
+	// Workers bounds the goroutines that run pooled handlers (default
+	// 1024). Requests beyond it wait, in arrival order, without a
+	// goroutine.
+	Workers int
+
+	// Engine configures the event loops. Its MaxInbound, if zero, is set to
+	// fit a head and a fast route's body.
+	Engine evloop.Options
+
+	// Logger receives handler panics and serving errors (default
+	// slog.Default()).
+	Logger *slog.Logger
+
+	routes router
+
+	mu      sync.Mutex
+	srv     *evloop.Server
+	loops   []*loopState
+	pool    *pool
+	started bool
+	closed  bool
+	ctx     context.Context // Request.Context's parent
+	cancel  context.CancelFunc
+	active  sync.WaitGroup // pooled requests not finished
+	conns   atomic.Int64
+	date    atomic.Pointer[[]byte] // loop 0's Date field, for the workers
+}
+
+// ErrServerClosed is returned by Serve and ListenAndServe after Shutdown
+// or Close.
+var ErrServerClosed = http.ErrServerClosed
+
+// HandleFast routes the requests that match pattern to h, which runs on
+// the loop. A pattern is "[METHOD ]PATH": a PATH ending in "/" matches
+// every path under it, any other matches itself; the longest match wins,
+// and a pattern naming GET matches HEAD too. A path that matches only
+// patterns of other methods is answered 405 with an Allow field. Paths
+// are compared as sent, before percent-decoding.
+func (s *Server) HandleFast(pattern string, h FastHandler) {
+	s.routes.add(pattern, route{fast: h})
+}
+
+// HandleFastFunc is HandleFast for a function.
+func (s *Server) HandleFastFunc(pattern string, f func(*Response, *Request)) {
+	s.HandleFast(pattern, FastHandlerFunc(f))
+}
+
+// Handle routes the requests that match pattern (as for HandleFast) to h,
+// which runs on the worker pool.
+func (s *Server) Handle(pattern string, h http.Handler) {
+	s.routes.add(pattern, route{std: h})
+}
+
+// HandleFunc is Handle for a function.
+func (s *Server) HandleFunc(pattern string, f func(http.ResponseWriter, *http.Request)) {
+	s.Handle(pattern, http.HandlerFunc(f))
+}
+
+// ListenAndServe listens on the TCP address addr and serves until Shutdown
+// or Close, when it returns ErrServerClosed.
+func (s *Server) ListenAndServe(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ln)
+}
+
+// Serve serves the connections ln accepts until Shutdown or Close, when it
+// returns ErrServerClosed. The loops take ln's fd over; ln is closed.
+func (s *Server) Serve(ln net.Listener) error {
+	if err := s.Start(ln); err != nil {
+		return err
+	}
+	<-s.ctx.Done()
+	return ErrServerClosed
+}
+
+// Start serves the connections ln accepts, as Serve does, but returns at
+// once; Shutdown or Close stop it.
+func (s *Server) Start(ln net.Listener) error {
+	if err := s.init(); err != nil {
+		ln.Close()
+		return err
+	}
+	if err := s.srv.Serve(ln); err != nil {
+		s.Close()
+		return err
+	}
+	return nil
+}
+
+// Addrs returns the addresses the server listens on.
+func (s *Server) Addrs() []net.Addr {
+	s.mu.Lock()
+	srv := s.srv
+	s.mu.Unlock()
+	if srv == nil {
+		return nil
+	}
+	return srv.Addrs()
+}
+
+func (s *Server) init() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return ErrServerClosed
+	case s.started:
+		return errors.New("http1: Server already serving")
+	}
+	if s.ReadHeaderTimeout == 0 {
+		s.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if s.IdleTimeout == 0 {
+		s.IdleTimeout = DefaultIdleTimeout
+	}
+	if s.MaxBodyBytes == 0 {
+		s.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if s.Workers <= 0 {
+		s.Workers = DefaultWorkers
+	}
+	if s.Logger == nil {
+		s.Logger = slog.Default()
+	}
+	opts := s.Engine
+	if opts.MaxInbound == 0 {
+		opts.MaxInbound = s.Limits.maxHeaderBytes() + int(s.fastBodyLimit()) + 64<<10
+	}
+	if opts.Logger == nil {
+		opts.Logger = s.Logger
+	}
+	srv, err := evloop.NewServer(s, opts)
+	if err != nil {
+		return err
+	}
+	s.srv = srv
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.pool = newPool(s.Workers)
+	s.loops = make([]*loopState, srv.Loops())
+	start := time.Now()
+	for i := range s.loops {
+		ls := &loopState{s: s, index: i, start: start}
+		ls.tick()
+		s.loops[i] = ls
+		srv.Submit(i, func() { srv.Every(i, time.Second, ls.tick) })
+	}
+	s.started = true
+	return nil
+}
+
+// fastBodyLimit is the most body bytes a fast route buffers.
+func (s *Server) fastBodyLimit() int64 {
+	if s.MaxBodyBytes > 0 {
+		return s.MaxBodyBytes
+	}
+	return DefaultMaxBodyBytes
+}
+
+// Shutdown stops accepting, lets the requests under way finish and their
+// answers go out, closes every connection (idle ones at once, the others
+// after their current response), and returns once all are closed; if ctx
+// ends first, the rest are aborted and ctx.Err() is returned. The contexts
+// of pooled requests still running then are cancelled.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	srv := s.srv
+	s.mu.Unlock()
+	if srv == nil {
+		return nil
+	}
+	for i, ls := range s.loops {
+		srv.Submit(i, func() {
+			ls.shuttingDown = true
+			srv.EachConn(i, func(c *evloop.Conn) {
+				if hc, ok := c.Context().(*conn); ok && hc.idle() {
+					c.Close()
+				}
+			})
+		})
+	}
+	// Let pooled requests finish before the loops close their connections.
+	done := make(chan struct{})
+	go func() { s.active.Wait(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if serr := srv.Shutdown(ctx); err == nil {
+		err = serr
+	}
+	s.cancel()
+	s.pool.close()
+	return err
+}
+
+// Close stops the server at once: connections are aborted and the contexts
+// of pooled requests cancelled.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s.Shutdown(ctx)
+	return nil
+}
+
+// loopState is what the server keeps per loop, owned by the loop.
+type loopState struct {
+	s     *Server
+	index int
+	start time.Time
+	now   int32  // seconds since start, updated by tick
+	date  []byte // "Date: ...\r\n", updated by tick
+
+	req    Request // the head being handled
+	resp   Response
+	head   []byte // a response head being written
+	fields []byte // a fast handler's header fields
+	body   []byte // a fast handler's response body
+	iov    [2][]byte
+
+	shuttingDown bool
+}
+
+// tick advances the loop's clock and its Date field, once a second.
+func (ls *loopState) tick() {
+	now := time.Now()
+	ls.now = int32(now.Sub(ls.start) / time.Second)
+	ls.date = append(ls.date[:0], "Date: "...)
+	ls.date = now.UTC().AppendFormat(ls.date, http.TimeFormat)
+	ls.date = append(ls.date, "\r\n"...)
+	if ls.index == 0 {
+		date := slices.Clone(ls.date)
+		ls.s.date.Store(&date)
+	}
+}
+
+// OnOpen implements evloop.Handler.
+func (s *Server) OnOpen(c *evloop.Conn) {
+	ls := s.loops[c.Loop()]
+	hc := &conn{ls: ls, c: c}
+	hc.p.Limits = s.Limits
+	c.SetContext(hc)
+	s.conns.Add(1)
+	hc.setDeadline(s.IdleTimeout)
+}
+
+// OnData implements evloop.Handler.
+func (s *Server) OnData(c *evloop.Conn) {
+	switch x := c.Context().(type) {
+	case *conn:
+		x.serve()
+	case Protocol:
+		x.OnData(c)
+	}
+}
+
+// OnReadEOF implements evloop.ReadEOFHandler: a client that half-closes
+// after its request still gets the answer.
+func (s *Server) OnReadEOF(c *evloop.Conn) {
+	switch x := c.Context().(type) {
+	case *conn:
+		x.readEOF()
+	case Protocol:
+		x.OnClose(c, nil) // the protocol's peer is done: close
+		c.SetContext(nil)
+		c.Close()
+	}
+}
+
+// OnClose implements evloop.Handler.
+func (s *Server) OnClose(c *evloop.Conn, err error) {
+	switch x := c.Context().(type) {
+	case *conn:
+		s.conns.Add(-1)
+		x.closed(err)
+	case Protocol:
+		s.conns.Add(-1)
+		x.OnClose(c, err)
+	}
+}
+
+// Protocol is what serves a connection after a handler switched it to
+// another protocol (101 Switching Protocols, as a WebSocket upgrade does).
+// Its methods run on the connection's loop, as evloop.Handler's do: OnData
+// when bytes arrive (the bytes after the upgrade request may already be
+// buffered: SwitchProtocols then calls OnData at once), OnClose once. The
+// Protocol value is the connection's state: the connection's context
+// holds it, so a Protocol does not call Conn.SetContext.
+type Protocol interface {
+	OnData(c *evloop.Conn)
+	OnClose(c *evloop.Conn, err error)
+}

@@ -1,0 +1,589 @@
+package http1_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/evloop/evloop/http1"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// serve starts srv on a loopback port and stops it when the test ends.
+func serve(t testing.TB, srv *http1.Server) string {
+	t.Helper()
+	if srv.Logger == nil {
+		srv.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if srv.Engine.Loops == 0 {
+		srv.Engine.Loops = 2
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	if err := srv.Start(ln); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	})
+	return addr
+}
+
+// client returns an http.Client whose connections end with the test.
+func client(t testing.TB) *http.Client {
+	tr := &http.Transport{MaxIdleConnsPerHost: 16}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, Timeout: 10 * time.Second}
+}
+
+// testServer has fast and pooled routes for most tests.
+func testServer() *http1.Server {
+	srv := &http1.Server{Name: "test"}
+	srv.HandleFastFunc("GET /fast", func(w *http1.Response, r *http1.Request) {
+		w.AddHeader("Content-Type", "text/plain")
+		w.WriteString("fast " + string(r.Target))
+	})
+	srv.HandleFastFunc("POST /fast/echo", func(w *http1.Response, r *http1.Request) {
+		w.AddHeader("X-Len", strconv.Itoa(len(r.Body)))
+		w.Write(r.Body)
+	})
+	srv.HandleFunc("/std", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprintf(w, "std %s %s %s", r.Method, r.URL.RequestURI(), r.Proto)
+	})
+	srv.HandleFunc("POST /std/echo", func(w http.ResponseWriter, r *http.Request) {
+		h := sha256.New()
+		n, err := io.Copy(h, r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		fmt.Fprintf(w, "%d %x", n, h.Sum(nil))
+	})
+	srv.HandleFunc("/std/stream", func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+		chunk := strings.Repeat("x", 1000)
+		for i := 0; i < n; i++ {
+			io.WriteString(w, chunk)
+			if i%10 == 0 {
+				w.(http.Flusher).Flush()
+			}
+		}
+	})
+	return srv
+}
+
+func get(t *testing.T, c *http.Client, url string) (*http.Response, string) {
+	t.Helper()
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, string(b)
+}
+
+func TestNetHTTPClient(t *testing.T) {
+	addr := serve(t, testServer())
+	c := client(t)
+	base := "http://" + addr
+	for range 3 { // the same connections, kept alive
+		resp, body := get(t, c, base+"/fast?x=1")
+		if resp.StatusCode != 200 || body != "fast /fast?x=1" || resp.Header.Get("Server") != "test" || resp.Header.Get("Date") == "" {
+			t.Fatalf("fast: %d %q %v", resp.StatusCode, body, resp.Header)
+		}
+		resp, body = get(t, c, base+"/std?y=2")
+		if resp.StatusCode != 200 || body != "std GET /std?y=2 HTTP/1.1" || resp.ContentLength != int64(len(body)) {
+			t.Fatalf("std: %d %q %d", resp.StatusCode, body, resp.ContentLength)
+		}
+	}
+	resp, body := get(t, c, base+"/nothing")
+	if resp.StatusCode != 404 || body != "404 page not found\n" {
+		t.Fatalf("404: %d %q", resp.StatusCode, body)
+	}
+	resp, err := c.Post(base+"/fast", "text/plain", strings.NewReader("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 405 || resp.Header.Get("Allow") != "GET, HEAD" {
+		t.Fatalf("405: %d %v", resp.StatusCode, resp.Header)
+	}
+	resp, err = c.Head(base + "/fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.ContentLength != int64(len("fast /fast")) {
+		t.Fatalf("HEAD: %d %d", resp.StatusCode, resp.ContentLength)
+	}
+}
+
+func TestBodies(t *testing.T) {
+	addr := serve(t, testServer())
+	c := client(t)
+	base := "http://" + addr
+	for _, size := range []int{0, 1, 4095, 4096, 100_000, 3 << 20} {
+		data := bytes.Repeat([]byte("0123456789abcdef"), size/16+1)[:size]
+		sum := sha256.Sum256(data)
+		for _, chunked := range []bool{false, true} {
+			var body io.Reader = bytes.NewReader(data)
+			if chunked {
+				body = io.MultiReader(body) // hides the length: chunked
+			}
+			resp, err := c.Post(base+"/std/echo", "application/octet-stream", body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if want := fmt.Sprintf("%d %x", size, sum); string(got) != want {
+				t.Fatalf("std echo of %d (chunked %v): %q", size, chunked, got)
+			}
+			if size > 1<<20 {
+				continue
+			}
+			body = bytes.NewReader(data)
+			if chunked {
+				body = io.MultiReader(body)
+			}
+			resp, err = c.Post(base+"/fast/echo", "application/octet-stream", body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !bytes.Equal(got, data) || resp.Header.Get("X-Len") != strconv.Itoa(size) {
+				t.Fatalf("fast echo of %d (chunked %v): %d bytes", size, chunked, len(got))
+			}
+		}
+	}
+}
+
+func TestStreaming(t *testing.T) {
+	addr := serve(t, testServer())
+	c := client(t)
+	for _, n := range []int{1, 5, 300} {
+		resp, body := get(t, c, "http://"+addr+"/std/stream?n="+strconv.Itoa(n))
+		if len(body) != n*1000 {
+			t.Fatalf("n=%d: %d bytes", n, len(body))
+		}
+		if n > 4 && (resp.ContentLength != -1 || len(resp.TransferEncoding) != 1) {
+			t.Fatalf("n=%d: not chunked: %d %v", n, resp.ContentLength, resp.TransferEncoding)
+		}
+	}
+}
+
+// rawConn is a client connection that writes bytes as given and reads
+// answers with net/http's response parser.
+type rawConn struct {
+	t  *testing.T
+	nc net.Conn
+	br *bufio.Reader
+}
+
+func dialRaw(t *testing.T, addr string) *rawConn {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	return &rawConn{t: t, nc: nc, br: bufio.NewReader(nc)}
+}
+
+func (c *rawConn) send(s string) {
+	c.t.Helper()
+	if _, err := io.WriteString(c.nc, s); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *rawConn) read(method string) (*http.Response, string) {
+	c.t.Helper()
+	resp, err := http.ReadResponse(c.br, &http.Request{Method: method})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp, string(b)
+}
+
+// closed checks that the server closed the connection.
+func (c *rawConn) closed() {
+	c.t.Helper()
+	c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := c.br.Read(make([]byte, 1)); err == nil {
+		c.t.Fatalf("connection still open: read %d bytes", n)
+	} else if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
+		c.t.Fatal("connection still open")
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+func TestPipelining(t *testing.T) {
+	addr := serve(t, testServer())
+	c := dialRaw(t, addr)
+	var all strings.Builder
+	want := []string{}
+	for i := range 40 {
+		switch i % 4 {
+		case 0:
+			fmt.Fprintf(&all, "GET /fast?%d HTTP/1.1\r\nHost: x\r\n\r\n", i)
+			want = append(want, fmt.Sprintf("fast /fast?%d", i))
+		case 1:
+			fmt.Fprintf(&all, "GET /std?%d HTTP/1.1\r\nHost: x\r\n\r\n", i)
+			want = append(want, fmt.Sprintf("std GET /std?%d HTTP/1.1", i))
+		case 2:
+			fmt.Fprintf(&all, "POST /fast/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nab%03d", i)
+			want = append(want, fmt.Sprintf("ab%03d", i))
+		case 3:
+			fmt.Fprintf(&all, "POST /std/echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
+			want = append(want, fmt.Sprintf("3 %x", sha256.Sum256([]byte("abc"))))
+		}
+	}
+	// All at once, then a byte at a time.
+	c.send(all.String())
+	for i, w := range want {
+		if _, body := c.read("GET"); body != w {
+			t.Fatalf("answer %d: %q, want %q", i, body, w)
+		}
+	}
+	s := all.String()
+	go func() {
+		for i := range len(s) {
+			if _, err := c.nc.Write([]byte{s[i]}); err != nil {
+				return
+			}
+		}
+	}()
+	for i, w := range want {
+		if _, body := c.read("GET"); body != w {
+			t.Fatalf("answer %d (byte at a time): %q, want %q", i, body, w)
+		}
+	}
+}
+
+func TestBadRequests(t *testing.T) {
+	srv := testServer()
+	srv.Limits.MaxHeaderBytes = 4096
+	srv.MaxBodyBytes = 1 << 20
+	addr := serve(t, srv)
+	cases := []struct {
+		name, req string
+		status    int
+	}{
+		{"garbage", "hello\r\n\r\n", 400},
+		{"bare LF", "GET /fast HTTP/1.1\nHost: x\n\n", 400},
+		{"CL and TE", "POST /std/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400},
+		{"two CLs", "POST /std/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", 400},
+		{"obs-fold", "GET /fast HTTP/1.1\r\nHost: x\r\nX: a\r\n b\r\n\r\n", 400},
+		{"no Host", "GET /fast HTTP/1.1\r\n\r\n", 400},
+		{"HTTP/2.0", "GET /fast HTTP/2.0\r\nHost: x\r\n\r\n", 505},
+		{"gzip TE", "POST /std/echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501},
+		{"big head", "GET /fast HTTP/1.1\r\nHost: x\r\nX: " + strings.Repeat("a", 5000) + "\r\n\r\n", 431},
+		{"body too long std", "POST /std/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n", 413},
+		{"body too long fast", "POST /fast/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n", 413},
+		{"bad chunk fast", "POST /fast/echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400},
+		{"expect other", "POST /fast/echo HTTP/1.1\r\nHost: x\r\nExpect: magic\r\nContent-Length: 1\r\n\r\na", 417},
+	}
+	// A well-behaved connection works throughout.
+	good := dialRaw(t, addr)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := dialRaw(t, addr)
+			c.send(tc.req)
+			resp, _ := c.read("GET")
+			if resp.StatusCode != tc.status || !resp.Close {
+				t.Fatalf("status %d close %v, want %d and close", resp.StatusCode, resp.Close, tc.status)
+			}
+			c.closed()
+			good.t = t
+			good.send("GET /fast HTTP/1.1\r\nHost: x\r\n\r\n")
+			if resp, body := good.read("GET"); resp.StatusCode != 200 || body != "fast /fast" {
+				t.Fatalf("other connection: %d %q", resp.StatusCode, body)
+			}
+		})
+	}
+}
+
+func TestExpectContinue(t *testing.T) {
+	addr := serve(t, testServer())
+	for _, path := range []string{"/fast/echo", "/std/echo"} {
+		c := dialRaw(t, addr)
+		c.send("POST " + path + " HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n")
+		line, err := c.br.ReadString('\n')
+		if err != nil || line != "HTTP/1.1 100 Continue\r\n" {
+			t.Fatalf("%s: %q %v", path, line, err)
+		}
+		if blank, _ := c.br.ReadString('\n'); blank != "\r\n" {
+			t.Fatalf("%s: %q after 100", path, blank)
+		}
+		c.send("abc")
+		resp, body := c.read("POST")
+		if resp.StatusCode != 200 || (body != "abc" && !strings.HasPrefix(body, "3 ")) {
+			t.Fatalf("%s: %d %q", path, resp.StatusCode, body)
+		}
+	}
+	// net/http's client with ExpectContinueTimeout waits for the 100.
+	tr := &http.Transport{ExpectContinueTimeout: 5 * time.Second}
+	defer tr.CloseIdleConnections()
+	req, _ := http.NewRequest("POST", "http://"+addr+"/std/echo", strings.NewReader("hello"))
+	req.Header.Set("Expect", "100-continue")
+	start := time.Now()
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || time.Since(start) > 4*time.Second {
+		t.Fatalf("%d after %v", resp.StatusCode, time.Since(start))
+	}
+}
+
+func TestHTTP10(t *testing.T) {
+	addr := serve(t, testServer())
+	c := dialRaw(t, addr)
+	c.send("GET /fast HTTP/1.0\r\n\r\n")
+	resp, body := c.read("GET")
+	if body != "fast /fast" || !resp.Close {
+		t.Fatalf("%q close=%v", body, resp.Close)
+	}
+	c.closed()
+
+	c = dialRaw(t, addr)
+	c.send("GET /std HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+	resp, body = c.read("GET")
+	if body != "std GET /std HTTP/1.0" || resp.Close || resp.Header.Get("Connection") != "keep-alive" {
+		t.Fatalf("%q close=%v %v", body, resp.Close, resp.Header)
+	}
+	// A streamed answer to HTTP/1.0 ends with the connection.
+	c.send("GET /std/stream?n=20 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+	resp, body = c.read("GET")
+	if len(body) != 20000 || !resp.Close {
+		t.Fatalf("%d bytes, close=%v", len(body), resp.Close)
+	}
+}
+
+func TestHalfClose(t *testing.T) {
+	addr := serve(t, testServer())
+	for _, path := range []string{"/fast", "/std"} {
+		c := dialRaw(t, addr)
+		c.send("GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n")
+		c.nc.(*net.TCPConn).CloseWrite()
+		resp, body := c.read("GET")
+		if resp.StatusCode != 200 || !strings.Contains(body, path[1:]) {
+			t.Fatalf("%s: %d %q", path, resp.StatusCode, body)
+		}
+		c.closed()
+	}
+}
+
+func TestTimeouts(t *testing.T) {
+	srv := testServer()
+	srv.ReadHeaderTimeout = time.Second
+	srv.IdleTimeout = time.Second
+	addr := serve(t, srv)
+
+	slow := dialRaw(t, addr)
+	slow.send("GET /fast HTTP/1.1\r\nHo")
+	resp, _ := slow.read("GET")
+	if resp.StatusCode != 408 {
+		t.Fatalf("slow head: %d", resp.StatusCode)
+	}
+	slow.closed()
+
+	idle := dialRaw(t, addr)
+	idle.send("GET /fast HTTP/1.1\r\nHost: x\r\n\r\n")
+	idle.read("GET")
+	start := time.Now()
+	idle.closed()
+	if d := time.Since(start); d > 4*time.Second {
+		t.Fatalf("idle connection closed after %v", d)
+	}
+}
+
+func TestContextCancelledOnClose(t *testing.T) {
+	srv := testServer()
+	started := make(chan struct{})
+	cancelled := make(chan error, 1)
+	srv.HandleFunc("/wait", func(w http.ResponseWriter, r *http.Request) {
+		close(started)
+		select {
+		case <-r.Context().Done():
+			cancelled <- r.Context().Err()
+		case <-time.After(5 * time.Second):
+			cancelled <- errors.New("not cancelled")
+		}
+	})
+	addr := serve(t, srv)
+	c := dialRaw(t, addr)
+	c.send("GET /wait HTTP/1.1\r\nHost: x\r\n\r\n")
+	<-started
+	c.nc.Close()
+	if err := <-cancelled; !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+}
+
+func TestPanics(t *testing.T) {
+	srv := testServer()
+	srv.HandleFunc("/panic", func(w http.ResponseWriter, r *http.Request) { panic("boom") })
+	srv.HandleFastFunc("/fastpanic", func(w *http1.Response, r *http1.Request) { panic("boom") })
+	addr := serve(t, srv)
+	for _, path := range []string{"/panic", "/fastpanic"} {
+		c := dialRaw(t, addr)
+		c.send("GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n")
+		c.closed()
+	}
+	_, body := get(t, client(t), "http://"+addr+"/fast")
+	if body != "fast /fast" {
+		t.Fatalf("after panics: %q", body)
+	}
+}
+
+func TestHijack(t *testing.T) {
+	srv := testServer()
+	srv.HandleFunc("/hijack", func(w http.ResponseWriter, r *http.Request) {
+		nc, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer nc.Close()
+		brw.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\n")
+		line, _ := brw.ReadString('\n') // sent with the request
+		brw.WriteString(line)
+		brw.Flush()
+	})
+	addr := serve(t, srv)
+	c := dialRaw(t, addr)
+	c.send("GET /hijack HTTP/1.1\r\nHost: x\r\n\r\nhello\n")
+	if _, body := c.read("GET"); body != "hello\n" {
+		t.Fatalf("%q", body)
+	}
+}
+
+func TestUnreadBody(t *testing.T) {
+	srv := testServer()
+	srv.HandleFunc("/ignore", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ignored") })
+	addr := serve(t, srv)
+	c := dialRaw(t, addr)
+	// A small unread body is dropped and the connection goes on.
+	c.send("POST /ignore HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n0123456789GET /fast HTTP/1.1\r\nHost: x\r\n\r\n")
+	if _, body := c.read("POST"); body != "ignored" {
+		t.Fatal(body)
+	}
+	if _, body := c.read("GET"); body != "fast /fast" {
+		t.Fatal(body)
+	}
+	// A large one closes it after the answer.
+	c.send("POST /ignore HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\n")
+	if resp, _ := c.read("POST"); resp.StatusCode != 200 {
+		t.Fatal(resp.StatusCode)
+	}
+	c.closed()
+}
+
+func TestShutdownFinishesRequests(t *testing.T) {
+	srv := testServer()
+	release := make(chan struct{})
+	started := make(chan struct{})
+	srv.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		close(started)
+		<-release
+		io.WriteString(w, "done")
+	})
+	addr := serve(t, srv)
+	c := dialRaw(t, addr)
+	c.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+	<-started
+	idle := dialRaw(t, addr)
+	idle.send("GET /fast HTTP/1.1\r\nHost: x\r\n\r\n")
+	idle.read("GET")
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		srv.Shutdown(context.Background())
+	}()
+	idle.closed()
+	close(release)
+	resp, body := c.read("GET")
+	if body != "done" || !resp.Close {
+		t.Fatalf("%q close=%v", body, resp.Close)
+	}
+	wg.Wait()
+}
+
+func TestCurl(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl not installed")
+	}
+	addr := serve(t, testServer())
+	run := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command("curl", append([]string{"-sS", "--max-time", "10"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("curl %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	if got := run("http://"+addr+"/fast", "http://"+addr+"/std"); got != "fast /faststd GET /std HTTP/1.1" {
+		t.Fatalf("GET: %q", got)
+	}
+	if got := run("--http1.0", "http://"+addr+"/std"); got != "std GET /std HTTP/1.0" {
+		t.Fatalf("HTTP/1.0: %q", got)
+	}
+	if got := run("--data-binary", "hello", "http://"+addr+"/fast/echo"); got != "hello" {
+		t.Fatalf("POST: %q", got)
+	}
+	if got := run("-H", "Transfer-Encoding: chunked", "--data-binary", "hello", "http://"+addr+"/std/echo"); got != fmt.Sprintf("5 %x", sha256.Sum256([]byte("hello"))) {
+		t.Fatalf("chunked POST: %q", got)
+	}
+	big := strings.Repeat("z", 2<<20)
+	cmd := exec.Command("curl", "-sS", "--max-time", "10", "--data-binary", "@-", "http://"+addr+"/std/echo")
+	cmd.Stdin = strings.NewReader(big)
+	out, err := cmd.Output()
+	if err != nil || string(out) != fmt.Sprintf("%d %x", len(big), sha256.Sum256([]byte(big))) {
+		t.Fatalf("large POST (with Expect: 100-continue): %q %v", out, err)
+	}
+	if got := run("-o", "/dev/null", "-w", "%{http_code} %{size_download}", "http://"+addr+"/std/stream?n=100"); got != "200 100000" {
+		t.Fatalf("stream: %q", got)
+	}
+}

@@ -1,0 +1,890 @@
+package http1
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/evloop/evloop"
+)
+
+// stdRequest is a request a pooled net/http handler answers. The loop
+// owns the fields marked so; the worker owns the rest until it submits
+// finished.
+type stdRequest struct {
+	hc      *conn // loop
+	c       *evloop.Conn
+	s       *Server
+	h       http.Handler
+	req     *http.Request
+	w       *responseWriter
+	body    *bodyPipe // nil: the request has no body
+	cancel  context.CancelFunc
+	keep    bool // the client allows another request
+	upgrade bool // the request asks to switch protocols
+
+	// Loop's: the body still to read.
+	bodyLeft int64           // Content-Length bytes not yet read
+	dec      *ChunkedDecoder // a chunked body's decoder
+	bodyRead int64           // chunked bytes read
+	bodyDone bool            // all of the body was read (or failed)
+	gone     bool            // the connection closed
+}
+
+// startStd hands req to h on the worker pool. The loop stops serving the
+// connection's next requests until h is done.
+func (hc *conn) startStd(h http.Handler, req *Request) {
+	s := hc.ls.s
+	sr := &stdRequest{hc: hc, c: hc.c, s: s, h: h, keep: req.KeepAlive, upgrade: req.Upgrade}
+	r, err := hc.newRequest(req)
+	if err != nil {
+		hc.fail(http.StatusBadRequest)
+		return
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	sr.cancel = cancel
+	r = r.WithContext(ctx)
+	switch {
+	case req.Chunked:
+		sr.dec = new(ChunkedDecoder)
+		sr.body = newBodyPipe(sr, req.Expect100)
+	case req.ContentLength > 0:
+		sr.bodyLeft = req.ContentLength
+		sr.body = newBodyPipe(sr, req.Expect100)
+	default:
+		sr.bodyDone = true
+	}
+	if sr.body != nil {
+		r.Body = sr.body
+		hc.enter(inBody)
+	} else {
+		r.Body = http.NoBody
+		hc.enter(handling)
+	}
+	sr.req = r
+	sr.w = newResponseWriter(sr, req)
+	hc.std = sr
+	s.active.Add(1)
+	s.pool.submit(sr.run)
+	sr.feed()
+}
+
+// newRequest builds the *http.Request net/http's server would for req.
+func (hc *conn) newRequest(req *Request) (*http.Request, error) {
+	r := &http.Request{
+		Method:     method(req.Method),
+		Proto:      proto(req.Major, req.Minor),
+		ProtoMajor: req.Major,
+		ProtoMinor: req.Minor,
+		Header:     make(http.Header, len(req.Headers)),
+		RequestURI: string(req.Target),
+		Close:      !req.KeepAlive,
+	}
+	rawurl := r.RequestURI
+	justAuthority := r.Method == http.MethodConnect && !strings.HasPrefix(rawurl, "/")
+	if justAuthority {
+		rawurl = "http://" + rawurl
+	}
+	var err error
+	if r.URL, err = url.ParseRequestURI(rawurl); err != nil {
+		return nil, err
+	}
+	if justAuthority {
+		r.URL.Scheme = ""
+	}
+	for _, f := range req.Headers {
+		key := textproto.CanonicalMIMEHeaderKey(string(f.Name))
+		r.Header[key] = append(r.Header[key], string(f.Value))
+	}
+	r.Host = r.URL.Host
+	if r.Host == "" {
+		r.Host = string(req.Host)
+	}
+	// As net/http's server: Host lives in Request.Host, not the map.
+	delete(r.Header, "Host")
+	switch {
+	case req.Chunked:
+		r.ContentLength = -1
+		r.TransferEncoding = []string{"chunked"}
+		delete(r.Header, "Transfer-Encoding")
+	case req.ContentLength > 0:
+		r.ContentLength = req.ContentLength
+	}
+	if hc.remote == "" {
+		if a := hc.c.RemoteAddr(); a != nil {
+			hc.remote = a.String()
+		}
+	}
+	r.RemoteAddr = hc.remote
+	return r, nil
+}
+
+func method(m []byte) string {
+	switch string(m) {
+	case "GET":
+		return http.MethodGet
+	case "POST":
+		return http.MethodPost
+	case "HEAD":
+		return http.MethodHead
+	case "PUT":
+		return http.MethodPut
+	case "DELETE":
+		return http.MethodDelete
+	}
+	return string(m)
+}
+
+func proto(major, minor int) string {
+	switch {
+	case major == 1 && minor == 1:
+		return "HTTP/1.1"
+	case major == 1 && minor == 0:
+		return "HTTP/1.0"
+	}
+	return "HTTP/" + strconv.Itoa(major) + "." + strconv.Itoa(minor)
+}
+
+// feed moves the body bytes that arrived to the handler, and pauses
+// reading while the handler is behind or requests pile up behind it. It
+// runs on the loop.
+func (sr *stdRequest) feed() {
+	c := sr.c
+	for !sr.bodyDone {
+		in, _ := c.Peek(0)
+		if len(in) == 0 {
+			break
+		}
+		if sr.dec == nil {
+			k := int(min(int64(len(in)), sr.bodyLeft))
+			sr.body.push(in[:k])
+			c.Discard(k)
+			if sr.bodyLeft -= int64(k); sr.bodyLeft == 0 {
+				sr.finishBody(nil)
+			}
+			continue
+		}
+		data, n, err := sr.dec.Decode(in)
+		c.Discard(n)
+		sr.bodyRead += int64(len(data))
+		switch {
+		case err != nil && !errors.Is(err, ErrIncomplete):
+			sr.finishBody(err)
+		case sr.s.MaxBodyBytes > 0 && sr.bodyRead > sr.s.MaxBodyBytes:
+			sr.finishBody(&http.MaxBytesError{Limit: sr.s.MaxBodyBytes})
+		default:
+			sr.body.push(data)
+			if sr.dec.Done() {
+				sr.finishBody(nil)
+			}
+		}
+		if n == 0 {
+			break
+		}
+	}
+	if !sr.bodyDone && sr.body.full() {
+		c.PauseReading()
+	} else if sr.bodyDone && c.InboundBuffered() > maxPipelined && !sr.upgrade {
+		c.PauseReading()
+	}
+}
+
+// finishBody ends the body the handler reads: at its end (err nil), or
+// with the error that stopped it, after which the connection closes once
+// the answer is out.
+func (sr *stdRequest) finishBody(err error) {
+	sr.bodyDone = true
+	sr.hc.enter(handling)
+	if err != nil {
+		sr.keep = false
+		sr.c.PauseReading() // the rest is not a request
+	}
+	sr.body.finish(err)
+}
+
+// resume continues reading after the handler caught up with the body.
+func (sr *stdRequest) resume() {
+	if sr.hc.std != sr || sr.gone {
+		return
+	}
+	sr.c.ResumeReading()
+	sr.feed()
+}
+
+// clientGone: the client sent EOF. As net/http's server does, the request's
+// context is cancelled; the answer is still sent.
+func (sr *stdRequest) clientGone() {
+	sr.cancel()
+	if !sr.bodyDone {
+		sr.finishBody(io.ErrUnexpectedEOF)
+	}
+}
+
+// connClosed: the connection is gone (or detached by Hijack).
+func (sr *stdRequest) connClosed(err error) {
+	sr.gone = true
+	if errors.Is(err, evloop.ErrDetached) {
+		return
+	}
+	sr.cancel()
+	if !sr.bodyDone {
+		sr.bodyDone = true
+		sr.body.finish(io.ErrUnexpectedEOF)
+	}
+	sr.w.connGone()
+}
+
+// run runs the handler on a worker goroutine.
+func (sr *stdRequest) run() {
+	w := sr.w
+	defer func() {
+		if v := recover(); v != nil {
+			if v != http.ErrAbortHandler {
+				sr.s.Logger.Error("http1: panic serving request", "remote", sr.req.RemoteAddr,
+					"panic", v, "stack", string(debug.Stack()))
+			}
+			w.abort()
+		}
+		sr.done()
+	}()
+	sr.h.ServeHTTP(w, sr.req)
+	w.finish()
+}
+
+// done hands the connection back to its loop.
+func (sr *stdRequest) done() {
+	if sr.c.Submit(sr.finished) != nil {
+		sr.cancel()
+		sr.s.active.Done()
+	}
+}
+
+// finished runs on the loop once the handler returned and its answer was
+// queued: the connection goes on with its next request, or closes.
+func (sr *stdRequest) finished() {
+	hc, c, w := sr.hc, sr.c, sr.w
+	sr.cancel()
+	sr.s.active.Done()
+	if sr.gone || hc.std != sr {
+		return
+	}
+	hc.std = nil
+	switch {
+	case w.aborted:
+		c.Abort()
+		return
+	case w.proto != nil:
+		c.ResumeReading()
+		hc.switchTo(w.proto)
+		return
+	case w.closeAfter || !sr.keep || hc.ls.shuttingDown:
+		c.Close()
+		return
+	}
+	if !sr.bodyDone {
+		if !sr.body.consumedAll() {
+			// Unread body: drop a little to reach the next request.
+			if sr.dec != nil {
+				hc.discardChunked, hc.discard = sr.dec, maxDiscard
+			} else if sr.bodyLeft <= maxDiscard {
+				hc.discard = sr.bodyLeft
+			} else {
+				c.Close()
+				return
+			}
+		}
+	}
+	c.ResumeReading()
+	hc.serve()
+}
+
+// bodyPipe carries a request's body from the loop to the handler, a
+// bounded amount ahead.
+type bodyPipe struct {
+	sr *stdRequest
+
+	mu       sync.Mutex
+	cond     sync.Cond
+	buf      []byte // received, not yet read
+	off      int    // buf[off:] is unread
+	err      error  // io.EOF at the end; set when the loop is done
+	paused   bool   // the loop paused reading for the reader to catch up
+	expect   bool   // "100 Continue" owed before the first read
+	closed   bool   // the handler closed the body
+	readSome bool
+}
+
+func newBodyPipe(sr *stdRequest, expect100 bool) *bodyPipe {
+	p := &bodyPipe{sr: sr, expect: expect100}
+	p.cond.L = &p.mu
+	return p
+}
+
+// push adds body bytes (on the loop).
+func (p *bodyPipe) push(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	p.mu.Lock()
+	if !p.closed {
+		if p.off == len(p.buf) {
+			p.buf, p.off = p.buf[:0], 0
+		}
+		p.buf = append(p.buf, b...)
+		p.cond.Signal()
+	}
+	p.mu.Unlock()
+}
+
+// full reports whether the reader is far enough behind for the loop to
+// stop reading; the reader resumes it.
+func (p *bodyPipe) full() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.buf)-p.off >= maxBodyAhead && !p.closed {
+		p.paused = true
+		return true
+	}
+	return false
+}
+
+// finish ends the body with err (nil: its end).
+func (p *bodyPipe) finish(err error) {
+	if err == nil {
+		err = io.EOF
+	}
+	p.mu.Lock()
+	if p.err == nil {
+		p.err = err
+	}
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+// consumedAll reports whether nothing of the body is left unread on the
+// connection's side (after the handler returned, on the loop).
+func (p *bodyPipe) consumedAll() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err == io.EOF
+}
+
+// Read reads the body. The first Read answers "Expect: 100-continue".
+func (p *bodyPipe) Read(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return 0, http.ErrBodyReadAfterClose
+	}
+	if p.expect {
+		p.expect = false
+		if p.err == nil {
+			p.sr.c.AsyncWrite(continueResponse, nil)
+		}
+	}
+	for p.off == len(p.buf) && p.err == nil {
+		p.cond.Wait()
+	}
+	if p.off == len(p.buf) {
+		return 0, p.err
+	}
+	n := copy(b, p.buf[p.off:])
+	p.off += n
+	p.readSome = true
+	if p.paused && len(p.buf)-p.off < maxBodyAhead/2 {
+		p.paused = false
+		p.sr.c.Submit(p.sr.resume)
+	}
+	return n, nil
+}
+
+// Close closes the body: later reads fail, and what arrives is dropped.
+func (p *bodyPipe) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	p.buf, p.off = nil, 0
+	if p.paused {
+		p.paused = false
+		p.sr.c.Submit(p.sr.resume)
+	}
+	return nil
+}
+
+// rest returns the body bytes received and not read, for Hijack.
+func (p *bodyPipe) rest() []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.buf[p.off:])
+}
+
+// Sizes of the buffers a pooled handler's answer is written through.
+const (
+	writeBuffer  = 4 << 10   // bytes gathered before they go to the loop
+	maxInflight  = 256 << 10 // bytes handed to the loop and not yet written
+	chunkReserve = 8         // room for a chunk's size line before its data
+)
+
+// responseWriter is the http.ResponseWriter of a pooled handler. It
+// gathers the body in a buffer and hands full buffers to the loop with
+// AsyncWrite; a handler that writes faster than the client reads waits.
+type responseWriter struct {
+	sr     *stdRequest
+	c      *evloop.Conn
+	header http.Header
+	status int
+
+	wroteHeader bool
+	headSent    bool
+	chunked     bool
+	closeAfter  bool // the connection closes after this answer
+	isHead      bool
+	minor       int
+	hijacked    bool
+	aborted     bool
+	proto       Protocol
+	declared    int64 // Content-Length from the header, or -1
+	written     int64
+	buf         []byte // buf[chunkReserve:] is body not yet handed over
+
+	mu       sync.Mutex
+	cond     sync.Cond
+	inflight int
+	err      error // the connection failed or closed
+}
+
+func newResponseWriter(sr *stdRequest, req *Request) *responseWriter {
+	w := &responseWriter{
+		sr:       sr,
+		c:        sr.c,
+		header:   make(http.Header),
+		isHead:   string(req.Method) == "HEAD",
+		minor:    req.Minor,
+		declared: -1,
+	}
+	w.cond.L = &w.mu
+	return w
+}
+
+// Header returns the header fields to send.
+func (w *responseWriter) Header() http.Header { return w.header }
+
+// WriteHeader sends the status and the header fields (with the body's
+// first bytes, or when the handler returns). 1xx codes other than 101 are
+// sent at once, as informational answers.
+func (w *responseWriter) WriteHeader(code int) {
+	if w.hijacked {
+		w.sr.s.Logger.Warn("http1: WriteHeader on a hijacked connection", "remote", w.sr.req.RemoteAddr)
+		return
+	}
+	if w.wroteHeader {
+		w.sr.s.Logger.Warn("http1: superfluous WriteHeader call", "remote", w.sr.req.RemoteAddr, "code", code)
+		return
+	}
+	checkStatusCode(code)
+	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
+		b := appendStatusLine(nil, code)
+		b = appendHeader(b, w.header)
+		b = append(b, "\r\n"...)
+		w.send(b)
+		return
+	}
+	w.wroteHeader = true
+	w.status = code
+	if v := w.header.Get("Content-Length"); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
+			w.declared = n
+		} else {
+			w.sr.s.Logger.Warn("http1: invalid Content-Length", "value", v)
+			w.header.Del("Content-Length")
+		}
+	}
+}
+
+// Write writes body bytes.
+func (w *responseWriter) Write(p []byte) (int, error) {
+	if w.hijacked {
+		return 0, http.ErrHijacked
+	}
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	if !bodyAllowed(w.status) {
+		return 0, http.ErrBodyNotAllowed
+	}
+	if w.declared >= 0 && w.written+int64(len(p)) > w.declared {
+		return 0, http.ErrContentLength
+	}
+	if err := w.failed(); err != nil {
+		return 0, err
+	}
+	w.written += int64(len(p))
+	if w.isHead {
+		return len(p), nil
+	}
+	n := len(p)
+	for len(p) > 0 {
+		if w.buf == nil {
+			w.buf = getBuffer()
+		}
+		k := copy(w.buf[len(w.buf):cap(w.buf)-2], p)
+		w.buf = w.buf[:len(w.buf)+k]
+		p = p[k:]
+		if len(w.buf) == cap(w.buf)-2 {
+			if err := w.flush(); err != nil {
+				return n - len(p), err
+			}
+		}
+	}
+	return n, nil
+}
+
+// WriteString writes body bytes.
+func (w *responseWriter) WriteString(s string) (int, error) {
+	return w.Write([]byte(s)) // the buffer is copied into; no need to avoid it
+}
+
+// Flush sends what was written so far.
+func (w *responseWriter) Flush() { w.FlushError() }
+
+// FlushError sends what was written so far and waits until it reached the
+// kernel, or the connection failed.
+func (w *responseWriter) FlushError() error {
+	if w.hijacked {
+		return http.ErrHijacked
+	}
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	if err := w.flush(); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.inflight > 0 && w.err == nil {
+		w.cond.Wait()
+	}
+	return w.err
+}
+
+// flush hands the head, if not sent yet, and the buffered body to the loop.
+func (w *responseWriter) flush() error {
+	var b []byte
+	if !w.headSent {
+		w.headSent = true
+		w.chunked = bodyAllowed(w.status) && !w.isHead && w.declared < 0 && w.minor > 0
+		if w.declared < 0 && !w.chunked && bodyAllowed(w.status) && !w.isHead {
+			w.closeAfter = true // HTTP/1.0: the body ends with the connection
+		}
+		b = w.appendHead(getBuffer()[:0])
+	}
+	if data := w.body(); len(data) > 0 {
+		if b == nil {
+			b = data
+			w.buf = nil
+		} else {
+			b = append(b, data...)
+			putBuffer(w.buf)
+			w.buf = nil
+		}
+	} else if w.buf != nil {
+		putBuffer(w.buf)
+		w.buf = nil
+	}
+	if b == nil {
+		return w.failed()
+	}
+	return w.sendAndWait(b)
+}
+
+// body returns the buffered body framed for the wire: as a chunk when
+// chunked.
+func (w *responseWriter) body() []byte {
+	if w.buf == nil || len(w.buf) == chunkReserve {
+		return nil
+	}
+	data := w.buf[chunkReserve:]
+	if !w.chunked {
+		return data
+	}
+	var size [chunkReserve]byte
+	line := strconv.AppendInt(size[:0], int64(len(data)), 16)
+	line = append(line, "\r\n"...)
+	start := chunkReserve - len(line)
+	copy(w.buf[start:], line)
+	return append(w.buf[start:], "\r\n"...) // within cap: two bytes kept free
+}
+
+// appendHead appends the status line and the fields.
+func (w *responseWriter) appendHead(b []byte) []byte {
+	s := w.sr.s
+	b = appendStatusLine(b, w.status)
+	if _, ok := w.header["Date"]; !ok {
+		b = append(b, *s.date.Load()...)
+	}
+	if _, ok := w.header["Server"]; !ok && s.Name != "" {
+		b = appendField(b, "Server", s.Name)
+	}
+	if bodyAllowed(w.status) {
+		if _, ok := w.header["Content-Type"]; !ok && w.buf != nil && len(w.buf) > chunkReserve {
+			b = appendField(b, "Content-Type", http.DetectContentType(w.buf[chunkReserve:]))
+		}
+	}
+	w.header.Del("Transfer-Encoding")
+	if w.status == http.StatusSwitchingProtocols {
+		b = appendHeader(b, w.header)
+		return append(b, "\r\n"...)
+	}
+	if !w.closeAfter && (!w.sr.keep || s.isShuttingDown() || w.sr.unreadBodyTooLong()) {
+		w.closeAfter = true
+	}
+	if w.closeAfter {
+		w.header.Del("Connection")
+	}
+	b = appendHeader(b, w.header)
+	if w.chunked {
+		b = append(b, "Transfer-Encoding: chunked\r\n"...)
+	}
+	switch {
+	case w.closeAfter:
+		b = append(b, "Connection: close\r\n"...)
+	case w.minor == 0:
+		b = append(b, "Connection: keep-alive\r\n"...)
+	}
+	return append(b, "\r\n"...)
+}
+
+// appendHeader appends h's fields, sorted by name, with CR and LF in
+// values replaced by spaces and invalid names left out, as net/http does.
+func appendHeader(b []byte, h http.Header) []byte {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		if validFieldName(k) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		for _, v := range h[k] {
+			b = append(b, k...)
+			b = append(b, ": "...)
+			start := len(b)
+			b = append(b, strings.TrimSpace(v)...)
+			for i := start; i < len(b); i++ {
+				if b[i] == '\r' || b[i] == '\n' {
+					b[i] = ' '
+				}
+			}
+			b = append(b, "\r\n"...)
+		}
+	}
+	return b
+}
+
+// finish completes the answer once the handler returned: the head, with a
+// Content-Length if the whole body is known, the rest of the body, and the
+// chunked body's end.
+func (w *responseWriter) finish() {
+	if w.hijacked || w.proto != nil {
+		return
+	}
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.declared >= 0 && w.written < w.declared && !w.isHead {
+		// Fewer bytes than declared: the framing is broken; close.
+		w.closeAfter = true
+	}
+	if !w.headSent && w.declared < 0 && bodyAllowed(w.status) && (!w.isHead || w.written > 0) {
+		w.header.Set("Content-Length", strconv.FormatInt(w.written, 10))
+		w.declared = w.written
+	}
+	w.flush()
+	if w.chunked {
+		w.send(append(getBuffer()[:0], "0\r\n\r\n"...))
+	}
+}
+
+// abort is what a panicking handler gets: the connection is reset, as
+// net/http's server does.
+func (w *responseWriter) abort() {
+	if w.buf != nil {
+		putBuffer(w.buf)
+		w.buf = nil
+	}
+	w.aborted = true
+}
+
+// send hands b (from getBuffer, or any slice) to the loop.
+func (w *responseWriter) send(b []byte) {
+	w.mu.Lock()
+	w.inflight += len(b)
+	w.mu.Unlock()
+	w.c.AsyncWrite(b, func(err error) {
+		w.mu.Lock()
+		w.inflight -= len(b)
+		if err != nil && w.err == nil {
+			w.err = err
+		}
+		w.cond.Broadcast()
+		w.mu.Unlock()
+		if cap(b) == writeBuffer {
+			putBuffer(b)
+		}
+	})
+}
+
+// sendAndWait sends b, then waits while too much is in flight.
+func (w *responseWriter) sendAndWait(b []byte) error {
+	w.send(b)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.inflight > maxInflight && w.err == nil {
+		w.cond.Wait()
+	}
+	return w.err
+}
+
+func (w *responseWriter) failed() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// connGone fails the writes to come (on the loop, when the connection
+// closed).
+func (w *responseWriter) connGone() {
+	w.mu.Lock()
+	if w.err == nil {
+		w.err = evloop.ErrClosed
+	}
+	w.cond.Broadcast()
+	w.mu.Unlock()
+}
+
+// Hijack takes the connection off the server for the handler: what was
+// written is sent first, and the returned reader holds the bytes received
+// and not yet read. The server does nothing more with the connection; the
+// handler closes it.
+func (w *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	if w.hijacked {
+		return nil, nil, http.ErrHijacked
+	}
+	if w.wroteHeader {
+		if err := w.FlushError(); err != nil {
+			return nil, nil, err
+		}
+	} else if err := w.waitWritten(); err != nil {
+		return nil, nil, err
+	}
+	type detached struct {
+		nc   net.Conn
+		rest []byte
+		err  error
+	}
+	res := make(chan detached, 1)
+	if w.c.Submit(func() {
+		if w.sr.gone {
+			res <- detached{err: evloop.ErrClosed}
+			return
+		}
+		nc, rest, err := w.c.Detach()
+		res <- detached{nc, rest, err}
+	}) != nil {
+		return nil, nil, evloop.ErrClosed
+	}
+	d := <-res
+	if d.err != nil {
+		return nil, nil, d.err
+	}
+	w.hijacked = true
+	var pending []byte
+	if w.sr.body != nil {
+		pending = w.sr.body.rest()
+	}
+	r := io.Reader(d.nc)
+	if len(pending)+len(d.rest) > 0 {
+		r = io.MultiReader(bytes.NewReader(append(pending, d.rest...)), d.nc)
+	}
+	return d.nc, bufio.NewReadWriter(bufio.NewReader(r), bufio.NewWriter(d.nc)), nil
+}
+
+// waitWritten waits until everything handed to the loop was written.
+func (w *responseWriter) waitWritten() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.inflight > 0 && w.err == nil {
+		w.cond.Wait()
+	}
+	return w.err
+}
+
+// SwitchProtocols answers 101 Switching Protocols with the header fields
+// set, and hands the connection to p once the handler returns, as
+// Response.SwitchProtocols does for a fast handler. It fails if the
+// answer was begun.
+func (w *responseWriter) SwitchProtocols(p Protocol) error {
+	if w.hijacked {
+		return http.ErrHijacked
+	}
+	if w.wroteHeader {
+		return errors.New("http1: SwitchProtocols after WriteHeader")
+	}
+	w.WriteHeader(http.StatusSwitchingProtocols)
+	w.headSent = true
+	w.proto = p
+	return w.sendAndWait(w.appendHead(getBuffer()[:0]))
+}
+
+// unreadBodyTooLong reports, from the worker, whether the body left
+// unread is past what the loop would drop to reach the next request.
+func (sr *stdRequest) unreadBodyTooLong() bool {
+	if sr.body == nil {
+		return false
+	}
+	p := sr.body
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err != nil {
+		return p.err != io.EOF
+	}
+	// Not all received: the loop knows how much is left of a sized body,
+	// not of a chunked one. Both are decided when the handler is done; a
+	// chunked body still arriving is bounded by maxDiscard there.
+	return false
+}
+
+// isShuttingDown reports whether Shutdown began.
+func (s *Server) isShuttingDown() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+var buffers = sync.Pool{New: func() any { b := make([]byte, chunkReserve, writeBuffer); return &b }}
+
+// getBuffer returns a write buffer: empty but for the room kept for a
+// chunk's size line.
+func getBuffer() []byte {
+	b := *buffers.Get().(*[]byte)
+	return b[:chunkReserve]
+}
+
+func putBuffer(b []byte) {
+	if cap(b) != writeBuffer {
+		return
+	}
+	b = b[:chunkReserve]
+	buffers.Put(&b)
+}
