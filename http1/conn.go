@@ -90,9 +90,13 @@ func (hc *conn) serve() {
 			return
 		}
 		if hc.need > len(in) {
+			hc.waitBody()
 			return
 		}
 		if hc.fast != nil && !hc.decodeFast(in) {
+			if !c.Closed() {
+				hc.waitBody()
+			}
 			return
 		}
 		ls := hc.ls
@@ -149,6 +153,9 @@ func (hc *conn) dispatch(req *Request, in []byte, n int) bool {
 			hc.fast = &fastBody{raw: n}
 			hc.continue100(req)
 			if !hc.decodeFast(in) {
+				if !c.Closed() {
+					hc.waitBody()
+				}
 				return false
 			}
 		}
@@ -163,7 +170,7 @@ func (hc *conn) dispatch(req *Request, in []byte, n int) bool {
 		if len(in) < total {
 			hc.need = total
 			hc.continue100(req)
-			hc.enter(inBody)
+			hc.waitBody()
 			return false
 		}
 		body = in[n:total]
@@ -235,11 +242,17 @@ func (hc *conn) decodeFast(in []byte) bool {
 			break
 		}
 	}
-	if !f.dec.Done() {
-		hc.enter(inBody)
-		return false
+	return f.dec.Done()
+}
+
+// waitBody waits for the rest of a fast route's body; if the client
+// already sent EOF, it will not come.
+func (hc *conn) waitBody() {
+	if hc.eof {
+		hc.c.Close()
+		return
 	}
-	return true
+	hc.enter(inBody)
 }
 
 // continue100 answers "Expect: 100-continue" for a body the server will

@@ -1,0 +1,183 @@
+package http1_test
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/evloop/evloop"
+	"github.com/evloop/evloop/http1"
+)
+
+func TestResponseWriter(t *testing.T) {
+	srv := &http1.Server{}
+	srv.HandleFunc("/sniff", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "<html><body>hi</body></html>")
+	})
+	srv.HandleFunc("/declared", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "5")
+		io.WriteString(w, "12345")
+		if _, err := io.WriteString(w, "6"); !errors.Is(err, http.ErrContentLength) {
+			t.Errorf("write past Content-Length: %v", err)
+		}
+	})
+	srv.HandleFunc("/nocontent", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNoContent)
+		if _, err := io.WriteString(w, "x"); !errors.Is(err, http.ErrBodyNotAllowed) {
+			t.Errorf("write to a 204: %v", err)
+		}
+	})
+	srv.HandleFunc("/hints", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Link", "</style.css>; rel=preload")
+		w.WriteHeader(http.StatusEarlyHints)
+		w.Header().Del("Link")
+		io.WriteString(w, "final")
+	})
+	srv.HandleFunc("/flush", func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		io.WriteString(w, "first")
+		if err := rc.Flush(); err != nil {
+			t.Errorf("Flush: %v", err)
+		}
+		io.WriteString(w, "second")
+	})
+	srv.HandleFunc("/split", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Bad", "a\r\nInjected: yes")
+		io.WriteString(w, "ok")
+	})
+	addr := serve(t, srv)
+	c := dialRaw(t, addr)
+
+	c.send("GET /sniff HTTP/1.1\r\nHost: x\r\n\r\n")
+	if resp, _ := c.read("GET"); resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
+		t.Fatalf("sniffed %q", resp.Header.Get("Content-Type"))
+	}
+	c.send("GET /declared HTTP/1.1\r\nHost: x\r\n\r\n")
+	if resp, body := c.read("GET"); body != "12345" || resp.ContentLength != 5 {
+		t.Fatalf("declared: %q %d", body, resp.ContentLength)
+	}
+	c.send("GET /nocontent HTTP/1.1\r\nHost: x\r\n\r\n")
+	if resp, body := c.read("GET"); resp.StatusCode != 204 || body != "" {
+		t.Fatalf("204: %d %q", resp.StatusCode, body)
+	}
+	c.send("GET /hints HTTP/1.1\r\nHost: x\r\n\r\n")
+	tp, err := c.br.ReadString('\n')
+	if err != nil || tp != "HTTP/1.1 103 Early Hints\r\n" {
+		t.Fatalf("%q %v", tp, err)
+	}
+	if line, _ := c.br.ReadString('\n'); !strings.HasPrefix(line, "Link: ") {
+		t.Fatalf("103 without its Link: %q", line)
+	}
+	c.br.ReadString('\n')
+	if resp, body := c.read("GET"); body != "final" || resp.Header.Get("Link") != "" {
+		t.Fatalf("after 103: %q %v", body, resp.Header)
+	}
+	c.send("GET /flush HTTP/1.1\r\nHost: x\r\n\r\n")
+	if resp, body := c.read("GET"); body != "firstsecond" || resp.TransferEncoding == nil {
+		t.Fatalf("flush: %q %v", body, resp.TransferEncoding)
+	}
+	c.send("GET /split HTTP/1.1\r\nHost: x\r\n\r\n")
+	if resp, _ := c.read("GET"); resp.Header.Get("Injected") != "" || resp.Header.Get("X-Bad") != "a  Injected: yes" {
+		t.Fatalf("response splitting: %v", resp.Header)
+	}
+}
+
+func TestWorkersBound(t *testing.T) {
+	srv := &http1.Server{Workers: 3}
+	var running, most atomic.Int32
+	srv.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		n := running.Add(1)
+		for {
+			m := most.Load()
+			if n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+		running.Add(-1)
+		io.WriteString(w, "ok")
+	})
+	addr := serve(t, srv)
+	c := client(t)
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := c.Get("http://" + addr + "/")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+		}()
+	}
+	wg.Wait()
+	if m := most.Load(); m > 3 || m < 2 {
+		t.Fatalf("%d handlers ran at once, want at most 3", m)
+	}
+}
+
+// upper is a Protocol that answers each line in upper case.
+type upper struct{ closed chan error }
+
+func (u *upper) OnData(c *evloop.Conn) {
+	in, _ := c.Peek(0)
+	if i := strings.IndexByte(string(in), '\n'); i >= 0 {
+		c.Write([]byte(strings.ToUpper(string(in[:i+1]))))
+		c.Discard(i + 1)
+	}
+}
+
+func (u *upper) OnClose(c *evloop.Conn, err error) { u.closed <- err }
+
+func TestSwitchProtocols(t *testing.T) {
+	srv := &http1.Server{}
+	fastDone := make(chan error, 1)
+	stdDone := make(chan error, 1)
+	srv.HandleFastFunc("/fast-upgrade", func(w *http1.Response, r *http1.Request) {
+		w.AddHeader("Upgrade", "upper")
+		w.AddHeader("Connection", "Upgrade")
+		w.SwitchProtocols(&upper{closed: fastDone})
+	})
+	srv.HandleFunc("/std-upgrade", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Upgrade", "upper")
+		w.Header().Set("Connection", "Upgrade")
+		sw := w.(interface{ SwitchProtocols(http1.Protocol) error })
+		if err := sw.SwitchProtocols(&upper{closed: stdDone}); err != nil {
+			t.Error(err)
+		}
+	})
+	addr := serve(t, srv)
+	for _, path := range []string{"/fast-upgrade", "/std-upgrade"} {
+		c := dialRaw(t, addr)
+		// The first line after the request arrives with it.
+		c.send("GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: upper\r\n\r\nabc\n")
+		resp, err := http.ReadResponse(c.br, nil)
+		if err != nil || resp.StatusCode != 101 || resp.Header.Get("Upgrade") != "upper" {
+			t.Fatalf("%s: %v %v", path, resp, err)
+		}
+		for _, line := range []string{"abc\n", "def\n"} {
+			if line == "def\n" {
+				c.send(line)
+			}
+			if got, _ := c.br.ReadString('\n'); got != strings.ToUpper(line) {
+				t.Fatalf("%s: %q", path, got)
+			}
+		}
+		c.nc.Close()
+	}
+	for _, ch := range []chan error{fastDone, stdDone} {
+		select {
+		case <-ch:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the protocol's OnClose did not run")
+		}
+	}
+}
+
