@@ -180,4 +180,3 @@ func TestSwitchProtocols(t *testing.T) {
 		}
 	}
 }
-
