@@ -41,13 +41,14 @@ type conn struct {
 	discard        int64
 	discardChunked *ChunkedDecoder
 
-	deadline int32 // loop seconds; 0: none
-	timerAt  int32 // when the timer fires; 0: not armed
-	timer    evloop.Timer
-	phase    phase
-	cont     bool // "100 Continue" sent for the current request
-	eof      bool // the client sent EOF
-	remote   string
+	// The connection's place in its loop's timeouts.
+	prev, next *conn
+	deadline   int32 // loop seconds
+	list       phase // which list, plus one; 0: none
+
+	phase phase
+	cont  bool // "100 Continue" sent for the current request
+	eof   bool // the client sent EOF
 }
 
 // A connection's phase decides which timeout applies.
@@ -210,8 +211,7 @@ func (hc *conn) idle() bool {
 // switchTo hands the connection to another protocol: p serves it from
 // now on, starting with the bytes already buffered.
 func (hc *conn) switchTo(p Protocol) {
-	hc.timer.Stop()
-	hc.deadline = 0
+	hc.ls.timeouts.remove(hc)
 	c := hc.c
 	c.SetContext(p)
 	if c.InboundBuffered() > 0 {
@@ -320,15 +320,15 @@ func (hc *conn) readEOF() {
 
 // closed runs when the connection is gone.
 func (hc *conn) closed(err error) {
-	hc.timer.Stop()
+	hc.ls.timeouts.remove(hc)
 	if hc.std != nil {
 		hc.std.connClosed(err)
 	}
 }
 
-// enter moves the connection to phase p and sets the timeout that goes
-// with it. Timers are checked lazily: a later deadline only moves a
-// number, an earlier one resets the timer.
+// enter moves the connection to phase p and starts the timeout that goes
+// with it: the connection goes to the end of its loop's list for that
+// timeout, which the loop checks once a second.
 func (hc *conn) enter(p phase) {
 	if p == hc.phase && p != idle {
 		return
@@ -337,64 +337,86 @@ func (hc *conn) enter(p phase) {
 		return
 	}
 	hc.phase = p
-	s := hc.ls.s
+	ls := hc.ls
+	ls.timeouts.remove(hc)
+	s := ls.s
+	var d time.Duration
 	switch p {
 	case idle:
-		hc.setDeadline(s.IdleTimeout)
+		d = s.IdleTimeout
 	case inHead:
-		hc.setDeadline(s.ReadHeaderTimeout)
+		d = s.ReadHeaderTimeout
 	case inBody:
-		if s.ReadTimeout > 0 {
-			hc.setDeadline(s.ReadTimeout) // from the head's start would be exact; a body's start is close
-		} else {
-			hc.deadline = 0
-		}
-	case handling:
-		hc.deadline = 0
+		d = s.ReadTimeout // from the body's start; the head's would be exact
+	}
+	if d > 0 {
+		// now counts whole seconds: one more makes the wait at least d
+		// (and less than d plus a second).
+		hc.deadline = ls.now + int32((d+time.Second-1)/time.Second) + 1
+		ls.timeouts.push(hc, p)
 	}
 }
 
-// setDeadline sets the connection's deadline d from now (none if d <= 0).
-func (hc *conn) setDeadline(d time.Duration) {
-	if d <= 0 {
-		hc.deadline = 0
-		return
-	}
-	secs := int32((d + time.Second - 1) / time.Second)
-	hc.deadline = hc.ls.now + secs
-	if hc.timerAt == 0 || hc.deadline < hc.timerAt {
-		hc.arm(hc.deadline - hc.ls.now)
-	}
-}
-
-// arm sets the timer to fire in secs seconds (plus the part of the current
-// second that has passed is not known: up to a second late).
-func (hc *conn) arm(secs int32) {
-	hc.timerAt = hc.ls.now + secs
-	d := time.Duration(secs) * time.Second
-	if !hc.timer.Reset(d) {
-		hc.timer = hc.c.AfterFunc(d, hc.timeout)
-	}
-}
-
-// timeout runs when the timer fires: if the deadline has passed, the
-// connection is closed (with 408 if a request was arriving); if it moved,
-// the timer is set again.
+// timeout runs when the connection's deadline passed: it is closed, with
+// 408 if a request was arriving.
 func (hc *conn) timeout() {
-	hc.timerAt = 0
-	if hc.c.Closed() || hc.deadline == 0 {
-		return
-	}
-	ls := hc.ls
-	ls.now = int32(time.Since(ls.start) / time.Second)
-	if left := hc.deadline - ls.now; left > 0 {
-		hc.arm(left)
-		return
-	}
-	switch hc.phase {
-	case inHead, inBody:
+	switch {
+	case hc.c.Closed():
+	case hc.std != nil:
+		hc.c.Close() // a pooled handler reads the body: it fails
+	case hc.phase == inHead || hc.phase == inBody:
 		hc.fail(408)
 	default:
 		hc.c.Close()
+	}
+}
+
+// timeouts keeps a loop's connections that wait for a deadline, in one
+// list per phase. All connections in a list have the same timeout and join
+// at the end, so each list is in order of deadline, and a connection costs
+// two pointers, not a timer.
+type timeouts struct {
+	lists [handling]struct{ head, tail *conn }
+}
+
+func (t *timeouts) push(hc *conn, p phase) {
+	l := &t.lists[p]
+	hc.list = p + 1
+	hc.prev, hc.next = l.tail, nil
+	if l.tail != nil {
+		l.tail.next = hc
+	} else {
+		l.head = hc
+	}
+	l.tail = hc
+}
+
+func (t *timeouts) remove(hc *conn) {
+	if hc.list == 0 {
+		return
+	}
+	l := &t.lists[hc.list-1]
+	if hc.prev != nil {
+		hc.prev.next = hc.next
+	} else {
+		l.head = hc.next
+	}
+	if hc.next != nil {
+		hc.next.prev = hc.prev
+	} else {
+		l.tail = hc.prev
+	}
+	hc.prev, hc.next, hc.list = nil, nil, 0
+}
+
+// expire times out the connections whose deadline is not after now.
+func (t *timeouts) expire(now int32) {
+	for i := range t.lists {
+		l := &t.lists[i]
+		for l.head != nil && l.head.deadline <= now {
+			hc := l.head
+			t.remove(hc)
+			hc.timeout()
+		}
 	}
 }

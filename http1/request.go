@@ -165,9 +165,9 @@ func (r *Request) Values(name string) iter.Seq[[]byte] {
 type Parser struct {
 	Limits
 
-	scanned   int // b[:scanned] holds no end of the head
-	lineStart int // where the line being searched begins
-	start     int // where the request line begins, after empty lines
+	scanned   int32 // b[:scanned] holds no end of the head
+	lineStart int32 // where the line being searched begins
+	start     int32 // where the request line begins, after empty lines
 }
 
 // Reset forgets the search for the current head's end, for a caller that
@@ -191,45 +191,44 @@ func (p *Parser) Reset() {
 // r's byte slices point into b (see Request). r is fully overwritten on
 // success and left undefined on error.
 func (p *Parser) Parse(b []byte, r *Request) (int, error) {
-	if p.scanned > len(b) {
-		p.Reset() // not the input of the last call: start again
+	// int32 fields keep a connection's parser small; heads are far shorter.
+	scanned, lineStart, start := int(p.scanned), int(p.lineStart), int(p.start)
+	if scanned > len(b) {
+		scanned, lineStart, start = 0, 0, 0 // not the input of the last call: start again
 	}
+	p.Reset() // a result or an error starts the next head afresh
 	limit := p.maxHeaderBytes()
 	window := b
 	if len(window) > limit {
 		window = window[:limit]
 	}
 	for {
-		i := bytes.IndexByte(window[p.scanned:], '\n')
+		i := bytes.IndexByte(window[scanned:], '\n')
 		if i < 0 {
 			break
 		}
-		lf := p.scanned + i
-		line := p.lineStart
+		lf := scanned + i
+		line := lineStart
 		if lf == line || b[lf-1] != '\r' {
-			p.Reset()
 			return 0, errBareLF
 		}
-		p.scanned, p.lineStart = lf+1, lf+1
+		scanned, lineStart = lf+1, lf+1
 		if lf-1 != line {
 			continue
 		}
-		if line == p.start { // an empty line before the request line
-			p.start = lf + 1
+		if line == start { // an empty line before the request line
+			start = lf + 1
 			continue
 		}
-		start := p.start
-		p.Reset()
 		if err := p.parseHead(b[:lf+1], start, r); err != nil {
 			return 0, err
 		}
 		return lf + 1, nil
 	}
 	if len(b) >= limit {
-		p.Reset()
 		return 0, errHeadTooBig
 	}
-	p.scanned = len(b)
+	p.scanned, p.lineStart, p.start = int32(len(b)), int32(lineStart), int32(start)
 	return 0, ErrIncomplete
 }
 

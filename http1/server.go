@@ -63,8 +63,8 @@ type Server struct {
 	// IdleTimeout bounds how long a kept-alive connection waits for its
 	// next request (default 2 minutes; negative: forever).
 	IdleTimeout time.Duration
-	// Timeouts are checked once a second: a timeout fires up to a second
-	// late.
+	// Timeouts are checked once a second, in whole seconds: one fires up
+	// to a second late.
 
 	// Workers bounds the goroutines that run pooled handlers (default
 	// 1024). Requests beyond it wait, in arrival order, without a
@@ -291,13 +291,16 @@ type loopState struct {
 	body   []byte // a fast handler's response body
 	iov    [2][]byte
 
+	timeouts     timeouts
 	shuttingDown bool
 }
 
-// tick advances the loop's clock and its Date field, once a second.
+// tick advances the loop's clock and its Date field, and times out the
+// connections whose deadline passed, once a second.
 func (ls *loopState) tick() {
 	now := time.Now()
 	ls.now = int32(now.Sub(ls.start) / time.Second)
+	defer ls.timeouts.expire(ls.now)
 	ls.date = append(ls.date[:0], "Date: "...)
 	ls.date = now.UTC().AppendFormat(ls.date, http.TimeFormat)
 	ls.date = append(ls.date, "\r\n"...)
@@ -314,7 +317,7 @@ func (s *Server) OnOpen(c *evloop.Conn) {
 	hc.p.Limits = s.Limits
 	c.SetContext(hc)
 	s.conns.Add(1)
-	hc.setDeadline(s.IdleTimeout)
+	hc.enter(idle)
 }
 
 // OnData implements evloop.Handler.

@@ -121,12 +121,9 @@ func (hc *conn) newRequest(req *Request) (*http.Request, error) {
 	case req.ContentLength > 0:
 		r.ContentLength = req.ContentLength
 	}
-	if hc.remote == "" {
-		if a := hc.c.RemoteAddr(); a != nil {
-			hc.remote = a.String()
-		}
+	if a := hc.c.RemoteAddr(); a != nil { // not kept: an idle connection stays small
+		r.RemoteAddr = a.String()
 	}
-	r.RemoteAddr = hc.remote
 	return r, nil
 }
 
