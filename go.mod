@@ -3,6 +3,7 @@ module github.com/evloop/evloop
 go 1.26.0
 
 require (
+	github.com/gorilla/websocket v1.5.3
 	github.com/redis/go-redis/v9 v9.23.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.49.0

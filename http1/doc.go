@@ -1,7 +1,50 @@
-// Package http1 parses HTTP/1.1 requests (RFC 9112) with no I/O: request
-// heads with a Parser, chunked request bodies with a ChunkedDecoder. A
-// server hands either one the connection's inbound bytes, split anywhere,
-// and calls again when more arrive.
+// Package http1 is HTTP/1.1 on evloop's event loops: a Server, and the
+// no-I/O parsers it is built on.
+//
+// # Server
+//
+// A Server answers each request with the handler of the route it matches.
+// Routes are chosen per pattern, and so is where their handler runs:
+//
+//	srv := &http1.Server{Handler: mux} // any net/http.Handler: the rest
+//	srv.HandleFastFunc("GET /plaintext", func(w *http1.Response, r *http1.Request) {
+//		w.AddHeader("Content-Type", "text/plain")
+//		w.WriteString("Hello, World!")
+//	})
+//	srv.HandleFunc("POST /upload", upload) // a net/http handler, pooled
+//	err := srv.ListenAndServe("127.0.0.1:8080")
+//
+// A FastHandler runs on the loop that owns the connection, with the
+// request and its whole body in memory; it must not block. Everything
+// else — Handle's routes and Handler, so any router written for net/http
+// — runs on a bounded pool of worker goroutines (Server.Workers), gets a
+// *http.Request whose Body streams from the loop and whose Context is
+// cancelled when the client goes away, and writes through an
+// http.ResponseWriter that streams through the loop with AsyncWrite and
+// supports Flush, http.NewResponseController, Hijack and informational
+// 1xx answers.
+//
+// Per connection the server keeps requests alive, serves pipelined
+// requests in order (a pooled handler's answer is awaited before the next
+// request is read), reads Content-Length and chunked bodies, answers
+// "Expect: 100-continue", frames answers with Content-Length or, when a
+// pooled handler streams, chunked (close-delimited for HTTP/1.0), and
+// closes with the right status on bad input: 400, 413, 431, 501, 505 and
+// 408 for a client too slow (Server.ReadHeaderTimeout, ReadTimeout,
+// IdleTimeout). Timeouts live in per-loop lists in deadline order, checked
+// once a second with the Date field: an idle or slow connection costs a
+// struct of about a hundred bytes, no goroutine, no buffer and no timer.
+//
+// A handler of either kind may switch the connection to another protocol
+// (Response.SwitchProtocols, or the pooled ResponseWriter's
+// SwitchProtocols method): a Protocol then serves it on the loop. Package
+// ws upgrades to WebSocket that way.
+//
+// # Parsers
+//
+// A Parser parses request heads (RFC 9112) and a ChunkedDecoder chunked
+// request bodies, with no I/O. A server hands either one the connection's
+// inbound bytes, split anywhere, and calls again when more arrive.
 //
 //	var p http1.Parser
 //	var r http1.Request
