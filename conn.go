@@ -636,13 +636,40 @@ func (c *Conn) startClose() {
 }
 
 func (c *Conn) finalizeIfFlushed() {
-	if c.state == closing && c.outLen == 0 && len(c.out) == 0 {
-		c.drainInbound()
-		var err error
-		if c.flags&fPeerClosed != 0 {
-			err = io.EOF
+	if c.state != closing || c.outLen != 0 || len(c.out) != 0 {
+		return
+	}
+	c.drainInbound()
+	if c.flags&fReadEOF == 0 && c.state == closing {
+		c.linger()
+		return
+	}
+	var err error
+	if c.flags&fPeerClosed != 0 {
+		err = io.EOF
+	}
+	c.finalize(err)
+}
+
+// lingerTimeout bounds how long a closing connection waits for its peer's
+// EOF after sending its own.
+const lingerTimeout = time.Second
+
+// linger closes gracefully a connection whose peer may still be sending:
+// closing the fd now, with bytes arriving, would reset the connection, and
+// a reset can destroy the last bytes written (an error response, a close
+// frame) before the peer reads them. So the write side is shut down (the
+// peer reads EOF), what arrives is read and dropped, and the fd is closed
+// at the peer's EOF or after lingerTimeout.
+func (c *Conn) linger() {
+	if c.flags&fShutDone == 0 {
+		c.flags |= fShutDone | fWriteShut
+		if sock.ShutdownWrite(int(c.fd)) != nil {
+			c.finalize(nil)
+			return
 		}
-		c.finalize(err)
+		c.ls.l.CancelTimer(c.closeTimer)
+		c.closeTimer = c.ls.l.AfterFunc(lingerTimeout, func() { c.finalize(nil) })
 	}
 }
 

@@ -88,6 +88,14 @@ func TestReadEOFHandler(t *testing.T) {
 	if err != nil || string(got) != "LAST WORDS" {
 		t.Fatalf("%q %v", got, err)
 	}
+	for start := time.Now(); time.Since(start) < 5*time.Second; time.Sleep(5 * time.Millisecond) {
+		h.mu.Lock()
+		n := len(h.errs)
+		h.mu.Unlock()
+		if n > 0 {
+			break
+		}
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.errs) != 1 || h.errs[0] != nil {

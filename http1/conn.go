@@ -79,6 +79,9 @@ func (hc *conn) serve() {
 			return
 		}
 		if hc.discard != 0 && !hc.discardBody() {
+			if hc.eof && !c.Closed() {
+				c.Close() // the rest of the body will not come
+			}
 			return
 		}
 		in, _ := c.Peek(0)
@@ -214,7 +217,8 @@ func (hc *conn) switchTo(p Protocol) {
 	hc.ls.timeouts.remove(hc)
 	c := hc.c
 	c.SetContext(p)
-	if c.InboundBuffered() > 0 {
+	p.OnOpen(c)
+	if c.InboundBuffered() > 0 && !c.Closed() {
 		p.OnData(c)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/evloop/evloop"
+	"github.com/evloop/evloop/internal/workpool"
 )
 
 // Defaults of a Server's settings.
@@ -84,7 +85,7 @@ type Server struct {
 	mu      sync.Mutex
 	srv     *evloop.Server
 	loops   []*loopState
-	pool    *pool
+	pool    *workpool.Pool
 	started bool
 	closed  bool
 	ctx     context.Context // Request.Context's parent
@@ -206,7 +207,7 @@ func (s *Server) init() error {
 	}
 	s.srv = srv
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.pool = newPool(s.Workers)
+	s.pool = workpool.New(s.Workers)
 	s.loops = make([]*loopState, srv.Loops())
 	start := time.Now()
 	for i := range s.loops {
@@ -263,7 +264,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		err = serr
 	}
 	s.cancel()
-	s.pool.close()
+	s.pool.Close()
 	return err
 }
 
@@ -357,12 +358,14 @@ func (s *Server) OnClose(c *evloop.Conn, err error) {
 
 // Protocol is what serves a connection after a handler switched it to
 // another protocol (101 Switching Protocols, as a WebSocket upgrade does).
-// Its methods run on the connection's loop, as evloop.Handler's do: OnData
-// when bytes arrive (the bytes after the upgrade request may already be
-// buffered: SwitchProtocols then calls OnData at once), OnClose once. The
-// Protocol value is the connection's state: the connection's context
-// holds it, so a Protocol does not call Conn.SetContext.
+// Its methods run on the connection's loop, as evloop.Handler's do: OnOpen
+// once the 101 answer is queued, OnData when bytes arrive (at once, after
+// OnOpen, if bytes after the upgrade request are buffered already),
+// OnClose once. The Protocol value is the connection's state: the
+// connection's context holds it, so a Protocol does not call
+// Conn.SetContext.
 type Protocol interface {
+	OnOpen(c *evloop.Conn)
 	OnData(c *evloop.Conn)
 	OnClose(c *evloop.Conn, err error)
 }

@@ -76,7 +76,7 @@ func (hc *conn) startStd(h http.Handler, req *Request) {
 	sr.w = newResponseWriter(sr, req)
 	hc.std = sr
 	s.active.Add(1)
-	s.pool.submit(sr.run)
+	s.pool.Submit(sr.run)
 	sr.feed()
 }
 

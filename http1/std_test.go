@@ -134,6 +134,8 @@ func (u *upper) OnData(c *evloop.Conn) {
 	}
 }
 
+func (u *upper) OnOpen(c *evloop.Conn) {}
+
 func (u *upper) OnClose(c *evloop.Conn, err error) { u.closed <- err }
 
 func TestSwitchProtocols(t *testing.T) {

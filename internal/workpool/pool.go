@@ -1,4 +1,7 @@
-package http1
+// Package workpool runs functions on a bounded number of goroutines that
+// come and go with the work, for protocols that hand blocking handlers off
+// their event loop.
+package workpool
 
 import (
 	"sync"
@@ -9,11 +12,11 @@ import (
 // exits.
 const workerIdle = 10 * time.Second
 
-// pool runs functions on at most max goroutines, started as needed and
+// Pool runs functions on at most max goroutines, started as needed and
 // ended after workerIdle without work. Functions beyond max wait in a
-// queue, in order, without a goroutine. submit never blocks, so a loop
-// may call it.
-type pool struct {
+// queue, in order, without a goroutine. Submit never blocks, so a loop
+// may call it. Its methods may be called from any goroutine.
+type Pool struct {
 	max int
 
 	mu      sync.Mutex
@@ -24,9 +27,11 @@ type pool struct {
 	closed  bool
 }
 
-func newPool(max int) *pool { return &pool{max: max} }
+// New returns a Pool of at most max goroutines.
+func New(max int) *Pool { return &Pool{max: max} }
 
-func (p *pool) submit(fn func()) {
+// Submit runs fn on a worker, now or once one is free.
+func (p *Pool) Submit(fn func()) {
 	p.mu.Lock()
 	if n := len(p.idle); n > 0 {
 		ch := p.idle[n-1]
@@ -50,7 +55,7 @@ func (p *pool) submit(fn func()) {
 
 // work runs fn, then whatever waits in the queue, then parks until
 // submit hands it more or it has idled long enough.
-func (p *pool) work(fn func()) {
+func (p *Pool) work(fn func()) {
 	ch := make(chan func(), 1)
 	t := time.NewTimer(workerIdle)
 	defer t.Stop()
@@ -97,9 +102,9 @@ func (p *pool) work(fn func()) {
 	}
 }
 
-// close ends the parked workers; busy ones end after their work. Work
+// Close ends the parked workers; busy ones end after their work. Work
 // still queued runs first.
-func (p *pool) close() {
+func (p *Pool) Close() {
 	p.mu.Lock()
 	p.closed = true
 	idle := p.idle

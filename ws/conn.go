@@ -1,0 +1,519 @@
+package ws
+
+import (
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/evloop/evloop"
+	"github.com/evloop/evloop/internal/workpool"
+)
+
+// Handler receives a WebSocket connection's events. OnOpen and OnClose
+// run on the connection's loop; OnMessage too, unless Options.Workers
+// hands messages to a pool. On the loop, a handler must not block.
+type Handler interface {
+	// OnOpen runs once the handshake's answer is queued.
+	OnOpen(c *Conn)
+	// OnMessage receives a whole message, Text (valid UTF-8) or Binary.
+	// data is valid until OnMessage returns.
+	OnMessage(c *Conn, op Opcode, data []byte)
+	// OnClose runs once, when the connection is gone. err is a
+	// *CloseError with the code and reason of the close handshake (the
+	// peer's, or this side's when it failed the connection:
+	// CloseProtocolError, CloseInvalidPayload, CloseMessageTooBig), or
+	// with CloseAbnormal when the connection dropped without one.
+	OnClose(c *Conn, err error)
+}
+
+// Options configure upgraded connections. A nil *Options means the zero
+// Options. Options are read at each upgrade and must not change after.
+type Options struct {
+	// Subprotocols are the subprotocols the server speaks, in order of
+	// preference; the first the client offers is chosen.
+	Subprotocols []string
+	// CheckOrigin decides whether a request with an Origin field may
+	// connect (default: when the Origin's host is the request's Host).
+	// A refused request gets 403.
+	CheckOrigin func(origin, host string) bool
+	// MaxMessageSize bounds a message, after decompression (default 1
+	// MiB): a longer one closes the connection with CloseMessageTooBig,
+	// before its bytes are buffered.
+	MaxMessageSize int
+	// Compression accepts permessage-deflate when the client offers it.
+	// Messages of at least CompressionThreshold bytes (default 128) are
+	// then sent compressed at CompressionLevel (default flate.BestSpeed).
+	Compression          bool
+	CompressionThreshold int
+	CompressionLevel     int
+	// Workers, if positive, runs OnMessage on a pool of at most that many
+	// goroutines instead of on the loop (the pool is the Options'): the
+	// messages of one connection are handled one at a time, in order, and
+	// a connection whose messages wait is not read until they are handled.
+	// Such a handler writes with Send, not WriteMessage.
+	Workers int
+	// CloseTimeout bounds the wait for the peer's close frame after Close
+	// (default 5s).
+	CloseTimeout time.Duration
+
+	once sync.Once
+	pool *workpool.Pool
+}
+
+func (o *Options) maxMessage() int {
+	if o.MaxMessageSize > 0 {
+		return o.MaxMessageSize
+	}
+	return 1 << 20
+}
+
+func (o *Options) threshold() int {
+	if o.CompressionThreshold > 0 {
+		return o.CompressionThreshold
+	}
+	return 128
+}
+
+func (o *Options) closeTimeout() time.Duration {
+	if o.CloseTimeout > 0 {
+		return o.CloseTimeout
+	}
+	return 5 * time.Second
+}
+
+// CloseWorkers ends the goroutines of the Options' worker pool once they
+// are done: for a server shutting down.
+func (o *Options) CloseWorkers() {
+	o.workers().Close()
+}
+
+func (o *Options) workers() *workpool.Pool {
+	o.once.Do(func() { o.pool = workpool.New(o.Workers) })
+	return o.pool
+}
+
+// ErrClosed is returned by writes after the close handshake began.
+var ErrClosed = errors.New("websocket: connection closed")
+
+// flags of a Conn.
+const (
+	fInFrame    uint8 = 1 << iota // reading a data frame's payload
+	fCompressed                   // the message being read is compressed
+	fCloseSent
+	fCloseRecv
+	fBusy // pooled: the connection's messages are being handled
+)
+
+// Conn is a WebSocket connection on an event loop. Its methods run on the
+// loop — in the Handler's methods on the loop, timers, or Submit — except
+// Send, CloseAsync, Submit and the accessors, which any goroutine may
+// call. Between messages it holds no buffer.
+type Conn struct {
+	c        *evloop.Conn
+	h        Handler
+	o        *Options
+	protocol string
+	deflate  bool // permessage-deflate was negotiated; set before the loop runs it
+	ctx      any
+
+	// The frame and message being read.
+	hdr   frameHeader
+	pos   int    // payload bytes of the frame read so far
+	msgOp Opcode // the message's opcode; 0 between messages
+	flags uint8
+	utf8  utf8State
+	msg   []byte // a fragmented or partly arrived message
+
+	closeErr *CloseError
+	pending  *pending // pooled delivery
+}
+
+// pending holds a pooled connection's messages not handled yet.
+type pending struct {
+	mu   sync.Mutex
+	msgs []message
+}
+
+type message struct {
+	op   Opcode
+	data []byte
+}
+
+// Subprotocol returns the subprotocol chosen at the handshake, or "".
+func (wc *Conn) Subprotocol() string { return wc.protocol }
+
+// Compressed reports whether permessage-deflate was negotiated.
+func (wc *Conn) Compressed() bool { return wc.deflate }
+
+// Conn returns the underlying connection.
+func (wc *Conn) Conn() *evloop.Conn { return wc.c }
+
+// SetContext attaches a value of the application's to the connection.
+func (wc *Conn) SetContext(v any) { wc.ctx = v }
+
+// Context returns the value given to SetContext.
+func (wc *Conn) Context() any { return wc.ctx }
+
+// OnOpen implements http1.Protocol.
+func (wc *Conn) OnOpen(c *evloop.Conn) {
+	wc.c = c
+	wc.h.OnOpen(wc)
+}
+
+// OnData implements http1.Protocol: it reads frames as they arrive. A
+// frame that arrived whole is handed over without a copy; one arriving in
+// pieces, or a fragmented message, is gathered (and checked as it comes).
+func (wc *Conn) OnData(c *evloop.Conn) {
+	for !c.Closed() && wc.flags&fCloseRecv == 0 {
+		in, _ := c.Peek(0)
+		if len(in) == 0 {
+			return
+		}
+		if wc.flags&fInFrame != 0 {
+			if !wc.readPayload(in) {
+				return
+			}
+			continue
+		}
+		h, n, cerr := parseHeader(in)
+		if cerr == nil && n > 0 {
+			cerr = wc.checkHeader(&h)
+		}
+		if cerr != nil {
+			wc.fail(cerr)
+			return
+		}
+		if n == 0 {
+			return
+		}
+		if h.op.isControl() {
+			end := n + int(h.length)
+			if len(in) < end {
+				return // at most 125 bytes: wait for all of it
+			}
+			payload := in[n:end]
+			maskBytes(h.mask, 0, payload)
+			c.Discard(end)
+			wc.control(h.op, payload)
+			continue
+		}
+		c.Discard(n)
+		in = in[n:]
+		if h.op != Continuation {
+			wc.msgOp = h.op
+			wc.utf8 = utf8State{}
+			wc.flags &^= fCompressed
+			if h.rsv&4 != 0 {
+				wc.flags |= fCompressed
+			}
+		}
+		wc.hdr, wc.pos = h, 0
+		wc.flags |= fInFrame
+		if h.fin && h.op != Continuation && int64(len(in)) >= h.length && wc.pending == nil {
+			// The whole message is here: no copy.
+			payload := in[:h.length]
+			maskBytes(h.mask, 0, payload)
+			wc.flags &^= fInFrame
+			wc.finish(payload)
+			c.Discard(int(h.length))
+			continue
+		}
+		if !wc.readPayload(in) {
+			return
+		}
+	}
+}
+
+// checkHeader applies RFC 6455's rules to a frame's header, and the size
+// limit to its length before its payload is read.
+func (wc *Conn) checkHeader(h *frameHeader) *CloseError {
+	switch {
+	case !h.masked:
+		return protocolError("client frame not masked")
+	case h.op > Binary && !h.op.isControl(), h.op > Pong:
+		return protocolError("reserved opcode " + h.op.String())
+	case h.rsv&3 != 0:
+		return protocolError("reserved bits set")
+	case h.rsv&4 != 0 && (!wc.deflate || h.op == Continuation || h.op.isControl()):
+		return protocolError("RSV1 set without a compressed message's first frame")
+	}
+	if h.op.isControl() {
+		switch {
+		case !h.fin:
+			return protocolError("fragmented control frame")
+		case h.length > 125:
+			return protocolError("control frame longer than 125 bytes")
+		}
+		return nil
+	}
+	switch {
+	case h.op == Continuation && wc.msgOp == 0:
+		return protocolError("continuation frame without a message")
+	case h.op != Continuation && wc.msgOp != 0:
+		return protocolError("new message inside a fragmented one")
+	}
+	have := 0
+	if h.op == Continuation {
+		have = len(wc.msg)
+	}
+	if h.length > int64(wc.o.maxMessage()-have) {
+		return errTooBig
+	}
+	return nil
+}
+
+// readPayload takes what arrived of the current data frame's payload. It
+// reports whether the frame is complete.
+func (wc *Conn) readPayload(in []byte) bool {
+	h := &wc.hdr
+	k := int(min(int64(len(in)), h.length-int64(wc.pos)))
+	chunk := in[:k]
+	wc.pos = maskBytes(h.mask, wc.pos, chunk)
+	if wc.msgOp == Text && wc.flags&fCompressed == 0 && !wc.utf8.valid(chunk) {
+		wc.fail(&CloseError{Code: CloseInvalidPayload, Reason: "text message is not UTF-8"})
+		return false
+	}
+	wc.msg = append(wc.msg, chunk...)
+	wc.c.Discard(k)
+	if int64(wc.pos) < h.length {
+		return false
+	}
+	wc.flags &^= fInFrame
+	if h.fin {
+		msg := wc.msg
+		wc.msg = nil // between messages a connection holds no buffer
+		wc.finish(msg)
+	}
+	return true
+}
+
+// finish delivers a complete message's payload: inflated if compressed,
+// checked if text.
+func (wc *Conn) finish(payload []byte) {
+	op := wc.msgOp
+	wc.msgOp = 0
+	if wc.flags&fCompressed != 0 {
+		out, cerr := decompress(nil, payload, wc.o.maxMessage())
+		if cerr != nil {
+			wc.fail(cerr)
+			return
+		}
+		payload = out
+		if op == Text && !wc.utf8.valid(payload) {
+			wc.fail(&CloseError{Code: CloseInvalidPayload, Reason: "text message is not UTF-8"})
+			return
+		}
+	} else if op == Text && !wc.utf8.valid(payload[len(payload)-wc.unchecked(payload):]) {
+		wc.fail(&CloseError{Code: CloseInvalidPayload, Reason: "text message is not UTF-8"})
+		return
+	}
+	if op == Text && !wc.utf8.complete() {
+		wc.fail(&CloseError{Code: CloseInvalidPayload, Reason: "text message ends inside a character"})
+		return
+	}
+	wc.deliver(op, payload)
+}
+
+// unchecked returns how many bytes at the end of payload the UTF-8 check
+// has not seen: all of a message taken whole, none of one gathered.
+func (wc *Conn) unchecked(payload []byte) int {
+	if wc.hdr.fin && wc.hdr.op != Continuation && wc.pos == 0 {
+		return len(payload)
+	}
+	return 0
+}
+
+// deliver hands a message to the handler, on the loop or the pool.
+func (wc *Conn) deliver(op Opcode, data []byte) {
+	if wc.o.Workers <= 0 {
+		wc.h.OnMessage(wc, op, data)
+		return
+	}
+	if wc.pending == nil {
+		wc.pending = new(pending)
+	}
+	p := wc.pending
+	p.mu.Lock()
+	p.msgs = append(p.msgs, message{op, append([]byte(nil), data...)})
+	start := wc.flags&fBusy == 0
+	wc.flags |= fBusy
+	p.mu.Unlock()
+	wc.c.PauseReading() // until the pool caught up
+	if start {
+		wc.o.workers().Submit(wc.drain)
+	}
+}
+
+// drain handles a pooled connection's messages in order, on a worker.
+func (wc *Conn) drain() {
+	p := wc.pending
+	for {
+		p.mu.Lock()
+		if len(p.msgs) == 0 {
+			p.mu.Unlock()
+			wc.c.Submit(wc.caughtUp)
+			return
+		}
+		m := p.msgs[0]
+		p.msgs = p.msgs[1:]
+		p.mu.Unlock()
+		wc.h.OnMessage(wc, m.op, m.data)
+	}
+}
+
+// caughtUp resumes reading once the pool handled every message (on the
+// loop); a message that came meanwhile starts it again.
+func (wc *Conn) caughtUp() {
+	p := wc.pending
+	p.mu.Lock()
+	more := len(p.msgs) > 0
+	if !more {
+		wc.flags &^= fBusy
+	}
+	p.mu.Unlock()
+	if more {
+		wc.o.workers().Submit(wc.drain)
+		return
+	}
+	if wc.c.Closed() {
+		return
+	}
+	wc.c.ResumeReading()
+	wc.OnData(wc.c)
+}
+
+// control acts on a control frame.
+func (wc *Conn) control(op Opcode, payload []byte) {
+	switch op {
+	case Ping:
+		if wc.flags&fCloseSent == 0 {
+			wc.writeFrame(Pong, payload, false)
+		}
+	case Pong:
+		if ph, ok := wc.h.(PongHandler); ok {
+			ph.OnPong(wc, payload)
+		}
+	case CloseFrame:
+		ce, cerr := parseClose(payload)
+		if cerr != nil {
+			wc.fail(cerr)
+			return
+		}
+		wc.flags |= fCloseRecv
+		if wc.closeErr == nil {
+			wc.closeErr = ce
+		}
+		if wc.flags&fCloseSent == 0 {
+			// Echo the code (RFC 6455 section 5.5.1); none if none came.
+			wc.flags |= fCloseSent
+			wc.writeFrame(CloseFrame, appendClosePayload(nil, ce.Code, ""), false)
+		}
+		wc.c.Close() // the server closes the TCP connection first
+	}
+}
+
+// PongHandler may be implemented by a Handler to see pongs.
+type PongHandler interface {
+	OnPong(c *Conn, payload []byte)
+}
+
+// fail fails the connection: a close frame with the error's code, then the
+// TCP connection closes without waiting for the peer's.
+func (wc *Conn) fail(cerr *CloseError) {
+	if wc.closeErr == nil {
+		wc.closeErr = cerr
+	}
+	if wc.flags&fCloseSent == 0 {
+		wc.flags |= fCloseSent
+		wc.writeFrame(CloseFrame, appendClosePayload(nil, cerr.Code, cerr.Reason), false)
+	}
+	wc.msg = nil
+	wc.c.Close()
+}
+
+// OnClose implements http1.Protocol.
+func (wc *Conn) OnClose(c *evloop.Conn, err error) {
+	wc.msg = nil
+	ce := wc.closeErr
+	if ce == nil {
+		ce = &CloseError{Code: CloseAbnormal}
+		if err != nil && !errors.Is(err, io.EOF) {
+			ce.Reason = err.Error()
+		}
+	}
+	wc.h.OnClose(wc, ce)
+}
+
+// WriteMessage sends a message, compressed if permessage-deflate was
+// negotiated and it is long enough. data is copied. It fails with
+// ErrClosed once the close handshake began.
+func (wc *Conn) WriteMessage(op Opcode, data []byte) error {
+	if wc.flags&fCloseSent != 0 || wc.c.Closed() {
+		return ErrClosed
+	}
+	if wc.deflate && len(data) >= wc.o.threshold() {
+		z := compress(nil, data, wc.o.CompressionLevel)
+		return wc.writeFrame(op, z, true)
+	}
+	return wc.writeFrame(op, data, false)
+}
+
+func (wc *Conn) writeFrame(op Opcode, payload []byte, rsv1 bool) error {
+	var hb [maxHeader]byte
+	if _, err := wc.c.Write(appendHeader(hb[:0], true, rsv1, op, len(payload), nil)); err != nil {
+		return err
+	}
+	_, err := wc.c.Write(payload)
+	return err
+}
+
+// Ping sends a ping with payload (at most 125 bytes).
+func (wc *Conn) Ping(payload []byte) error {
+	if len(payload) > 125 {
+		return errors.New("websocket: ping payload longer than 125 bytes")
+	}
+	if wc.flags&fCloseSent != 0 {
+		return ErrClosed
+	}
+	return wc.writeFrame(Ping, payload, false)
+}
+
+// Close starts the close handshake with code and reason: the close frame
+// goes out, and the connection closes when the peer answers, or after
+// Options.CloseTimeout.
+func (wc *Conn) Close(code int, reason string) error {
+	if wc.flags&fCloseSent != 0 || wc.c.Closed() {
+		return ErrClosed
+	}
+	if !validCloseCode(code) {
+		return errors.New("websocket: invalid close code")
+	}
+	wc.flags |= fCloseSent
+	wc.closeErr = &CloseError{Code: code, Reason: reason}
+	wc.writeFrame(CloseFrame, appendClosePayload(nil, code, reason), false)
+	wc.c.AfterFunc(wc.o.closeTimeout(), func() { wc.c.Close() })
+	return nil
+}
+
+// Send sends a message from any goroutine: it is framed (and compressed)
+// on the caller's goroutine and queued with AsyncWrite. Messages sent by
+// one goroutine go out in order.
+func (wc *Conn) Send(op Opcode, data []byte) {
+	var b []byte
+	if wc.deflate && len(data) >= wc.o.threshold() {
+		z := compress(nil, data, wc.o.CompressionLevel)
+		b = appendFrame(make([]byte, 0, len(z)+maxHeader), true, true, op, z, nil)
+	} else {
+		b = appendFrame(make([]byte, 0, len(data)+maxHeader), true, false, op, data, nil)
+	}
+	wc.c.AsyncWrite(b, nil)
+}
+
+// CloseAsync is Close from any goroutine.
+func (wc *Conn) CloseAsync(code int, reason string) {
+	wc.c.Submit(func() { wc.Close(code, reason) })
+}
+
+// Submit runs fn on the connection's loop.
+func (wc *Conn) Submit(fn func()) error { return wc.c.Submit(fn) }

@@ -1,0 +1,92 @@
+package ws
+
+import (
+	"bytes"
+	"compress/flate"
+	"io"
+	"sync"
+)
+
+// A message compressed with permessage-deflate is a raw deflate stream
+// ended by a sync flush whose last four bytes, 00 00 ff ff, are left off
+// (RFC 7692 section 7.2.1). Compressors and decompressors are pooled, not
+// kept per connection: neither side takes context over to the next
+// message.
+
+var flateWriters [flate.BestCompression + 1]sync.Pool
+
+// appender is an io.Writer that appends to a slice.
+type appender struct{ b []byte }
+
+func (a *appender) Write(p []byte) (int, error) {
+	a.b = append(a.b, p...)
+	return len(p), nil
+}
+
+// compress appends p compressed at level to dst.
+func compress(dst, p []byte, level int) []byte {
+	if level < flate.BestSpeed || level > flate.BestCompression {
+		level = flate.BestSpeed
+	}
+	a := &appender{b: dst}
+	fw, _ := flateWriters[level].Get().(*flate.Writer)
+	if fw == nil {
+		fw, _ = flate.NewWriter(a, level)
+	} else {
+		fw.Reset(a)
+	}
+	fw.Write(p)
+	fw.Flush()
+	fw.Reset(io.Discard)
+	flateWriters[level].Put(fw)
+	out := a.b
+	if bytes.HasSuffix(out, []byte{0, 0, 0xff, 0xff}) {
+		out = out[:len(out)-4]
+	}
+	return out
+}
+
+// deflateTail ends a message's stream: the sync flush's four bytes, then a
+// final empty stored block, so that the reader sees the stream's end.
+var deflateTail = []byte{0, 0, 0xff, 0xff, 1, 0, 0, 0xff, 0xff}
+
+var flateReaders sync.Pool
+
+// errTooBig is what decompress returns when the message inflates past
+// its limit.
+var errTooBig = &CloseError{Code: CloseMessageTooBig, Reason: "message too big"}
+
+// decompress appends p inflated to dst, reading at most limit bytes of
+// output: a message that inflates past it fails with errTooBig before
+// more is allocated.
+func decompress(dst, p []byte, limit int) ([]byte, *CloseError) {
+	src := io.MultiReader(bytes.NewReader(p), bytes.NewReader(deflateTail))
+	fr, _ := flateReaders.Get().(io.ReadCloser)
+	if fr == nil {
+		fr = flate.NewReader(src)
+	} else {
+		fr.(flate.Resetter).Reset(src, nil)
+	}
+	defer flateReaders.Put(fr)
+	start := len(dst)
+	for {
+		if len(dst) == cap(dst) {
+			dst = append(dst, 0)[:len(dst)]
+		}
+		room := dst[len(dst):cap(dst)]
+		if over := len(dst) - start + len(room) - limit; over > 0 {
+			room = room[:max(len(room)-over+1, 1)]
+		}
+		n, err := fr.Read(room)
+		dst = dst[:len(dst)+n]
+		if len(dst)-start > limit {
+			return dst, errTooBig
+		}
+		if err == io.EOF {
+			return dst, nil
+		}
+		if err != nil {
+			return dst, &CloseError{Code: CloseInvalidPayload, Reason: "invalid compressed message"}
+		}
+	}
+}

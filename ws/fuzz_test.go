@@ -1,0 +1,121 @@
+package ws
+
+import (
+	"bytes"
+	"compress/flate"
+	"testing"
+	"unicode/utf8"
+)
+
+// utf8State agrees with unicode/utf8 for any input split anywhere, and
+// fails at the first byte that cannot continue valid UTF-8.
+func FuzzUTF8(f *testing.F) {
+	for _, s := range []string{"", "abc", "κόσμε", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xc0\xaf", "\xe0\x80\xaf", "a\xf0\x9f\x98\x80b", "\xf0\x9f\x98"} {
+		f.Add([]byte(s), uint8(1))
+	}
+	f.Fuzz(func(t *testing.T, b []byte, cut uint8) {
+		var s utf8State
+		k := int(cut) % (len(b) + 1)
+		ok := s.valid(b[:k]) && s.valid(b[k:]) && s.complete()
+		if ok != utf8.Valid(b) {
+			t.Fatalf("%q split at %d: %v, unicode/utf8 says %v", b, k, ok, utf8.Valid(b))
+		}
+		// Fail fast: the longest prefix accepted byte by byte is the
+		// longest that is a prefix of some valid UTF-8.
+		var byByte utf8State
+		n := 0
+		for n < len(b) && byByte.valid(b[n:n+1]) {
+			n++
+		}
+		if n < len(b) && utf8.Valid(b[:n+1]) {
+			t.Fatalf("%q: refused byte %d of a valid prefix", b, n)
+		}
+	})
+}
+
+// parseHeader never panics, and what it parses it gives back unchanged
+// when appended again.
+func FuzzHeader(f *testing.F) {
+	f.Add([]byte{0x81, 0x85, 1, 2, 3, 4})
+	f.Add([]byte{0x82, 0xFE, 0x01, 0x00, 1, 2, 3, 4})
+	f.Add([]byte{0x02, 0xFF, 0, 0, 0, 0, 0, 1, 0, 0, 1, 2, 3, 4})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, n, err := parseHeader(b)
+		if err != nil || n == 0 {
+			return
+		}
+		var mask *[4]byte
+		if h.masked {
+			mask = &h.mask
+		}
+		again := appendHeader(nil, h.fin, h.rsv&4 != 0, h.op, int(h.length), mask)
+		h2, n2, err2 := parseHeader(again)
+		if err2 != nil || n2 != len(again) || h2.fin != h.fin || h2.op != h.op || h2.length != h.length || h2.mask != h.mask {
+			t.Fatalf("%x: %+v, again %x: %+v", b[:n], h, again, h2)
+		}
+	})
+}
+
+// Masking in pieces is masking at once.
+func FuzzMask(f *testing.F) {
+	f.Add([]byte("hello, world, this is longer than sixteen"), uint8(5), uint32(0x01020304))
+	f.Fuzz(func(t *testing.T, b []byte, cut uint8, key uint32) {
+		mask := [4]byte{byte(key), byte(key >> 8), byte(key >> 16), byte(key >> 24)}
+		want := append([]byte(nil), b...)
+		for i := range want {
+			want[i] ^= mask[i%4]
+		}
+		got := append([]byte(nil), b...)
+		k := int(cut) % (len(got) + 1)
+		pos := maskBytes(mask, 0, got[:k])
+		maskBytes(mask, pos, got[k:])
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%x", b)
+		}
+	})
+}
+
+// decompress round-trips compress, and never inflates past its limit.
+func FuzzDeflate(f *testing.F) {
+	f.Add([]byte("hello hello hello hello"), 10)
+	f.Add(bytes.Repeat([]byte{0}, 100000), 1000)
+	f.Fuzz(func(t *testing.T, b []byte, limit int) {
+		if limit < 0 {
+			limit = -limit
+		}
+		limit %= 1 << 20
+		z := compress(nil, b, flate.BestSpeed)
+		out, err := decompress(nil, z, limit)
+		switch {
+		case len(b) > limit && err != errTooBig:
+			t.Fatalf("%d bytes inflated within a limit of %d: %v", len(b), limit, err)
+		case len(b) <= limit && (err != nil || !bytes.Equal(out, b)):
+			t.Fatalf("round trip of %d bytes: %d, %v", len(b), len(out), err)
+		}
+		if len(out) > limit+1 {
+			t.Fatalf("inflated %d bytes for a limit of %d", len(out), limit)
+		}
+		// Arbitrary input: an error or output, within the limit.
+		out, _ = decompress(nil, b, limit)
+		if len(out) > limit+1 {
+			t.Fatalf("inflated %d bytes of garbage for a limit of %d", len(out), limit)
+		}
+	})
+}
+
+// Close payloads and extension offers parse without panicking.
+func FuzzHandshakeParts(f *testing.F) {
+	f.Add([]byte{0x03, 0xe8, 'o', 'k'}, `permessage-deflate; client_max_window_bits, x-webkit; a="b;c"`)
+	f.Fuzz(func(t *testing.T, payload []byte, ext string) {
+		ce, cerr := parseClose(payload)
+		if (ce == nil) == (cerr == nil) {
+			t.Fatalf("%x: %v %v", payload, ce, cerr)
+		}
+		if ce != nil && ce.Code != CloseNoStatus && !validCloseCode(ce.Code) {
+			t.Fatalf("%x: code %d accepted", payload, ce.Code)
+		}
+		for _, offer := range splitQuoted(ext, ',') {
+			acceptDeflate(offer)
+		}
+	})
+}

@@ -1,0 +1,101 @@
+package ws
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Group is a set of connections a message can be broadcast to: the
+// message is framed (and compressed) once, and each loop writes that one
+// frame to its own members. Add and Remove run on the connection's loop
+// (in OnOpen and OnClose, say); Broadcast may be called from any
+// goroutine. A connection belongs to a Group until removed.
+type Group struct {
+	mu    sync.Mutex
+	loops map[int]*groupLoop
+}
+
+// groupLoop is a Group's members on one loop, owned by that loop.
+type groupLoop struct {
+	submit  func(func()) error
+	members map[*Conn]struct{}
+}
+
+// Add adds c to the group. It runs on c's loop.
+func (g *Group) Add(c *Conn) {
+	g.mu.Lock()
+	if g.loops == nil {
+		g.loops = make(map[int]*groupLoop)
+	}
+	i := c.c.Loop()
+	gl := g.loops[i]
+	if gl == nil {
+		ec := c.c
+		gl = &groupLoop{submit: ec.Submit, members: make(map[*Conn]struct{})}
+		g.loops[i] = gl
+	}
+	g.mu.Unlock()
+	gl.members[c] = struct{}{}
+}
+
+// Remove removes c from the group. It runs on c's loop.
+func (g *Group) Remove(c *Conn) {
+	g.mu.Lock()
+	gl := g.loops[c.c.Loop()]
+	g.mu.Unlock()
+	if gl != nil {
+		delete(gl.members, c)
+	}
+}
+
+// Broadcast sends a message to every member. The frame is built once,
+// uncompressed and, if some member negotiated permessage-deflate and the
+// message is long enough, compressed; each loop then queues it on its
+// members. done, if not nil, is called once every loop has queued it (on
+// the last loop to do so, or before Broadcast returns if the group is
+// empty).
+func (g *Group) Broadcast(op Opcode, data []byte, o *Options, done func()) {
+	if o == nil {
+		o = &zeroOptions
+	}
+	plain := appendFrame(make([]byte, 0, len(data)+maxHeader), true, false, op, data, nil)
+	var compressed []byte
+	if len(data) >= o.threshold() {
+		z := compress(nil, data, o.CompressionLevel)
+		compressed = appendFrame(make([]byte, 0, len(z)+maxHeader), true, true, op, z, nil)
+	}
+	g.mu.Lock()
+	loops := make([]*groupLoop, 0, len(g.loops))
+	for _, gl := range g.loops {
+		loops = append(loops, gl)
+	}
+	g.mu.Unlock()
+	left := atomic.Int32{}
+	left.Store(int32(len(loops)))
+	finished := func() {
+		if left.Add(-1) == 0 && done != nil {
+			done()
+		}
+	}
+	if len(loops) == 0 && done != nil {
+		done()
+	}
+	for _, gl := range loops {
+		err := gl.submit(func() {
+			defer finished()
+			for c := range gl.members {
+				if c.flags&fCloseSent != 0 || c.c.Closed() {
+					continue
+				}
+				if compressed != nil && c.deflate {
+					c.c.Write(compressed)
+				} else {
+					c.c.Write(plain)
+				}
+			}
+		})
+		if err != nil {
+			finished()
+		}
+	}
+}

@@ -1,0 +1,111 @@
+package ws
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/evloop/evloop/http1"
+)
+
+var zeroOptions Options
+
+// Upgrade completes a WebSocket opening handshake from an http1 fast
+// handler: it answers 101 and the connection becomes a *Conn served by h
+// on the loop; h.OnOpen runs once the answer is queued. A request that is
+// not a valid handshake is answered with the status RFC 6455 prescribes
+// (400, 405, 426 with Sec-WebSocket-Version: 13, or 403 for a refused
+// Origin) and the error is returned.
+func Upgrade(w *http1.Response, r *http1.Request, h Handler, o *Options) error {
+	if o == nil {
+		o = &zeroOptions
+	}
+	hs, herr := fromFast(r)
+	if herr == nil {
+		herr = checkOrigin(hs, o)
+	}
+	if herr != nil {
+		if herr.Status == http.StatusUpgradeRequired {
+			w.AddHeader("Sec-WebSocket-Version", "13")
+		}
+		w.AddHeader("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(herr.Status)
+		w.WriteString(herr.Reason + "\n")
+		return herr
+	}
+	wc := newConn(hs, h, o)
+	fields := wc.answerFields(hs.key)
+	for i := 0; i < len(fields); i += 2 {
+		w.AddHeader(fields[i], fields[i+1])
+	}
+	w.SwitchProtocols(wc)
+	return nil
+}
+
+// switcher is the http.ResponseWriter of an http1 Server's pooled
+// handlers.
+type switcher interface {
+	SwitchProtocols(p http1.Protocol) error
+}
+
+// UpgradeHTTP completes a WebSocket opening handshake from a net/http
+// handler run by an http1 Server: the connection then lives on the loop,
+// as with Upgrade. Under another server (whose ResponseWriter cannot hand
+// a connection to a loop) it answers 500 and fails; use Hijack there.
+func UpgradeHTTP(w http.ResponseWriter, r *http.Request, h Handler, o *Options) error {
+	if o == nil {
+		o = &zeroOptions
+	}
+	sw, ok := w.(switcher)
+	if !ok {
+		http.Error(w, "websocket: not an http1 server", http.StatusInternalServerError)
+		return errors.New("websocket: the ResponseWriter cannot switch protocols")
+	}
+	hs, herr := fromStd(r)
+	if herr == nil {
+		herr = checkOrigin(hs, o)
+	}
+	if herr != nil {
+		if herr.Status == http.StatusUpgradeRequired {
+			w.Header().Set("Sec-WebSocket-Version", "13")
+		}
+		http.Error(w, herr.Reason, herr.Status)
+		return herr
+	}
+	wc := newConn(hs, h, o)
+	fields := wc.answerFields(hs.key)
+	for i := 0; i < len(fields); i += 2 {
+		w.Header().Set(fields[i], fields[i+1])
+	}
+	return sw.SwitchProtocols(wc)
+}
+
+func checkOrigin(hs *handshake, o *Options) *HandshakeError {
+	ok := sameOrigin
+	if o.CheckOrigin != nil {
+		ok = o.CheckOrigin
+	}
+	if hs.origin != "" && !ok(hs.origin, hs.host) {
+		return &HandshakeError{http.StatusForbidden, "origin " + strconv.Quote(hs.origin) + " not allowed"}
+	}
+	return nil
+}
+
+func newConn(hs *handshake, h Handler, o *Options) *Conn {
+	protocol, deflate := hs.negotiate(o)
+	wc := &Conn{h: h, o: o, protocol: protocol, deflate: deflate}
+	return wc
+}
+
+// answerFields returns the fields of the 101 answer, name and value in
+// turn.
+func (wc *Conn) answerFields(key string) []string {
+	f := []string{"Upgrade", "websocket", "Connection", "Upgrade", "Sec-WebSocket-Accept", AcceptKey(key)}
+	if wc.protocol != "" {
+		f = append(f, "Sec-WebSocket-Protocol", wc.protocol)
+	}
+	if wc.deflate {
+		f = append(f, "Sec-WebSocket-Extensions", deflateResponse)
+	}
+	return f
+}
