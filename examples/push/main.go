@@ -8,16 +8,14 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/evloop/evloop"
+	"github.com/evloop/evloop/examples/internal/shutdown"
 )
 
 // maxBacklog is how many unsent bytes a client may have before its pushes
@@ -50,10 +48,5 @@ func main() {
 		os.Exit(1)
 	}
 	slog.Info("push: serving", "addr", srv.Addrs()[0].String(), "every", *every)
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	<-sigs
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	srv.Shutdown(ctx)
+	shutdown.OnSignal(srv.Shutdown)
 }

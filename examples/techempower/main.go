@@ -8,16 +8,13 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"log/slog"
 	"net/http"
 	"os"
-	"os/signal"
-	"syscall"
-	"time"
 
+	"github.com/evloop/evloop/examples/internal/shutdown"
 	"github.com/evloop/evloop/http1"
 )
 
@@ -26,14 +23,7 @@ func main() {
 	flag.Parse()
 
 	srv := newServer()
-	go func() {
-		sig := make(chan os.Signal, 1)
-		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-		<-sig
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	}()
+	go shutdown.OnSignal(srv.Shutdown)
 	slog.Info("serving", "addr", *addr)
 	if err := srv.ListenAndServe(*addr); err != http.ErrServerClosed {
 		slog.Error("serving failed", "err", err)

@@ -1,0 +1,88 @@
+// Command wschat is a chat room: a static page, and a WebSocket at /ws
+// whose every message goes to everyone in the room. Both are served on
+// the event loop: the page by a fast handler, the room by package ws,
+// which frames each message once for all its members.
+//
+//	go run ./examples/wschat -addr 127.0.0.1:8080
+//	open http://127.0.0.1:8080/
+package main
+
+import (
+	_ "embed"
+	"flag"
+	"log/slog"
+	"net/http"
+	"os"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/evloop/evloop/examples/internal/shutdown"
+	"github.com/evloop/evloop/http1"
+	"github.com/evloop/evloop/ws"
+)
+
+//go:embed index.html
+var page []byte
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
+	flag.Parse()
+	srv := newServer()
+	go shutdown.OnSignal(srv.Shutdown)
+	slog.Info("chat room open", "url", "http://"+*addr+"/")
+	if err := srv.ListenAndServe(*addr); err != http.ErrServerClosed {
+		slog.Error("serving failed", "err", err)
+		os.Exit(1)
+	}
+}
+
+// room is the chat room: a Group of every connection.
+type room struct {
+	members ws.Group
+	opts    ws.Options
+	guests  atomic.Int64 // numbers the guests
+}
+
+func (r *room) OnOpen(c *ws.Conn) {
+	name := "guest" + strconv.FormatInt(r.guests.Add(1), 10)
+	c.SetContext(name)
+	r.members.Add(c)
+	r.members.Broadcast(ws.Text, []byte("* "+name+" joined"), &r.opts, nil)
+}
+
+func (r *room) OnMessage(c *ws.Conn, op ws.Opcode, data []byte) {
+	if op != ws.Text || len(data) == 0 {
+		return
+	}
+	msg := make([]byte, 0, len(data)+16)
+	msg = append(msg, c.Context().(string)...)
+	msg = append(msg, ": "...)
+	msg = append(msg, data...)
+	r.members.Broadcast(ws.Text, msg, &r.opts, nil)
+}
+
+func (r *room) OnClose(c *ws.Conn, err error) {
+	r.members.Remove(c)
+	r.members.Broadcast(ws.Text, []byte("* "+c.Context().(string)+" left"), &r.opts, nil)
+}
+
+func newServer() *http1.Server {
+	r := &room{opts: ws.Options{Compression: true, MaxMessageSize: 64 << 10}}
+	srv := &http1.Server{}
+	srv.HandleFastFunc("GET /", servePage)
+	srv.HandleFastFunc("GET /ws", func(w *http1.Response, req *http1.Request) {
+		ws.Upgrade(w, req, r, &r.opts)
+	})
+	return srv
+}
+
+func servePage(w *http1.Response, r *http1.Request) {
+	if string(r.Path()) != "/" {
+		w.WriteHeader(http.StatusNotFound)
+		w.WriteString("404 page not found\n")
+		return
+	}
+	w.AddHeader("Content-Type", "text/html; charset=utf-8")
+	w.AddHeader("Cache-Control", "no-cache")
+	w.Write(page)
+}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func start(t *testing.T) string {
+	t.Helper()
+	srv := newServer()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(ln); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	})
+	return ln.Addr().String()
+}
+
+// readUntil reads messages until one contains want.
+func readUntil(t *testing.T, c *websocket.Conn, want string) {
+	t.Helper()
+	for {
+		_, msg, err := c.ReadMessage()
+		if err != nil {
+			t.Fatalf("waiting for %q: %v", want, err)
+		}
+		if strings.Contains(string(msg), want) {
+			return
+		}
+	}
+}
+
+func TestChat(t *testing.T) {
+	addr := start(t)
+	resp, err := http.Get("http://" + addr + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "new WebSocket") {
+		t.Fatalf("page: %d", resp.StatusCode)
+	}
+	var clients []*websocket.Conn
+	for range 3 {
+		c, _, err := websocket.DefaultDialer.Dial("ws://"+addr+"/ws", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		readUntil(t, c, "joined")
+		clients = append(clients, c)
+	}
+	clients[0].WriteMessage(websocket.TextMessage, []byte("hello, room"))
+	for _, c := range clients {
+		readUntil(t, c, ": hello, room")
+	}
+}
+
+// The npm package ws, in Node, chats with a Go client.
+func TestNodeClient(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node not installed")
+	}
+	modules := nodeModules(t)
+	addr := start(t)
+	script := `
+const WebSocket = require("ws");
+const ws = new WebSocket(process.argv[1], {perMessageDeflate: true});
+ws.on("open", () => ws.send("hi from node " + "x".repeat(200)));
+ws.on("message", (data) => {
+  const s = data.toString();
+  if (s.includes(": hi from node")) { console.log("ok", ws.extensions); ws.close(1000); }
+});
+ws.on("close", (code) => process.exit(code === 1000 ? 0 : 1));
+ws.on("error", (e) => { console.error(e); process.exit(2); });
+setTimeout(() => process.exit(3), 10000);
+`
+	goClient, _, err := websocket.DefaultDialer.Dial("ws://"+addr+"/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer goClient.Close()
+	goClient.SetReadDeadline(time.Now().Add(10 * time.Second))
+	cmd := exec.Command("node", "-e", script, "ws://"+addr+"/ws")
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "ok") || !strings.Contains(string(out), "permessage-deflate") {
+		t.Fatalf("node: %v\n%s", err, out)
+	}
+	readUntil(t, goClient, ": hi from node")
+}
+
+// nodeModules returns a node_modules directory holding the ws package:
+// $EVLOOP_NODE_MODULES, or one npm installs into a temporary directory.
+func nodeModules(t *testing.T) string {
+	if dir := os.Getenv("EVLOOP_NODE_MODULES"); dir != "" {
+		return dir
+	}
+	dir := t.TempDir()
+	cmd := exec.Command("npm", "install", "--prefix", dir, "--no-audit", "--no-fund", "ws@8")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Skipf("npm install ws failed: %v\n%s", err, out)
+	}
+	return filepath.Join(dir, "node_modules")
+}
+
+// A headless Chromium opens the page, whose script connects to the room.
+func TestChromium(t *testing.T) {
+	browser := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			browser = p
+			break
+		}
+	}
+	if browser == "" {
+		t.Skip("chromium not installed")
+	}
+	addr := start(t)
+	watcher, _, err := websocket.DefaultDialer.Dial("ws://"+addr+"/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Close()
+	watcher.SetReadDeadline(time.Now().Add(30 * time.Second))
+	readUntil(t, watcher, "guest1 joined")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu",
+		"--user-data-dir="+t.TempDir(), "--virtual-time-budget=5000", "--dump-dom", "http://"+addr+"/")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium: %v\n%s", err, out)
+	}
+	dom := string(out)
+	if !strings.Contains(dom, `id="status" class="sys">connected<`) || !strings.Contains(dom, "guest2 joined") {
+		t.Fatalf("the page did not connect:\n%s", dom)
+	}
+	// The watcher saw the browser join.
+	readUntil(t, watcher, "guest2 joined")
+}
