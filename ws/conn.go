@@ -113,9 +113,9 @@ type Conn struct {
 	c        *evloop.Conn
 	h        Handler
 	o        *Options
-	protocol string
-	deflate  bool // permessage-deflate was negotiated; set before the loop runs it
 	ctx      any
+	protocol uint8 // the chosen subprotocol's index in o.Subprotocols, plus one
+	deflate  bool  // permessage-deflate was negotiated; set before the loop runs it
 
 	// The frame and message being read.
 	hdr   frameHeader
@@ -141,7 +141,12 @@ type message struct {
 }
 
 // Subprotocol returns the subprotocol chosen at the handshake, or "".
-func (wc *Conn) Subprotocol() string { return wc.protocol }
+func (wc *Conn) Subprotocol() string {
+	if wc.protocol == 0 {
+		return ""
+	}
+	return wc.o.Subprotocols[wc.protocol-1]
+}
 
 // Compressed reports whether permessage-deflate was negotiated.
 func (wc *Conn) Compressed() bool { return wc.deflate }

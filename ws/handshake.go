@@ -127,17 +127,16 @@ func sameOrigin(origin, host string) bool {
 }
 
 // negotiate decides the subprotocol (the server's first preference the
-// client offered; "" if none) and whether permessage-deflate is used.
-func (hs *handshake) negotiate(o *Options) (protocol string, deflate bool) {
-	for _, p := range o.Subprotocols {
+// client offered; 0 if none) and whether permessage-deflate is used.
+func (hs *handshake) negotiate(o *Options) (protocol uint8, deflate bool) {
+	// protocol is the index of the choice in o.Subprotocols, plus one.
+choose:
+	for i, p := range o.Subprotocols {
 		for _, q := range hs.protocols {
 			if p == q {
-				protocol = p
-				break
+				protocol = uint8(i + 1)
+				break choose
 			}
-		}
-		if protocol != "" {
-			break
 		}
 	}
 	if o.Compression {

@@ -94,6 +94,9 @@ func checkOrigin(hs *handshake, o *Options) *HandshakeError {
 func newConn(hs *handshake, h Handler, o *Options) *Conn {
 	protocol, deflate := hs.negotiate(o)
 	wc := &Conn{h: h, o: o, protocol: protocol, deflate: deflate}
+	if len(o.Subprotocols) > 255 {
+		wc.protocol = 0 // cannot be told apart: none chosen
+	}
 	return wc
 }
 
@@ -101,8 +104,8 @@ func newConn(hs *handshake, h Handler, o *Options) *Conn {
 // turn.
 func (wc *Conn) answerFields(key string) []string {
 	f := []string{"Upgrade", "websocket", "Connection", "Upgrade", "Sec-WebSocket-Accept", AcceptKey(key)}
-	if wc.protocol != "" {
-		f = append(f, "Sec-WebSocket-Protocol", wc.protocol)
+	if p := wc.Subprotocol(); p != "" {
+		f = append(f, "Sec-WebSocket-Protocol", p)
 	}
 	if wc.deflate {
 		f = append(f, "Sec-WebSocket-Extensions", deflateResponse)
