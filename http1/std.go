@@ -39,6 +39,7 @@ type stdRequest struct {
 	dec      *ChunkedDecoder // a chunked body's decoder
 	bodyRead int64           // chunked bytes read
 	bodyDone bool            // all of the body was read (or failed)
+	failed   bool            // the body failed: the connection closes after the answer
 	gone     bool            // the connection closed
 }
 
@@ -204,7 +205,7 @@ func (sr *stdRequest) finishBody(err error) {
 	sr.bodyDone = true
 	sr.hc.enter(handling)
 	if err != nil {
-		sr.keep = false
+		sr.failed = true    // the worker learns it from the body's error
 		sr.c.PauseReading() // the rest is not a request
 	}
 	sr.body.finish(err)
@@ -285,7 +286,7 @@ func (sr *stdRequest) finished() {
 		c.ResumeReading()
 		hc.switchTo(w.proto)
 		return
-	case w.closeAfter || !sr.keep || hc.ls.shuttingDown:
+	case w.closeAfter || !sr.keep || sr.failed || hc.ls.shuttingDown:
 		c.Close()
 		return
 	}
