@@ -13,6 +13,14 @@ require (
 )
 
 require (
+	github.com/klauspost/compress v1.20.3 // indirect
+	github.com/lesismal/llib v1.2.2 // indirect
+	github.com/molecule-man/go-brrr v1.3.0 // indirect
+	github.com/valyala/fasthttp v1.77.0 // indirect
+	golang.org/x/crypto v0.58.0 // indirect
+)
+
+require (
 	github.com/bytedance/gopkg v0.1.1 // indirect
 	github.com/cloudwego/gopkg v0.1.4 // indirect
 	github.com/evloop/evloop v0.0.0

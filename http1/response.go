@@ -3,6 +3,7 @@ package http1
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/evloop/evloop"
 )
@@ -83,37 +84,49 @@ func (w *Response) AddHeader(name, value string) {
 	if !validFieldName(name) {
 		return
 	}
-	switch {
-	case equalFoldString(name, "Content-Length"):
-		if w.req == nil || string(w.req.Method) != "HEAD" {
+	// Only names of these lengths are the server's business: skip the
+	// comparisons for the rest.
+	switch len(name) {
+	case len("Content-Length"):
+		if equalFoldString(name, "Content-Length") {
+			if w.req == nil || string(w.req.Method) != "HEAD" {
+				return
+			}
+			n, err := strconv.ParseInt(value, 10, 64)
+			if err != nil || n < 0 {
+				return
+			}
+			w.flags |= rHasLength
+			w.length = n
 			return
 		}
-		n, err := strconv.ParseInt(value, 10, 64)
-		if err != nil || n < 0 {
+	case len("Transfer-Encoding"):
+		if equalFoldString(name, "Transfer-Encoding") {
 			return
 		}
-		w.flags |= rHasLength
-		w.length = n
-		return
-	case equalFoldString(name, "Transfer-Encoding"):
-		return
-	case equalFoldString(name, "Date"):
-		w.flags |= rHasDate
-	case equalFoldString(name, "Content-Type"):
-		w.flags |= rHasType
-	case equalFoldString(name, "Connection"):
-		if hasToken(value, "close") {
+	case len("Date"):
+		if equalFoldString(name, "Date") {
+			w.flags |= rHasDate
+		}
+	case len("Content-Type"):
+		if equalFoldString(name, "Content-Type") {
+			w.flags |= rHasType
+		}
+	case len("Connection"):
+		if equalFoldString(name, "Connection") && hasToken(value, "close") {
 			w.flags |= rClose
 		}
 	}
 	w.fields = append(w.fields, name...)
 	w.fields = append(w.fields, ": "...)
-	for i := 0; i < len(value); i++ {
-		b := value[i]
-		if b == '\r' || b == '\n' {
-			b = ' '
+	start := len(w.fields)
+	w.fields = append(w.fields, value...)
+	if strings.ContainsAny(value, "\r\n") {
+		for i := start; i < len(w.fields); i++ {
+			if w.fields[i] == '\r' || w.fields[i] == '\n' {
+				w.fields[i] = ' '
+			}
 		}
-		w.fields = append(w.fields, b)
 	}
 	w.fields = append(w.fields, "\r\n"...)
 }
@@ -177,13 +190,16 @@ func (hc *conn) runFast(h FastHandler, req *Request, keep bool) bool {
 			head = appendLength(head, int64(len(body)))
 		}
 	}
-	ls.head = append(head, "\r\n"...)
+	head = append(head, "\r\n"...)
 	if isHead || !bodyAllowed(w.status) {
 		body = nil
 	}
-	if len(body) == 0 {
+	if len(body) <= 4<<10 {
+		// Small: one copy into the outbound queue.
+		ls.head = append(head, body...)
 		hc.c.Write(ls.head)
 	} else {
+		ls.head = head
 		ls.iov[0], ls.iov[1] = ls.head, body
 		hc.c.Writev(ls.iov[:])
 		ls.iov[1] = nil
@@ -299,6 +315,9 @@ func validFieldName(name string) bool {
 }
 
 func equalFoldString(a, b string) bool {
+	if a == b {
+		return true // as written in the code, most of the time
+	}
 	if len(a) != len(b) {
 		return false
 	}

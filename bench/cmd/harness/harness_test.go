@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/evloop/evloop/bench/internal/proc"
 )
 
 func TestCPUCount(t *testing.T) {
@@ -25,10 +27,10 @@ func TestSrcAddr(t *testing.T) {
 }
 
 func TestMedian(t *testing.T) {
-	if m := median([]float64{3, 1, 2}); m != 2 {
+	if m := proc.Median([]float64{3, 1, 2}); m != 2 {
 		t.Errorf("median of 3,1,2 = %v", m)
 	}
-	if m := median([]float64{4, 1, 3, 2}); m != 2.5 {
+	if m := proc.Median([]float64{4, 1, 3, 2}); m != 2.5 {
 		t.Errorf("median of 4,1,3,2 = %v", m)
 	}
 }
@@ -38,10 +40,10 @@ func TestProcReaders(t *testing.T) {
 		t.Skip("reads /proc")
 	}
 	pid := os.Getpid()
-	if _, err := cpuSeconds(pid); err != nil {
+	if _, err := proc.CPUTime(pid); err != nil {
 		t.Fatal(err)
 	}
-	if rss, err := rssKiB(pid); err != nil || rss <= 0 {
+	if rss, err := proc.RSSKiB(pid); err != nil || rss <= 0 {
 		t.Fatalf("rss %d, %v", rss, err)
 	}
 	if _, err := busySeconds(); err != nil {

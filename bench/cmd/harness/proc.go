@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"net"
 	"os"
@@ -11,71 +10,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/evloop/evloop/bench/internal/proc"
 )
-
-// clockTicks is USER_HZ, the unit of utime and stime in /proc/PID/stat.
-var clockTicks = func() float64 {
-	out, err := exec.Command("getconf", "CLK_TCK").Output()
-	if err == nil {
-		if v, err := strconv.Atoi(strings.TrimSpace(string(out))); err == nil && v > 0 {
-			return float64(v)
-		}
-	}
-	return 100
-}()
-
-// cpuSeconds is the user+system CPU time of process pid and all its
-// threads, from /proc/PID/stat (utime and stime, fields 14 and 15).
-func cpuSeconds(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name (field 2) is in parentheses and may hold spaces.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command field", pid)
-	}
-	f := strings.Fields(string(b[i+1:])) // f[0] is field 3
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
-	}
-	ut, err1 := strconv.ParseUint(f[11], 10, 64)
-	st, err2 := strconv.ParseUint(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: bad utime/stime", pid)
-	}
-	return float64(ut+st) / clockTicks, nil
-}
-
-// rssKiB is VmRSS of process pid from /proc/PID/status, in KiB.
-func rssKiB(pid int) (int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			fs := strings.Fields(rest)
-			if len(fs) >= 1 {
-				return strconv.ParseInt(fs[0], 10, 64)
-			}
-		}
-	}
-	return 0, fmt.Errorf("/proc/%d/status: no VmRSS", pid)
-}
-
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
 
 // waitPort dials addr until it answers, the process exits or the time is
 // up.
@@ -215,5 +152,5 @@ func busySeconds() (float64, error) {
 		}
 		busy += v
 	}
-	return float64(busy) / clockTicks, nil
+	return float64(busy) / proc.ClockTicks, nil
 }

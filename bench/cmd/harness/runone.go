@@ -9,6 +9,7 @@ import (
 
 	"github.com/evloop/evloop/bench/internal/hist"
 	"github.com/evloop/evloop/bench/internal/load"
+	"github.com/evloop/evloop/bench/internal/proc"
 )
 
 // record is one run of one implementation in one scenario.
@@ -54,7 +55,7 @@ func (h *harness) runOne(sc scenario, impl string, r int, o options) (rec record
 		fmt.Fprintf(h.log, "FAILED: %v\n", err)
 		return rec
 	}
-	port, err := freePort()
+	port, err := proc.FreePort()
 	if err != nil {
 		return fail(err)
 	}
@@ -64,7 +65,7 @@ func (h *harness) runOne(sc scenario, impl string, r int, o options) (rec record
 	if impl == cImpl {
 		argv = append(argv, h.bin("epoll_echo"), "-addr", addr)
 	} else {
-		sp, err := freePort()
+		sp, err := proc.FreePort()
 		if err != nil {
 			return fail(err)
 		}
@@ -103,12 +104,12 @@ func (h *harness) runOne(sc scenario, impl string, r int, o options) (rec record
 	var hookErr error
 	hk := hooks{
 		start: func() {
-			cpu0, hookErr = cpuSeconds(srv.pid)
+			cpu0, hookErr = proc.CPUTime(srv.pid)
 			busy0, _ = busySeconds()
 		},
 		end: func() {
 			var err error
-			if cpu1, err = cpuSeconds(srv.pid); err != nil && hookErr == nil {
+			if cpu1, err = proc.CPUTime(srv.pid); err != nil && hookErr == nil {
 				hookErr = err
 			}
 			busy1, _ = busySeconds()
@@ -116,7 +117,7 @@ func (h *harness) runOne(sc scenario, impl string, r int, o options) (rec record
 		idle: func() {
 			time.Sleep(o.settle)
 			var err error
-			if rec.RSSKiB, err = rssKiB(srv.pid); err != nil {
+			if rec.RSSKiB, err = proc.RSSKiB(srv.pid); err != nil {
 				hookErr = err
 			}
 			if stats != "" {
@@ -128,7 +129,7 @@ func (h *harness) runOne(sc scenario, impl string, r int, o options) (rec record
 	}
 	if sc.mode == load.Idle {
 		time.Sleep(200 * time.Millisecond) // let the server finish starting
-		if rec.RSSBaseKiB, err = rssKiB(srv.pid); err != nil {
+		if rec.RSSBaseKiB, err = proc.RSSKiB(srv.pid); err != nil {
 			return fail(err)
 		}
 		if stats != "" {

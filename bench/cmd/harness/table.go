@@ -5,21 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
-)
 
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
+	"github.com/evloop/evloop/bench/internal/proc"
+)
 
 // summary is the medians of one implementation in one scenario.
 type summary struct {
@@ -53,11 +42,11 @@ func summarize(recs []record) summary {
 			gr = append(gr, float64(r.Goroutines))
 		}
 	}
-	s.msgsPerS, s.p50, s.p99, s.cpu, s.eff, s.loadShare = median(tput), median(p50), median(p99), median(cpu), median(eff), median(ls)
-	s.kibPerConn = median(kib)
-	s.other = median(oth)
+	s.msgsPerS, s.p50, s.p99, s.cpu, s.eff, s.loadShare = proc.Median(tput), proc.Median(p50), proc.Median(p99), proc.Median(cpu), proc.Median(eff), proc.Median(ls)
+	s.kibPerConn = proc.Median(kib)
+	s.other = proc.Median(oth)
 	if len(gr) > 0 {
-		s.hasGoroutines, s.goroutines = true, median(gr)
+		s.hasGoroutines, s.goroutines = true, proc.Median(gr)
 	}
 	return s
 }

@@ -24,10 +24,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/evloop/evloop/bench/internal/proc"
 )
 
 const allTests = "set,get,incr,lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,lrange_100,mset"
@@ -136,18 +137,9 @@ func buildEvkv() (string, error) {
 	return bin, nil
 }
 
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
 // startServer starts srv pinned to CPU 0 and waits for its port.
 func startServer(srv server, pin bool) (*exec.Cmd, int, error) {
-	port, err := freePort()
+	port, err := proc.FreePort()
 	if err != nil {
 		return nil, 0, err
 	}
@@ -172,19 +164,6 @@ func startServer(srv server, pin bool) (*exec.Cmd, int, error) {
 	return nil, 0, fmt.Errorf("%s did not start", srv.name)
 }
 
-// cpuTime returns a process's utime+stime in seconds.
-func cpuTime(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	ut, _ := strconv.ParseFloat(fields[11], 64)
-	st, _ := strconv.ParseFloat(fields[12], 64)
-	return (ut + st) / 100, nil // clock ticks: USER_HZ is 100 on Linux
-}
-
 // benchOnce runs each test against a fresh server, in one process, and
 // measures the server's CPU per test.
 func benchOnce(srv server, cfg config, n int, tests []string, pin bool) (map[string]result, error) {
@@ -195,7 +174,7 @@ func benchOnce(srv server, cfg config, n int, tests []string, pin bool) (map[str
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	out := map[string]result{}
 	for _, t := range tests {
-		before, err := cpuTime(cmd.Process.Pid)
+		before, err := proc.CPUTime(cmd.Process.Pid)
 		if err != nil {
 			return nil, err
 		}
@@ -209,7 +188,7 @@ func benchOnce(srv server, cfg config, n int, tests []string, pin bool) (map[str
 		if err != nil {
 			return nil, fmt.Errorf("redis-benchmark -t %s: %v", t, err)
 		}
-		after, err := cpuTime(cmd.Process.Pid)
+		after, err := proc.CPUTime(cmd.Process.Pid)
 		if err != nil {
 			return nil, err
 		}
@@ -247,21 +226,12 @@ func parseCSV(raw []byte) (result, error) {
 	return result{}, fmt.Errorf("no result row")
 }
 
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
 func medianOf(rs []result, f func(result) float64) float64 {
 	v := make([]float64, len(rs))
 	for i, r := range rs {
 		v[i] = f(r)
 	}
-	return median(v)
+	return proc.Median(v)
 }
 
 func printTable(cfg config, tests []string, all map[string]map[string][]result) {

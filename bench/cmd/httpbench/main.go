@@ -1,0 +1,404 @@
+// Command httpbench compares HTTP/1.1 servers side by side with wrk:
+// evloop's http1 against net/http, fasthttp, gnet (parsing every request)
+// and nbio's nbhttp, all built into cmd/httpserver.
+//
+//	go run ./cmd/httpbench -runs 3 -duration 10s        # throughput and efficiency
+//	go run ./cmd/httpbench -idle 10000                  # memory of idle connections
+//
+// For each run, configuration and server in turn (round robin, so that
+// the machine's noise falls on all alike), a fresh server is started, wrk
+// warms it up for a second, then measures: requests per second, p50 and
+// p99 latency, and the server's CPU time from /proc/PID/stat, giving
+// requests per server CPU-second. Medians of the runs are printed as
+// markdown tables with each peer's ratio to evloop.
+//
+// -idle N opens N keep-alive connections per server, each making one
+// request, from client processes of this binary spread over source
+// addresses 127.0.0.2, 127.0.0.3, … (a process may hold 20,000 fds here),
+// and reports the server's resident memory per connection and its
+// goroutines.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/evloop/evloop/bench/internal/proc"
+)
+
+// pipelineScript makes wrk send 16 requests per write.
+const pipelineScript = `
+init = function(args)
+  local r = {}
+  for i = 1, 16 do r[i] = wrk.format(nil, wrk.path) end
+  req = table.concat(r)
+end
+request = function() return req end
+`
+
+// config is one wrk load.
+type config struct {
+	conns    int
+	pipeline bool
+	path     string
+}
+
+func (c config) String() string {
+	s := fmt.Sprintf("%s, %d connections", c.path, c.conns)
+	if c.pipeline {
+		s += ", 16 pipelined"
+	}
+	return s
+}
+
+// result is one measurement.
+type result struct {
+	rps, eff, p50, p99 float64 // eff: requests per server CPU-second; latencies in ms
+}
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "-client" {
+		idleClient(os.Args[2:])
+		return
+	}
+	impls := flag.String("impls", "evloop,gnet,fasthttp,nbio,nethttp", "servers to compare")
+	runs := flag.Int("runs", 3, "runs of each measurement (medians are reported)")
+	duration := flag.Duration("duration", 10*time.Second, "wrk duration of each measurement")
+	conns := flag.String("conns", "50,256", "connection counts")
+	paths := flag.String("paths", "/plaintext", "paths to load")
+	pipeline := flag.String("pipeline", "off,on", "without and/or with 16 pipelined requests")
+	idle := flag.Int("idle", 0, "measure memory of this many idle connections instead")
+	pin := flag.Bool("pin", false, "pin the server to CPU 0 (wrk gets the other)")
+	flag.Parse()
+
+	bin, err := buildServer()
+	if err != nil {
+		fail(err)
+	}
+	defer os.RemoveAll(filepath.Dir(bin))
+	names := strings.Split(*impls, ",")
+	if *idle > 0 {
+		if err := idleRun(bin, names, *idle); err != nil {
+			fail(err)
+		}
+		return
+	}
+	if _, err := exec.LookPath("wrk"); err != nil {
+		fail(fmt.Errorf("wrk not found: install Debian's wrk package"))
+	}
+	var configs []config
+	for _, p := range strings.Split(*paths, ",") {
+		for _, pl := range strings.Split(*pipeline, ",") {
+			for _, c := range strings.Split(*conns, ",") {
+				n, _ := strconv.Atoi(c)
+				configs = append(configs, config{conns: n, pipeline: pl == "on", path: p})
+			}
+		}
+	}
+	script, err := os.CreateTemp("", "pipeline-*.lua")
+	if err != nil {
+		fail(err)
+	}
+	script.WriteString(pipelineScript)
+	script.Close()
+	defer os.Remove(script.Name())
+
+	all := map[config]map[string][]result{}
+	for run := 1; run <= *runs; run++ {
+		for _, cfg := range configs {
+			for _, name := range names {
+				r, err := measure(bin, name, cfg, *duration, script.Name(), *pin)
+				if err != nil {
+					fail(fmt.Errorf("%s, %v: %w", name, cfg, err))
+				}
+				fmt.Fprintf(os.Stderr, "run %d %v %-9s %10.0f req/s %8.0f req/CPU-s p50 %.3f p99 %.3f ms\n",
+					run, cfg, name, r.rps, r.eff, r.p50, r.p99)
+				if all[cfg] == nil {
+					all[cfg] = map[string][]result{}
+				}
+				all[cfg][name] = append(all[cfg][name], r)
+			}
+		}
+	}
+	for _, cfg := range configs {
+		printTable(cfg, names, all[cfg], *runs)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "httpbench:", err)
+	os.Exit(1)
+}
+
+// buildServer builds cmd/httpserver into a temporary directory.
+func buildServer() (string, error) {
+	dir, err := os.MkdirTemp("", "httpbench")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "httpserver")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/evloop/evloop/bench/cmd/httpserver")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building httpserver: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+func startServer(bin, name string, pin bool, debug bool) (*exec.Cmd, string, string, error) {
+	port, err := proc.FreePort()
+	if err != nil {
+		return nil, "", "", err
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	argv := []string{bin, "-impl", name, "-addr", addr}
+	debugAddr := ""
+	if debug {
+		dport, err := proc.FreePort()
+		if err != nil {
+			return nil, "", "", err
+		}
+		debugAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(dport))
+		argv = append(argv, "-debug-addr", debugAddr)
+	}
+	cmd, err := proc.Start(argv, addr, pin)
+	return cmd, addr, debugAddr, err
+}
+
+// measure runs one wrk load against a fresh server.
+func measure(bin, name string, cfg config, d time.Duration, script string, pin bool) (result, error) {
+	cmd, addr, _, err := startServer(bin, name, pin, false)
+	if err != nil {
+		return result{}, err
+	}
+	defer proc.Stop(cmd)
+	url := "http://" + addr + cfg.path
+	args := []string{"-t1", "-c", strconv.Itoa(cfg.conns), "--latency"}
+	if cfg.pipeline {
+		args = append(args, "-s", script)
+	}
+	if _, err := wrk(append(args, "-d", "1s", url)); err != nil { // warm up
+		return result{}, err
+	}
+	before, err := proc.CPUTime(cmd.Process.Pid)
+	if err != nil {
+		return result{}, err
+	}
+	out, err := wrk(append(args, "-d", d.String(), url))
+	if err != nil {
+		return result{}, err
+	}
+	after, err := proc.CPUTime(cmd.Process.Pid)
+	if err != nil {
+		return result{}, err
+	}
+	r, err := parseWrk(out)
+	if err != nil {
+		return result{}, err
+	}
+	if cpu := after - before; cpu > 0 {
+		r.eff = r.rps * d.Seconds() / cpu
+	}
+	return r, nil
+}
+
+func wrk(args []string) (string, error) {
+	out, err := exec.Command("wrk", args...).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("wrk %v: %v\n%s", args, err, out)
+	}
+	return string(out), nil
+}
+
+var (
+	rpsRE     = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
+	latencyRE = regexp.MustCompile(`(?m)^\s+(50|99)%\s+([0-9.]+)(us|ms|s)\s*$`)
+	errorsRE  = regexp.MustCompile(`Non-2xx or 3xx responses: (\d+)|Socket errors: (.*)`)
+)
+
+// parseWrk reads wrk's requests per second and latency percentiles (ms).
+func parseWrk(out string) (result, error) {
+	var r result
+	m := rpsRE.FindStringSubmatch(out)
+	if m == nil {
+		return r, fmt.Errorf("no Requests/sec in wrk's output:\n%s", out)
+	}
+	if e := errorsRE.FindString(out); e != "" && !strings.Contains(e, "connect 0, read 0, write 0, timeout 0") {
+		return r, fmt.Errorf("wrk reported errors (%s):\n%s", e, out)
+	}
+	r.rps, _ = strconv.ParseFloat(m[1], 64)
+	for _, l := range latencyRE.FindAllStringSubmatch(out, -1) {
+		v, _ := strconv.ParseFloat(l[2], 64)
+		switch l[3] {
+		case "us":
+			v /= 1000
+		case "s":
+			v *= 1000
+		}
+		if l[1] == "50" {
+			r.p50 = v
+		} else {
+			r.p99 = v
+		}
+	}
+	return r, nil
+}
+
+func printTable(cfg config, names []string, rs map[string][]result, runs int) {
+	fmt.Printf("\n### %v (medians of %d runs)\n\n", cfg, runs)
+	fmt.Println("| server | req/s | evloop ÷ it | req per server CPU-s | evloop ÷ it | p50 ms | p99 ms |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|")
+	med := func(name string, f func(result) float64) float64 {
+		var v []float64
+		for _, r := range rs[name] {
+			v = append(v, f(r))
+		}
+		return proc.Median(v)
+	}
+	rps := func(r result) float64 { return r.rps }
+	eff := func(r result) float64 { return r.eff }
+	ours, ourEff := med("evloop", rps), med("evloop", eff)
+	for _, name := range names {
+		fmt.Printf("| %s | %.0f | %.2f | %.0f | %.2f | %.3f | %.3f |\n", name,
+			med(name, rps), ratio(ours, med(name, rps)), med(name, eff), ratio(ourEff, med(name, eff)),
+			med(name, func(r result) float64 { return r.p50 }), med(name, func(r result) float64 { return r.p99 }))
+	}
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// idleRun measures the memory of n idle kept-alive connections per
+// server.
+func idleRun(bin string, names []string, n int) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\n### %d idle keep-alive connections, one request each\n\n", n)
+	fmt.Println("| server | resident KiB before | after | KiB per connection | goroutines before | after |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|")
+	for _, name := range names {
+		if err := idleOne(bin, self, name, n); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+const perClient = 9000 // connections per client process and source address
+
+func idleOne(bin, self, name string, n int) error {
+	cmd, addr, debugAddr, err := startServer(bin, name, false, true)
+	if err != nil {
+		return err
+	}
+	defer proc.Stop(cmd)
+	time.Sleep(500 * time.Millisecond)
+	g0, err := goroutines(debugAddr)
+	if err != nil {
+		return err
+	}
+	rss0, err := proc.RSSKiB(cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	var clients []*exec.Cmd
+	defer func() {
+		for _, c := range clients {
+			proc.Stop(c)
+		}
+	}()
+	for i := 0; n > 0; i++ {
+		k := min(n, perClient)
+		n -= k
+		c := exec.Command(self, "-client", addr, strconv.Itoa(k), fmt.Sprintf("127.0.0.%d", i+2))
+		out, err := c.StdoutPipe()
+		if err != nil {
+			return err
+		}
+		c.Stderr = os.Stderr
+		if err := c.Start(); err != nil {
+			return err
+		}
+		clients = append(clients, c)
+		line, err := bufio.NewReader(out).ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, "open") {
+			return fmt.Errorf("client %d: %q %v", i, line, err)
+		}
+	}
+	time.Sleep(3 * time.Second) // let the server settle
+	rss1, err := proc.RSSKiB(cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	g1, err := goroutines(debugAddr)
+	if err != nil {
+		return err
+	}
+	total := countConns(clients)
+	fmt.Printf("| %s | %d | %d | %.2f | %d | %d |\n", name, rss0, rss1,
+		float64(rss1-rss0)/float64(total), g0, g1)
+	return nil
+}
+
+// countConns is the number of connections the clients hold.
+func countConns(clients []*exec.Cmd) int {
+	n := 0
+	for _, c := range clients {
+		k, _ := strconv.Atoi(c.Args[3])
+		n += k
+	}
+	return n
+}
+
+func goroutines(debugAddr string) (int, error) {
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get("http://" + debugAddr + "/goroutines")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var n int
+	_, err = fmt.Fscan(resp.Body, &n)
+	return n, err
+}
+
+// idleClient opens n connections to addr from source address src, makes
+// one request on each, prints "open", and holds them until killed.
+func idleClient(args []string) {
+	addr, src := args[0], args[2]
+	n, _ := strconv.Atoi(args[1])
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 10 * time.Second}
+	conns := make([]net.Conn, 0, n)
+	for i := 0; i < n; i++ {
+		c, err := d.Dial("tcp", addr)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "dial:", err)
+			os.Exit(1)
+		}
+		fmt.Fprintf(c, "GET /plaintext HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "request:", err)
+			os.Exit(1)
+		}
+		resp.Body.Close()
+		conns = append(conns, c)
+	}
+	fmt.Println("open", len(conns))
+	select {}
+}

@@ -1,0 +1,24 @@
+package main
+
+import (
+	"encoding/json"
+
+	"github.com/evloop/evloop/http1"
+)
+
+func init() { impls["evloop"] = serveEvloop }
+
+// serveEvloop answers on the loops with http1's fast handlers.
+func serveEvloop(addr string) error {
+	srv := &http1.Server{Name: "evloop"}
+	srv.HandleFastFunc("GET /plaintext", func(w *http1.Response, r *http1.Request) {
+		w.AddHeader("Content-Type", "text/plain")
+		w.Write(helloBody)
+	})
+	srv.HandleFastFunc("GET /json", func(w *http1.Response, r *http1.Request) {
+		w.AddHeader("Content-Type", "application/json")
+		b, _ := json.Marshal(message{Message: "Hello, World!"})
+		w.Write(b)
+	})
+	return srv.ListenAndServe(addr)
+}

@@ -1,0 +1,118 @@
+// Package proc starts the servers the benchmark harnesses compare and
+// reads what the kernel says they used: CPU time and resident memory.
+package proc
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// FreePort returns a loopback port nothing listens on.
+func FreePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Start runs argv (on CPU 0 if pin) and waits until addr accepts
+// connections.
+func Start(argv []string, addr string, pin bool) (*exec.Cmd, error) {
+	if pin {
+		argv = append([]string{"taskset", "-c", "0"}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return cmd, nil
+		}
+	}
+	Stop(cmd)
+	return nil, fmt.Errorf("%s did not start listening on %s", argv[0], addr)
+}
+
+// Stop kills cmd and waits for it.
+func Stop(cmd *exec.Cmd) {
+	cmd.Process.Kill()
+	cmd.Wait()
+}
+
+// ClockTicks is USER_HZ, the unit of utime and stime in /proc/PID/stat.
+var ClockTicks = func() float64 {
+	out, err := exec.Command("getconf", "CLK_TCK").Output()
+	if err == nil {
+		if v, err := strconv.Atoi(strings.TrimSpace(string(out))); err == nil && v > 0 {
+			return float64(v)
+		}
+	}
+	return 100
+}()
+
+// CPUTime returns the user+system CPU time of process pid and all its
+// threads, in seconds, from /proc/PID/stat (utime and stime, fields 14
+// and 15).
+func CPUTime(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) is in parentheses and may hold spaces.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command field", pid)
+	}
+	f := strings.Fields(string(b[i+1:])) // f[0] is field 3
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
+	}
+	ut, err1 := strconv.ParseUint(f[11], 10, 64)
+	st, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: bad utime/stime", pid)
+	}
+	return float64(ut+st) / ClockTicks, nil
+}
+
+// RSSKiB returns VmRSS of process pid, in KiB, from /proc/PID/status.
+func RSSKiB(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			if fs := strings.Fields(rest); len(fs) >= 1 {
+				return strconv.ParseInt(fs[0], 10, 64)
+			}
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/status: no VmRSS", pid)
+}
+
+// Median returns the median of v (0 if empty).
+func Median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
