@@ -281,7 +281,7 @@ var ErrAgain = unix.EAGAIN
 // Read reads from fd into p, retrying on EINTR. It returns 0, nil at EOF.
 func Read(fd int, p []byte) (int, error) {
 	for {
-		n, err := unix.Read(fd, p)
+		n, err := read(fd, p)
 		if err != unix.EINTR {
 			return n, ioError("read", err)
 		}
@@ -291,7 +291,7 @@ func Read(fd int, p []byte) (int, error) {
 // Write writes p to fd, retrying on EINTR; it may write less than p.
 func Write(fd int, p []byte) (int, error) {
 	for {
-		n, err := unix.Write(fd, p)
+		n, err := write(fd, p)
 		if err != unix.EINTR {
 			return n, ioError("write", err)
 		}

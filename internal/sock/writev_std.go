@@ -1,4 +1,4 @@
-//go:build darwin || linux || openbsd
+//go:build darwin || openbsd
 
 package sock
 
