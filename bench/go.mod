@@ -6,8 +6,10 @@ replace github.com/evloop/evloop => ../
 
 require (
 	github.com/cloudwego/netpoll v0.7.2
+	github.com/gorilla/websocket v1.5.3
 	github.com/lesismal/nbio v1.6.7
 	github.com/panjf2000/gnet/v2 v2.9.4
+	github.com/valyala/fasthttp v1.77.0
 	github.com/xtaci/gaio v1.2.22
 	golang.org/x/sys v0.49.0
 )
@@ -16,7 +18,6 @@ require (
 	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/lesismal/llib v1.2.2 // indirect
 	github.com/molecule-man/go-brrr v1.3.0 // indirect
-	github.com/valyala/fasthttp v1.77.0 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 )
 

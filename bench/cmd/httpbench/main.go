@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/evloop/evloop/bench/internal/proc"
+	"github.com/evloop/evloop/bench/internal/serve"
 )
 
 // pipelineScript makes wrk send 16 requests per write.
@@ -308,7 +309,7 @@ func idleOne(bin, self, name string, n int) error {
 	}
 	defer proc.Stop(cmd)
 	time.Sleep(500 * time.Millisecond)
-	g0, err := goroutines(debugAddr)
+	g0, err := serve.Goroutines(debugAddr)
 	if err != nil {
 		return err
 	}
@@ -345,7 +346,7 @@ func idleOne(bin, self, name string, n int) error {
 	if err != nil {
 		return err
 	}
-	g1, err := goroutines(debugAddr)
+	g1, err := serve.Goroutines(debugAddr)
 	if err != nil {
 		return err
 	}
@@ -363,18 +364,6 @@ func countConns(clients []*exec.Cmd) int {
 		n += k
 	}
 	return n
-}
-
-func goroutines(debugAddr string) (int, error) {
-	c := http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Get("http://" + debugAddr + "/goroutines")
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	var n int
-	_, err = fmt.Fscan(resp.Body, &n)
-	return n, err
 }
 
 // idleClient opens n connections to addr from source address src, makes

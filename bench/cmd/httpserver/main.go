@@ -10,16 +10,7 @@
 // own, outside the measured path.
 package main
 
-import (
-	"flag"
-	"fmt"
-	"log"
-	"net/http"
-	"os"
-	"runtime"
-	"sort"
-	"strconv"
-)
+import "github.com/evloop/evloop/bench/internal/serve"
 
 // impls are the servers by name; each serves on addr until killed.
 var impls = map[string]func(addr string) error{}
@@ -31,31 +22,4 @@ type message struct {
 	Message string `json:"message"`
 }
 
-func main() {
-	impl := flag.String("impl", "evloop", "server: "+names())
-	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
-	debug := flag.String("debug-addr", "", "address for /goroutines (none if empty)")
-	flag.Parse()
-	serve, ok := impls[*impl]
-	if !ok {
-		fmt.Fprintf(os.Stderr, "httpserver: unknown -impl %q (have %s)\n", *impl, names())
-		os.Exit(2)
-	}
-	if *debug != "" {
-		mux := http.NewServeMux()
-		mux.HandleFunc("/goroutines", func(w http.ResponseWriter, r *http.Request) {
-			fmt.Fprint(w, strconv.Itoa(runtime.NumGoroutine()))
-		})
-		go http.ListenAndServe(*debug, mux)
-	}
-	log.Fatal(serve(*addr))
-}
-
-func names() string {
-	var n []string
-	for k := range impls {
-		n = append(n, k)
-	}
-	sort.Strings(n)
-	return fmt.Sprint(n)
-}
+func main() { serve.Main("httpserver", impls) }
