@@ -46,9 +46,11 @@ type conn struct {
 	deadline   int32 // loop seconds
 	list       phase // which list, plus one; 0: none
 
-	phase phase
-	cont  bool // "100 Continue" sent for the current request
-	eof   bool // the client sent EOF
+	phase    phase
+	cont     bool // "100 Continue" sent for the current request
+	eof      bool // the client sent EOF
+	serving  bool // serve is running
+	released bool // closed or switched while serving: recycle when it returns
 }
 
 // A connection's phase decides which timeout applies.
@@ -73,6 +75,13 @@ type fastBody struct {
 // request (it continues when that handler is done).
 func (hc *conn) serve() {
 	c := hc.c
+	hc.serving = true
+	defer func() {
+		hc.serving = false
+		if hc.released {
+			hc.ls.recycle(hc)
+		}
+	}()
 	for !c.Closed() {
 		if hc.std != nil {
 			hc.std.feed()
@@ -217,6 +226,7 @@ func (hc *conn) switchTo(p Protocol) {
 	hc.ls.timeouts.remove(hc)
 	c := hc.c
 	c.SetContext(p)
+	hc.release()
 	p.OnOpen(c)
 	if c.InboundBuffered() > 0 && !c.Closed() {
 		p.OnData(c)
@@ -326,8 +336,20 @@ func (hc *conn) readEOF() {
 func (hc *conn) closed(err error) {
 	hc.ls.timeouts.remove(hc)
 	if hc.std != nil {
-		hc.std.connClosed(err)
+		hc.std.connClosed(err) // the worker still refers to hc
+		return
 	}
+	hc.release()
+}
+
+// release gives hc back to its loop once nothing uses it: at once, or
+// when serve, which may be what closed the connection, returns.
+func (hc *conn) release() {
+	if hc.serving {
+		hc.released = true
+		return
+	}
+	hc.ls.recycle(hc)
 }
 
 // enter moves the connection to phase p and starts the timeout that goes

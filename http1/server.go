@@ -294,6 +294,32 @@ type loopState struct {
 
 	timeouts     timeouts
 	shuttingDown bool
+
+	// free holds the states of closed (or switched) connections for new
+	// ones: a server taking many connections makes less garbage, so its
+	// heap, and its resident memory, grow less.
+	free []*conn
+}
+
+// maxFree bounds a loop's free connection states.
+const maxFree = 1024
+
+func (ls *loopState) newConn() *conn {
+	if n := len(ls.free); n > 0 {
+		hc := ls.free[n-1]
+		ls.free[n-1] = nil
+		ls.free = ls.free[:n-1]
+		return hc
+	}
+	return new(conn)
+}
+
+// recycle keeps hc for a new connection; nothing may refer to it.
+func (ls *loopState) recycle(hc *conn) {
+	if len(ls.free) < maxFree {
+		*hc = conn{}
+		ls.free = append(ls.free, hc)
+	}
 }
 
 // tick advances the loop's clock and its Date field, and times out the
@@ -314,7 +340,8 @@ func (ls *loopState) tick() {
 // OnOpen implements evloop.Handler.
 func (s *Server) OnOpen(c *evloop.Conn) {
 	ls := s.loops[c.Loop()]
-	hc := &conn{ls: ls, c: c}
+	hc := ls.newConn()
+	hc.ls, hc.c = ls, c
 	hc.p.Limits = s.Limits
 	c.SetContext(hc)
 	s.conns.Add(1)

@@ -1,6 +1,7 @@
 package ws
 
 import (
+	"bytes"
 	"crypto/sha1"
 	"encoding/base64"
 	"net/http"
@@ -16,10 +17,24 @@ const acceptGUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 // AcceptKey returns the Sec-WebSocket-Accept value for a client's
 // Sec-WebSocket-Key.
 func AcceptKey(key string) string {
-	h := sha1.New()
-	h.Write([]byte(key))
-	h.Write([]byte(acceptGUID))
-	return base64.StdEncoding.EncodeToString(h.Sum(nil))
+	var b [28]byte
+	return string(acceptKey(&b, []byte(key)))
+}
+
+// acceptKey writes the Sec-WebSocket-Accept value for key into b.
+func acceptKey(b *[28]byte, key []byte) []byte {
+	var in [24 + len(acceptGUID)]byte
+	if len(key) != 24 { // not a valid key: check refused it already
+		h := sha1.New()
+		h.Write(key)
+		h.Write([]byte(acceptGUID))
+		base64.StdEncoding.Encode(b[:], h.Sum(nil))
+		return b[:]
+	}
+	copy(in[copy(in[:], key):], acceptGUID)
+	sum := sha1.Sum(in[:])
+	base64.StdEncoding.Encode(b[:], sum[:])
+	return b[:]
 }
 
 // HandshakeError is a refused opening handshake: the status it was
@@ -32,79 +47,114 @@ type HandshakeError struct {
 func (e *HandshakeError) Error() string { return "websocket: handshake refused: " + e.Reason }
 
 // handshake is what an upgrade request asks for, read from either kind of
-// request.
+// request. The fast path reads it without copying the request's fields.
 type handshake struct {
-	key        string
+	key        []byte
+	origin     []byte
+	host       []byte
 	protocols  []string // Sec-WebSocket-Protocol, in the client's order
 	extensions []string // Sec-WebSocket-Extensions field values
-	origin     string
-	host       string
+	upgrade    bool     // Upgrade holds "websocket"
+	connection bool     // Connection holds "upgrade"
+	versions   int      // Sec-WebSocket-Version fields
+	version13  bool     // the one there is says 13
 }
 
 // check validates an opening handshake (RFC 6455 section 4.2.1).
-func (hs *handshake) check(method string, major, minor int, upgrade, connection []string, version []string) *HandshakeError {
+func (hs *handshake) check(method string, major, minor int) *HandshakeError {
 	switch {
 	case method != http.MethodGet:
 		return &HandshakeError{http.StatusMethodNotAllowed, "method is not GET"}
 	case major < 1 || (major == 1 && minor < 1):
 		return &HandshakeError{http.StatusBadRequest, "HTTP version below 1.1"}
-	case !anyToken(upgrade, "websocket"):
+	case !hs.upgrade:
 		return &HandshakeError{http.StatusBadRequest, "no websocket token in Upgrade"}
-	case !anyToken(connection, "upgrade"):
+	case !hs.connection:
 		return &HandshakeError{http.StatusBadRequest, "no upgrade token in Connection"}
-	case len(version) != 1 || strings.TrimSpace(version[0]) != "13":
+	case hs.versions != 1 || !hs.version13:
 		return &HandshakeError{http.StatusUpgradeRequired, "Sec-WebSocket-Version is not 13"}
 	}
-	if k, err := base64.StdEncoding.DecodeString(hs.key); err != nil || len(k) != 16 {
+	var k [18]byte
+	if len(hs.key) != 24 {
+		return &HandshakeError{http.StatusBadRequest, "Sec-WebSocket-Key is not 16 bytes in base64"}
+	}
+	if n, err := base64.StdEncoding.Decode(k[:], hs.key); err != nil || n != 16 {
 		return &HandshakeError{http.StatusBadRequest, "Sec-WebSocket-Key is not 16 bytes in base64"}
 	}
 	return nil
 }
 
-// anyToken reports whether one of the comma-separated lists holds token,
-// compared without regard to case.
-func anyToken(values []string, token string) bool {
-	for _, v := range values {
-		for _, t := range strings.Split(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(t), token) {
-				return true
-			}
+// field takes one header field into the handshake.
+func (hs *handshake) field(name, value []byte) {
+	switch {
+	case foldEqual(name, "Upgrade"):
+		hs.upgrade = hs.upgrade || hasToken(value, "websocket")
+	case foldEqual(name, "Connection"):
+		hs.connection = hs.connection || hasToken(value, "upgrade")
+	case foldEqual(name, "Sec-WebSocket-Version"):
+		hs.versions++
+		hs.version13 = string(bytes.TrimSpace(value)) == "13"
+	case foldEqual(name, "Sec-WebSocket-Key"):
+		hs.key = bytes.TrimSpace(value)
+	case foldEqual(name, "Origin"):
+		hs.origin = value
+	case foldEqual(name, "Sec-WebSocket-Protocol"):
+		hs.protocols = appendList(hs.protocols, string(value))
+	case foldEqual(name, "Sec-WebSocket-Extensions"):
+		hs.extensions = append(hs.extensions, string(value))
+	}
+}
+
+// foldEqual compares b with s without regard to ASCII case, without
+// allocating.
+func foldEqual(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range b {
+		x, y := b[i], s[i]
+		if x|0x20 != y|0x20 || (x|0x20 < 'a' || x|0x20 > 'z') && x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// hasToken reports whether the comma-separated list v holds token
+// (lowercase), compared without regard to case.
+func hasToken(v []byte, token string) bool {
+	for len(v) > 0 {
+		var t []byte
+		if i := bytes.IndexByte(v, ','); i >= 0 {
+			t, v = v[:i], v[i+1:]
+		} else {
+			t, v = v, nil
+		}
+		if foldEqual(bytes.TrimSpace(t), token) {
+			return true
 		}
 	}
 	return false
 }
 
 // fromFast reads a handshake from a fast handler's request.
-func fromFast(r *http1.Request) (*handshake, *HandshakeError) {
-	hs := &handshake{key: string(r.Get("Sec-WebSocket-Key")), origin: string(r.Get("Origin")), host: string(r.Host)}
-	var upgrade, connection, version []string
+func (hs *handshake) fromFast(r *http1.Request) *HandshakeError {
+	hs.host = r.Host
 	for _, f := range r.Headers {
-		name, value := string(f.Name), string(f.Value)
-		switch {
-		case strings.EqualFold(name, "Upgrade"):
-			upgrade = append(upgrade, value)
-		case strings.EqualFold(name, "Connection"):
-			connection = append(connection, value)
-		case strings.EqualFold(name, "Sec-WebSocket-Version"):
-			version = append(version, value)
-		case strings.EqualFold(name, "Sec-WebSocket-Protocol"):
-			hs.protocols = appendList(hs.protocols, value)
-		case strings.EqualFold(name, "Sec-WebSocket-Extensions"):
-			hs.extensions = append(hs.extensions, value)
-		}
+		hs.field(f.Name, f.Value)
 	}
-	return hs, hs.check(string(r.Method), r.Major, r.Minor, upgrade, connection, version)
+	return hs.check(string(r.Method), r.Major, r.Minor)
 }
 
 // fromStd reads a handshake from a net/http request.
-func fromStd(r *http.Request) (*handshake, *HandshakeError) {
-	hs := &handshake{key: r.Header.Get("Sec-WebSocket-Key"), origin: r.Header.Get("Origin"), host: r.Host}
-	for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
-		hs.protocols = appendList(hs.protocols, v)
+func (hs *handshake) fromStd(r *http.Request) *HandshakeError {
+	hs.host = []byte(r.Host)
+	for name, values := range r.Header {
+		for _, v := range values {
+			hs.field([]byte(name), []byte(v))
+		}
 	}
-	hs.extensions = r.Header.Values("Sec-WebSocket-Extensions")
-	return hs, hs.check(r.Method, r.ProtoMajor, r.ProtoMinor, r.Header.Values("Upgrade"),
-		r.Header.Values("Connection"), r.Header.Values("Sec-WebSocket-Version"))
+	return hs.check(r.Method, r.ProtoMajor, r.ProtoMinor)
 }
 
 func appendList(list []string, v string) []string {

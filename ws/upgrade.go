@@ -20,9 +20,10 @@ func Upgrade(w *http1.Response, r *http1.Request, h Handler, o *Options) error {
 	if o == nil {
 		o = &zeroOptions
 	}
-	hs, herr := fromFast(r)
+	var hs handshake
+	herr := hs.fromFast(r)
 	if herr == nil {
-		herr = checkOrigin(hs, o)
+		herr = checkOrigin(&hs, o)
 	}
 	if herr != nil {
 		if herr.Status == http.StatusUpgradeRequired {
@@ -33,10 +34,16 @@ func Upgrade(w *http1.Response, r *http1.Request, h Handler, o *Options) error {
 		w.WriteString(herr.Reason + "\n")
 		return herr
 	}
-	wc := newConn(hs, h, o)
-	fields := wc.answerFields(hs.key)
-	for i := 0; i < len(fields); i += 2 {
-		w.AddHeader(fields[i], fields[i+1])
+	wc := newConn(&hs, h, o)
+	var accept [28]byte
+	w.AddHeader("Upgrade", "websocket")
+	w.AddHeader("Connection", "Upgrade")
+	w.AddHeader("Sec-WebSocket-Accept", string(acceptKey(&accept, hs.key)))
+	if p := wc.Subprotocol(); p != "" {
+		w.AddHeader("Sec-WebSocket-Protocol", p)
+	}
+	if wc.deflate {
+		w.AddHeader("Sec-WebSocket-Extensions", deflateResponse)
 	}
 	w.SwitchProtocols(wc)
 	return nil
@@ -61,9 +68,10 @@ func UpgradeHTTP(w http.ResponseWriter, r *http.Request, h Handler, o *Options) 
 		http.Error(w, "websocket: not an http1 server", http.StatusInternalServerError)
 		return errors.New("websocket: the ResponseWriter cannot switch protocols")
 	}
-	hs, herr := fromStd(r)
+	var hs handshake
+	herr := hs.fromStd(r)
 	if herr == nil {
-		herr = checkOrigin(hs, o)
+		herr = checkOrigin(&hs, o)
 	}
 	if herr != nil {
 		if herr.Status == http.StatusUpgradeRequired {
@@ -72,10 +80,17 @@ func UpgradeHTTP(w http.ResponseWriter, r *http.Request, h Handler, o *Options) 
 		http.Error(w, herr.Reason, herr.Status)
 		return herr
 	}
-	wc := newConn(hs, h, o)
-	fields := wc.answerFields(hs.key)
-	for i := 0; i < len(fields); i += 2 {
-		w.Header().Set(fields[i], fields[i+1])
+	wc := newConn(&hs, h, o)
+	var accept [28]byte
+	hdr := w.Header()
+	hdr.Set("Upgrade", "websocket")
+	hdr.Set("Connection", "Upgrade")
+	hdr.Set("Sec-WebSocket-Accept", string(acceptKey(&accept, hs.key)))
+	if p := wc.Subprotocol(); p != "" {
+		hdr.Set("Sec-WebSocket-Protocol", p)
+	}
+	if wc.deflate {
+		hdr.Set("Sec-WebSocket-Extensions", deflateResponse)
 	}
 	return sw.SwitchProtocols(wc)
 }
@@ -85,8 +100,8 @@ func checkOrigin(hs *handshake, o *Options) *HandshakeError {
 	if o.CheckOrigin != nil {
 		ok = o.CheckOrigin
 	}
-	if hs.origin != "" && !ok(hs.origin, hs.host) {
-		return &HandshakeError{http.StatusForbidden, "origin " + strconv.Quote(hs.origin) + " not allowed"}
+	if len(hs.origin) > 0 && !ok(string(hs.origin), string(hs.host)) {
+		return &HandshakeError{http.StatusForbidden, "origin " + strconv.Quote(string(hs.origin)) + " not allowed"}
 	}
 	return nil
 }
@@ -98,17 +113,4 @@ func newConn(hs *handshake, h Handler, o *Options) *Conn {
 		wc.protocol = 0 // cannot be told apart: none chosen
 	}
 	return wc
-}
-
-// answerFields returns the fields of the 101 answer, name and value in
-// turn.
-func (wc *Conn) answerFields(key string) []string {
-	f := []string{"Upgrade", "websocket", "Connection", "Upgrade", "Sec-WebSocket-Accept", AcceptKey(key)}
-	if p := wc.Subprotocol(); p != "" {
-		f = append(f, "Sec-WebSocket-Protocol", p)
-	}
-	if wc.deflate {
-		f = append(f, "Sec-WebSocket-Extensions", deflateResponse)
-	}
-	return f
 }

@@ -143,16 +143,7 @@ func fail(err error) {
 
 // buildServer builds cmd/httpserver into a temporary directory.
 func buildServer() (string, error) {
-	dir, err := os.MkdirTemp("", "httpbench")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "httpserver")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/evloop/evloop/bench/cmd/httpserver")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building httpserver: %v\n%s", err, out)
-	}
-	return bin, nil
+	return proc.Build("github.com/evloop/evloop/bench/cmd/httpserver")
 }
 
 func startServer(bin, name string, pin bool, debug bool) (*exec.Cmd, string, string, error) {

@@ -98,16 +98,7 @@ func fail(err error) {
 }
 
 func buildServer() (string, error) {
-	dir, err := os.MkdirTemp("", "wsbench")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "wsserver")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/evloop/evloop/bench/cmd/wsserver")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building wsserver: %v\n%s", err, out)
-	}
-	return bin, nil
+	return proc.Build("github.com/evloop/evloop/bench/cmd/wsserver")
 }
 
 func start(bin, name string) (*exec.Cmd, string, string, error) {

@@ -9,6 +9,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -115,4 +117,20 @@ func Median(v []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// Build builds the Go package pkg into a temporary directory and returns
+// the binary's path; remove its directory when done.
+func Build(pkg string) (string, error) {
+	dir, err := os.MkdirTemp("", "bench")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, path.Base(pkg))
+	cmd := exec.Command("go", "build", "-o", bin, pkg)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("building %s: %v\n%s", pkg, err, out)
+	}
+	return bin, nil
 }
