@@ -65,6 +65,7 @@ func (c config) String() string {
 // result is one measurement.
 type result struct {
 	rps, eff, p50, p99 float64 // eff: requests per server CPU-second; latencies in ms
+	errors             string  // what wrk reported as errors, if anything
 }
 
 func main() {
@@ -122,8 +123,8 @@ func main() {
 				if err != nil {
 					fail(fmt.Errorf("%s, %v: %w", name, cfg, err))
 				}
-				fmt.Fprintf(os.Stderr, "run %d %v %-9s %10.0f req/s %8.0f req/CPU-s p50 %.3f p99 %.3f ms\n",
-					run, cfg, name, r.rps, r.eff, r.p50, r.p99)
+				fmt.Fprintf(os.Stderr, "run %d %v %-9s %10.0f req/s %8.0f req/CPU-s p50 %.3f p99 %.3f ms %s\n",
+					run, cfg, name, r.rps, r.eff, r.p50, r.p99, r.errors)
 				if all[cfg] == nil {
 					all[cfg] = map[string][]result{}
 				}
@@ -225,7 +226,9 @@ func parseWrk(out string) (result, error) {
 		return r, fmt.Errorf("no Requests/sec in wrk's output:\n%s", out)
 	}
 	if e := errorsRE.FindString(out); e != "" && !strings.Contains(e, "connect 0, read 0, write 0, timeout 0") {
-		return r, fmt.Errorf("wrk reported errors (%s):\n%s", e, out)
+		// Reported with the figures, not fatal: a server that drops a
+		// connection under load has its figures marked, not the run lost.
+		r.errors = e
 	}
 	r.rps, _ = strconv.ParseFloat(m[1], 64)
 	for _, l := range latencyRE.FindAllStringSubmatch(out, -1) {
@@ -260,7 +263,13 @@ func printTable(cfg config, names []string, rs map[string][]result, runs int) {
 	eff := func(r result) float64 { return r.eff }
 	ours, ourEff := med("evloop", rps), med("evloop", eff)
 	for _, name := range names {
-		fmt.Printf("| %s | %.0f | %.2f | %.0f | %.2f | %.3f | %.3f |\n", name,
+		label := name
+		for _, r := range rs[name] {
+			if r.errors != "" {
+				label = name + " (wrk: " + r.errors + ")"
+			}
+		}
+		fmt.Printf("| %s | %.0f | %.2f | %.0f | %.2f | %.3f | %.3f |\n", label,
 			med(name, rps), ratio(ours, med(name, rps)), med(name, eff), ratio(ourEff, med(name, eff)),
 			med(name, func(r result) float64 { return r.p50 }), med(name, func(r result) float64 { return r.p99 }))
 	}

@@ -24,7 +24,7 @@ func TestParseWrk(t *testing.T) {
 	if err != nil || r.rps != 12345.67 || r.p50 != 0.101 || r.p99 != 2.5 {
 		t.Fatalf("%+v %v", r, err)
 	}
-	if _, err := parseWrk(wrkSample + "  Non-2xx or 3xx responses: 3\n"); err == nil {
+	if r, _ := parseWrk(wrkSample + "  Non-2xx or 3xx responses: 3\n"); r.errors == "" {
 		t.Fatal("errors not reported")
 	}
 }
