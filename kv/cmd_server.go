@@ -275,9 +275,7 @@ func configSet(s *Server, c *client, args [][]byte) {
 
 func configResetstat(s *Server, c *client, args [][]byte) {
 	s.stats = stats{}
-	for _, cmd := range allCommands() {
-		cmd.calls, cmd.time = 0, 0
-	}
+	clear(s.cmdStats)
 	s.w.OK()
 }
 
@@ -699,8 +697,8 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 	if sections["commandstats"] || sections["everything"] || sections["all"] {
 		section("Commandstats")
 		for _, cm := range allCommands() {
-			if cm.calls > 0 {
-				fmt.Fprintf(&b, "cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f\r\n", cm.name, cm.calls, cm.time.Microseconds(), float64(cm.time)/float64(time.Microsecond)/float64(cm.calls))
+			if st := s.cmdStats[cm.id]; st.calls > 0 {
+				fmt.Fprintf(&b, "cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f\r\n", cm.name, st.calls, st.time.Microseconds(), float64(st.time)/float64(time.Microsecond)/float64(st.calls))
 			}
 		}
 	}

@@ -92,10 +92,41 @@ func (s *Server) replyNodes(nodes []*zslNode, withScores bool) {
 	}
 }
 
+// shortInt parses a plain decimal integer of at most 15 digits, with an
+// optional sign — the scores clients send most — without allocating. It
+// leaves "-0" (a negative zero) and everything else to strtod's full path.
+func shortInt(b []byte) (int64, bool) {
+	i, neg := 0, false
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		i, neg = 1, b[0] == '-'
+	}
+	if len(b) == i || len(b)-i > 15 {
+		return 0, false
+	}
+	var n int64
+	for ; i < len(b); i++ {
+		d := b[i] - '0'
+		if d > 9 {
+			return 0, false
+		}
+		n = n*10 + int64(d)
+	}
+	if neg {
+		if n == 0 {
+			return 0, false
+		}
+		n = -n
+	}
+	return n, true
+}
+
 // strtod parses a number as C's strtod does with the whole string
 // consumed: leading spaces, hexadecimal ("0x1.8"), "inf" and "infinity";
 // the empty string is 0. It reports an overflow and an underflow to zero.
 func strtod(b []byte) (f float64, ok, outOfRange bool) {
+	if n, isInt := shortInt(b); isInt {
+		return float64(n), true, false // exact: fewer than 16 digits
+	}
 	str := strings.TrimLeft(string(b), " \t\n\v\f\r")
 	if str == "" {
 		return 0, len(b) == 0, false

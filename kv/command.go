@@ -87,9 +87,17 @@ type command struct {
 	summary  string
 	fn       func(s *Server, c *client, args [][]byte)
 	subs     map[string]*command
-	calls    int64
-	time     time.Duration
+	id       int // index of the command's statistics in Server.cmdStats
 }
+
+// cmdStat is one command's statistics in one Server: INFO commandstats.
+type cmdStat struct {
+	calls int64
+	time  time.Duration
+}
+
+// numCommands counts the commands and subcommands registered, for ids.
+var numCommands int
 
 // commands is the command table, by lower-case name. It is filled by the
 // init functions of the files that implement each group and never changes
@@ -121,6 +129,12 @@ func register(cmds ...*command) {
 			panic("kv: command registered twice: " + c.name)
 		}
 		commands[c.name] = c
+		c.id = numCommands
+		numCommands++
+		for _, sc := range c.subs {
+			sc.id = numCommands
+			numCommands++
+		}
 	}
 }
 
@@ -203,9 +217,10 @@ func (s *Server) exec(c *client, cmd *command, args [][]byte) {
 	s.prop.begin()
 	cmd.fn(s, c, args)
 	end := time.Since(s.epoch)
-	cmd.time += end - s.mono
+	st := &s.cmdStats[cmd.id]
+	st.time += end - s.mono
 	s.mono = end
-	cmd.calls++
+	st.calls++
 	s.stats.commands++
 	if s.stats.dirty != dirty || s.prop.override {
 		s.prop.end(s, c.db.id, args)

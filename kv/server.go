@@ -103,6 +103,7 @@ type Server struct {
 	epoch    time.Time     // a recent wall and monotonic reading; see tick
 	mono     time.Duration // when the command being run started, since epoch
 	stats    stats
+	cmdStats []cmdStat // by command id
 	prop     propagation
 	aof      *aof
 	channels map[string]map[*client]struct{}
@@ -144,6 +145,7 @@ func New(cfg Config) (*Server, error) {
 		patterns: make(map[string]map[*client]struct{}),
 		start:    time.Now(),
 		done:     make(chan struct{}),
+		cmdStats: make([]cmdStat, numCommands),
 	}
 	s.epoch = s.start
 	for i := range cfg.Databases {

@@ -29,7 +29,11 @@ func push(w *gaio.Watcher, conns <-chan net.Conn, every time.Duration, stop <-ch
 				return
 			}
 			for _, r := range res {
-				results <- r
+				select {
+				case results <- r:
+				case <-stop: // the loop below is gone: nobody takes it
+					return
+				}
 			}
 		}
 	}()
