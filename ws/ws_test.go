@@ -3,6 +3,7 @@ package ws_test
 import (
 	"bufio"
 	"bytes"
+	"compress/flate"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -500,4 +501,112 @@ func FuzzConn(f *testing.F) {
 			t.Fatalf("other connection: %x %q", b0, p)
 		}
 	})
+}
+
+// deflated compresses p as a permessage-deflate message body.
+func deflated(t *testing.T, p []byte) []byte {
+	var b bytes.Buffer
+	w, _ := flate.NewWriter(&b, flate.BestSpeed)
+	w.Write(p)
+	w.Flush()
+	return bytes.TrimSuffix(b.Bytes(), []byte{0, 0, 0xff, 0xff})
+}
+
+// inflated decompresses a permessage-deflate message body.
+func inflated(t *testing.T, p []byte) []byte {
+	r := flate.NewReader(io.MultiReader(bytes.NewReader(p), bytes.NewReader([]byte{0, 0, 0xff, 0xff, 1, 0, 0, 0xff, 0xff})))
+	out, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("inflating the server's message: %v", err)
+	}
+	return out
+}
+
+// Compression (Autobahn groups 12 and 13) with a client written here.
+func TestCompressionRaw(t *testing.T) {
+	e := &echo{}
+	addr := serve(t, e, &ws.Options{Compression: true, MaxMessageSize: 10000, CompressionThreshold: 1})
+	offer := "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n"
+
+	// Negotiation: a window limit on the server below 15 bits is declined.
+	for _, tc := range []struct {
+		ext    string
+		accept bool
+	}{
+		{"permessage-deflate", true},
+		{"permessage-deflate; client_max_window_bits", true},
+		{"permessage-deflate; client_max_window_bits=10; server_no_context_takeover", true},
+		{"permessage-deflate; server_max_window_bits=10", false},
+		{"permessage-deflate; server_max_window_bits=10, permessage-deflate", true},
+		{"permessage-deflate; client_max_window_bits=16", false},
+		{"permessage-deflate; unknown", false},
+		{"x-webkit-deflate-frame", false},
+	} {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(nc, "GET /fast HTTP/1.1\r\nHost: "+addr+"\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+			"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Extensions: "+tc.ext+"\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
+		nc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := resp.Header.Get("Sec-WebSocket-Extensions")
+		if tc.accept != (got != "") || (got != "" && got != "permessage-deflate; server_no_context_takeover; client_no_context_takeover") {
+			t.Fatalf("offer %q: answered %q", tc.ext, got)
+		}
+	}
+
+	// Echo of compressed messages, whole and fragmented (RSV1 on the first
+	// frame only); the answers come back compressed.
+	c := dialRaw(t, addr, "/fast", offer)
+	for _, size := range []int{1, 100, 5000} {
+		msg := bytes.Repeat([]byte("compress me "), size/12+1)[:size]
+		z := deflated(t, msg)
+		c.frame(0xC1, z, false) // FIN, RSV1, text
+		b0, p := c.read()
+		if b0 != 0xC1 || !bytes.Equal(inflated(t, p), msg) {
+			t.Fatalf("size %d: %x, %d bytes", size, b0, len(p))
+		}
+		half := len(z) / 2
+		c.frame(0x42, z[:half], false) // RSV1, binary, not final
+		c.frame(0x89, []byte("between"), false)
+		if b0, p := c.read(); b0 != 0x8A || string(p) != "between" {
+			t.Fatalf("pong between compressed fragments: %x %q", b0, p)
+		}
+		c.frame(0x80, z[half:], false)
+		b0, p = c.read()
+		if b0 != 0xC2 || !bytes.Equal(inflated(t, p), msg) {
+			t.Fatalf("fragmented size %d: %x", size, b0)
+		}
+	}
+
+	for _, tc := range []struct {
+		name string
+		send func(c *rawConn)
+		code int
+	}{
+		{"RSV1 on a continuation", func(c *rawConn) {
+			c.frame(0x41, deflated(t, []byte("ab")), false)
+			c.frame(0xC0, deflated(t, []byte("cd")), false)
+		}, 1002},
+		{"RSV1 on a control frame", func(c *rawConn) { c.frame(0xC9, nil, false) }, 1002},
+		{"compressed invalid UTF-8", func(c *rawConn) { c.frame(0xC1, deflated(t, []byte{'a', 0xff}), false) }, 1007},
+		{"not deflate data", func(c *rawConn) { c.frame(0xC1, []byte{0xff, 0xff, 0xff, 0xff}, false) }, 1007},
+		{"inflates past the limit", func(c *rawConn) { c.frame(0xC2, deflated(t, make([]byte, 100000)), false) }, 1009},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := e.count()
+			c := dialRaw(t, addr, "/fast", offer)
+			tc.send(c)
+			c.expectClose(tc.code)
+			c.nc.Close()
+			if ce := e.nextClose(t, before); ce == nil || ce.Code != tc.code {
+				t.Fatalf("OnClose got %v, want code %d", ce, tc.code)
+			}
+		})
+	}
 }
