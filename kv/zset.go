@@ -138,7 +138,61 @@ type zslNode struct {
 	member string
 	score  float64
 	back   *zslNode
-	level  []zslLevel
+	level  []zslLevel // in the same allocation as the node: see newNode
+}
+
+// Nodes are allocated with their levels after them, in one object, as
+// Redis's are: a walk along a level then touches one place in memory per
+// node, not two. One type per size class of levels.
+type (
+	zslNode1 struct {
+		n zslNode
+		l [1]zslLevel
+	}
+	zslNode2 struct {
+		n zslNode
+		l [2]zslLevel
+	}
+	zslNode4 struct {
+		n zslNode
+		l [4]zslLevel
+	}
+	zslNode8 struct {
+		n zslNode
+		l [8]zslLevel
+	}
+	zslNodeMax struct {
+		n zslNode
+		l [zslMaxLevel]zslLevel
+	}
+)
+
+func newNode(score float64, member string, lvl int) *zslNode {
+	var x *zslNode
+	switch {
+	case lvl <= 1:
+		b := new(zslNode1)
+		x = &b.n
+		x.level = b.l[:lvl]
+	case lvl <= 2:
+		b := new(zslNode2)
+		x = &b.n
+		x.level = b.l[:lvl]
+	case lvl <= 4:
+		b := new(zslNode4)
+		x = &b.n
+		x.level = b.l[:lvl]
+	case lvl <= 8:
+		b := new(zslNode8)
+		x = &b.n
+		x.level = b.l[:lvl]
+	default:
+		b := new(zslNodeMax)
+		x = &b.n
+		x.level = b.l[:lvl]
+	}
+	x.score, x.member = score, member
+	return x
 }
 
 type zslLevel struct {
@@ -199,7 +253,7 @@ func (l *skiplist) insert(score float64, member string) {
 		}
 		l.level = lvl
 	}
-	x = &zslNode{member: member, score: score, level: make([]zslLevel, lvl)}
+	x = newNode(score, member, lvl)
 	for i := range lvl {
 		x.level[i].next = update[i].level[i].next
 		update[i].level[i].next = x
