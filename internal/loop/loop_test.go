@@ -164,6 +164,12 @@ func TestStop(t *testing.T) {
 	if got := ran.Load(); got != 100 {
 		t.Errorf("%d of 100 queued tasks ran before Stop returned", got)
 	}
+	// The goroutine that called Stop may not have returned yet; the loop's
+	// own goroutine must be gone once it has.
+	deadline := time.Now().Add(time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
 	if got := runtime.NumGoroutine(); got > before {
 		t.Errorf("goroutines after Stop = %d; want at most %d", got, before)
 	}
