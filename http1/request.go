@@ -551,7 +551,7 @@ func foldLower(b []byte, lower string) bool {
 }
 
 // equalFold reports whether b and s are equal without regard to ASCII case.
-func equalFold(b []byte, s string) bool {
+func equalFold[T string | []byte](b T, s string) bool {
 	if len(b) != len(s) {
 		return false
 	}

@@ -88,7 +88,7 @@ func (w *Response) AddHeader(name, value string) {
 	// comparisons for the rest.
 	switch len(name) {
 	case len("Content-Length"):
-		if equalFoldString(name, "Content-Length") {
+		if equalFold(name, "Content-Length") {
 			if w.req == nil || string(w.req.Method) != "HEAD" {
 				return
 			}
@@ -101,19 +101,19 @@ func (w *Response) AddHeader(name, value string) {
 			return
 		}
 	case len("Transfer-Encoding"):
-		if equalFoldString(name, "Transfer-Encoding") {
+		if equalFold(name, "Transfer-Encoding") {
 			return
 		}
 	case len("Date"):
-		if equalFoldString(name, "Date") {
+		if equalFold(name, "Date") {
 			w.flags |= rHasDate
 		}
 	case len("Content-Type"):
-		if equalFoldString(name, "Content-Type") {
+		if equalFold(name, "Content-Type") {
 			w.flags |= rHasType
 		}
 	case len("Connection"):
-		if equalFoldString(name, "Connection") && hasToken(value, "close") {
+		if equalFold(name, "Connection") && hasToken(value, "close") {
 			w.flags |= rClose
 		}
 	}
@@ -308,28 +308,6 @@ func validFieldName(name string) bool {
 	}
 	for i := 0; i < len(name); i++ {
 		if !tchar[name[i]] {
-			return false
-		}
-	}
-	return true
-}
-
-func equalFoldString(a, b string) bool {
-	if a == b {
-		return true // as written in the code, most of the time
-	}
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
 			return false
 		}
 	}

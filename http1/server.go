@@ -87,12 +87,12 @@ type Server struct {
 	loops   []*loopState
 	pool    *workpool.Pool
 	started bool
-	closed  bool
 	ctx     context.Context // Request.Context's parent
 	cancel  context.CancelFunc
 	active  sync.WaitGroup // pooled requests not finished
 	conns   atomic.Int64
 	date    atomic.Pointer[[]byte] // loop 0's Date field, for the workers
+	closing atomic.Bool            // Shutdown began; read by workers too
 }
 
 // ErrServerClosed is returned by Serve and ListenAndServe after Shutdown
@@ -174,7 +174,7 @@ func (s *Server) init() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
-	case s.closed:
+	case s.closing.Load():
 		return ErrServerClosed
 	case s.started:
 		return errors.New("http1: Server already serving")
@@ -235,7 +235,7 @@ func (s *Server) fastBodyLimit() int64 {
 // of pooled requests still running then are cancelled.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
-	s.closed = true
+	s.closing.Store(true)
 	srv := s.srv
 	s.mu.Unlock()
 	if srv == nil {

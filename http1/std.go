@@ -39,7 +39,6 @@ type stdRequest struct {
 	dec      *ChunkedDecoder // a chunked body's decoder
 	bodyRead int64           // chunked bytes read
 	bodyDone bool            // all of the body was read (or failed)
-	failed   bool            // the body failed: the connection closes after the answer
 	gone     bool            // the connection closed
 }
 
@@ -205,7 +204,6 @@ func (sr *stdRequest) finishBody(err error) {
 	sr.bodyDone = true
 	sr.hc.enter(handling)
 	if err != nil {
-		sr.failed = true    // the worker learns it from the body's error
 		sr.c.PauseReading() // the rest is not a request
 	}
 	sr.body.finish(err)
@@ -286,21 +284,19 @@ func (sr *stdRequest) finished() {
 		c.ResumeReading()
 		hc.switchTo(w.proto)
 		return
-	case w.closeAfter || !sr.keep || sr.failed || hc.ls.shuttingDown:
+	case w.closeAfter || !sr.keep || sr.bodyFailed() || hc.ls.shuttingDown:
 		c.Close()
 		return
 	}
 	if !sr.bodyDone {
-		if !sr.body.consumedAll() {
-			// Unread body: drop a little to reach the next request.
-			if sr.dec != nil {
-				hc.discardChunked, hc.discard = sr.dec, maxDiscard
-			} else if sr.bodyLeft <= maxDiscard {
-				hc.discard = sr.bodyLeft
-			} else {
-				c.Close()
-				return
-			}
+		// Unread body: drop a little to reach the next request.
+		if sr.dec != nil {
+			hc.discardChunked, hc.discard = sr.dec, maxDiscard
+		} else if sr.bodyLeft <= maxDiscard {
+			hc.discard = sr.bodyLeft
+		} else {
+			c.Close()
+			return
 		}
 	}
 	c.ResumeReading()
@@ -312,15 +308,14 @@ func (sr *stdRequest) finished() {
 type bodyPipe struct {
 	sr *stdRequest
 
-	mu       sync.Mutex
-	cond     sync.Cond
-	buf      []byte // received, not yet read
-	off      int    // buf[off:] is unread
-	err      error  // io.EOF at the end; set when the loop is done
-	paused   bool   // the loop paused reading for the reader to catch up
-	expect   bool   // "100 Continue" owed before the first read
-	closed   bool   // the handler closed the body
-	readSome bool
+	mu     sync.Mutex
+	cond   sync.Cond
+	buf    []byte // received, not yet read
+	off    int    // buf[off:] is unread
+	err    error  // io.EOF at the end; set when the loop is done
+	paused bool   // the loop paused reading for the reader to catch up
+	expect bool   // "100 Continue" owed before the first read
+	closed bool   // the handler closed the body
 }
 
 func newBodyPipe(sr *stdRequest, expect100 bool) *bodyPipe {
@@ -370,14 +365,6 @@ func (p *bodyPipe) finish(err error) {
 	p.mu.Unlock()
 }
 
-// consumedAll reports whether nothing of the body is left unread on the
-// connection's side (after the handler returned, on the loop).
-func (p *bodyPipe) consumedAll() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.err == io.EOF
-}
-
 // Read reads the body. The first Read answers "Expect: 100-continue".
 func (p *bodyPipe) Read(b []byte) (int, error) {
 	p.mu.Lock()
@@ -399,7 +386,6 @@ func (p *bodyPipe) Read(b []byte) (int, error) {
 	}
 	n := copy(b, p.buf[p.off:])
 	p.off += n
-	p.readSome = true
 	if p.paused && len(p.buf)-p.off < maxBodyAhead/2 {
 		p.paused = false
 		p.sr.c.Submit(p.sr.resume)
@@ -511,7 +497,11 @@ func (w *responseWriter) WriteHeader(code int) {
 }
 
 // Write writes body bytes.
-func (w *responseWriter) Write(p []byte) (int, error) {
+func (w *responseWriter) Write(p []byte) (int, error) { return writeBody(w, p) }
+
+// writeBody is Write and WriteString: the bytes are copied into the
+// answer's buffer either way.
+func writeBody[T string | []byte](w *responseWriter, p T) (int, error) {
 	if w.hijacked {
 		return 0, http.ErrHijacked
 	}
@@ -549,9 +539,7 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 }
 
 // WriteString writes body bytes.
-func (w *responseWriter) WriteString(s string) (int, error) {
-	return w.Write([]byte(s)) // the buffer is copied into; no need to avoid it
-}
+func (w *responseWriter) WriteString(s string) (int, error) { return writeBody(w, s) }
 
 // Flush sends what was written so far.
 func (w *responseWriter) Flush() { w.FlushError() }
@@ -644,7 +632,7 @@ func (w *responseWriter) appendHead(b []byte) []byte {
 		b = appendHeader(b, w.header)
 		return append(b, "\r\n"...)
 	}
-	if !w.closeAfter && (!w.sr.keep || s.isShuttingDown() || w.sr.unreadBodyTooLong()) {
+	if !w.closeAfter && (!w.sr.keep || s.closing.Load() || w.sr.bodyFailed()) {
 		w.closeAfter = true
 	}
 	if w.closeAfter {
@@ -845,29 +833,17 @@ func (w *responseWriter) SwitchProtocols(p Protocol) error {
 	return w.sendAndWait(w.appendHead(getBuffer()[:0]))
 }
 
-// unreadBodyTooLong reports, from the worker, whether the body left
-// unread is past what the loop would drop to reach the next request.
-func (sr *stdRequest) unreadBodyTooLong() bool {
+// bodyFailed reports whether the request's body ended
+// in an error (malformed, too long, cut short): the connection then closes
+// after the answer.
+func (sr *stdRequest) bodyFailed() bool {
 	if sr.body == nil {
 		return false
 	}
 	p := sr.body
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.err != nil {
-		return p.err != io.EOF
-	}
-	// Not all received: the loop knows how much is left of a sized body,
-	// not of a chunked one. Both are decided when the handler is done; a
-	// chunked body still arriving is bounded by maxDiscard there.
-	return false
-}
-
-// isShuttingDown reports whether Shutdown began.
-func (s *Server) isShuttingDown() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
+	return p.err != nil && p.err != io.EOF
 }
 
 var buffers = sync.Pool{New: func() any { b := make([]byte, chunkReserve, writeBuffer); return &b }}

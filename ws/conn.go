@@ -220,6 +220,9 @@ func (wc *Conn) OnData(c *evloop.Conn) {
 			payload := in[:h.length]
 			maskBytes(h.mask, 0, payload)
 			wc.flags &^= fInFrame
+			if !wc.textOK(payload) {
+				return
+			}
 			wc.finish(payload)
 			c.Discard(int(h.length))
 			continue
@@ -275,8 +278,7 @@ func (wc *Conn) readPayload(in []byte) bool {
 	k := int(min(int64(len(in)), h.length-int64(wc.pos)))
 	chunk := in[:k]
 	wc.pos = maskBytes(h.mask, wc.pos, chunk)
-	if wc.msgOp == Text && wc.flags&fCompressed == 0 && !wc.utf8.valid(chunk) {
-		wc.fail(&CloseError{Code: CloseInvalidPayload, Reason: "text message is not UTF-8"})
+	if !wc.textOK(chunk) {
 		return false
 	}
 	wc.msg = append(wc.msg, chunk...)
@@ -293,8 +295,20 @@ func (wc *Conn) readPayload(in []byte) bool {
 	return true
 }
 
-// finish delivers a complete message's payload: inflated if compressed,
-// checked if text.
+// textOK feeds b, payload of an uncompressed text message as it arrives,
+// to the UTF-8 check, and fails the connection at the first invalid byte.
+func (wc *Conn) textOK(b []byte) bool {
+	if wc.msgOp == Text && wc.flags&fCompressed == 0 && !wc.utf8.valid(b) {
+		wc.fail(errNotUTF8)
+		return false
+	}
+	return true
+}
+
+var errNotUTF8 = &CloseError{Code: CloseInvalidPayload, Reason: "text message is not UTF-8"}
+
+// finish delivers a complete message's payload: inflated if compressed
+// (and then checked if text; uncompressed text was checked as it came).
 func (wc *Conn) finish(payload []byte) {
 	op := wc.msgOp
 	wc.msgOp = 0
@@ -306,27 +320,15 @@ func (wc *Conn) finish(payload []byte) {
 		}
 		payload = out
 		if op == Text && !wc.utf8.valid(payload) {
-			wc.fail(&CloseError{Code: CloseInvalidPayload, Reason: "text message is not UTF-8"})
+			wc.fail(errNotUTF8)
 			return
 		}
-	} else if op == Text && !wc.utf8.valid(payload[len(payload)-wc.unchecked(payload):]) {
-		wc.fail(&CloseError{Code: CloseInvalidPayload, Reason: "text message is not UTF-8"})
-		return
 	}
 	if op == Text && !wc.utf8.complete() {
 		wc.fail(&CloseError{Code: CloseInvalidPayload, Reason: "text message ends inside a character"})
 		return
 	}
 	wc.deliver(op, payload)
-}
-
-// unchecked returns how many bytes at the end of payload the UTF-8 check
-// has not seen: all of a message taken whole, none of one gathered.
-func (wc *Conn) unchecked(payload []byte) int {
-	if wc.hdr.fin && wc.hdr.op != Continuation && wc.pos == 0 {
-		return len(payload)
-	}
-	return 0
 }
 
 // deliver hands a message to the handler, on the loop or the pool.

@@ -21,18 +21,11 @@ func AcceptKey(key string) string {
 	return string(acceptKey(&b, []byte(key)))
 }
 
-// acceptKey writes the Sec-WebSocket-Accept value for key into b.
+// acceptKey writes the Sec-WebSocket-Accept value for key into b. A
+// valid key (24 bytes) is hashed without allocating.
 func acceptKey(b *[28]byte, key []byte) []byte {
 	var in [24 + len(acceptGUID)]byte
-	if len(key) != 24 { // not a valid key: check refused it already
-		h := sha1.New()
-		h.Write(key)
-		h.Write([]byte(acceptGUID))
-		base64.StdEncoding.Encode(b[:], h.Sum(nil))
-		return b[:]
-	}
-	copy(in[copy(in[:], key):], acceptGUID)
-	sum := sha1.Sum(in[:])
+	sum := sha1.Sum(append(append(in[:0], key...), acceptGUID...))
 	base64.StdEncoding.Encode(b[:], sum[:])
 	return b[:]
 }

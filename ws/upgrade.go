@@ -35,16 +35,7 @@ func Upgrade(w *http1.Response, r *http1.Request, h Handler, o *Options) error {
 		return herr
 	}
 	wc := newConn(&hs, h, o)
-	var accept [28]byte
-	w.AddHeader("Upgrade", "websocket")
-	w.AddHeader("Connection", "Upgrade")
-	w.AddHeader("Sec-WebSocket-Accept", string(acceptKey(&accept, hs.key)))
-	if p := wc.Subprotocol(); p != "" {
-		w.AddHeader("Sec-WebSocket-Protocol", p)
-	}
-	if wc.deflate {
-		w.AddHeader("Sec-WebSocket-Extensions", deflateResponse)
-	}
+	wc.answer(hs.key, w.AddHeader)
 	w.SwitchProtocols(wc)
 	return nil
 }
@@ -81,17 +72,7 @@ func UpgradeHTTP(w http.ResponseWriter, r *http.Request, h Handler, o *Options) 
 		return herr
 	}
 	wc := newConn(&hs, h, o)
-	var accept [28]byte
-	hdr := w.Header()
-	hdr.Set("Upgrade", "websocket")
-	hdr.Set("Connection", "Upgrade")
-	hdr.Set("Sec-WebSocket-Accept", string(acceptKey(&accept, hs.key)))
-	if p := wc.Subprotocol(); p != "" {
-		hdr.Set("Sec-WebSocket-Protocol", p)
-	}
-	if wc.deflate {
-		hdr.Set("Sec-WebSocket-Extensions", deflateResponse)
-	}
+	wc.answer(hs.key, w.Header().Set)
 	return sw.SwitchProtocols(wc)
 }
 
@@ -113,4 +94,18 @@ func newConn(hs *handshake, h Handler, o *Options) *Conn {
 		wc.protocol = 0 // cannot be told apart: none chosen
 	}
 	return wc
+}
+
+// answer sets the fields of the 101 answer with set.
+func (wc *Conn) answer(key []byte, set func(name, value string)) {
+	var accept [28]byte
+	set("Upgrade", "websocket")
+	set("Connection", "Upgrade")
+	set("Sec-WebSocket-Accept", string(acceptKey(&accept, key)))
+	if p := wc.Subprotocol(); p != "" {
+		set("Sec-WebSocket-Protocol", p)
+	}
+	if wc.deflate {
+		set("Sec-WebSocket-Extensions", deflateResponse)
+	}
 }

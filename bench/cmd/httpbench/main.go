@@ -252,13 +252,7 @@ func printTable(cfg config, names []string, rs map[string][]result, runs int) {
 	fmt.Printf("\n### %v (medians of %d runs)\n\n", cfg, runs)
 	fmt.Println("| server | req/s | evloop ÷ it | req per server CPU-s | evloop ÷ it | p50 ms | p99 ms |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|")
-	med := func(name string, f func(result) float64) float64 {
-		var v []float64
-		for _, r := range rs[name] {
-			v = append(v, f(r))
-		}
-		return proc.Median(v)
-	}
+	med := func(name string, f func(result) float64) float64 { return proc.MedianOf(rs[name], f) }
 	rps := func(r result) float64 { return r.rps }
 	eff := func(r result) float64 { return r.eff }
 	ours, ourEff := med("evloop", rps), med("evloop", eff)

@@ -3,10 +3,9 @@ package main
 import (
 	"encoding/json"
 	"net/http"
-	"runtime"
 	"strconv"
 
-	"github.com/lesismal/nbio/nbhttp"
+	"github.com/evloop/evloop/bench/internal/serve"
 )
 
 func init() { impls["nbio"] = serveNbio }
@@ -29,15 +28,5 @@ func serveNbio(addr string) error {
 		h["Content-Length"] = []string{strconv.Itoa(len(b))}
 		w.Write(b)
 	})
-	engine := nbhttp.NewEngine(nbhttp.Config{
-		Network: "tcp",
-		Addrs:   []string{addr},
-		Handler: mux,
-		NPoller: runtime.GOMAXPROCS(0),
-		MaxLoad: 1 << 20,
-	})
-	if err := engine.Start(); err != nil {
-		return err
-	}
-	select {}
+	return serve.Nbio(addr, mux)
 }

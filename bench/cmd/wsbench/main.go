@@ -337,31 +337,16 @@ func fanRun(bin, name string, n, broadcasts int) (fanResult, error) {
 }
 
 func printTables(names []string, echoes map[string][]echoResult, fans map[string][]fanResult, conns, fanout, runs int) {
-	med := func(v []float64) float64 { return proc.Median(v) }
-	pick := func(rs []echoResult, f func(echoResult) float64) float64 {
-		var v []float64
-		for _, r := range rs {
-			v = append(v, f(r))
-		}
-		return med(v)
-	}
 	fmt.Printf("\n### WebSocket echo, 1 KiB binary, %d connections (medians of %d runs)\n\n", conns, runs)
 	fmt.Println("| server | msg/s | evloop ÷ it | msg per server CPU-s | evloop ÷ it | p50 ms | p99 ms |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|")
-	ours := pick(echoes["evloop"], func(r echoResult) float64 { return r.rate })
-	ourEff := pick(echoes["evloop"], func(r echoResult) float64 { return r.eff })
+	ours := proc.MedianOf(echoes["evloop"], func(r echoResult) float64 { return r.rate })
+	ourEff := proc.MedianOf(echoes["evloop"], func(r echoResult) float64 { return r.eff })
 	for _, n := range names {
-		rate := pick(echoes[n], func(r echoResult) float64 { return r.rate })
-		eff := pick(echoes[n], func(r echoResult) float64 { return r.eff })
+		rate := proc.MedianOf(echoes[n], func(r echoResult) float64 { return r.rate })
+		eff := proc.MedianOf(echoes[n], func(r echoResult) float64 { return r.eff })
 		fmt.Printf("| %s | %.0f | %.2f | %.0f | %.2f | %.3f | %.3f |\n", n, rate, ours/rate, eff, ourEff/eff,
-			pick(echoes[n], func(r echoResult) float64 { return r.p50 }), pick(echoes[n], func(r echoResult) float64 { return r.p99 }))
-	}
-	fpick := func(rs []fanResult, f func(fanResult) float64) float64 {
-		var v []float64
-		for _, r := range rs {
-			v = append(v, f(r))
-		}
-		return med(v)
+			proc.MedianOf(echoes[n], func(r echoResult) float64 { return r.p50 }), proc.MedianOf(echoes[n], func(r echoResult) float64 { return r.p99 }))
 	}
 	fmt.Printf("\n### WebSocket broadcast of 1 KiB to %d idle connections (medians of %d runs)\n\n", fanout, runs)
 	fmt.Println("| server | idle KiB per connection | goroutines | until the last has it, ms (median) | p99 ms | server CPU per broadcast, ms |")
@@ -369,8 +354,8 @@ func printTables(names []string, echoes map[string][]echoResult, fans map[string
 	for _, n := range names {
 		rs := fans[n]
 		fmt.Printf("| %s | %.2f | %.0f | %.2f | %.2f | %.2f |\n", n,
-			fpick(rs, func(r fanResult) float64 { return r.kibPerConn }), fpick(rs, func(r fanResult) float64 { return r.goroutines }),
-			fpick(rs, func(r fanResult) float64 { return r.last }), fpick(rs, func(r fanResult) float64 { return r.lastP99 }),
-			fpick(rs, func(r fanResult) float64 { return r.cpuMs }))
+			proc.MedianOf(rs, func(r fanResult) float64 { return r.kibPerConn }), proc.MedianOf(rs, func(r fanResult) float64 { return r.goroutines }),
+			proc.MedianOf(rs, func(r fanResult) float64 { return r.last }), proc.MedianOf(rs, func(r fanResult) float64 { return r.lastP99 }),
+			proc.MedianOf(rs, func(r fanResult) float64 { return r.cpuMs }))
 	}
 }

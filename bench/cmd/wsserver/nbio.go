@@ -3,10 +3,9 @@ package main
 import (
 	"bytes"
 	"net/http"
-	"runtime"
 	"sync"
 
-	"github.com/lesismal/nbio/nbhttp"
+	"github.com/evloop/evloop/bench/internal/serve"
 	"github.com/lesismal/nbio/nbhttp/websocket"
 )
 
@@ -43,15 +42,5 @@ func serveNbio(addr string) error {
 	mux.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) {
 		up.Upgrade(w, r, nil)
 	})
-	engine := nbhttp.NewEngine(nbhttp.Config{
-		Network: "tcp",
-		Addrs:   []string{addr},
-		Handler: mux,
-		NPoller: runtime.GOMAXPROCS(0),
-		MaxLoad: 1 << 20,
-	})
-	if err := engine.Start(); err != nil {
-		return err
-	}
-	select {}
+	return serve.Nbio(addr, mux)
 }

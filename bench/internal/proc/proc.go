@@ -30,11 +30,17 @@ func FreePort() (int, error) {
 // Start runs argv (on CPU 0 if pin) and waits until addr accepts
 // connections.
 func Start(argv []string, addr string, pin bool) (*exec.Cmd, error) {
+	return StartLogged(argv, addr, pin, io.Discard)
+}
+
+// StartLogged is Start with the program's standard output and error going
+// to log.
+func StartLogged(argv []string, addr string, pin bool, log io.Writer) (*exec.Cmd, error) {
 	if pin {
 		argv = append([]string{"taskset", "-c", "0"}, argv...)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -121,16 +127,32 @@ func Median(v []float64) float64 {
 
 // Build builds the Go package pkg into a temporary directory and returns
 // the binary's path; remove its directory when done.
-func Build(pkg string) (string, error) {
+func Build(pkg string) (string, error) { return BuildIn("", pkg) }
+
+// BuildIn is Build run in directory src: with the go.mod found from
+// there, so that a program of the evloop module (cmd/evgate) is built with
+// the dependencies it ships with rather than the bench module's.
+func BuildIn(src, pkg string) (string, error) {
 	dir, err := os.MkdirTemp("", "bench")
 	if err != nil {
 		return "", err
 	}
 	bin := filepath.Join(dir, path.Base(pkg))
 	cmd := exec.Command("go", "build", "-o", bin, pkg)
+	cmd.Dir = src
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
 		return "", fmt.Errorf("building %s: %v\n%s", pkg, err, out)
 	}
 	return bin, nil
+}
+
+// MedianOf returns the median of f over rs: one field of several runs'
+// results.
+func MedianOf[T any](rs []T, f func(T) float64) float64 {
+	v := make([]float64, len(rs))
+	for i, r := range rs {
+		v[i] = f(r)
+	}
+	return Median(v)
 }

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/lesismal/nbio/nbhttp"
 )
 
 // Main parses -impl, -addr and -debug-addr and runs the chosen
@@ -53,4 +55,20 @@ func Goroutines(debugAddr string) (int, error) {
 	var n int
 	_, err = fmt.Fscan(resp.Body, &n)
 	return n, err
+}
+
+// Nbio serves h on nbio's loops and HTTP parser, one poller per CPU, until
+// the process is killed.
+func Nbio(addr string, h http.Handler) error {
+	engine := nbhttp.NewEngine(nbhttp.Config{
+		Network: "tcp",
+		Addrs:   []string{addr},
+		Handler: h,
+		NPoller: runtime.GOMAXPROCS(0),
+		MaxLoad: 1 << 20, // nbio refuses connections past 10,000 by default
+	})
+	if err := engine.Start(); err != nil {
+		return err
+	}
+	select {}
 }
