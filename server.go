@@ -498,13 +498,27 @@ func (ls *loopState) flushDirty() {
 		ls.spare = batch[:0]
 	}
 	// Every connection that wrote into the arena was on the list and has
-	// moved what it kept: the arena is free again.
+	// moved what it kept: the arena is free again. What a burst grew it
+	// past arenaKeep goes back to the pool.
 	ls.waN, ls.waOff = 0, 0
+	if len(ls.wa) > arenaKeep {
+		for i := arenaKeep; i < len(ls.wa); i++ {
+			buf.Put(ls.wa[i])
+			ls.wa[i] = nil
+		}
+		ls.wa = ls.wa[:arenaKeep]
+	}
 }
 
-// arenaChunks bounds the write arena; writes past it in one iteration go to
-// the connections' own chunks.
-const arenaChunks = 8
+// The write arena grows with what one iteration writes, up to
+// arenaChunks (16 MiB), so that a burst of small writes to many
+// connections — a broadcast — is packed into shared chunks instead of a
+// chunk per connection; writes past it go to the connections' own chunks.
+// Between iterations a loop keeps arenaKeep chunks (128 KiB).
+const (
+	arenaChunks = 1024
+	arenaKeep   = 8
+)
 
 // arenaSegment returns an empty segment at the free end of the write arena,
 // or one with a nil chunk if the arena is used up for this iteration.
