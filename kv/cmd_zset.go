@@ -46,27 +46,38 @@ const (
 	errPositive    = "ERR value is out of range, must be positive"
 )
 
-// formatScore writes a score as Redis 7.0 does: "%.17g", and "inf",
-// "-inf".
-func formatScore(f float64) string {
+// appendScore appends a score as Redis 7.0 writes it: "%.17g", and "inf",
+// "-inf". An integer of up to 15 digits, whose "%.17g" is its decimal
+// digits, is written by AppendInt: the same text, found faster.
+func appendScore(b []byte, f float64) []byte {
 	switch {
 	case math.IsInf(f, 1):
-		return "inf"
+		return append(b, "inf"...)
 	case math.IsInf(f, -1):
-		return "-inf"
+		return append(b, "-inf"...)
+	case f == math.Trunc(f) && math.Abs(f) < 1e15 && !(f == 0 && math.Signbit(f)): // "%.17g" writes -0 as "-0"
+		return strconv.AppendInt(b, int64(f), 10)
 	}
-	return strconv.FormatFloat(f, 'g', 17, 64)
+	return strconv.AppendFloat(b, f, 'g', 17, 64)
+}
+
+// formatScore returns a score's text, as appendScore writes it.
+func formatScore(f float64) string {
+	var buf [32]byte
+	return string(appendScore(buf[:0], f))
 }
 
 // replyScore writes a score: a bulk string in RESP2, a double in RESP3,
 // with Redis 7.0's text (the Writer's Double writes Redis 7.2's).
 func (s *Server) replyScore(f float64) {
+	var buf [32]byte
+	text := appendScore(buf[:0], f)
 	if s.w.Proto < 3 {
-		s.w.BulkString(formatScore(f))
+		s.w.Bulk(text)
 		return
 	}
 	s.w.Buf = append(s.w.Buf, ',')
-	s.w.Buf = append(s.w.Buf, formatScore(f)...)
+	s.w.Buf = append(s.w.Buf, text...)
 	s.w.Buf = append(s.w.Buf, '\r', '\n')
 }
 
@@ -307,14 +318,15 @@ func zaddGeneric(s *Server, c *client, args [][]byte, zincrby bool) {
 	if z != nil || !xx {
 		for j, score := range scores {
 			member := pairs[2*j+1]
-			cur, exists := 0.0, false
+			var x *zslNode
 			if z != nil {
-				cur, exists = z.score(member)
+				x = z.node(member)
 			}
-			if exists {
+			if x != nil {
 				if nx {
 					continue
 				}
+				cur := x.score
 				if incr {
 					score += cur
 					if math.IsNaN(score) {
@@ -328,7 +340,7 @@ func zaddGeneric(s *Server, c *client, args [][]byte, zincrby bool) {
 				newScore = score
 				processed++
 				if score != cur {
-					z.set(member, score)
+					z.update(x, score)
 					updated++
 				}
 				continue
@@ -341,7 +353,7 @@ func zaddGeneric(s *Server, c *client, args [][]byte, zincrby bool) {
 				c.db.add(key, z)
 				created = true
 			}
-			z.set(member, score)
+			z.insert(member, score)
 			newScore = score
 			added++
 			processed++
@@ -479,8 +491,8 @@ func zrankGeneric(s *Server, c *client, args [][]byte, rev bool) {
 		return
 	}
 	if z != nil {
-		if f, found := z.score(args[2]); found {
-			r := z.zsl.rank(f, string(args[2]))
+		if x := z.node(args[2]); x != nil {
+			r := z.zsl.rank(x)
 			if rev {
 				s.w.Int(int64(z.len() - r))
 			} else {
@@ -718,7 +730,8 @@ func zpopGeneric(s *Server, c *client, args [][]byte, fromMax bool) {
 		return
 	}
 	nested := s.w.Proto >= 3 && count != -1
-	nodes := z.pop(key, max(count, 1), fromMax)
+	var one [1]*zslNode // room for the usual single pop
+	nodes := z.pop(one[:0], max(count, 1), fromMax)
 	if nested {
 		s.w.Array(len(nodes))
 	} else {
@@ -734,17 +747,16 @@ func zpopGeneric(s *Server, c *client, args [][]byte, fromMax bool) {
 	s.popped(c, key, z, fromMax)
 }
 
-// pop removes and returns up to count elements from the lowest, or the
-// highest if fromMax.
-func (z *zset) pop(key []byte, count int64, fromMax bool) []*zslNode {
-	var nodes []*zslNode
+// pop removes up to count elements from the lowest, or the highest if
+// fromMax, and appends them to nodes.
+func (z *zset) pop(nodes []*zslNode, count int64, fromMax bool) []*zslNode {
 	for ; count > 0 && z.len() > 0; count-- {
 		x := z.zsl.first()
 		if fromMax {
 			x = z.zsl.tail
 		}
 		nodes = append(nodes, x)
-		z.remove([]byte(x.member))
+		z.removeNode(x)
 	}
 	return nodes
 }
@@ -782,7 +794,8 @@ func bzpopGeneric(s *Server, c *client, args [][]byte, fromMax bool) {
 		if !isZset {
 			return false
 		}
-		x := z.pop(key, 1, fromMax)[0]
+		var one [1]*zslNode
+		x := z.pop(one[:0], 1, fromMax)[0]
 		s.w.Array(3)
 		s.w.Bulk(key)
 		s.w.BulkString(x.member)
@@ -849,7 +862,7 @@ func zremrangeGeneric(s *Server, c *client, key []byte, event string, find func(
 	}
 	nodes := find(z)
 	for _, n := range nodes {
-		z.remove([]byte(n.member))
+		z.removeNode(n)
 	}
 	if len(nodes) > 0 {
 		s.modified(c.db, key)
@@ -869,7 +882,7 @@ func zrandmemberCommand(s *Server, c *client, args [][]byte) {
 			s.w.Null()
 			return
 		}
-		m, _ := z.scores.at(z.scores.random())
+		m, _ := z.members.at(z.members.random())
 		s.w.BulkString(m)
 		return
 	}
@@ -912,8 +925,8 @@ func zrandmemberCommand(s *Server, c *client, args [][]byte) {
 		}
 		nodes = make([]*zslNode, 0, min(n, 1<<20))
 		for range n {
-			m, score := z.scores.at(z.scores.random())
-			nodes = append(nodes, &zslNode{member: m, score: *score})
+			_, x := z.members.at(z.members.random())
+			nodes = append(nodes, *x)
 		}
 	case count >= size:
 		// Redis 7.0 returns the whole set from the highest.
@@ -927,8 +940,8 @@ func zrandmemberCommand(s *Server, c *client, args [][]byte) {
 		for i := range int(count) {
 			j := i + rand.IntN(int(size)-i)
 			idx[i], idx[j] = idx[j], idx[i]
-			m, score := z.scores.at(idx[i])
-			nodes = append(nodes, &zslNode{member: m, score: *score})
+			_, x := z.members.at(idx[i])
+			nodes = append(nodes, *x)
 		}
 	}
 	s.replyNodes(nodes, withScores)
@@ -965,7 +978,7 @@ func zscanCommand(s *Server, c *client, args [][]byte) {
 			add(x.member, x.score)
 		}
 	} else {
-		next = z.scores.scan(cursor, o.count, func(member string, score *float64) { add(member, *score) })
+		next = z.members.scan(cursor, o.count, func(member string, x **zslNode) { add(member, (*x).score) })
 	}
 	s.replyScan(next, out)
 }

@@ -118,6 +118,13 @@ func (d *dict[V]) put(key []byte) (v *V, added bool) {
 	if i, _ := d.find(key); i >= 0 {
 		return &d.slot(i).val, false
 	}
+	return d.add(string(key)), true
+}
+
+// add adds key, which must be absent, with a zero value and returns the
+// value. The dict keeps key itself, not a copy. The pointer is valid until
+// the next put or delete.
+func (d *dict[V]) add(key string) *V {
 	i := d.n
 	c := i >> dictChunkBits
 	if c == len(d.chunks) {
@@ -136,17 +143,17 @@ func (d *dict[V]) put(key []byte) (v *V, added bool) {
 		}
 	}
 	s := d.slot(i)
-	s.key = string(key)
+	s.key = key
 	d.n++
 	switch {
 	case d.index != nil && d.n > len(d.index)*3/4:
 		d.rebuild(len(d.index) * 2)
 	case d.index != nil:
-		d.insert(dictHash(key), i)
+		d.insert(dictHashString(key), i)
 	case d.n > dictLinear:
 		d.rebuild(indexSize(d.n))
 	}
-	return &s.val, true
+	return &s.val
 }
 
 // insert adds slot i, whose key hashes to h, to the index.
@@ -174,12 +181,19 @@ func (d *dict[V]) rebuild(size int) {
 
 // delete removes key and reports whether it was there.
 func (d *dict[V]) delete(key []byte) bool {
+	_, ok := d.take(key)
+	return ok
+}
+
+// take removes key and returns its value, if it was there.
+func (d *dict[V]) take(key []byte) (v V, ok bool) {
 	i, pos := d.find(key)
 	if i < 0 {
-		return false
+		return v, false
 	}
+	v = d.slot(i).val
 	d.remove(i, pos)
-	return true
+	return v, true
 }
 
 // deleteAt removes the entry at position i.

@@ -3,6 +3,7 @@ package kv
 import (
 	"math/rand/v2"
 	"strings"
+	"unsafe"
 
 	"github.com/evloop/evloop/resp"
 )
@@ -15,25 +16,34 @@ const (
 )
 
 // zset is a sorted set value: an order-statistic skiplist for the order,
-// and a dict from member to score.
+// and a dict from member to its node, as Redis's dict points at the
+// node's score. The dict's key is the node's own member string.
 type zset struct {
-	scores *dict[float64]
-	zsl    *skiplist
+	members *dict[*zslNode]
+	zsl     *skiplist
 	// big is set once the set outgrew Redis's listpack encoding, which
 	// Redis never converts back to.
 	big bool
 }
 
 func newZset() *zset {
-	return &zset{scores: newDict[float64](0), zsl: newSkiplist()}
+	return &zset{members: newDict[*zslNode](0), zsl: newSkiplist()}
 }
 
 func (z *zset) len() int { return z.zsl.length }
 
+// node returns member's node, or nil.
+func (z *zset) node(member []byte) *zslNode {
+	if p := z.members.get(member); p != nil {
+		return *p
+	}
+	return nil
+}
+
 // score returns member's score.
 func (z *zset) score(member []byte) (float64, bool) {
-	if p := z.scores.get(member); p != nil {
-		return *p, true
+	if x := z.node(member); x != nil {
+		return x.score, true
 	}
 	return 0, false
 }
@@ -41,22 +51,28 @@ func (z *zset) score(member []byte) (float64, bool) {
 // set gives member score, adding it if absent, and reports whether it
 // added it.
 func (z *zset) set(member []byte, score float64) bool {
-	p, added := z.scores.put(member)
-	if !added {
-		if score = z.normalize(score); *p != score {
-			z.zsl.delete(*p, string(member))
-			z.zsl.insert(score, string(member))
-			*p = score
-		}
+	if x := z.node(member); x != nil {
+		z.update(x, score)
 		return false
 	}
+	z.insert(member, score)
+	return true
+}
+
+// insert adds member, which must be absent, with score.
+func (z *zset) insert(member []byte, score float64) {
 	if len(member) > zsetListpackValue || z.zsl.length+1 > zsetListpackEntries {
 		z.big = true
 	}
-	score = z.normalize(score)
-	*p = score
-	z.zsl.insert(score, string(member))
-	return true
+	x := z.zsl.insert(z.normalize(score), member)
+	*z.members.add(x.member) = x
+}
+
+// update gives x, a node of the set, score.
+func (z *zset) update(x *zslNode, score float64) {
+	if score = z.normalize(score); x.score != score {
+		z.zsl.updateScore(x, score)
+	}
 }
 
 // normalize turns -0 into 0 in a compact set, as Redis's listpack does
@@ -70,13 +86,19 @@ func (z *zset) normalize(score float64) float64 {
 
 // remove deletes member and reports whether it was there.
 func (z *zset) remove(member []byte) bool {
-	p := z.scores.get(member)
-	if p == nil {
-		return false
+	x, ok := z.members.take(member)
+	if ok {
+		z.zsl.unlink(x)
 	}
-	z.zsl.delete(*p, string(member))
-	z.scores.delete(member)
-	return true
+	return ok
+}
+
+// removeNode deletes x, a node of the set.
+func (z *zset) removeNode(x *zslNode) {
+	// The dict only reads the key it is given, so the member's own bytes
+	// serve, uncopied.
+	z.members.delete(unsafe.Slice(unsafe.StringData(x.member), len(x.member)))
+	z.zsl.unlink(x)
 }
 
 // encoding is what Redis 7.0's OBJECT ENCODING reports for the set.
@@ -98,7 +120,6 @@ func (z *zset) fitsListpack() {
 		for x := z.zsl.first(); x != nil; x = x.next() {
 			if x.score == 0 {
 				x.score = 0
-				*z.scores.get([]byte(x.member)) = 0
 			}
 		}
 	}
@@ -135,63 +156,73 @@ const (
 )
 
 type zslNode struct {
-	member string
+	member string // in the same allocation as the node when short: see newNode
 	score  float64
 	back   *zslNode
 	level  []zslLevel // in the same allocation as the node: see newNode
 }
 
-// Nodes are allocated with their levels after them, in one object, as
-// Redis's are: a walk along a level then touches one place in memory per
-// node, not two. One type per size class of levels.
-type (
-	zslNode1 struct {
-		n zslNode
-		l [1]zslLevel
-	}
-	zslNode2 struct {
-		n zslNode
-		l [2]zslLevel
-	}
-	zslNode4 struct {
-		n zslNode
-		l [4]zslLevel
-	}
-	zslNode8 struct {
-		n zslNode
-		l [8]zslLevel
-	}
-	zslNodeMax struct {
-		n zslNode
-		l [zslMaxLevel]zslLevel
-	}
-)
+// zslAlloc is a node with its levels and its member's bytes after it, in
+// one object: L is an array of levels and B one of bytes. A walk along a
+// level then touches one place in memory per node, not two, as in Redis,
+// and adding a member costs one allocation (the dict's key is the node's
+// member too).
+type zslAlloc[L, B any] struct {
+	n zslNode
+	l L
+	b B
+}
 
-func newNode(score float64, member string, lvl int) *zslNode {
-	var x *zslNode
+// newNode returns a node of lvl levels holding a copy of member.
+func newNode(score float64, member []byte, lvl int) *zslNode {
 	switch {
 	case lvl <= 1:
-		b := new(zslNode1)
-		x = &b.n
-		x.level = b.l[:lvl]
+		return newNodeLevels[[1]zslLevel](score, member, lvl)
 	case lvl <= 2:
-		b := new(zslNode2)
-		x = &b.n
-		x.level = b.l[:lvl]
+		return newNodeLevels[[2]zslLevel](score, member, lvl)
 	case lvl <= 4:
-		b := new(zslNode4)
-		x = &b.n
-		x.level = b.l[:lvl]
+		return newNodeLevels[[4]zslLevel](score, member, lvl)
 	case lvl <= 8:
-		b := new(zslNode8)
-		x = &b.n
-		x.level = b.l[:lvl]
+		return newNodeLevels[[8]zslLevel](score, member, lvl)
 	default:
-		b := new(zslNodeMax)
-		x = &b.n
-		x.level = b.l[:lvl]
+		return newNodeLevels[[zslMaxLevel]zslLevel](score, member, lvl)
 	}
-	x.score, x.member = score, member
+}
+
+// newNodeLevels is newNode for levels L, picking the member's size class.
+// A member longer than a listpack's longest is allocated on its own.
+func newNodeLevels[L any](score float64, member []byte, lvl int) *zslNode {
+	switch n := len(member); {
+	case n <= 8:
+		return allocNode[L, [8]byte](score, member, lvl)
+	case n <= 16:
+		return allocNode[L, [16]byte](score, member, lvl)
+	case n <= 24:
+		return allocNode[L, [24]byte](score, member, lvl)
+	case n <= 32:
+		return allocNode[L, [32]byte](score, member, lvl)
+	case n <= 48:
+		return allocNode[L, [48]byte](score, member, lvl)
+	case n <= zsetListpackValue:
+		return allocNode[L, [zsetListpackValue]byte](score, member, lvl)
+	default:
+		x := allocNode[L, [0]byte](score, nil, lvl)
+		x.member = string(member)
+		return x
+	}
+}
+
+// allocNode returns a node in a zslAlloc[L, B]; member must fit in B.
+func allocNode[L, B any](score float64, member []byte, lvl int) *zslNode {
+	a := new(zslAlloc[L, B])
+	x := &a.n
+	x.level = unsafe.Slice((*zslLevel)(unsafe.Pointer(&a.l)), lvl)
+	if len(member) > 0 {
+		b := unsafe.Slice((*byte)(unsafe.Pointer(&a.b)), len(member))
+		copy(b, member)
+		x.member = unsafe.String(&b[0], len(b))
+	}
+	x.score = score
 	return x
 }
 
@@ -221,6 +252,11 @@ func before(n *zslNode, score float64, member string) bool {
 	return n.score < score || (n.score == score && n.member < member)
 }
 
+// after reports whether n sorts after (score, member).
+func after(n *zslNode, score float64, member string) bool {
+	return n.score > score || (n.score == score && n.member > member)
+}
+
 func randomLevel() int {
 	lvl := 1
 	for lvl < zslMaxLevel && rand.Float64() < zslP {
@@ -229,22 +265,30 @@ func randomLevel() int {
 	return lvl
 }
 
-// insert adds (score, member), which must not be present.
-func (l *skiplist) insert(score float64, member string) {
+// insert adds (score, member), which must not be present, and returns its
+// node.
+func (l *skiplist) insert(score float64, member []byte) *zslNode {
+	x := newNode(score, member, randomLevel())
+	l.link(x)
+	return x
+}
+
+// link puts x, which is in no list, in its place by its score and member.
+func (l *skiplist) link(x *zslNode) {
 	var update [zslMaxLevel]*zslNode
 	var rank [zslMaxLevel]int
-	x := l.head
+	p := l.head
 	for i := l.level - 1; i >= 0; i-- {
 		if i < l.level-1 {
 			rank[i] = rank[i+1]
 		}
-		for x.level[i].next != nil && before(x.level[i].next, score, member) {
-			rank[i] += x.level[i].span
-			x = x.level[i].next
+		for p.level[i].next != nil && before(p.level[i].next, x.score, x.member) {
+			rank[i] += p.level[i].span
+			p = p.level[i].next
 		}
-		update[i] = x
+		update[i] = p
 	}
-	lvl := randomLevel()
+	lvl := len(x.level)
 	if lvl > l.level {
 		for i := l.level; i < lvl; i++ {
 			rank[i] = 0
@@ -253,7 +297,6 @@ func (l *skiplist) insert(score float64, member string) {
 		}
 		l.level = lvl
 	}
-	x = newNode(score, member, lvl)
 	for i := range lvl {
 		x.level[i].next = update[i].level[i].next
 		update[i].level[i].next = x
@@ -263,6 +306,7 @@ func (l *skiplist) insert(score float64, member string) {
 	for i := lvl; i < l.level; i++ {
 		update[i].level[i].span++
 	}
+	x.back = nil
 	if update[0] != l.head {
 		x.back = update[0]
 	}
@@ -274,19 +318,16 @@ func (l *skiplist) insert(score float64, member string) {
 	l.length++
 }
 
-// delete removes (score, member) and reports whether it was there.
-func (l *skiplist) delete(score float64, member string) bool {
+// unlink takes x, an element of the list, out of it.
+func (l *skiplist) unlink(x *zslNode) {
 	var update [zslMaxLevel]*zslNode
-	x := l.head
+	p := l.head
 	for i := l.level - 1; i >= 0; i-- {
-		for x.level[i].next != nil && before(x.level[i].next, score, member) {
-			x = x.level[i].next
+		// The nodes before x at this level, then x or one after it.
+		for n := p.level[i].next; n != nil && n != x && before(n, x.score, x.member); n = p.level[i].next {
+			p = n
 		}
-		update[i] = x
-	}
-	x = x.level[0].next
-	if x == nil || x.score != score || x.member != member {
-		return false
+		update[i] = p
 	}
 	for i := range l.level {
 		if update[i].level[i].next == x {
@@ -305,19 +346,35 @@ func (l *skiplist) delete(score float64, member string) bool {
 		l.level--
 	}
 	l.length--
-	return true
 }
 
-// rank returns the 1-based rank of (score, member), 0 if absent.
-func (l *skiplist) rank(score float64, member string) int {
-	x := l.head
+// updateScore gives x, an element of the list, score. If x stays between
+// its neighbours, only the score changes: no link, span or rank does.
+// Otherwise x is taken out and put back in its new place, the same node
+// with the same levels. This is Redis's zslUpdateScore, except that the
+// check needs no walk (the dict gives the node itself) and members break
+// ties, so more updates stay in place.
+func (l *skiplist) updateScore(x *zslNode, score float64) {
+	if (x.back == nil || before(x.back, score, x.member)) &&
+		(x.level[0].next == nil || after(x.level[0].next, score, x.member)) {
+		x.score = score
+		return
+	}
+	l.unlink(x)
+	x.score = score
+	l.link(x)
+}
+
+// rank returns the 1-based rank of x, an element of the list.
+func (l *skiplist) rank(x *zslNode) int {
+	p := l.head
 	r := 0
 	for i := l.level - 1; i >= 0; i-- {
-		for n := x.level[i].next; n != nil && (before(n, score, member) || (n.score == score && n.member == member)); n = x.level[i].next {
-			r += x.level[i].span
-			x = n
+		for n := p.level[i].next; n != nil && (n == x || before(n, x.score, x.member)); n = p.level[i].next {
+			r += p.level[i].span
+			p = n
 		}
-		if x != l.head && x.score == score && x.member == member {
+		if p == x {
 			return r
 		}
 	}
@@ -457,7 +514,7 @@ func (l *skiplist) count(r zrange) int {
 		return 0
 	}
 	last := l.lastIn(r)
-	return l.rank(last.score, last.member) - l.rank(first.score, first.member) + 1
+	return l.rank(last) - l.rank(first) + 1
 }
 
 // A compact set is searched as Redis searches a listpack: linearly. The
