@@ -1,0 +1,178 @@
+// Command evgate is a GraphQL subscription gateway: clients subscribe over
+// WebSocket (graphql-transport-ws, or the legacy graphql-ws), and each
+// subscription is fed by events of NATS subjects (or Redis channels) that
+// the schema's directives name, as in Cosmo Router's event-driven
+// subscriptions.
+//
+//	go run ./cmd/evgate                           # demo schema, embedded NATS
+//	go run ./cmd/evgate --schema my.graphql --nats nats://n1:4222,nats://n2:4222
+//
+// With no --nats, evgate starts a NATS server in its own process (with
+// JetStream), listening on --nats-listen for the publishers. Several
+// evgates on one NATS cluster each deliver every event to their own
+// clients.
+package main
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/evloop/evloop/gateway"
+	"github.com/nats-io/nats.go"
+	"github.com/redis/go-redis/v9"
+)
+
+//go:embed demo.graphql
+var demoSchema string
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "evgate:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	listen     string
+	schema     string
+	natsURLs   string
+	natsListen string
+	redisAddr  string
+	demo       bool
+	token      string
+	jwtSecret  string
+	origins    string
+}
+
+func run(args []string) error {
+	var o options
+	fs := flag.NewFlagSet("evgate", flag.ContinueOnError)
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:8080", "address to serve GraphQL on (WebSocket and POST at /graphql)")
+	fs.StringVar(&o.schema, "schema", "", "SDL file with the event directives (default: the demo schema)")
+	fs.StringVar(&o.natsURLs, "nats", "", "NATS servers to use, comma-separated (default: an embedded server)")
+	fs.StringVar(&o.natsListen, "nats-listen", "127.0.0.1:4222", `where the embedded NATS server listens for publishers ("" for none)`)
+	fs.StringVar(&o.redisAddr, "redis", "", "Redis (or evkv) address for @edfs__redis* fields")
+	fs.BoolVar(&o.demo, "demo", true, "with the demo schema, publish a tick on demo.tick each second")
+	fs.StringVar(&o.token, "token", "", "accept only clients whose connection_init carries this token")
+	fs.StringVar(&o.jwtSecret, "jwt-secret", "", "accept only clients whose connection_init carries a JWT signed with this HMAC secret")
+	fs.StringVar(&o.origins, "allow-origin", "", `browser origins allowed to connect, comma-separated ("*": any; default: the gateway's own)`)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log := slog.Default()
+
+	name := "demo schema"
+	var schema *gateway.Schema
+	var err error
+	if o.schema != "" {
+		name = o.schema
+		schema, err = gateway.LoadSchemaFile(o.schema)
+	} else {
+		schema, err = gateway.ParseSchema(demoSchema)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+
+	nc, stopNATS, err := connectNATS(o, log)
+	if err != nil {
+		return err
+	}
+	defer stopNATS()
+	host, _ := os.Hostname()
+	src, err := gateway.NewNATSSource(nc, host+"/"+o.listen)
+	if err != nil {
+		return err
+	}
+	cfg := gateway.Config{Schema: schema, NATS: map[string]gateway.Source{"default": src}, Logger: log}
+	if o.redisAddr != "" {
+		rdb := redis.NewClient(&redis.Options{Addr: o.redisAddr})
+		defer rdb.Close()
+		cfg.Redis = map[string]gateway.Source{"default": gateway.NewRedisSource(rdb)}
+	}
+	switch {
+	case o.token != "" && o.jwtSecret != "":
+		return errors.New("--token and --jwt-secret exclude each other")
+	case o.token != "":
+		cfg.Authenticate = gateway.TokenAuth(o.token)
+	case o.jwtSecret != "":
+		cfg.Authenticate = gateway.JWTAuth([]byte(o.jwtSecret))
+	}
+	if o.origins != "" {
+		cfg.CheckOrigin = gateway.AllowOrigins(strings.Split(o.origins, ","))
+	}
+	g, err := gateway.New(cfg)
+	if err != nil {
+		return err
+	}
+	if err := serveOperations(g); err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if o.demo && o.schema == "" {
+		go publishTicks(ctx, nc)
+	}
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return err
+	}
+	if err := g.Start(ln); err != nil {
+		return err
+	}
+	log.Info("evgate serving", "page", "http://"+ln.Addr().String()+"/", "graphql", "ws://"+ln.Addr().String()+"/graphql", "schema", name)
+	<-ctx.Done()
+	log.Info("evgate shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return g.Shutdown(sctx)
+}
+
+// connectNATS connects to the --nats servers, or starts an embedded one.
+func connectNATS(o options, log *slog.Logger) (*nats.Conn, func(), error) {
+	if o.natsURLs != "" {
+		nc, err := nats.Connect(o.natsURLs, nats.Name("evgate"), nats.MaxReconnects(-1))
+		if err != nil {
+			return nil, nil, fmt.Errorf("nats %s: %w", o.natsURLs, err)
+		}
+		return nc, nc.Close, nil
+	}
+	ns, stopServer, err := startNATS(o.natsListen)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.natsListen != "" {
+		log.Info("embedded NATS server", "url", ns.ClientURL())
+	}
+	nc, err := nats.Connect("", nats.InProcessServer(ns), nats.Name("evgate"))
+	if err != nil {
+		stopServer()
+		return nil, nil, err
+	}
+	return nc, func() { nc.Close(); stopServer() }, nil
+}
+
+// publishTicks publishes {"n":…, "time":…} on demo.tick each second.
+func publishTicks(ctx context.Context, nc *nats.Conn) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for n := 1; ; n++ {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			nc.Publish("demo.tick", fmt.Appendf(nil, `{"n":%d,"time":%q}`, n, now.UTC().Format(time.RFC3339)))
+		}
+	}
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// build compiles evgate once for the tests.
+func build(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "evgate")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// start runs evgate with args and waits until it serves.
+func start(t *testing.T, bin string, args ...string) (*exec.Cmd, *strings.Builder) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var log strings.Builder
+	pr, pw := io.Pipe()
+	cmd.Stderr = pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	ready := make(chan bool, 1)
+	go func() {
+		s := bufio.NewScanner(pr)
+		for s.Scan() {
+			log.WriteString(s.Text() + "\n")
+			if strings.Contains(s.Text(), "evgate serving") {
+				ready <- true
+			}
+		}
+	}()
+	select {
+	case <-ready:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("evgate did not start:\n%s", log.String())
+	}
+	return cmd, &log
+}
+
+// The demo: with no flags but addresses, a client sees the ticks the
+// embedded NATS server carries; SIGTERM completes it and closes with 1001.
+func TestDemoTicksAndSIGTERM(t *testing.T) {
+	bin := build(t)
+	addr := freeAddr(t)
+	cmd, _ := start(t, bin, "--listen", addr, "--nats-listen", freeAddr(t))
+	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}}
+	c, _, err := d.Dial("ws://"+addr+"/graphql", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	c.WriteMessage(websocket.TextMessage, []byte(`{"type":"connection_init"}`))
+	c.WriteMessage(websocket.TextMessage, []byte(`{"id":"t","type":"subscribe","payload":{"query":"subscription { tick { n time } }"}}`))
+	var msgs []string
+	for len(msgs) < 2 {
+		_, b, err := c.ReadMessage()
+		if err != nil {
+			t.Fatalf("ReadMessage: %v (so far %q)", err, msgs)
+		}
+		msgs = append(msgs, string(b))
+	}
+	if msgs[0] != `{"type":"connection_ack"}` || !strings.HasPrefix(msgs[1], `{"id":"t","type":"next","payload":{"data":{"tick":{"n":`) {
+		t.Fatalf("messages = %q", msgs)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	sawComplete := false
+	for {
+		_, b, err := c.ReadMessage()
+		var ce *websocket.CloseError
+		if errors.As(err, &ce) {
+			if ce.Code != 1001 || !sawComplete {
+				t.Fatalf("closed with %d (complete seen: %v); want complete, then 1001", ce.Code, sawComplete)
+			}
+			break
+		}
+		if err != nil {
+			t.Fatalf("ReadMessage: %v", err)
+		}
+		sawComplete = sawComplete || string(b) == `{"id":"t","type":"complete"}`
+	}
+	c.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("evgate exited with %v after SIGTERM", err)
+	}
+}
+
+func TestPortTaken(t *testing.T) {
+	bin := build(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	out, err := exec.Command(bin, "--listen", ln.Addr().String(), "--nats-listen", "").CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "address already in use") {
+		t.Fatalf("evgate on a taken port: %v\n%s", err, out)
+	}
+}
+
+func TestBadSchema(t *testing.T) {
+	bin := build(t)
+	path := filepath.Join(t.TempDir(), "bad.graphql")
+	os.WriteFile(path, []byte("type Subscription { x: Int }"), 0o644)
+	out, err := exec.Command(bin, "--schema", path, "--nats-listen", "").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "Subscription.x") {
+		t.Fatalf("evgate with a schema without directives: %v\n%s", err, out)
+	}
+}

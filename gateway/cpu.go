@@ -1,0 +1,5 @@
+package gateway
+
+import "runtime"
+
+func numCPU() int { return runtime.GOMAXPROCS(0) }

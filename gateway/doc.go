@@ -1,0 +1,51 @@
+// Package gateway is a GraphQL subscription gateway on evloop's event
+// loops, in the manner of Cosmo Router's event-driven federated
+// subscriptions: a schema's subscription fields are bound to subjects of
+// an event system by directives (@edfs__natsSubscribe,
+// @edfs__redisSubscribe, with {{ args.x }} templates and
+// @openfed__subscriptionFilter), its mutation fields publish events
+// (@edfs__natsPublish, @edfs__redisPublish), and clients subscribe over
+// WebSocket with graphql-ws's protocol (graphql-transport-ws) or the
+// legacy one of subscriptions-transport-ws (graphql-ws).
+//
+// # Entities
+//
+// When a subscription's root type is a Federation entity (a type with
+// @key), its events carry the key fields and the fields marked @external,
+// as the entity of Cosmo's event-driven subgraph does; the other fields a
+// subscription selects are fetched from Config.Upstream with _entities,
+// one request per event for every selection set of the trigger, on the
+// worker pool, and merged into the event before it is projected. An
+// upstream failure is reported in the next message's errors, and the
+// subscription goes on. Config.ForwardHeaders names connection_init
+// fields sent upstream as header fields; subscribers whose values differ
+// get triggers of their own.
+//
+// # Goroutines
+//
+// Each client connection lives on an evloop loop, which owns its session:
+// its messages are parsed and validated there, and its subscriptions'
+// messages written there. One engine loop owns every trigger (one upstream
+// subscription shared by all the subscribers whose provider, rendered
+// subjects and root field are the same) and which subscribers it has. An
+// event is decoded, filtered and projected onto each distinct selection
+// set on a bounded worker pool, once per trigger and selection, and each
+// client loop writes the one payload to its own subscribers. Sources
+// deliver events on their own goroutines (one per NATS subscription,
+// one per Redis pub/sub connection).
+//
+// # Bounds
+//
+// A client's message is at most Config.MaxMessageSize; a connection runs
+// at most Config.MaxSubscriptions operations; a connection whose unsent
+// messages pass Config.MaxOutbound is closed with CloseSlowConsumer (1008),
+// so a client that stops reading costs bounded memory and never blocks a
+// loop. A trigger keeps at most 4,096 events waiting to be resolved and
+// drops the oldest past that (Stats.EventsDropped).
+//
+// # Subprotocols
+//
+// The client's offer is matched against graphql-transport-ws first, then
+// graphql-ws. A client that offers neither (or none) completes the
+// handshake and is closed at once with 4406, as graphql-ws's server does.
+package gateway

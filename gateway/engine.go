@@ -1,0 +1,457 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/evloop/evloop"
+	"github.com/evloop/evloop/internal/loop"
+	"github.com/evloop/evloop/internal/workpool"
+	"github.com/evloop/evloop/ws"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// The engine owns every trigger and every subscriber's place in one: its
+// maps are touched only on its own loop goroutine, so they need no lock.
+//
+//	client loop ──add/remove──► engine loop ◄──event── source goroutine
+//	                              │    ▲
+//	                       resolve│    │resolved (next event of the trigger)
+//	                              ▼    │
+//	                           worker pool ──frames──► each client loop
+//
+// An event is decoded once per trigger, projected once per distinct
+// selection set (and filter), and the one payload is written by each loop
+// to its own subscribers. A trigger resolves one event at a time, so every
+// subscriber sees its events in the order the source delivered them.
+type engine struct {
+	l       *loop.Loop
+	pool    *workpool.Pool
+	sources map[providerKey]Source
+	log     *slog.Logger
+	stats   *Stats
+
+	triggers map[string]*trigger // owned by the loop
+	// maxQueue bounds a trigger's events waiting to be resolved; past it
+	// the oldest are dropped (and counted).
+	maxQueue int
+	// maxOutbound bounds a subscriber's connection's unsent bytes; past it
+	// the connection is closed as a slow consumer.
+	maxOutbound int
+	// upstreamTimeout bounds the start of an upstream subscription.
+	upstreamTimeout time.Duration
+	// up resolves entities' fields the events do not carry, if set.
+	up *upstream
+}
+
+// trigger is one upstream subscription shared by every subscriber whose
+// provider, rendered subjects, stream and root field are the same.
+type trigger struct {
+	key      string
+	src      Source
+	subjects []string
+	stream   *StreamConfig
+	headers  map[string]string // forwarded to the upstream
+	groups   map[string]*group
+	n        int    // subscribers
+	cancel   func() // ends the upstream subscription once started
+	started  bool
+	dead     bool     // removed from the engine
+	queue    [][]byte // events waiting
+	busy     bool     // an event is being resolved
+	view     *view    // snapshot for the pool; nil when groups changed
+}
+
+// group is a trigger's subscribers that share one projection and filter,
+// and so one payload per event; by loop, for the loops to write.
+type group struct {
+	key   string
+	proj  *projection
+	flt   *filter
+	fetch *entityFetch
+	loops map[int]*loopSubs
+}
+
+type loopSubs struct {
+	submit func(func()) error
+	subs   map[*subscriber]struct{}
+}
+
+// view is an immutable snapshot of a trigger's groups, read by the pool.
+type view struct {
+	groups  []groupView
+	fetches []*entityFetch    // the groups' upstream fetches
+	headers map[string]string // forwarded to the upstream
+}
+
+type groupView struct {
+	proj  *projection
+	flt   *filter
+	fetch *entityFetch
+	loops []loopView
+}
+
+type loopView struct {
+	submit func(func()) error
+	subs   []*subscriber
+}
+
+func newEngine(pool *workpool.Pool, sources map[providerKey]Source, log *slog.Logger, stats *Stats) (*engine, error) {
+	l, err := loop.New(loop.Options{Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	e := &engine{
+		l: l, pool: pool, sources: sources, log: log, stats: stats,
+		triggers: make(map[string]*trigger), maxQueue: 4096, maxOutbound: 1 << 20,
+		upstreamTimeout: 10 * time.Second,
+	}
+	if err := l.Start(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// stop ends every upstream subscription and the engine's loop.
+func (e *engine) stop() {
+	done := make(chan struct{})
+	if e.l.Submit(func() {
+		for _, t := range e.triggers {
+			e.drop(t)
+		}
+		close(done)
+	}) == nil {
+		<-done
+	}
+	e.l.Stop()
+}
+
+// triggerKey is what makes two subscriptions share a trigger.
+func triggerKey(src providerKey, field string, subjects []string, stream *StreamConfig, headers map[string]string) string {
+	var b strings.Builder
+	b.WriteString(src.String())
+	b.WriteByte(0)
+	b.WriteString(field)
+	for _, s := range slices.Sorted(slices.Values(subjects)) {
+		b.WriteByte(0)
+		b.WriteString(s)
+	}
+	if stream != nil {
+		b.WriteByte(0)
+		b.WriteString(stream.StreamName + "/" + stream.ConsumerName)
+	}
+	for _, k := range slices.Sorted(maps.Keys(headers)) {
+		b.WriteByte(1)
+		b.WriteString(k + ":" + headers[k])
+	}
+	return b.String()
+}
+
+// add places sub in its trigger, starting the trigger if it is new. It
+// runs on the engine's loop.
+func (e *engine) add(sub *subscriber) {
+	t := e.triggers[sub.trigger]
+	if t == nil {
+		t = &trigger{
+			key: sub.trigger, src: e.sources[sub.op.provider], subjects: sub.op.subjects,
+			stream: sub.op.bind.stream, headers: sub.s.headers, groups: make(map[string]*group),
+		}
+		e.triggers[t.key] = t
+		e.stats.Triggers.Add(1)
+		e.start(t)
+	}
+	gkey := sub.op.group
+	g := t.groups[gkey]
+	if g == nil {
+		g = &group{key: gkey, proj: sub.op.proj, flt: sub.op.flt, fetch: sub.op.fetch, loops: make(map[int]*loopSubs)}
+		t.groups[gkey] = g
+	}
+	ls := g.loops[sub.loop]
+	if ls == nil {
+		ls = &loopSubs{submit: sub.s.wc.Submit, subs: make(map[*subscriber]struct{})}
+		g.loops[sub.loop] = ls
+	}
+	ls.subs[sub] = struct{}{}
+	sub.t, sub.g = t, g
+	t.n++
+	e.stats.Subscriptions.Add(1)
+	t.view = nil
+}
+
+// remove takes sub out of its trigger, ending the trigger when it was the
+// last. It runs on the engine's loop.
+func (e *engine) remove(sub *subscriber) {
+	t, g := sub.t, sub.g
+	if t == nil {
+		return
+	}
+	e.stats.Subscriptions.Add(-1)
+	if t.dead {
+		return
+	}
+	ls := g.loops[sub.loop]
+	delete(ls.subs, sub)
+	if len(ls.subs) == 0 {
+		delete(g.loops, sub.loop)
+		if len(g.loops) == 0 {
+			delete(t.groups, g.key)
+		}
+	}
+	sub.t, sub.g = nil, nil
+	t.view = nil
+	if t.n--; t.n == 0 {
+		e.drop(t)
+	}
+}
+
+// drop ends trigger t.
+func (e *engine) drop(t *trigger) {
+	t.dead = true
+	delete(e.triggers, t.key)
+	e.stats.Triggers.Add(-1)
+	if t.cancel != nil {
+		go t.cancel() // it may wait on the network
+	}
+}
+
+// start subscribes upstream, off the loop.
+func (e *engine) start(t *trigger) {
+	go func() {
+		ctx, stop := context.WithTimeout(context.Background(), e.upstreamTimeout)
+		defer stop()
+		cancel, err := t.src.Subscribe(ctx, t.subjects, t.stream, func(_ string, data []byte) {
+			e.stats.EventsIn.Add(1)
+			e.l.Submit(func() { e.push(t, data) })
+		})
+		e.l.Submit(func() { e.started(t, cancel, err) })
+	}()
+}
+
+func (e *engine) started(t *trigger, cancel func(), err error) {
+	if err != nil {
+		e.log.Warn("gateway: upstream subscription failed", "subjects", t.subjects, "err", err)
+		if !t.dead {
+			// Every subscriber gets an error and is done.
+			msg := "upstream subscription failed: " + err.Error()
+			for _, g := range t.groups {
+				for _, ls := range g.loops {
+					subs := make([]*subscriber, 0, len(ls.subs))
+					for s := range ls.subs {
+						subs = append(subs, s)
+					}
+					ls.submit(func() {
+						for _, s := range subs {
+							s.s.fail(s, gqlerror.List{gqlerror.Errorf("%s", msg)})
+						}
+					})
+				}
+			}
+			e.drop(t)
+		}
+		return
+	}
+	if t.dead {
+		go cancel()
+		return
+	}
+	t.cancel, t.started = cancel, true
+}
+
+// push queues an event of t's and resolves it when t is idle.
+func (e *engine) push(t *trigger, data []byte) {
+	if t.dead {
+		return
+	}
+	if len(t.queue) >= e.maxQueue {
+		t.queue = t.queue[1:]
+		e.stats.EventsDropped.Add(1)
+	}
+	t.queue = append(t.queue, data)
+	if !t.busy {
+		e.next(t)
+	}
+}
+
+// next hands t's oldest waiting event to the pool.
+func (e *engine) next(t *trigger) {
+	if len(t.queue) == 0 || t.dead {
+		t.busy = false
+		return
+	}
+	data := t.queue[0]
+	t.queue[0] = nil
+	t.queue = t.queue[1:]
+	if len(t.queue) == 0 {
+		t.queue = nil
+	}
+	t.busy = true
+	v := t.snapshot()
+	e.pool.Submit(func() {
+		e.resolve(v, data)
+		e.l.Submit(func() { e.next(t) })
+	})
+}
+
+// snapshot returns t's groups as a view the pool may read.
+func (t *trigger) snapshot() *view {
+	if t.view != nil {
+		return t.view
+	}
+	v := &view{groups: make([]groupView, 0, len(t.groups)), headers: t.headers}
+	for _, g := range t.groups {
+		if g.fetch != nil {
+			v.fetches = append(v.fetches, g.fetch)
+		}
+		gv := groupView{proj: g.proj, flt: g.flt, fetch: g.fetch}
+		for _, ls := range g.loops {
+			lv := loopView{submit: ls.submit, subs: make([]*subscriber, 0, len(ls.subs))}
+			for s := range ls.subs {
+				lv.subs = append(lv.subs, s)
+			}
+			gv.loops = append(gv.loops, lv)
+		}
+		v.groups = append(v.groups, gv)
+	}
+	t.view = v
+	return v
+}
+
+// resolve decodes one event, projects it for each group and hands each
+// payload to the loops of the group's subscribers. It runs on the pool.
+func (e *engine) resolve(v *view, data []byte) {
+	event, err := decodeEvent(data)
+	var bad []byte
+	if err != nil {
+		e.stats.EventsInvalid.Add(1)
+		bad = appendErrorsResult(nil, "invalid event: "+err.Error())
+	}
+	var fetchErr error
+	if err == nil && len(v.fetches) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), e.upstreamTimeout)
+		fetchErr = e.up.fetchEntities(ctx, event, v.fetches, v.headers)
+		cancel()
+		if fetchErr != nil {
+			e.stats.UpstreamErrors.Add(1)
+		}
+	}
+	for _, g := range v.groups {
+		if err == nil && !g.flt.match(event) {
+			continue
+		}
+		pb := getBuffer()
+		switch {
+		case err != nil:
+			pb.b = append(pb.b, bad...)
+		case fetchErr != nil && g.fetch != nil:
+			pb.b = append(pb.b, spliceError(g.proj.appendResult(nil, event), fetchErr.Error())...)
+		default:
+			pb.b = g.proj.appendResult(pb.b, event)
+		}
+		// The payload goes back to the pool when the last loop wrote it.
+		pb.refs.Store(int32(len(g.loops)))
+		for _, lv := range g.loops {
+			subs := lv.subs
+			if lv.submit(func() { e.deliver(subs, pb.b); pb.release() }) != nil {
+				pb.release()
+			}
+		}
+	}
+}
+
+// buffer is a pooled payload or message buffer. A payload is shared by the
+// loops that write it; refs counts those still to.
+type buffer struct {
+	b    []byte
+	refs atomic.Int32
+}
+
+var buffers = sync.Pool{New: func() any { return &buffer{b: make([]byte, 0, 1024)} }}
+
+// getBuffer returns an empty buffer with one reference.
+func getBuffer() *buffer {
+	pb := buffers.Get().(*buffer)
+	pb.b = pb.b[:0]
+	pb.refs.Store(1)
+	return pb
+}
+
+// release drops one reference; the last returns the buffer to the pool
+// (unless it grew past 64 KiB: a rare large event should not stay pinned).
+func (pb *buffer) release() {
+	if pb.refs.Add(-1) <= 0 && cap(pb.b) <= 64<<10 {
+		buffers.Put(pb)
+	}
+}
+
+// deliver writes payload to subs, on their loop. Each message is framed
+// from a pooled buffer; WriteMessage copies it.
+func (e *engine) deliver(subs []*subscriber, payload []byte) {
+	mb := getBuffer()
+	buf := mb.b
+	for _, s := range subs {
+		if s.done || s.s.gone {
+			continue
+		}
+		buf = s.s.proto.appendNext(buf[:0], s.id, payload)
+		if err := s.s.wc.WriteMessage(ws.Text, buf); err != nil {
+			if errors.Is(err, evloop.ErrOutboundFull) {
+				s.s.slow()
+			}
+			continue
+		}
+		e.stats.Deliveries.Add(1)
+		if s.s.wc.Conn().OutboundBuffered() > e.maxOutbound {
+			s.s.watchOutbound(e.maxOutbound)
+		}
+	}
+	mb.b = buf
+	mb.release()
+}
+
+// decodeEvent decodes an event's JSON, keeping numbers as they were
+// written. An event must be one JSON value.
+func decodeEvent(data []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	if d.More() {
+		return nil, errTrailingData
+	}
+	return v, nil
+}
+
+var errTrailingData = errors.New("more than one JSON value")
+
+// appendErrorsResult appends an execution result with no data and one
+// error.
+func appendErrorsResult(dst []byte, msg string) []byte {
+	dst = append(dst, `{"data":null,"errors":[{"message":`...)
+	dst = appendJSONString(dst, msg)
+	return append(dst, "}]}"...)
+}
+
+// Stats counts what a Gateway does. Its fields may be read at any time.
+type Stats struct {
+	Connections    atomic.Int64 // open WebSocket connections
+	Subscriptions  atomic.Int64 // active subscriptions
+	Triggers       atomic.Int64 // active upstream subscriptions
+	EventsIn       atomic.Int64 // events received from sources
+	EventsInvalid  atomic.Int64 // events that were not JSON
+	EventsDropped  atomic.Int64 // events dropped from a full trigger queue
+	Deliveries     atomic.Int64 // next messages queued to clients
+	SlowConsumers  atomic.Int64 // connections closed for not reading
+	Published      atomic.Int64 // events published by mutations
+	UpstreamErrors atomic.Int64 // failed entity fetches
+}

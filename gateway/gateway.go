@@ -1,0 +1,264 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/evloop/evloop/http1"
+	"github.com/evloop/evloop/internal/workpool"
+	"github.com/evloop/evloop/ws"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// Config configures a Gateway. Schema is required; the rest have working
+// zero values.
+type Config struct {
+	// Schema is the GraphQL schema with its event directives.
+	Schema *Schema
+	// NATS and Redis are the event sources by provider ID (the providerId
+	// argument of the directives, "default" when not given). Every
+	// provider the schema names must be here.
+	NATS  map[string]Source
+	Redis map[string]Source
+
+	// Upstream, if set, is the URL of a GraphQL service that resolves the
+	// fields an event does not carry: for a subscription whose root type
+	// is a Federation entity (@key), every selected field that is not a
+	// key field or marked @external is fetched with _entities, once per
+	// event for all of a trigger's selection sets.
+	Upstream string
+	// ForwardHeaders names connection_init fields (at its top level or
+	// under "headers", without regard to case) sent to the upstream as
+	// request header fields. Subscribers whose values differ do not share
+	// a trigger.
+	ForwardHeaders []string
+
+	// Authenticate, if set, checks connection_init's payload: an error
+	// closes the connection with 4403.
+	Authenticate func(payload map[string]any) error
+	// CheckOrigin decides whether a browser's Origin may connect (default:
+	// the Origin's host is the request's Host). A refused handshake gets
+	// 403.
+	CheckOrigin func(origin, host string) bool
+
+	// InitTimeout bounds the wait for connection_init (default 3s, as
+	// graphql-ws): past it the connection is closed with 4408.
+	InitTimeout time.Duration
+	// KeepAlive is the legacy protocol's "ka" period (default 15s).
+	KeepAlive time.Duration
+	// MaxMessageSize bounds a client's message (default 64 KiB): past it
+	// the connection is closed with 1009.
+	MaxMessageSize int
+	// MaxSubscriptions bounds a connection's operations at once (default
+	// 100): past it a subscribe gets an error message.
+	MaxSubscriptions int
+	// MaxOutbound bounds the bytes queued for one connection (default 1
+	// MiB): a client that lets more pile up is closed with
+	// CloseSlowConsumer.
+	MaxOutbound int
+	// UpstreamTimeout bounds the start of an upstream subscription
+	// (default 10s): past it, its subscribers get an error.
+	UpstreamTimeout time.Duration
+	// Workers bounds the goroutines that resolve events and publish
+	// (default 4 per CPU).
+	Workers int
+
+	// NoPage leaves out the page at "/" where a person subscribes and
+	// publishes.
+	NoPage bool
+
+	// Logger receives the gateway's warnings (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Gateway serves GraphQL subscriptions over WebSocket on evloop's loops,
+// resolved from events of NATS or Redis, and mutations that publish
+// events. Its methods may be called from any goroutine.
+type Gateway struct {
+	cfg    Config
+	schema *Schema
+	http   *http1.Server
+	wsOpts ws.Options
+	engine *engine
+	pool   *workpool.Pool
+	docs   cache[*parsed]    // documents by their text
+	ops    cache[*operation] // operations by their request's payload
+	stats  Stats
+	// upstream resolves entities' fields, if configured.
+	upstream *upstream
+
+	mu       sync.Mutex
+	sessions sessions
+}
+
+// New returns a Gateway for cfg. It fails if the schema names a provider
+// that cfg does not have.
+func New(cfg Config) (*Gateway, error) {
+	if cfg.Schema == nil {
+		return nil, errors.New("gateway: no schema")
+	}
+	if cfg.InitTimeout <= 0 {
+		cfg.InitTimeout = defaultInitTimeout
+	}
+	if cfg.KeepAlive <= 0 {
+		cfg.KeepAlive = 15 * time.Second
+	}
+	if cfg.MaxMessageSize <= 0 {
+		cfg.MaxMessageSize = 64 << 10
+	}
+	if cfg.MaxSubscriptions <= 0 {
+		cfg.MaxSubscriptions = 100
+	}
+	if cfg.MaxOutbound <= 0 {
+		cfg.MaxOutbound = 1 << 20
+	}
+	if cfg.UpstreamTimeout <= 0 {
+		cfg.UpstreamTimeout = 10 * time.Second
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 4 * numCPU()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	sources := map[providerKey]Source{}
+	for _, k := range cfg.Schema.providers() {
+		var src Source
+		switch k.kind {
+		case NATS:
+			src = cfg.NATS[k.id]
+		case Redis:
+			src = cfg.Redis[k.id]
+		}
+		if src == nil {
+			return nil, fmt.Errorf("gateway: the schema uses %s provider %q, which is not configured", k.kind, k.id)
+		}
+		sources[k] = src
+	}
+	g := &Gateway{cfg: cfg, schema: cfg.Schema, pool: workpool.New(cfg.Workers)}
+	g.docs.max = 1024
+	g.ops.max = 4096
+	if cfg.Upstream != "" {
+		g.upstream = &upstream{url: cfg.Upstream, client: &http.Client{Timeout: cfg.UpstreamTimeout}}
+	}
+	g.sessions = sessions{g: g, loops: map[int]*loopSessions{}}
+	g.wsOpts = ws.Options{
+		Subprotocols:   []string{ProtocolTransportWS, ProtocolLegacyWS},
+		CheckOrigin:    cfg.CheckOrigin,
+		MaxMessageSize: cfg.MaxMessageSize,
+	}
+	e, err := newEngine(g.pool, sources, cfg.Logger, &g.stats)
+	if err != nil {
+		return nil, err
+	}
+	e.maxOutbound = cfg.MaxOutbound
+	e.upstreamTimeout = cfg.UpstreamTimeout
+	e.up = g.upstream
+	g.engine = e
+	g.http = &http1.Server{Name: "evgate", Logger: cfg.Logger}
+	g.http.HandleFastFunc("GET /graphql", func(w *http1.Response, r *http1.Request) {
+		ws.Upgrade(w, r, g, &g.wsOpts)
+	})
+	g.http.HandleFunc("POST /graphql", g.serveHTTP)
+	if !cfg.NoPage {
+		g.http.HandleFastFunc("GET /", servePage)
+	}
+	return g, nil
+}
+
+// Handle adds a route to the gateway's HTTP server (a page, metrics,
+// profiles), served on its worker pool. Routes must be added before
+// serving.
+func (g *Gateway) Handle(pattern string, h http.Handler) { g.http.Handle(pattern, h) }
+
+// Stats returns the gateway's counters.
+func (g *Gateway) Stats() *Stats { return &g.stats }
+
+// ListenAndServe listens on addr and serves until Shutdown.
+func (g *Gateway) ListenAndServe(addr string) error { return g.http.ListenAndServe(addr) }
+
+// Start serves the connections ln accepts and returns at once.
+func (g *Gateway) Start(ln net.Listener) error { return g.http.Start(ln) }
+
+// Addrs returns the addresses the gateway listens on.
+func (g *Gateway) Addrs() []net.Addr { return g.http.Addrs() }
+
+// Shutdown completes every subscription, closes every WebSocket with 1001,
+// stops serving and ends the upstream subscriptions. It returns once the
+// connections are closed, or with ctx's error when ctx ends first.
+func (g *Gateway) Shutdown(ctx context.Context) error {
+	g.sessions.each((*session).goingAway)
+	err := g.http.Shutdown(ctx)
+	g.engine.stop()
+	g.pool.Close()
+	return err
+}
+
+// publish runs a mutation: its arguments, as JSON, go to its rendered
+// subject. It returns the execution result.
+func (g *Gateway) publish(op *operation) []byte {
+	subject, err := op.bind.subjects[0].render(op.args)
+	if err != nil {
+		return appendErrorsResult(nil, err.Error())
+	}
+	data, err := json.Marshal(op.args)
+	if err != nil {
+		return appendErrorsResult(nil, err.Error())
+	}
+	src := g.engine.sources[providerKey{op.bind.kind, op.bind.provider}]
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := src.Publish(ctx, subject, data); err != nil {
+		g.cfg.Logger.Warn("gateway: publish failed", "subject", subject, "err", err)
+		return appendErrorsResult(nil, "publish failed: "+err.Error())
+	}
+	g.stats.Published.Add(1)
+	return op.proj.appendResult(nil, map[string]any{"__typename": "edfs__PublishResult", "success": true})
+}
+
+// serveHTTP answers POST /graphql: mutations publish; subscriptions need
+// a WebSocket.
+func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, int64(g.cfg.MaxMessageSize)+1))
+	if err != nil {
+		http.Error(w, "reading the request failed", http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	reply := func(status int, errs gqlerror.List) {
+		b, _ := json.Marshal(map[string]any{"errors": errs})
+		w.WriteHeader(status)
+		w.Write(b)
+	}
+	if len(body) > g.cfg.MaxMessageSize {
+		reply(http.StatusRequestEntityTooLarge, gqlerror.List{gqlerror.Errorf("request too large")})
+		return
+	}
+	var req request
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.UseNumber()
+	if err := d.Decode(&req); err != nil || req.Query == "" {
+		reply(http.StatusBadRequest, gqlerror.List{gqlerror.Errorf("the body must be a JSON object with a query string")})
+		return
+	}
+	op, errs := g.prepare(&req)
+	switch {
+	case errs != nil:
+		reply(http.StatusBadRequest, errs)
+		return
+	case op.kind == ast.Subscription:
+		reply(http.StatusBadRequest, gqlerror.List{gqlerror.Errorf("subscriptions are served over WebSocket (graphql-transport-ws or graphql-ws)")})
+		return
+	}
+	w.Write(g.publish(op))
+}

@@ -1,0 +1,631 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(cleanup{m},
+		// nats-server and nats.go keep goroutines of their own for a while
+		// after shutdown; they are checked in their own projects.
+		goleak.IgnoreTopFunction("github.com/nats-io/nats-server/v2/server.(*Server).Start.func1"),
+		goleak.IgnoreAnyFunction("github.com/nats-io/nats-server/v2/server.(*Server).startGoRoutine.func1"),
+	)
+}
+
+// cleanup removes what the tests installed once all have run.
+type cleanup struct{ m *testing.M }
+
+func (c cleanup) Run() int {
+	code := c.m.Run()
+	if installed != "" {
+		os.RemoveAll(installed)
+	}
+	return code
+}
+
+const testSchema = `
+type Query { _unused: Boolean }
+
+type Subscription {
+  employeeUpdated(id: ID!): Employee! @edfs__natsSubscribe(subjects: ["employee.{{ args.id }}"])
+  all: Employee! @edfs__natsSubscribe(subjects: ["employee.a", "employee.b"])
+  filtered(ids: [Int!]!): Employee!
+    @edfs__natsSubscribe(subjects: ["employee.stream"])
+    @openfed__subscriptionFilter(condition: { OR: [{ IN: { fieldPath: "id", values: ["{{ args.ids }}"] } }, { IN: { fieldPath: "name", values: ["boss"] } }] })
+}
+
+type Mutation {
+  updateEmployee(id: ID!, name: String!): edfs__PublishResult! @edfs__natsPublish(subject: "employee.{{ args.id }}")
+}
+
+type Employee {
+  id: ID!
+  name: String!
+  tags: [String!]
+}
+`
+
+// startGateway serves testSchema on a MemorySource and returns the
+// gateway, its source and its address.
+func startGateway(t *testing.T, tweak func(*Config)) (*Gateway, *MemorySource, string) {
+	t.Helper()
+	schema, err := ParseSchema(testSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &MemorySource{}
+	cfg := Config{Schema: schema, NATS: map[string]Source{"default": src}}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	g, addr := serve(t, cfg)
+	return g, src, addr
+}
+
+// serve starts a gateway for cfg on a loopback port, shut down when the
+// test ends, and returns it and its address.
+func serve(t *testing.T, cfg Config) (*Gateway, string) {
+	t.Helper()
+	g, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Start(ln); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		g.Shutdown(ctx)
+	})
+	return g, ln.Addr().String()
+}
+
+// client is a WebSocket client speaking one of the subprotocols.
+type client struct {
+	t  *testing.T
+	ws *websocket.Conn
+}
+
+func dial(t *testing.T, addr string, protos ...string) *client {
+	t.Helper()
+	d := websocket.Dialer{Subprotocols: protos, HandshakeTimeout: 5 * time.Second}
+	c, _, err := d.Dial("ws://"+addr+"/graphql", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &client{t: t, ws: c}
+}
+
+func (c *client) send(msg string) {
+	c.t.Helper()
+	if err := c.ws.WriteMessage(websocket.TextMessage, []byte(msg)); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// read returns the next message as a map, failing the test on a close.
+func (c *client) read() map[string]any {
+	c.t.Helper()
+	c.ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, b, err := c.ws.ReadMessage()
+	if err != nil {
+		c.t.Fatalf("ReadMessage: %v", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		c.t.Fatalf("message %s: %v", b, err)
+	}
+	return m
+}
+
+// readRaw returns the next message's text.
+func (c *client) readRaw() string {
+	c.t.Helper()
+	c.ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, b, err := c.ws.ReadMessage()
+	if err != nil {
+		c.t.Fatalf("ReadMessage: %v", err)
+	}
+	return string(b)
+}
+
+// closed waits for the server's close frame and returns its code and
+// reason.
+func (c *client) closed() (int, string) {
+	c.t.Helper()
+	c.ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for {
+		_, _, err := c.ws.ReadMessage()
+		if err == nil {
+			continue // messages queued before the close
+		}
+		var ce *websocket.CloseError
+		if errors.As(err, &ce) {
+			return ce.Code, ce.Text
+		}
+		c.t.Fatalf("ReadMessage = %v; want a close frame", err)
+	}
+}
+
+func (c *client) init() {
+	c.t.Helper()
+	c.send(`{"type":"connection_init"}`)
+	if m := c.read(); m["type"] != "connection_ack" {
+		c.t.Fatalf("after connection_init got %v; want connection_ack", m)
+	}
+}
+
+// waitFor polls cond until it holds or 5 s pass.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func publish(t *testing.T, src *MemorySource, subject, data string) {
+	t.Helper()
+	if err := src.Publish(context.Background(), subject, []byte(data)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSubscribeNextComplete(t *testing.T) {
+	_, src, addr := startGateway(t, nil)
+	c := dial(t, addr, ProtocolTransportWS)
+	c.init()
+	c.send(`{"id":"1","type":"subscribe","payload":{"query":"subscription($id: ID!) { e: employeeUpdated(id: $id) { id name } }","variables":{"id":"7"}}}`)
+	waitFor(t, "the upstream subscription", func() bool { return src.Subscribers("employee.7") == 1 })
+	publish(t, src, "employee.7", `{"id":7,"name":"Ada","extra":true}`)
+	got := c.readRaw()
+	want := `{"id":"1","type":"next","payload":{"data":{"e":{"id":"7","name":"Ada"}}}}`
+	if got != want {
+		t.Fatalf("next = %s\nwant %s", got, want)
+	}
+	c.send(`{"id":"1","type":"complete"}`)
+	waitFor(t, "the upstream subscription to end", func() bool { return src.Subscribers("employee.7") == 0 })
+	c.send(`{"type":"ping"}`)
+	if m := c.read(); m["type"] != "pong" {
+		t.Fatalf("after ping got %v; want pong", m)
+	}
+	// An id is free again after complete.
+	c.send(`{"id":"1","type":"subscribe","payload":{"query":"subscription { employeeUpdated(id: 8) { id } }"}}`)
+	waitFor(t, "the second upstream subscription", func() bool { return src.Subscribers("employee.8") == 1 })
+	publish(t, src, "employee.8", `{"id":8}`)
+	if got, want := c.readRaw(), `{"id":"1","type":"next","payload":{"data":{"employeeUpdated":{"id":"8"}}}}`; got != want {
+		t.Fatalf("next = %s; want %s", got, want)
+	}
+}
+
+func TestTriggerShared(t *testing.T) {
+	g, src, addr := startGateway(t, nil)
+	var clients []*client
+	for i := range 5 {
+		c := dial(t, addr, ProtocolTransportWS)
+		c.init()
+		// Different selections and aliases, one trigger.
+		q := []string{"{ id }", "{ name }", "{ id name }", "{ __typename id }", "{ id }"}[i]
+		c.send(`{"id":"s","type":"subscribe","payload":{"query":"subscription { employeeUpdated(id: 1) ` + q + ` }"}}`)
+		clients = append(clients, c)
+	}
+	waitFor(t, "five subscriptions", func() bool { return g.Stats().Subscriptions.Load() == 5 })
+	waitFor(t, "one upstream subscription", func() bool { return src.Subscribers("employee.1") == 1 })
+	if n := g.Stats().Triggers.Load(); n != 1 {
+		t.Fatalf("Triggers = %d; want 1", n)
+	}
+	publish(t, src, "employee.1", `{"id":"1","name":"Grace"}`)
+	for i, c := range clients {
+		m := c.read()
+		if m["type"] != "next" {
+			t.Fatalf("client %d: %v; want next", i, m)
+		}
+	}
+}
+
+func TestBadEventGoesOn(t *testing.T) {
+	_, src, addr := startGateway(t, nil)
+	c := dial(t, addr, ProtocolTransportWS)
+	c.init()
+	c.send(`{"id":"a","type":"subscribe","payload":{"query":"subscription { employeeUpdated(id: 2) { id } }"}}`)
+	waitFor(t, "the upstream subscription", func() bool { return src.Subscribers("employee.2") == 1 })
+	publish(t, src, "employee.2", `not json`)
+	m := c.read()
+	p, _ := m["payload"].(map[string]any)
+	if m["type"] != "next" || p["errors"] == nil {
+		t.Fatalf("after a bad event got %v; want next with errors", m)
+	}
+	publish(t, src, "employee.2", `{"id":2}`)
+	if got, want := c.readRaw(), `{"id":"a","type":"next","payload":{"data":{"employeeUpdated":{"id":"2"}}}}`; got != want {
+		t.Fatalf("next = %s; want %s", got, want)
+	}
+}
+
+func TestInvalidDocumentsKeepTheConnection(t *testing.T) {
+	_, _, addr := startGateway(t, nil)
+	c := dial(t, addr, ProtocolTransportWS)
+	c.init()
+	for _, q := range []string{
+		`subscription { nope }`,
+		`subscription { employeeUpdated(id: 1) { id `,
+		`subscription { a: employeeUpdated(id: 1) { id } b: employeeUpdated(id: 2) { id } }`,
+		`subscription { employeeUpdated { id } }`,
+		`query { _unused }`,
+		`subscription($id: ID!) { employeeUpdated(id: $id) { id } }`,
+	} {
+		c.send(fmt.Sprintf(`{"id":"x","type":"subscribe","payload":{"query":%q}}`, q))
+		m := c.read()
+		if m["type"] != "error" || m["id"] != "x" {
+			t.Fatalf("%s: got %v; want an error message", q, m)
+		}
+	}
+	c.send(`{"type":"ping"}`)
+	if m := c.read(); m["type"] != "pong" {
+		t.Fatalf("after errors got %v; want pong", m)
+	}
+}
+
+func TestProtocolErrorsClose(t *testing.T) {
+	_, _, addr := startGateway(t, func(c *Config) { c.InitTimeout = 200 * time.Millisecond })
+	cases := []struct {
+		name   string
+		protos []string
+		init   bool
+		send   []string
+		code   int
+	}{
+		{name: "no subprotocol", code: CloseSubprotocolNotAcceptable},
+		{name: "unknown subprotocol", protos: []string{"graphql-sse"}, code: CloseSubprotocolNotAcceptable},
+		{name: "init timeout", protos: []string{ProtocolTransportWS}, code: CloseInitTimeout},
+		{name: "subscribe before init", protos: []string{ProtocolTransportWS}, send: []string{`{"id":"1","type":"subscribe","payload":{"query":"subscription { all { id } }"}}`}, code: CloseUnauthorized},
+		{name: "second init", protos: []string{ProtocolTransportWS}, init: true, send: []string{`{"type":"connection_init"}`}, code: CloseTooManyInits},
+		{name: "duplicate id", protos: []string{ProtocolTransportWS}, init: true, send: []string{
+			`{"id":"1","type":"subscribe","payload":{"query":"subscription { all { id } }"}}`,
+			`{"id":"1","type":"subscribe","payload":{"query":"subscription { all { id } }"}}`}, code: CloseSubscriberExists},
+		{name: "not JSON", protos: []string{ProtocolTransportWS}, init: true, send: []string{`{"type":`}, code: CloseBadRequest},
+		{name: "unknown type", protos: []string{ProtocolTransportWS}, init: true, send: []string{`{"type":"hello"}`}, code: CloseBadRequest},
+		{name: "next from client", protos: []string{ProtocolTransportWS}, init: true, send: []string{`{"id":"1","type":"next","payload":{}}`}, code: CloseBadRequest},
+		{name: "subscribe without id", protos: []string{ProtocolTransportWS}, init: true, send: []string{`{"type":"subscribe","payload":{"query":"{}"}}`}, code: CloseBadRequest},
+		{name: "subscribe with a number id", protos: []string{ProtocolTransportWS}, init: true, send: []string{`{"id":1,"type":"subscribe","payload":{"query":"{}"}}`}, code: CloseBadRequest},
+		{name: "query not a string", protos: []string{ProtocolTransportWS}, init: true, send: []string{`{"id":"1","type":"subscribe","payload":{"query":1}}`}, code: CloseBadRequest},
+		{name: "variables not an object", protos: []string{ProtocolTransportWS}, init: true, send: []string{`{"id":"1","type":"subscribe","payload":{"query":"{}","variables":[]}}`}, code: CloseBadRequest},
+		{name: "init payload not an object", protos: []string{ProtocolTransportWS}, send: []string{`{"type":"connection_init","payload":"x"}`}, code: CloseBadRequest},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := dial(t, addr, tc.protos...)
+			if tc.init {
+				c.init()
+			}
+			for _, m := range tc.send {
+				c.send(m)
+			}
+			if code, reason := c.closed(); code != tc.code {
+				t.Fatalf("closed with %d %q; want %d", code, reason, tc.code)
+			}
+		})
+	}
+}
+
+func TestHugeMessageCloses(t *testing.T) {
+	_, _, addr := startGateway(t, func(c *Config) { c.MaxMessageSize = 1024 })
+	c := dial(t, addr, ProtocolTransportWS)
+	c.init()
+	c.send(`{"id":"1","type":"subscribe","payload":{"query":"` + strings.Repeat(" ", 2048) + `"}}`)
+	if code, _ := c.closed(); code != 1009 {
+		t.Fatalf("closed with %d; want 1009", code)
+	}
+}
+
+func TestAuthenticate(t *testing.T) {
+	_, _, addr := startGateway(t, func(c *Config) {
+		c.Authenticate = func(p map[string]any) error {
+			if p["token"] != "secret" {
+				return errors.New("bad token")
+			}
+			return nil
+		}
+	})
+	c := dial(t, addr, ProtocolTransportWS)
+	c.send(`{"type":"connection_init","payload":{"token":"wrong"}}`)
+	if code, _ := c.closed(); code != CloseForbidden {
+		t.Fatalf("closed with %d; want %d", code, CloseForbidden)
+	}
+	c = dial(t, addr, ProtocolTransportWS)
+	c.send(`{"type":"connection_init","payload":{"token":"secret"}}`)
+	if m := c.read(); m["type"] != "connection_ack" {
+		t.Fatalf("got %v; want connection_ack", m)
+	}
+}
+
+func TestMutationOverSocketAndHTTP(t *testing.T) {
+	_, src, addr := startGateway(t, nil)
+	sub := dial(t, addr, ProtocolTransportWS)
+	sub.init()
+	sub.send(`{"id":"s","type":"subscribe","payload":{"query":"subscription { employeeUpdated(id: 3) { name } }"}}`)
+	waitFor(t, "the upstream subscription", func() bool { return src.Subscribers("employee.3") == 1 })
+
+	pub := dial(t, addr, ProtocolTransportWS)
+	pub.init()
+	pub.send(`{"id":"m","type":"subscribe","payload":{"query":"mutation { updateEmployee(id: 3, name: \"Lin\") { success } }"}}`)
+	if got, want := pub.readRaw(), `{"id":"m","type":"next","payload":{"data":{"updateEmployee":{"success":true}}}}`; got != want {
+		t.Fatalf("mutation next = %s; want %s", got, want)
+	}
+	if m := pub.read(); m["type"] != "complete" {
+		t.Fatalf("after the mutation got %v; want complete", m)
+	}
+	if got, want := sub.readRaw(), `{"id":"s","type":"next","payload":{"data":{"employeeUpdated":{"name":"Lin"}}}}`; got != want {
+		t.Fatalf("next = %s; want %s", got, want)
+	}
+
+	body := `{"query":"mutation($n: String!) { updateEmployee(id: 3, name: $n) { success } }","variables":{"n":"Kay"}}`
+	resp, err := http.Post("http://"+addr+"/graphql", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !bytes.Contains(b, []byte(`"success":true`)) {
+		t.Fatalf("POST = %d %s; want 200 with success", resp.StatusCode, b)
+	}
+	if got, want := sub.readRaw(), `{"id":"s","type":"next","payload":{"data":{"employeeUpdated":{"name":"Kay"}}}}`; got != want {
+		t.Fatalf("next = %s; want %s", got, want)
+	}
+
+	for _, bad := range []string{`{`, `{"query":"subscription { all { id } }"}`, `{"query":"mutation { nope }"}`} {
+		resp, err := http.Post("http://"+addr+"/graphql", "application/json", strings.NewReader(bad))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || !bytes.Contains(b, []byte(`"errors"`)) {
+			t.Fatalf("POST %s = %d %s; want 400 with errors", bad, resp.StatusCode, b)
+		}
+	}
+}
+
+func TestLegacyProtocol(t *testing.T) {
+	_, src, addr := startGateway(t, func(c *Config) { c.KeepAlive = 50 * time.Millisecond })
+	c := dial(t, addr, ProtocolLegacyWS)
+	c.send(`{"type":"connection_init","payload":{}}`)
+	if m := c.read(); m["type"] != "connection_ack" {
+		t.Fatalf("got %v; want connection_ack", m)
+	}
+	if m := c.read(); m["type"] != "ka" {
+		t.Fatalf("got %v; want ka", m)
+	}
+	c.send(`{"id":"1","type":"start","payload":{"query":"subscription { employeeUpdated(id: 4) { id } }"}}`)
+	waitFor(t, "the upstream subscription", func() bool { return src.Subscribers("employee.4") == 1 })
+	publish(t, src, "employee.4", `{"id":"4"}`)
+	for {
+		m := c.read()
+		if m["type"] == "ka" {
+			continue
+		}
+		if m["type"] != "data" || m["id"] != "1" {
+			t.Fatalf("got %v; want data for 1", m)
+		}
+		break
+	}
+	c.send(`{"id":"1","type":"stop"}`)
+	waitFor(t, "the upstream subscription to end", func() bool { return src.Subscribers("employee.4") == 0 })
+	c.send(`{"type":"connection_terminate"}`)
+	if code, _ := c.closed(); code != 1000 {
+		t.Fatalf("closed with %d; want 1000", code)
+	}
+}
+
+func TestShutdownCompletes(t *testing.T) {
+	g, src, addr := startGateway(t, nil)
+	c := dial(t, addr, ProtocolTransportWS)
+	c.init()
+	c.send(`{"id":"1","type":"subscribe","payload":{"query":"subscription { all { id } }"}}`)
+	waitFor(t, "the upstream subscription", func() bool { return src.Subscribers("employee.a") == 1 })
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		done <- g.Shutdown(ctx)
+	}()
+	if got, want := c.readRaw(), `{"id":"1","type":"complete"}`; got != want {
+		t.Fatalf("got %s; want %s", got, want)
+	}
+	if code, _ := c.closed(); code != CloseGoingAway {
+		t.Fatalf("closed with %d; want %d", code, CloseGoingAway)
+	}
+	c.ws.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("Shutdown = %v", err)
+	}
+	if n := src.Subscribers("employee.a"); n != 0 {
+		t.Fatalf("upstream subscriptions after Shutdown = %d; want 0", n)
+	}
+}
+
+func TestUnknownProvider(t *testing.T) {
+	schema, err := ParseSchema(testSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(Config{Schema: schema}); err == nil || !strings.Contains(err.Error(), `provider "default"`) {
+		t.Fatalf("New without sources = %v; want an error naming the provider", err)
+	}
+}
+
+// A client that stops reading is closed as a slow consumer once its
+// unsent messages pass MaxOutbound; another client on the same trigger
+// gets every event meanwhile.
+func TestSlowConsumerClosed(t *testing.T) {
+	g, src, addr := startGateway(t, func(c *Config) { c.MaxOutbound = 64 << 10 })
+	slow := dial(t, addr, ProtocolTransportWS)
+	slow.init()
+	slow.send(`{"id":"1","type":"subscribe","payload":{"query":"subscription { employeeUpdated(id: 8) { name } }"}}`)
+	fast := dial(t, addr, ProtocolTransportWS)
+	fast.init()
+	fast.send(`{"id":"1","type":"subscribe","payload":{"query":"subscription { employeeUpdated(id: 8) { name } }"}}`)
+	waitFor(t, "two subscriptions", func() bool { return g.Stats().Subscriptions.Load() == 2 })
+	waitFor(t, "the upstream subscription", func() bool { return src.Subscribers("employee.8") == 1 })
+	event := `{"name":"` + strings.Repeat("x", 4096) + `"}`
+	var got atomic.Int64
+	readErr := make(chan error, 1)
+	go func() {
+		for {
+			fast.ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+			if _, _, err := fast.ws.ReadMessage(); err != nil {
+				readErr <- err
+				return
+			}
+			got.Add(1)
+		}
+	}()
+	// In steps the reading client keeps up with, so that no event waits
+	// long enough in the trigger's queue to be dropped.
+	for i := 1; i <= 2000; i++ {
+		publish(t, src, "employee.8", event)
+		if i%100 == 0 {
+			waitFor(t, "the reading client", func() bool {
+				select {
+				case err := <-readErr:
+					t.Fatalf("reading: %v after %d", err, got.Load())
+				default:
+				}
+				return got.Load() >= int64(i)
+			})
+			t.Logf("%d: got %d dropped %d in %d", i, got.Load(), g.Stats().EventsDropped.Load(), g.Stats().EventsIn.Load())
+		}
+	}
+	if d := g.Stats().EventsDropped.Load(); d != 0 {
+		t.Fatalf("EventsDropped = %d; want 0", d)
+	}
+	waitFor(t, "the slow consumer to be closed", func() bool { return g.Stats().SlowConsumers.Load() >= 1 })
+	if code, _ := slow.closed(); code != CloseSlowConsumer {
+		t.Fatalf("slow client closed with %d; want %d", code, CloseSlowConsumer)
+	}
+}
+
+// Subscribers of one trigger with different filter arguments each get
+// the events their filter admits, in order.
+func TestSubscriptionFilter(t *testing.T) {
+	g, src, addr := startGateway(t, nil)
+	a := dial(t, addr, ProtocolTransportWS)
+	a.init()
+	a.send(`{"id":"a","type":"subscribe","payload":{"query":"subscription($ids: [Int!]!) { filtered(ids: $ids) { id } }","variables":{"ids":[1,3]}}}`)
+	b := dial(t, addr, ProtocolTransportWS)
+	b.init()
+	b.send(`{"id":"b","type":"subscribe","payload":{"query":"subscription { filtered(ids: [2]) { id } }"}}`)
+	waitFor(t, "two subscriptions", func() bool { return g.Stats().Subscriptions.Load() == 2 })
+	waitFor(t, "the upstream subscription", func() bool { return src.Subscribers("employee.stream") == 1 })
+	for _, e := range []string{`{"id":1}`, `{"id":2}`, `{"id":3}`, `{"id":4,"name":"boss"}`, `{"id":5}`} {
+		publish(t, src, "employee.stream", e)
+	}
+	for _, tc := range []struct {
+		c    *client
+		want []string
+	}{
+		{a, []string{"1", "3", "4"}},
+		{b, []string{"2", "4"}},
+	} {
+		for _, id := range tc.want {
+			m := tc.c.read()
+			got := fmt.Sprint(m["payload"].(map[string]any)["data"].(map[string]any)["filtered"].(map[string]any)["id"])
+			if got != id {
+				t.Fatalf("got id %s; want %s (all: %v)", got, id, tc.want)
+			}
+		}
+	}
+}
+
+// hangingSource never completes a subscription: Subscribe waits until its
+// context ends.
+type hangingSource struct{ MemorySource }
+
+func (h *hangingSource) Subscribe(ctx context.Context, subjects []string, _ *StreamConfig, _ func(string, []byte)) (func(), error) {
+	if subjects[0] == "employee.hang" {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return h.MemorySource.Subscribe(ctx, subjects, nil, func(string, []byte) {})
+}
+
+// An upstream that hangs costs its own subscribers an error after
+// UpstreamTimeout; the connection, and other subscriptions, go on.
+func TestUpstreamHangs(t *testing.T) {
+	schema, err := ParseSchema(testSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, addr := startGateway(t, func(c *Config) {
+		c.NATS = map[string]Source{"default": &hangingSource{}}
+		c.Schema = schema
+		c.UpstreamTimeout = 200 * time.Millisecond
+	})
+	c := dial(t, addr, ProtocolTransportWS)
+	c.init()
+	c.send(`{"id":"h","type":"subscribe","payload":{"query":"subscription { employeeUpdated(id: \"hang\") { id } }"}}`)
+	c.send(`{"type":"ping"}`)
+	if m := c.read(); m["type"] != "pong" {
+		t.Fatalf("got %v; want pong while the upstream hangs", m)
+	}
+	m := c.read()
+	if m["type"] != "error" || m["id"] != "h" || !strings.Contains(fmt.Sprint(m["payload"]), "deadline") {
+		t.Fatalf("got %v; want an error for h", m)
+	}
+	// The id is free again.
+	c.send(`{"id":"h","type":"subscribe","payload":{"query":"subscription { employeeUpdated(id: 1) { id } }"}}`)
+	c.send(`{"type":"ping"}`)
+	if m := c.read(); m["type"] != "pong" {
+		t.Fatalf("got %v; want pong", m)
+	}
+}
+
+// A flood of subscribes on one connection stops at MaxSubscriptions with an
+// error per refused operation; the accepted ones work.
+func TestSubscribeFlood(t *testing.T) {
+	g, src, addr := startGateway(t, func(c *Config) { c.MaxSubscriptions = 10 })
+	c := dial(t, addr, ProtocolTransportWS)
+	c.init()
+	for i := range 50 {
+		c.send(fmt.Sprintf(`{"id":"%d","type":"subscribe","payload":{"query":"subscription { employeeUpdated(id: %d) { id } }"}}`, i, i))
+	}
+	refused := 0
+	for range 40 {
+		if m := c.read(); m["type"] == "error" {
+			refused++
+		}
+	}
+	if refused != 40 {
+		t.Fatalf("refused %d subscribes; want 40", refused)
+	}
+	waitFor(t, "ten subscriptions", func() bool { return g.Stats().Subscriptions.Load() == 10 })
+	waitFor(t, "the upstream subscription", func() bool { return src.Subscribers("employee.9") == 1 })
+	publish(t, src, "employee.9", `{"id":9}`)
+	if got, want := c.readRaw(), `{"id":"9","type":"next","payload":{"data":{"employeeUpdated":{"id":"9"}}}}`; got != want {
+		t.Fatalf("next = %s; want %s", got, want)
+	}
+}

@@ -1,0 +1,181 @@
+package gateway
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// startNATS runs a NATS server with JetStream for the test.
+func startNATS(t *testing.T) *server.Server {
+	t.Helper()
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("NATS server did not start")
+	}
+	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	return ns
+}
+
+func natsConn(t *testing.T, ns *server.Server) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// startNATSGateway serves testSchema with ns as the default provider.
+func startNATSGateway(t *testing.T, ns *server.Server, name string) (*Gateway, string) {
+	t.Helper()
+	schema, err := ParseSchema(testSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewNATSSource(natsConn(t, ns), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serve(t, Config{Schema: schema, NATS: map[string]Source{"default": src}})
+}
+
+// Two gateways on one NATS server: an event published once reaches the
+// subscribers of both; a mutation on one reaches the other's.
+func TestTwoGatewaysOneNATS(t *testing.T) {
+	ns := startNATS(t)
+	ga, a := startNATSGateway(t, ns, "a")
+	gb, b := startNATSGateway(t, ns, "b")
+	var clients []*client
+	for _, addr := range []string{a, a, b, b} {
+		c := dial(t, addr, ProtocolTransportWS)
+		c.init()
+		c.send(`{"id":"1","type":"subscribe","payload":{"query":"subscription { employeeUpdated(id: 9) { name } }"}}`)
+		clients = append(clients, c)
+	}
+	// One trigger per gateway: two subscriptions on the server.
+	waitFor(t, "both gateways to subscribe", func() bool {
+		return ga.Stats().Subscriptions.Load() == 2 && gb.Stats().Subscriptions.Load() == 2 && ns.GlobalAccount().Interest("employee.9") == 2
+	})
+	pub := natsConn(t, ns)
+	if err := pub.Publish("employee.9", []byte(`{"name":"Nats"}`)); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"id":"1","type":"next","payload":{"data":{"employeeUpdated":{"name":"Nats"}}}}`
+	for i, c := range clients {
+		if got := c.readRaw(); got != want {
+			t.Fatalf("client %d: %s; want %s", i, got, want)
+		}
+	}
+	m := dial(t, b, ProtocolTransportWS)
+	m.init()
+	m.send(`{"id":"m","type":"subscribe","payload":{"query":"mutation { updateEmployee(id: 9, name: \"Again\") { success } }"}}`)
+	want = `{"id":"1","type":"next","payload":{"data":{"employeeUpdated":{"name":"Again"}}}}`
+	for i, c := range clients {
+		if got := c.readRaw(); got != want {
+			t.Fatalf("client %d: %s; want %s", i, got, want)
+		}
+	}
+}
+
+// A subscription with a streamConfiguration reads a JetStream stream
+// through a durable consumer of its own.
+func TestJetStream(t *testing.T) {
+	ns := startNATS(t)
+	nc := natsConn(t, ns)
+	js, err := nc.JetStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.AddStream(&nats.StreamConfig{Name: "employees", Subjects: []string{"employee.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewNATSSource(nc, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 4)
+	cancel, err := src.Subscribe(context.Background(), []string{"employee.1"}, &StreamConfig{StreamName: "employees", ConsumerName: "gw", InactiveThreshold: 30},
+		func(subj string, data []byte) { got <- subj + " " + string(data) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cancel()
+	if _, err := js.Publish("employee.1", []byte(`{"id":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-got:
+		if s != `employee.1 {"id":1}` {
+			t.Fatalf("delivered %q", s)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no event from the stream")
+	}
+	if _, err := src.Subscribe(context.Background(), []string{"x"}, &StreamConfig{StreamName: "missing", ConsumerName: "gw"}, func(string, []byte) {}); err == nil {
+		t.Fatal("Subscribe to a missing stream succeeded")
+	}
+}
+
+func TestSubjectsChecked(t *testing.T) {
+	for _, s := range []string{"", "a..b", "a.*", "a.>", "a b", ">"} {
+		if checkSubject(s) == nil {
+			t.Errorf("checkSubject(%q) = nil; want an error", s)
+		}
+	}
+	if err := checkSubject("employee.7"); err != nil {
+		t.Errorf("checkSubject(employee.7) = %v", err)
+	}
+}
+
+// A schema's streamConfiguration: the subscription reads the stream
+// through a durable consumer, end to end.
+func TestJetStreamSubscription(t *testing.T) {
+	ns := startNATS(t)
+	nc := natsConn(t, ns)
+	js, err := nc.JetStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.AddStream(&nats.StreamConfig{Name: "orders", Subjects: []string{"order.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	schema, err := ParseSchema(`
+type Subscription {
+  orderShipped(id: ID!): Order! @edfs__natsSubscribe(subjects: ["order.{{ args.id }}"],
+    streamConfiguration: { streamName: "orders", consumerName: "evgate" })
+}
+type Order { id: ID! status: String! }`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewNATSSource(nc, "js-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, addr := serve(t, Config{Schema: schema, NATS: map[string]Source{"default": src}})
+	c := dial(t, addr, ProtocolTransportWS)
+	c.init()
+	c.send(`{"id":"o","type":"subscribe","payload":{"query":"subscription { orderShipped(id: 5) { status } }"}}`)
+	waitFor(t, "the consumer", func() bool {
+		n := 0
+		for range js.ConsumerNames("orders") {
+			n++
+		}
+		return n == 1
+	})
+	if _, err := js.Publish("order.5", []byte(`{"id":"5","status":"shipped"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.readRaw(), `{"id":"o","type":"next","payload":{"data":{"orderShipped":{"status":"shipped"}}}}`; got != want {
+		t.Fatalf("next = %s; want %s", got, want)
+	}
+}

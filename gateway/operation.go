@@ -1,0 +1,282 @@
+package gateway
+
+import (
+	"encoding/json"
+	"strconv"
+	"sync"
+
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/parser"
+	"github.com/vektah/gqlparser/v2/validator"
+)
+
+// request is a GraphQL request: the payload of a subscribe (or start)
+// message, or the body of POST /graphql.
+type request struct {
+	Query         string         `json:"query"`
+	OperationName string         `json:"operationName"`
+	Variables     map[string]any `json:"variables"`
+	Extensions    map[string]any `json:"extensions"`
+}
+
+// operation is a validated request, ready to run: its root field, the
+// field's event binding and arguments, and the projection of events onto
+// its selection.
+type operation struct {
+	kind ast.Operation
+	root *ast.Field
+	bind *binding
+	args map[string]any
+	proj *projection
+	// fetch is the part of a subscription's selection resolved by the
+	// upstream, or nil.
+	fetch *entityFetch
+
+	// A subscription's trigger: its provider, rendered subjects and
+	// filter, the key that names the trigger (without forwarded header
+	// fields), and the key of its group within it.
+	provider providerKey
+	subjects []string
+	flt      *filter
+	trigger  string
+	group    string
+}
+
+// cache is a bounded map from a request's text to what was made of it:
+// the clients of one application send the same few requests, so each is
+// parsed, validated and compiled once and shared. When full it is emptied.
+// Any goroutine may use it.
+type cache[V any] struct {
+	mu  sync.Mutex
+	m   map[string]V
+	max int
+}
+
+func (c *cache[V]) get(key string) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[key]
+	return v, ok
+}
+
+func (c *cache[V]) put(key string, v V) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= c.max {
+		c.m = make(map[string]V)
+	}
+	c.m[key] = v
+}
+
+// parse returns query parsed and validated: from docs, or now (and then
+// kept there).
+func parse(docs *cache[*parsed], schema *ast.Schema, query string) *parsed {
+	if p, ok := docs.get(query); ok {
+		return p
+	}
+	p := &parsed{}
+	doc, err := parser.ParseQuery(&ast.Source{Input: query})
+	if err != nil {
+		p.errs = gqlerror.List{asGQLError(err)}
+	} else if errs := validator.ValidateWithRules(schema, doc, nil); len(errs) > 0 {
+		p.errs = errs
+	} else if err := singleRootField(doc); err != nil {
+		p.errs = gqlerror.List{err}
+	} else {
+		p.doc = doc
+	}
+	docs.put(query, p)
+	return p
+}
+
+type parsed struct {
+	doc  *ast.QueryDocument
+	errs gqlerror.List
+}
+
+func asGQLError(err error) *gqlerror.Error {
+	if e, ok := err.(*gqlerror.Error); ok {
+		return e
+	}
+	return gqlerror.Wrap(err)
+}
+
+// singleRootField checks that each subscription selects one root field by
+// response key. gqlparser's rule compares field names, so "a: f b: f" gets
+// past it; the GraphQL specification counts response keys (aliases).
+func singleRootField(doc *ast.QueryDocument) *gqlerror.Error {
+	for _, op := range doc.Operations {
+		if op.Operation != ast.Subscription {
+			continue
+		}
+		keys := map[string]bool{}
+		var second *ast.Field
+		var walk func(ast.SelectionSet, map[string]bool)
+		walk = func(set ast.SelectionSet, seen map[string]bool) {
+			for _, sel := range set {
+				switch sel := sel.(type) {
+				case *ast.Field:
+					if !keys[sel.Alias] {
+						keys[sel.Alias] = true
+						if len(keys) == 2 {
+							second = sel
+						}
+					}
+				case *ast.InlineFragment:
+					walk(sel.SelectionSet, seen)
+				case *ast.FragmentSpread:
+					if sel.Definition != nil && !seen[sel.Name] {
+						seen[sel.Name] = true
+						walk(sel.Definition.SelectionSet, seen)
+					}
+				}
+			}
+		}
+		walk(op.SelectionSet, map[string]bool{})
+		if second != nil {
+			name := "Anonymous Subscription"
+			if op.Name != "" {
+				name = "Subscription " + strconv.Quote(op.Name)
+			}
+			return gqlerror.ErrorPosf(second.Position, "%s must select only one top level field.", name)
+		}
+	}
+	return nil
+}
+
+// prepare validates r against the schema and makes it an operation.
+func (g *Gateway) prepare(r *request) (*operation, gqlerror.List) {
+	p := parse(&g.docs, g.schema.ast, r.Query)
+	if p.errs != nil {
+		return nil, p.errs
+	}
+	var op *ast.OperationDefinition
+	switch {
+	case r.OperationName != "":
+		op = p.doc.Operations.ForName(r.OperationName)
+		if op == nil {
+			return nil, gqlerror.List{gqlerror.Errorf("Unknown operation named %q.", r.OperationName)}
+		}
+	case len(p.doc.Operations) == 1:
+		op = p.doc.Operations[0]
+	default:
+		return nil, gqlerror.List{gqlerror.Errorf("Must provide operation name if query contains multiple operations.")}
+	}
+	vars, err := validator.VariableValues(g.schema.ast, op, normalizeNumbers(r.Variables))
+	if err != nil {
+		return nil, gqlerror.List{asGQLError(err)}
+	}
+	fields := rootFields(op.SelectionSet, p.doc, vars, nil)
+	o := &operation{kind: op.Operation}
+	switch op.Operation {
+	case ast.Subscription:
+		if len(fields) != 1 {
+			return nil, gqlerror.List{gqlerror.Errorf("A subscription must select one root field.")}
+		}
+		o.root = fields[0]
+		o.bind = g.schema.subs[o.root.Name]
+	case ast.Mutation:
+		if len(fields) != 1 {
+			return nil, gqlerror.List{gqlerror.Errorf("A mutation here must select one root field: each publishes one event.")}
+		}
+		o.root = fields[0]
+		o.bind = g.schema.pubs[o.root.Name]
+	default:
+		return nil, gqlerror.List{gqlerror.Errorf("Queries are not served: this gateway serves subscriptions, and mutations that publish events.")}
+	}
+	if o.bind == nil {
+		return nil, gqlerror.List{gqlerror.ErrorPosf(o.root.Position, "Field %q has no event binding.", o.root.Name)}
+	}
+	o.args = o.root.ArgumentMap(vars)
+	proj, perr := compileProjection(g.schema.ast, o.root, vars)
+	if perr != nil {
+		return nil, gqlerror.List{asGQLError(perr)}
+	}
+	o.proj = proj
+	if o.kind != ast.Subscription {
+		return o, nil
+	}
+	if g.upstream != nil {
+		f, err := planFetch(g.schema.ast, o.root, vars)
+		if err != nil {
+			return nil, gqlerror.List{asGQLError(err)}
+		}
+		o.fetch = f
+	}
+	b := o.bind
+	o.provider = providerKey{b.kind, b.provider}
+	for _, t := range b.subjects {
+		subj, err := t.render(o.args)
+		if err != nil {
+			return nil, gqlerror.List{gqlerror.ErrorPosf(o.root.Position, "%s", err.Error())}
+		}
+		o.subjects = append(o.subjects, subj)
+	}
+	if b.filter != nil {
+		f, err := compileFilter(b.filter, o.args)
+		if err != nil {
+			return nil, gqlerror.List{gqlerror.ErrorPosf(o.root.Position, "%s", err.Error())}
+		}
+		o.flt = f
+	}
+	o.trigger = triggerKey(o.provider, o.root.Name, o.subjects, b.stream, nil)
+	o.group = o.proj.key() + "\x00" + o.flt.key()
+	return o, nil
+}
+
+// rootFields returns the operation's root fields, with fragments followed
+// and @skip/@include applied.
+func rootFields(set ast.SelectionSet, doc *ast.QueryDocument, vars map[string]any, out []*ast.Field) []*ast.Field {
+	for _, sel := range set {
+		switch sel := sel.(type) {
+		case *ast.Field:
+			if included(sel.Directives, vars) {
+				out = append(out, sel)
+			}
+		case *ast.InlineFragment:
+			if included(sel.Directives, vars) {
+				out = rootFields(sel.SelectionSet, doc, vars, out)
+			}
+		case *ast.FragmentSpread:
+			if included(sel.Directives, vars) && sel.Definition != nil {
+				out = rootFields(sel.Definition.SelectionSet, doc, vars, out)
+			}
+		}
+	}
+	return out
+}
+
+// included applies @skip and @include; a directive whose "if" is not a
+// Boolean (validation has refused such documents) excludes the selection.
+func included(ds ast.DirectiveList, vars map[string]any) bool {
+	ok, err := includedBy(ds, vars)
+	return ok && err == nil
+}
+
+// normalizeNumbers turns the json.Numbers of variables decoded with
+// UseNumber into the int64 and float64 values gqlparser coerces.
+func normalizeNumbers(v map[string]any) map[string]any {
+	for k, x := range v {
+		v[k] = normalizeNumber(x)
+	}
+	return v
+}
+
+func normalizeNumber(x any) any {
+	switch x := x.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		return normalizeNumbers(x)
+	case []any:
+		for i := range x {
+			x[i] = normalizeNumber(x[i])
+		}
+	}
+	return x
+}
