@@ -226,25 +226,17 @@ func parseCSV(raw []byte) (result, error) {
 	return result{}, fmt.Errorf("no result row")
 }
 
-func medianOf(rs []result, f func(result) float64) float64 {
-	v := make([]float64, len(rs))
-	for i, r := range rs {
-		v[i] = f(r)
-	}
-	return proc.Median(v)
-}
-
 func printTable(cfg config, tests []string, all map[string]map[string][]result) {
 	fmt.Printf("\n## redis-benchmark %s\n\n", cfg.name)
 	fmt.Println("| test | Redis rps | evkv rps | ratio | Redis p50/p99 ms | evkv p50/p99 ms | Redis rps/CPU-s | evkv rps/CPU-s | ratio |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, t := range tests {
 		r, e := all["redis"][t], all["evkv"][t]
-		rr, er := medianOf(r, func(x result) float64 { return x.rps }), medianOf(e, func(x result) float64 { return x.rps })
-		rc, ec := medianOf(r, func(x result) float64 { return x.cpuRPS }), medianOf(e, func(x result) float64 { return x.cpuRPS })
+		rr, er := proc.MedianOf(r, func(x result) float64 { return x.rps }), proc.MedianOf(e, func(x result) float64 { return x.rps })
+		rc, ec := proc.MedianOf(r, func(x result) float64 { return x.cpuRPS }), proc.MedianOf(e, func(x result) float64 { return x.cpuRPS })
 		fmt.Printf("| %s | %.0f | %.0f | %.2f | %.3f / %.3f | %.3f / %.3f | %.0f | %.0f | %.2f |\n", t, rr, er, er/rr,
-			medianOf(r, func(x result) float64 { return x.p50 }), medianOf(r, func(x result) float64 { return x.p99 }),
-			medianOf(e, func(x result) float64 { return x.p50 }), medianOf(e, func(x result) float64 { return x.p99 }),
+			proc.MedianOf(r, func(x result) float64 { return x.p50 }), proc.MedianOf(r, func(x result) float64 { return x.p99 }),
+			proc.MedianOf(e, func(x result) float64 { return x.p50 }), proc.MedianOf(e, func(x result) float64 { return x.p99 }),
 			rc, ec, ec/rc)
 	}
 }
