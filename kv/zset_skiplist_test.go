@@ -66,13 +66,13 @@ func checkZset(t *testing.T, z *zset, ref map[string]float64) {
 			t.Fatalf("byRank(%d) = %v; want %v", r+1, got, x)
 		}
 		rank[x] = r + 1
-		for i := range x.level {
-			if n := last[i].level[i].next; n != x {
+		for i := range x.height() {
+			if n := last[i].lv(i).next; n != x {
 				t.Fatalf("level %d after %q leads to %v; want %v", i, last[i].member, n, p)
 			}
 			last[i] = x
 		}
-		height = max(height, len(x.level))
+		height = max(height, x.height())
 		prev, x = x, x.next()
 	}
 	if x != nil || l.tail != prev {
@@ -82,33 +82,38 @@ func checkZset(t *testing.T, z *zset, ref map[string]float64) {
 		t.Fatalf("level = %d; want %d", l.level, height)
 	}
 	for i := range l.level {
-		if n := last[i].level[i].next; n != nil {
+		if n := last[i].lv(i).next; n != nil {
 			t.Fatalf("level %d after %q leads to %v; want nil", i, last[i].member, n)
 		}
 	}
 	// A span is the number of ranks a link skips; the last link of a level
 	// reaches past the end.
 	for n := l.head; n != nil; n = n.next() {
-		for i := range min(len(n.level), l.level) {
+		for i := range min(n.height(), l.level) {
 			want := l.length + 1 - rank[n]
-			if next := n.level[i].next; next != nil {
+			if next := n.lv(i).next; next != nil {
 				want = rank[next] - rank[n]
 			} else {
 				want--
 			}
-			if n.level[i].span != want {
-				t.Fatalf("span of %q at level %d = %d; want %d", n.member, i, n.level[i].span, want)
+			if n.lv(i).span != want {
+				t.Fatalf("span of %q at level %d = %d; want %d", n.member, i, n.lv(i).span, want)
+			}
+			if next := n.lv(i).next; next != nil && n.lv(i).score != next.score {
+				t.Fatalf("link of %q at level %d carries score %v; %q has %v", n.member, i, n.lv(i).score, next.member, next.score)
 			}
 		}
 	}
 }
 
-// zslLinks is every link of a skiplist, to see whether an update left the
-// structure as it was.
+// zslLinks is every link of a skiplist without the scores it carries, to
+// see whether an update left the structure as it was.
 func zslLinks(l *skiplist) []zslLevel {
 	var links []zslLevel
 	for n := l.head; n != nil; n = n.next() {
-		links = append(links, n.level...)
+		for i := range n.height() {
+			links = append(links, zslLevel{next: n.lv(i).next, span: n.lv(i).span})
+		}
 		links = append(links, zslLevel{next: n.back})
 	}
 	return links
