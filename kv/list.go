@@ -2,14 +2,34 @@ package kv
 
 import "github.com/evloop/evloop/resp"
 
-// list is a list value: a deque of strings in a ring buffer whose size is a
-// power of two, so that pushes and pops at either end and access by index
-// are O(1). It shrinks when mostly empty. Owned by the loop.
+// list is a list value: a deque of strings, O(1) at both ends and by
+// index. A list of up to listBlock items is one ring buffer whose size is a
+// power of two; a longer one is a ring of blocks of listBlock items each,
+// so that it grows and shrinks a block at a time: growing a flat ring of a
+// million items would copy 16 MB in one step, and allocating it while the
+// collector runs charges the loop for marking as much. Owned by the loop.
 type list struct {
-	buf  []string
-	head int // index in buf of the first item
-	n    int
+	n int
+
+	// While blocks is nil: the items are ring[head:], then ring[:...].
+	ring []string
+	head int
+
+	// Otherwise: the items start at index off of blocks[first] and run on
+	// through the blocks that follow it, blocks being a ring of block
+	// pointers whose size is a power of two. Only blocks holding items are
+	// allocated.
+	blocks []*listBlockItems
+	first  int
+	off    int
 }
+
+// listBlock is the size of a long list's blocks (16 KiB) and the most items
+// a flat ring holds. A list of blocks becomes a flat ring again when it is
+// down to a quarter of a block.
+const listBlock = 1024
+
+type listBlockItems [listBlock]string
 
 // minListCap is the ring a new list starts with; a ring is not shrunk
 // below listShrinkFloor, so that a queue that fills and drains does not
@@ -23,45 +43,88 @@ const (
 // as Redis's AOF_REWRITE_ITEMS_PER_CMD.
 const listRewriteBatch = 64
 
-func newList() *list { return &list{buf: make([]string, minListCap)} }
+func newList() *list { return &list{ring: make([]string, minListCap)} }
 
 func (l *list) len() int { return l.n }
 
-// slot returns the index in buf of item i, 0 <= i < len.
-func (l *list) slot(i int) int { return (l.head + i) & (len(l.buf) - 1) }
+// ref returns the place of item i, 0 <= i < len (or i == len when the
+// place is allocated).
+func (l *list) ref(i int) *string {
+	if l.blocks == nil {
+		return &l.ring[(l.head+i)&(len(l.ring)-1)]
+	}
+	p := l.off + i
+	return &l.blocks[(l.first+p/listBlock)&(len(l.blocks)-1)][p%listBlock]
+}
 
 // at returns item i, 0 <= i < len.
-func (l *list) at(i int) string { return l.buf[l.slot(i)] }
+func (l *list) at(i int) string { return *l.ref(i) }
 
 // set replaces item i, 0 <= i < len.
-func (l *list) set(i int, v string) { l.buf[l.slot(i)] = v }
+func (l *list) set(i int, v string) { *l.ref(i) = v }
 
-// resize moves the items to a ring of size capacity, a power of two of at
-// least len.
+// usedBlocks is how many blocks hold items.
+func (l *list) usedBlocks() int { return (l.off + l.n + listBlock - 1) / listBlock }
+
+// resize moves the items of a flat list, or of a list of blocks that is
+// down to a quarter of a block, to a flat ring of size capacity, a power
+// of two of at least len.
 func (l *list) resize(capacity int) {
 	nb := make([]string, capacity)
-	if l.n > 0 {
-		end := l.head + l.n
-		if end <= len(l.buf) {
-			copy(nb, l.buf[l.head:end])
-		} else {
-			k := copy(nb, l.buf[l.head:])
-			copy(nb[k:], l.buf[:end-len(l.buf)])
-		}
+	for i := range l.n {
+		nb[i] = *l.ref(i)
 	}
-	l.buf, l.head = nb, 0
+	l.ring, l.head = nb, 0
+	l.blocks, l.first, l.off = nil, 0, 0
 }
 
+// toBlocks turns a full flat ring of listBlock items into one block.
+func (l *list) toBlocks() {
+	b := new(listBlockItems)
+	for i := range l.n {
+		b[i] = *l.ref(i)
+	}
+	l.blocks = make([]*listBlockItems, 4)
+	l.blocks[0], l.first, l.off = b, 0, 0
+	l.ring, l.head = nil, 0
+}
+
+// growBlocks makes room in the ring of blocks for one more block.
+func (l *list) growBlocks() {
+	if l.usedBlocks() < len(l.blocks) {
+		return
+	}
+	nb := make([]*listBlockItems, 2*len(l.blocks))
+	for i := range len(l.blocks) {
+		nb[i] = l.blocks[(l.first+i)&(len(l.blocks)-1)]
+	}
+	l.blocks, l.first = nb, 0
+}
+
+// grow makes room for one more item at either end of a flat ring, turning
+// a full one of listBlock items into blocks.
 func (l *list) grow() {
-	if l.n == len(l.buf) {
-		l.resize(max(2*len(l.buf), minListCap))
+	if l.blocks != nil || l.n < len(l.ring) {
+		return
 	}
+	if len(l.ring) < listBlock {
+		l.resize(max(2*len(l.ring), minListCap))
+		return
+	}
+	l.toBlocks()
 }
 
-// shrink halves the ring while it is less than a quarter full.
+// shrink halves a flat ring while it is less than a quarter full, and
+// turns blocks back into a flat ring at a quarter of a block.
 func (l *list) shrink() {
-	if len(l.buf) > listShrinkFloor && l.n < len(l.buf)/4 {
-		c := len(l.buf)
+	if l.blocks != nil {
+		if l.n <= listBlock/4 {
+			l.resize(listBlock / 2)
+		}
+		return
+	}
+	if len(l.ring) > listShrinkFloor && l.n < len(l.ring)/4 {
+		c := len(l.ring)
 		for c > listShrinkFloor && l.n < c/4 {
 			c /= 2
 		}
@@ -71,15 +134,31 @@ func (l *list) shrink() {
 
 func (l *list) pushBack(v string) {
 	l.grow()
-	l.buf[l.slot(l.n)] = v
+	if l.blocks != nil && (l.off+l.n)%listBlock == 0 {
+		l.growBlocks()
+		l.blocks[(l.first+l.usedBlocks())&(len(l.blocks)-1)] = new(listBlockItems)
+	}
+	*l.ref(l.n) = v
 	l.n++
 }
 
 func (l *list) pushFront(v string) {
 	l.grow()
-	l.head = (l.head - 1) & (len(l.buf) - 1)
-	l.buf[l.head] = v
+	if l.blocks == nil {
+		l.head = (l.head - 1) & (len(l.ring) - 1)
+		l.ring[l.head] = v
+		l.n++
+		return
+	}
+	if l.off == 0 {
+		l.growBlocks()
+		l.first = (l.first - 1) & (len(l.blocks) - 1)
+		l.blocks[l.first] = new(listBlockItems)
+		l.off = listBlock
+	}
+	l.off--
 	l.n++
+	*l.ref(0) = v
 }
 
 // push adds v at the head (left) or the tail.
@@ -93,20 +172,30 @@ func (l *list) push(v string, left bool) {
 
 // popFront removes and returns the first item; the list must not be empty.
 func (l *list) popFront() string {
-	v := l.buf[l.head]
-	l.buf[l.head] = ""
-	l.head = (l.head + 1) & (len(l.buf) - 1)
+	r := l.ref(0)
+	v := *r
+	*r = ""
 	l.n--
+	if l.blocks == nil {
+		l.head = (l.head + 1) & (len(l.ring) - 1)
+	} else if l.off++; l.off == listBlock {
+		l.blocks[l.first] = nil
+		l.first = (l.first + 1) & (len(l.blocks) - 1)
+		l.off = 0
+	}
 	l.shrink()
 	return v
 }
 
 // popBack removes and returns the last item; the list must not be empty.
 func (l *list) popBack() string {
-	i := l.slot(l.n - 1)
-	v := l.buf[i]
-	l.buf[i] = ""
+	r := l.ref(l.n - 1)
+	v := *r
+	*r = ""
 	l.n--
+	if l.blocks != nil && (l.off+l.n)%listBlock == 0 {
+		l.blocks[(l.first+l.usedBlocks())&(len(l.blocks)-1)] = nil
+	}
 	l.shrink()
 	return v
 }
@@ -182,32 +271,27 @@ func (l *list) remove(v string, count int64) int {
 			w++
 		}
 	}
-	for i := w; i < l.n; i++ {
-		l.set(i, "")
+	for l.n > w {
+		l.popBack()
 	}
-	l.n = w
-	l.shrink()
 	return removed
 }
 
 // trim drops left items from the head and right from the tail.
 func (l *list) trim(left, right int) {
-	for i := 0; i < left; i++ {
-		l.buf[l.slot(i)] = ""
+	for range left {
+		l.popFront()
 	}
-	for i := l.n - right; i < l.n; i++ {
-		l.buf[l.slot(i)] = ""
+	for range right {
+		l.popBack()
 	}
-	l.head = l.slot(left)
-	l.n -= left + right
-	l.shrink()
 }
 
 // clone returns a deep copy.
 func (l *list) clone() *list {
-	c := &list{buf: make([]string, len(l.buf)), n: l.n}
-	for i := 0; i < l.n; i++ {
-		c.buf[i] = l.at(i)
+	c := newList()
+	for i := range l.n {
+		c.pushBack(l.at(i))
 	}
 	return c
 }

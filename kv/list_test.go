@@ -689,9 +689,7 @@ func TestListDeque(t *testing.T) {
 				model = model[:0]
 			}
 		}
-		if l.len() != len(model) || (len(l.buf) > listShrinkFloor && l.n < len(l.buf)/4) || len(l.buf)&(len(l.buf)-1) != 0 {
-			t.Fatalf("step %d: len %d, ring %d; want len %d, a power of two at most 4 times it", step, l.len(), len(l.buf), len(model))
-		}
+		checkListShape(t, step, l, len(model))
 		if step%97 == 0 {
 			got := make([]string, l.len())
 			for i := range got {
@@ -704,6 +702,112 @@ func TestListDeque(t *testing.T) {
 				t.Fatalf("step %d: clone differs", step)
 			}
 		}
+	}
+}
+
+// checkListShape checks a list's length and representation: a flat ring
+// whose size is a power of two, at most listBlock and at most four times
+// the length (above the floor); or blocks for more than a quarter of a
+// block, allocated exactly where items are.
+func checkListShape(t *testing.T, step int, l *list, want int) {
+	t.Helper()
+	if l.len() != want {
+		t.Fatalf("step %d: len %d; want %d", step, l.len(), want)
+	}
+	if l.blocks == nil {
+		if c := len(l.ring); c&(c-1) != 0 || c > listBlock || (c > listShrinkFloor && l.n < c/4) {
+			t.Fatalf("step %d: len %d in a ring of %d", step, l.n, c)
+		}
+		return
+	}
+	if c := len(l.blocks); c&(c-1) != 0 || l.n <= listBlock/4 || l.usedBlocks() > c || l.off >= listBlock {
+		t.Fatalf("step %d: len %d from %d in %d of %d blocks", step, l.n, l.off, l.usedBlocks(), c)
+	}
+	for i := range l.blocks {
+		used := (i-l.first)&(len(l.blocks)-1) < l.usedBlocks()
+		if (l.blocks[i] != nil) != used {
+			t.Fatalf("step %d: block %d allocated %v; want %v (first %d, %d used)", step, i, l.blocks[i] != nil, used, l.first, l.usedBlocks())
+		}
+	}
+}
+
+// TestListBlocks grows lists past several blocks and back, at either end
+// and in the middle, against a slice.
+func TestListBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	l := newList()
+	var model []string
+	step, maxBlocks := 0, 0
+	check := func() {
+		checkListShape(t, step, l, len(model))
+		if l.blocks != nil {
+			maxBlocks = max(maxBlocks, l.usedBlocks())
+		}
+		if step%211 == 0 || len(model) < 3 {
+			for i, v := range model {
+				if got := l.at(i); got != v {
+					t.Fatalf("step %d: item %d = %q; want %q", step, i, got, v)
+				}
+			}
+		}
+		step++
+	}
+	for round := range 3 {
+		for len(model) < 5*listBlock+round*300 {
+			v := strconv.Itoa(step)
+			switch r.IntN(8) {
+			case 0, 1, 2:
+				l.pushFront(v)
+				model = slices.Insert(model, 0, v)
+			case 3, 4, 5:
+				l.pushBack(v)
+				model = append(model, v)
+			case 6:
+				i := r.IntN(len(model) + 1)
+				l.insert(i, v)
+				model = slices.Insert(model, i, v)
+			default:
+				if len(model) > 0 {
+					i := r.IntN(len(model))
+					l.set(i, v)
+					model[i] = v
+				}
+			}
+			check()
+		}
+		if c := l.clone(); c.len() != len(model) || c.at(len(model)/2) != model[len(model)/2] {
+			t.Fatalf("step %d: clone differs", step)
+		}
+		for len(model) > 0 {
+			switch r.IntN(8) {
+			case 0, 1, 2:
+				if got := l.popFront(); got != model[0] {
+					t.Fatalf("step %d: popFront = %q; want %q", step, got, model[0])
+				}
+				model = model[1:]
+			case 3, 4, 5:
+				if got := l.popBack(); got != model[len(model)-1] {
+					t.Fatalf("step %d: popBack = %q; want %q", step, got, model[len(model)-1])
+				}
+				model = model[:len(model)-1]
+			case 6:
+				left := r.IntN(min(len(model), 700) + 1)
+				right := r.IntN(min(len(model)-left, 700) + 1)
+				l.trim(left, right)
+				model = model[left : len(model)-right]
+			default:
+				v := model[r.IntN(len(model))]
+				want := listRemoveModel(model, v, 1)
+				if got := l.remove(v, 1); got != len(model)-len(want) {
+					t.Fatalf("step %d: remove(%q, 1) = %d; want %d", step, v, got, len(model)-len(want))
+				}
+				model = want
+			}
+			check()
+		}
+	}
+	if maxBlocks < 5 {
+		t.Fatalf("the lists reached %d blocks; want at least 5", maxBlocks)
 	}
 }
 
