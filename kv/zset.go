@@ -174,7 +174,7 @@ type zslNode struct {
 // Adding a member costs one allocation (the dict's key is the node's
 // member too).
 type zslAlloc[L, B any] struct {
-	l L
+	_ L // reached only through lv
 	n zslNode
 	b B
 }
