@@ -19,10 +19,13 @@
 // else — Handle's routes and Handler, so any router written for net/http
 // — runs on a bounded pool of worker goroutines (Server.Workers), gets a
 // *http.Request whose Body streams from the loop and whose Context is
-// cancelled when the client goes away, and writes through an
-// http.ResponseWriter that streams through the loop with AsyncWrite and
-// supports Flush, http.NewResponseController, Hijack and informational
-// 1xx answers.
+// cancelled when the client goes away (and carries
+// http.LocalAddrContextKey), and writes through an http.ResponseWriter
+// that streams through the loop with AsyncWrite and supports Flush,
+// http.NewResponseController, Hijack, informational 1xx answers and
+// trailers (declared in the Trailer field or set under
+// http.TrailerPrefix, sent after a chunked body as net/http's server
+// sends them).
 //
 // Per connection the server keeps requests alive, serves pipelined
 // requests in order (a pooled handler's answer is awaited before the next

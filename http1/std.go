@@ -54,6 +54,9 @@ func (hc *conn) startStd(h http.Handler, req *Request) {
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	sr.cancel = cancel
+	if a := hc.c.LocalAddr(); a != nil {
+		ctx = context.WithValue(ctx, http.LocalAddrContextKey, a)
+	}
 	r = r.WithContext(ctx)
 	switch {
 	case req.Chunked:
@@ -438,7 +441,8 @@ type responseWriter struct {
 	hijacked    bool
 	aborted     bool
 	proto       Protocol
-	declared    int64 // Content-Length from the header, or -1
+	declared    int64    // Content-Length from the header, or -1
+	trailers    []string // declared in the head's Trailer field
 	written     int64
 	buf         []byte // buf[chunkReserve:] is body not yet handed over
 
@@ -638,9 +642,17 @@ func (w *responseWriter) appendHead(b []byte) []byte {
 	if w.closeAfter {
 		w.header.Del("Connection")
 	}
-	b = appendHeader(b, w.header)
+	b = appendHeader(b, w.header) // leaves out TrailerPrefix names: not tokens
 	if w.chunked {
 		b = append(b, "Transfer-Encoding: chunked\r\n"...)
+		for _, v := range w.header["Trailer"] {
+			for name := range strings.SplitSeq(v, ",") {
+				name = textproto.CanonicalMIMEHeaderKey(strings.TrimSpace(name))
+				if validFieldName(name) && !forbiddenTrailer[name] {
+					w.trailers = append(w.trailers, name)
+				}
+			}
+		}
 	}
 	switch {
 	case w.closeAfter:
@@ -692,14 +704,88 @@ func (w *responseWriter) finish() {
 		// Fewer bytes than declared: the framing is broken; close.
 		w.closeAfter = true
 	}
-	if !w.headSent && w.declared < 0 && bodyAllowed(w.status) && (!w.isHead || w.written > 0) {
+	if !w.headSent && w.declared < 0 && bodyAllowed(w.status) && (!w.isHead || w.written > 0) && !w.hasTrailers() {
 		w.header.Set("Content-Length", strconv.FormatInt(w.written, 10))
 		w.declared = w.written
 	}
 	w.flush()
 	if w.chunked {
-		w.send(append(getBuffer()[:0], "0\r\n\r\n"...))
+		b := append(getBuffer()[:0], "0\r\n"...)
+		b = w.appendTrailers(b)
+		w.send(append(b, "\r\n"...))
 	}
+}
+
+// hasTrailers reports whether the handler has said it will send trailers,
+// as net/http's server sees it before the head: then the body is chunked
+// even when the handler returns before writing it all.
+func (w *responseWriter) hasTrailers() bool {
+	if len(w.header["Trailer"]) > 0 {
+		return true
+	}
+	for k := range w.header {
+		if strings.HasPrefix(k, http.TrailerPrefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// appendTrailers appends the trailer fields of a chunked body: those the
+// head declared, with the values the handler set by the end, and any set
+// under http.TrailerPrefix, as net/http's server sends them.
+func (w *responseWriter) appendTrailers(b []byte) []byte {
+	var t http.Header
+	for k, vv := range w.header {
+		if name, ok := strings.CutPrefix(k, http.TrailerPrefix); ok {
+			name = textproto.CanonicalMIMEHeaderKey(name)
+			if forbiddenTrailer[name] {
+				continue
+			}
+			if t == nil {
+				t = make(http.Header)
+			}
+			t[name] = append(t[name], vv...)
+		}
+	}
+	for _, k := range w.trailers {
+		if vv := w.header[k]; len(vv) > 0 {
+			if t == nil {
+				t = make(http.Header)
+			}
+			t[k] = append(t[k], vv...)
+		}
+	}
+	if t == nil {
+		return b
+	}
+	return appendHeader(b, t)
+}
+
+// forbiddenTrailer are the fields that must not be trailers (RFC 9110,
+// section 6.5.1), as net/http's server leaves them out.
+var forbiddenTrailer = map[string]bool{
+	"Authorization":       true,
+	"Cache-Control":       true,
+	"Connection":          true,
+	"Content-Encoding":    true,
+	"Content-Length":      true,
+	"Content-Range":       true,
+	"Content-Type":        true,
+	"Expect":              true,
+	"Host":                true,
+	"Keep-Alive":          true,
+	"Max-Forwards":        true,
+	"Pragma":              true,
+	"Proxy-Authenticate":  true,
+	"Proxy-Authorization": true,
+	"Proxy-Connection":    true,
+	"Range":               true,
+	"Realm":               true,
+	"Te":                  true,
+	"Trailer":             true,
+	"Transfer-Encoding":   true,
+	"Www-Authenticate":    true,
 }
 
 // abort is what a panicking handler gets: the connection is reset, as

@@ -3,6 +3,7 @@ package http1_test
 import (
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -180,5 +181,70 @@ func TestSwitchProtocols(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("the protocol's OnClose did not run")
 		}
+	}
+}
+
+// TestTrailers checks trailers as net/http's server sends them: declared
+// in the head's Trailer field and set by the end, or set under
+// http.TrailerPrefix; forbidden fields left out; none without a chunked
+// body.
+func TestTrailers(t *testing.T) {
+	srv := &http1.Server{}
+	srv.HandleFunc("/declared", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Trailer", "X-Sum, X-Unset")
+		io.WriteString(w, "body")
+		w.Header().Set("X-Sum", "42")
+		w.Header().Set(http.TrailerPrefix+"Content-Length", "999") // forbidden: left out
+	})
+	srv.HandleFunc("/prefix", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "body")
+		http.NewResponseController(w).Flush()
+		w.Header().Set(http.TrailerPrefix+"X-Late", "yes")
+	})
+	srv.HandleFunc("/length", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Trailer", "X-Sum")
+		w.Header().Set("Content-Length", "4")
+		io.WriteString(w, "body")
+		w.Header().Set("X-Sum", "42")
+	})
+	srv.HandleFunc("/local", func(w http.ResponseWriter, r *http.Request) {
+		a, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+		if a == nil {
+			http.Error(w, "no LocalAddrContextKey", http.StatusInternalServerError)
+			return
+		}
+		io.WriteString(w, a.String())
+	})
+	addr := serve(t, srv)
+	hc, base := client(t), "http://"+addr
+
+	resp, body := get(t, hc, base+"/declared")
+	if body != "body" || resp.ContentLength != -1 || resp.Trailer.Get("X-Sum") != "42" {
+		t.Errorf("declared: %q, length %d, trailer %v", body, resp.ContentLength, resp.Trailer)
+	}
+	if resp.Trailer.Get("Content-Length") != "" || resp.Trailer.Get("X-Unset") != "" {
+		t.Errorf("declared: trailers %v; want X-Sum alone", resp.Trailer)
+	}
+	resp, body = get(t, hc, base+"/prefix")
+	if body != "body" || resp.Trailer.Get("X-Late") != "yes" {
+		t.Errorf("prefix: %q, trailer %v", body, resp.Trailer)
+	}
+	resp, body = get(t, hc, base+"/length")
+	if body != "body" || resp.ContentLength != 4 || len(resp.Trailer) != 0 {
+		t.Errorf("with a Content-Length: %q, length %d, trailer %v", body, resp.ContentLength, resp.Trailer)
+	}
+	resp, body = get(t, hc, base+"/local")
+	if resp.StatusCode != 200 || body != addr {
+		t.Errorf("LocalAddrContextKey: %d %q; want %q", resp.StatusCode, body, addr)
+	}
+
+	// HTTP/1.0 has no chunked bodies, so no trailers: the body ends with
+	// the connection. (A field set before the head went out is in the head,
+	// as with net/http.)
+	c := dialRaw(t, addr)
+	c.send("GET /declared HTTP/1.0\r\nHost: x\r\n\r\n")
+	raw, _ := io.ReadAll(c.br)
+	if s := string(raw); !strings.HasSuffix(s, "\r\n\r\nbody") || strings.Contains(s, "Transfer-Encoding") || strings.Contains(s, "Content-Length") {
+		t.Errorf("HTTP/1.0: %q", s)
 	}
 }
