@@ -397,6 +397,7 @@ func (pb *buffer) release() {
 func (e *engine) deliver(subs []*subscriber, payload []byte) {
 	mb := getBuffer()
 	buf := mb.b
+	delivered := 0
 	for _, s := range subs {
 		if s.done || s.s.gone {
 			continue
@@ -408,11 +409,14 @@ func (e *engine) deliver(subs []*subscriber, payload []byte) {
 			}
 			continue
 		}
-		e.stats.Deliveries.Add(1)
+		delivered++
 		if s.s.wc.Conn().OutboundBuffered() > e.maxOutbound {
 			s.s.watchOutbound(e.maxOutbound)
 		}
 	}
+	// One shared counter update per call, not per subscriber: every loop
+	// delivers at once.
+	e.stats.Deliveries.Add(int64(delivered))
 	mb.b = buf
 	mb.release()
 }

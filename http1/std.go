@@ -645,14 +645,7 @@ func (w *responseWriter) appendHead(b []byte) []byte {
 	b = appendHeader(b, w.header) // leaves out TrailerPrefix names: not tokens
 	if w.chunked {
 		b = append(b, "Transfer-Encoding: chunked\r\n"...)
-		for _, v := range w.header["Trailer"] {
-			for name := range strings.SplitSeq(v, ",") {
-				name = textproto.CanonicalMIMEHeaderKey(strings.TrimSpace(name))
-				if validFieldName(name) && !forbiddenTrailer[name] {
-					w.trailers = append(w.trailers, name)
-				}
-			}
-		}
+		w.declareTrailers()
 	}
 	switch {
 	case w.closeAfter:
@@ -731,33 +724,35 @@ func (w *responseWriter) hasTrailers() bool {
 	return false
 }
 
+// declareTrailers records the trailers the head's Trailer field names.
+func (w *responseWriter) declareTrailers() {
+	for _, v := range w.header["Trailer"] {
+		for name := range strings.SplitSeq(v, ",") {
+			name = textproto.CanonicalMIMEHeaderKey(strings.TrimSpace(name))
+			if validFieldName(name) && !forbiddenTrailer[name] {
+				w.trailers = append(w.trailers, name)
+			}
+		}
+	}
+}
+
 // appendTrailers appends the trailer fields of a chunked body: those the
 // head declared, with the values the handler set by the end, and any set
 // under http.TrailerPrefix, as net/http's server sends them.
 func (w *responseWriter) appendTrailers(b []byte) []byte {
-	var t http.Header
+	if !w.hasTrailers() {
+		return b
+	}
+	t := make(http.Header)
 	for k, vv := range w.header {
 		if name, ok := strings.CutPrefix(k, http.TrailerPrefix); ok {
-			name = textproto.CanonicalMIMEHeaderKey(name)
-			if forbiddenTrailer[name] {
-				continue
+			if name = textproto.CanonicalMIMEHeaderKey(name); !forbiddenTrailer[name] {
+				t[name] = append(t[name], vv...)
 			}
-			if t == nil {
-				t = make(http.Header)
-			}
-			t[name] = append(t[name], vv...)
 		}
 	}
 	for _, k := range w.trailers {
-		if vv := w.header[k]; len(vv) > 0 {
-			if t == nil {
-				t = make(http.Header)
-			}
-			t[k] = append(t[k], vv...)
-		}
-	}
-	if t == nil {
-		return b
+		t[k] = append(t[k], w.header[k]...)
 	}
 	return appendHeader(b, t)
 }

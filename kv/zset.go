@@ -184,9 +184,6 @@ func (x *zslNode) lv(i int) *zslLevel {
 	return (*zslLevel)(unsafe.Add(unsafe.Pointer(x), -(i+1)*int(unsafe.Sizeof(zslLevel{}))))
 }
 
-// height returns how many levels x has.
-func (x *zslNode) height() int { return x.levels }
-
 // newNode returns a node of lvl levels holding a copy of member.
 func newNode(score float64, member []byte, lvl int) *zslNode {
 	switch {
@@ -314,7 +311,7 @@ func (l *skiplist) link(x *zslNode) {
 		}
 		update[i] = p
 	}
-	lvl := x.height()
+	lvl := x.levels
 	if lvl > l.level {
 		for i := l.level; i < lvl; i++ {
 			rank[i] = 0
@@ -324,11 +321,9 @@ func (l *skiplist) link(x *zslNode) {
 		l.level = lvl
 	}
 	for i := range lvl {
-		u := update[i].lv(i)
-		x.lv(i).next, x.lv(i).score = u.next, u.score
-		u.next, u.score = x, x.score
-		x.lv(i).span = u.span - (rank[0] - rank[i])
-		u.span = rank[0] - rank[i] + 1
+		u, xl := update[i].lv(i), x.lv(i)
+		xl.next, xl.score, xl.span = u.next, u.score, u.span-(rank[0]-rank[i])
+		u.next, u.score, u.span = x, x.score, rank[0]-rank[i]+1
 	}
 	for i := lvl; i < l.level; i++ {
 		update[i].lv(i).span++
@@ -351,8 +346,9 @@ func (l *skiplist) unlink(x *zslNode) {
 	l.predecessors(x, &update)
 	for i := range l.level {
 		if u := update[i].lv(i); u.next == x {
-			u.span += x.lv(i).span - 1
-			u.next, u.score = x.lv(i).next, x.lv(i).score
+			xl := x.lv(i)
+			u.span += xl.span - 1
+			u.next, u.score = xl.next, xl.score
 		} else {
 			u.span--
 		}
@@ -391,7 +387,7 @@ func (l *skiplist) updateScore(x *zslNode, score float64) {
 	if (x.back == nil || before(x.back, score, x.member)) &&
 		(x.lv(0).next == nil || after(x.lv(0).next, score, x.member)) {
 		// The links that lead to x carry its score too.
-		if x.height() == 1 {
+		if x.levels == 1 {
 			p := x.back
 			if p == nil {
 				p = l.head
@@ -400,7 +396,7 @@ func (l *skiplist) updateScore(x *zslNode, score float64) {
 		} else {
 			var update [zslMaxLevel]*zslNode
 			l.predecessors(x, &update)
-			for i := range x.height() {
+			for i := range x.levels {
 				update[i].lv(i).score = score
 			}
 		}

@@ -66,13 +66,13 @@ func checkZset(t *testing.T, z *zset, ref map[string]float64) {
 			t.Fatalf("byRank(%d) = %v; want %v", r+1, got, x)
 		}
 		rank[x] = r + 1
-		for i := range x.height() {
+		for i := range x.levels {
 			if n := last[i].lv(i).next; n != x {
 				t.Fatalf("level %d after %q leads to %v; want %v", i, last[i].member, n, p)
 			}
 			last[i] = x
 		}
-		height = max(height, x.height())
+		height = max(height, x.levels)
 		prev, x = x, x.next()
 	}
 	if x != nil || l.tail != prev {
@@ -89,7 +89,7 @@ func checkZset(t *testing.T, z *zset, ref map[string]float64) {
 	// A span is the number of ranks a link skips; the last link of a level
 	// reaches past the end.
 	for n := l.head; n != nil; n = n.next() {
-		for i := range min(n.height(), l.level) {
+		for i := range min(n.levels, l.level) {
 			want := l.length + 1 - rank[n]
 			if next := n.lv(i).next; next != nil {
 				want = rank[next] - rank[n]
@@ -111,7 +111,7 @@ func checkZset(t *testing.T, z *zset, ref map[string]float64) {
 func zslLinks(l *skiplist) []zslLevel {
 	var links []zslLevel
 	for n := l.head; n != nil; n = n.next() {
-		for i := range n.height() {
+		for i := range n.levels {
 			links = append(links, zslLevel{next: n.lv(i).next, span: n.lv(i).span})
 		}
 		links = append(links, zslLevel{next: n.back})
