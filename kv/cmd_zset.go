@@ -81,9 +81,9 @@ func (s *Server) replyScore(f float64) {
 	s.w.Buf = append(s.w.Buf, '\r', '\n')
 }
 
-// replyNodes writes members, with their scores if withScores: flat in
+// replyEntries writes members, with their scores if withScores: flat in
 // RESP2, [member, score] pairs in RESP3.
-func (s *Server) replyNodes(nodes []*zslNode, withScores bool) {
+func (s *Server) replyEntries(nodes []zentry, withScores bool) {
 	switch {
 	case !withScores:
 		s.w.Array(len(nodes))
@@ -318,15 +318,15 @@ func zaddGeneric(s *Server, c *client, args [][]byte, zincrby bool) {
 	if z != nil || !xx {
 		for j, score := range scores {
 			member := pairs[2*j+1]
-			var x *zslNode
+			var p *float64 // the member's score in the dict
 			if z != nil {
-				x = z.node(member)
+				p = z.members.get(member)
 			}
-			if x != nil {
+			if p != nil {
 				if nx {
 					continue
 				}
-				cur := x.score
+				cur := *p
 				if incr {
 					score += cur
 					if math.IsNaN(score) {
@@ -340,7 +340,7 @@ func zaddGeneric(s *Server, c *client, args [][]byte, zincrby bool) {
 				newScore = score
 				processed++
 				if score != cur {
-					z.update(x, score)
+					z.update(member, p, score)
 					updated++
 				}
 				continue
@@ -491,13 +491,12 @@ func zrankGeneric(s *Server, c *client, args [][]byte, rev bool) {
 		return
 	}
 	if z != nil {
-		if x := z.node(args[2]); x != nil {
-			r := z.zsl.rank(x)
+		if p := z.members.get(args[2]); p != nil {
+			r := z.tree.rank(*p, bytesString(args[2]))
 			if rev {
-				s.w.Int(int64(z.len() - r))
-			} else {
-				s.w.Int(int64(r - 1))
+				r = z.len() - 1 - r
 			}
+			s.w.Int(int64(r))
 			return
 		}
 	}
@@ -624,7 +623,7 @@ func zrangeGeneric(s *Server, c *client, args [][]byte, at int, dst []byte, kind
 	if !ok {
 		return
 	}
-	var nodes []*zslNode
+	var nodes []zentry
 	if z != nil {
 		if kind == byRank {
 			nodes = z.rankRange(start, end, dir == dirReverse)
@@ -643,12 +642,12 @@ func zrangeGeneric(s *Server, c *client, args [][]byte, at int, dst []byte, kind
 		s.storeZset(c, dst, out, "zrangestore", false)
 		return
 	}
-	s.replyNodes(nodes, withScores)
+	s.replyEntries(nodes, withScores)
 }
 
 // rankRange returns the elements of ranks start to end (0-based, negative
 // from the end), from the end if rev.
-func (z *zset) rankRange(start, end int64, rev bool) []*zslNode {
+func (z *zset) rankRange(start, end int64, rev bool) []zentry {
 	n := int64(z.len())
 	if start < 0 {
 		start += n
@@ -661,43 +660,43 @@ func (z *zset) rankRange(start, end int64, rev bool) []*zslNode {
 		return nil
 	}
 	end = min(end, n-1)
-	nodes := make([]*zslNode, 0, end-start+1)
+	nodes := make([]zentry, 0, end-start+1)
 	if rev {
-		for x := z.zsl.byRank(int(n - start)); x != nil && len(nodes) < cap(nodes); x = x.back {
-			nodes = append(nodes, x)
+		for c := z.tree.cursor(int(n - 1 - start)); c.ok() && len(nodes) < cap(nodes); c.prev() {
+			nodes = append(nodes, c.entry())
 		}
 		return nodes
 	}
-	for x := z.zsl.byRank(int(start + 1)); x != nil && len(nodes) < cap(nodes); x = x.next() {
-		nodes = append(nodes, x)
+	for c := z.tree.cursor(int(start)); c.ok() && len(nodes) < cap(nodes); c.next() {
+		nodes = append(nodes, c.entry())
 	}
 	return nodes
 }
 
 // rangeIn returns the elements in r, skipping offset and at most limit
 // (all if negative), from the highest if rev.
-func (z *zset) rangeIn(r zrange, offset, limit int64, rev bool) []*zslNode {
+func (z *zset) rangeIn(r zrange, offset, limit int64, rev bool) []zentry {
 	if offset < 0 {
 		return nil
 	}
-	var nodes []*zslNode
+	var nodes []zentry
 	if rev {
-		x := z.lastIn(r)
-		for ; x != nil && offset > 0; offset-- {
-			x = x.back
+		c, rank := z.lastIn(r)
+		if !c.ok() || offset > int64(rank) {
+			return nil
 		}
-		for ; x != nil && limit != 0 && r.gteMin(x); x = x.back {
-			nodes = append(nodes, x)
+		for c = z.tree.cursor(rank - int(offset)); c.ok() && limit != 0 && r.gteMin(c.score(), c.member()); c.prev() {
+			nodes = append(nodes, c.entry())
 			limit--
 		}
 		return nodes
 	}
-	x := z.firstIn(r)
-	for ; x != nil && offset > 0; offset-- {
-		x = x.next()
+	c, rank := z.firstIn(r)
+	if !c.ok() || offset >= int64(z.len()-rank) {
+		return nil
 	}
-	for ; x != nil && limit != 0 && r.lteMax(x); x = x.next() {
-		nodes = append(nodes, x)
+	for c = z.tree.cursor(rank + int(offset)); c.ok() && limit != 0 && r.lteMax(c.score(), c.member()); c.next() {
+		nodes = append(nodes, c.entry())
 		limit--
 	}
 	return nodes
@@ -730,7 +729,7 @@ func zpopGeneric(s *Server, c *client, args [][]byte, fromMax bool) {
 		return
 	}
 	nested := s.w.Proto >= 3 && count != -1
-	var one [1]*zslNode // room for the usual single pop
+	var one [1]zentry // room for the usual single pop
 	nodes := z.pop(one[:0], max(count, 1), fromMax)
 	if nested {
 		s.w.Array(len(nodes))
@@ -749,14 +748,15 @@ func zpopGeneric(s *Server, c *client, args [][]byte, fromMax bool) {
 
 // pop removes up to count elements from the lowest, or the highest if
 // fromMax, and appends them to nodes.
-func (z *zset) pop(nodes []*zslNode, count int64, fromMax bool) []*zslNode {
+func (z *zset) pop(nodes []zentry, count int64, fromMax bool) []zentry {
 	for ; count > 0 && z.len() > 0; count-- {
-		x := z.zsl.first()
+		r := 0
 		if fromMax {
-			x = z.zsl.tail
+			r = z.len() - 1
 		}
-		nodes = append(nodes, x)
-		z.removeNode(x)
+		e := z.tree.deleteAt(r)
+		z.members.delete(stringBytes(e.member))
+		nodes = append(nodes, e)
 	}
 	return nodes
 }
@@ -794,7 +794,7 @@ func bzpopGeneric(s *Server, c *client, args [][]byte, fromMax bool) {
 		if !isZset {
 			return false
 		}
-		var one [1]*zslNode
+		var one [1]zentry
 		x := z.pop(one[:0], 1, fromMax)[0]
 		s.w.Array(3)
 		s.w.Bulk(key)
@@ -824,7 +824,7 @@ func zremrangebyrankCommand(s *Server, c *client, args [][]byte) {
 		s.w.Error(errNotInt)
 		return
 	}
-	zremrangeGeneric(s, c, args[1], "zremrangebyrank", func(z *zset) []*zslNode {
+	zremrangeGeneric(s, c, args[1], "zremrangebyrank", func(z *zset) []zentry {
 		return z.rankRange(start, end, false)
 	})
 }
@@ -835,7 +835,7 @@ func zremrangebyscoreCommand(s *Server, c *client, args [][]byte) {
 		s.w.Error(errMinMaxFloat)
 		return
 	}
-	zremrangeGeneric(s, c, args[1], "zremrangebyscore", func(z *zset) []*zslNode {
+	zremrangeGeneric(s, c, args[1], "zremrangebyscore", func(z *zset) []zentry {
 		return z.rangeIn(r, 0, -1, false)
 	})
 }
@@ -846,12 +846,12 @@ func zremrangebylexCommand(s *Server, c *client, args [][]byte) {
 		s.w.Error(errMinMaxLex)
 		return
 	}
-	zremrangeGeneric(s, c, args[1], "zremrangebylex", func(z *zset) []*zslNode {
+	zremrangeGeneric(s, c, args[1], "zremrangebylex", func(z *zset) []zentry {
 		return z.rangeIn(r, 0, -1, false)
 	})
 }
 
-func zremrangeGeneric(s *Server, c *client, key []byte, event string, find func(*zset) []*zslNode) {
+func zremrangeGeneric(s *Server, c *client, key []byte, event string, find func(*zset) []zentry) {
 	z, _, ok := lookupAs[*zset](s, c.db, key)
 	if !ok {
 		return
@@ -862,7 +862,7 @@ func zremrangeGeneric(s *Server, c *client, key []byte, event string, find func(
 	}
 	nodes := find(z)
 	for _, n := range nodes {
-		z.removeNode(n)
+		z.removeEntry(n)
 	}
 	if len(nodes) > 0 {
 		s.modified(c.db, key)
@@ -916,17 +916,17 @@ func zrandmemberCommand(s *Server, c *client, args [][]byte) {
 		return
 	}
 	size := int64(z.len())
-	var nodes []*zslNode
+	var nodes []zentry
 	switch {
 	case count < 0 || count == 1:
 		n := count
 		if n < 0 {
 			n = -n
 		}
-		nodes = make([]*zslNode, 0, min(n, 1<<20))
+		nodes = make([]zentry, 0, min(n, 1<<20))
 		for range n {
-			_, x := z.members.at(z.members.random())
-			nodes = append(nodes, *x)
+			m, sc := z.members.at(z.members.random())
+			nodes = append(nodes, zentry{m, *sc})
 		}
 	case count >= size:
 		// Redis 7.0 returns the whole set from the highest.
@@ -940,11 +940,11 @@ func zrandmemberCommand(s *Server, c *client, args [][]byte) {
 		for i := range int(count) {
 			j := i + rand.IntN(int(size)-i)
 			idx[i], idx[j] = idx[j], idx[i]
-			_, x := z.members.at(idx[i])
-			nodes = append(nodes, *x)
+			m, sc := z.members.at(idx[i])
+			nodes = append(nodes, zentry{m, *sc})
 		}
 	}
-	s.replyNodes(nodes, withScores)
+	s.replyEntries(nodes, withScores)
 }
 
 func zscanCommand(s *Server, c *client, args [][]byte) {
@@ -974,11 +974,11 @@ func zscanCommand(s *Server, c *client, args [][]byte) {
 	next := uint64(0)
 	if !z.big {
 		// Redis returns a compact set whole, in order.
-		for x := z.zsl.first(); x != nil; x = x.next() {
-			add(x.member, x.score)
+		for c := z.tree.first(); c.ok(); c.next() {
+			add(c.member(), c.score())
 		}
 	} else {
-		next = z.members.scan(cursor, o.count, func(member string, x **zslNode) { add(member, (*x).score) })
+		next = z.members.scan(cursor, o.count, func(member string, score *float64) { add(member, *score) })
 	}
 	s.replyScan(next, out)
 }
@@ -1018,8 +1018,8 @@ func (src *zsetSource) score(member []byte) (float64, bool) {
 func (src *zsetSource) each(fn func(member string, score float64)) {
 	switch {
 	case src.z != nil:
-		for x := src.z.zsl.first(); x != nil; x = x.next() {
-			fn(x.member, x.score)
+		for c := src.z.tree.first(); c.ok(); c.next() {
+			fn(c.member(), c.score())
 		}
 	case src.s != nil:
 		for i := range src.s.members.len() {

@@ -161,7 +161,6 @@ func arityOK(arity, n int) bool {
 
 // call runs one request of c's, with the checks Redis makes first.
 func (s *Server) call(c *client, args [][]byte) {
-	s.mono = s.tick()
 	c.lastActive = s.ms
 	cmd := lookupName(commands, args[0])
 	if cmd == nil {
@@ -211,12 +210,15 @@ func (s *Server) call(c *client, args [][]byte) {
 	s.exec(c, cmd, args)
 }
 
-// exec runs cmd and propagates what it changed to the log.
+// exec runs cmd and propagates what it changed to the log. The clock read
+// when it ends is the next command's start, in this loop iteration: a
+// command's time in INFO commandstats includes parsing it, and n commands
+// served in one iteration cost n+1 reads of the clock, not 2n.
 func (s *Server) exec(c *client, cmd *command, args [][]byte) {
 	dirty := s.stats.dirty
 	s.prop.begin()
 	cmd.fn(s, c, args)
-	end := time.Since(s.epoch)
+	end := s.tick()
 	st := &s.cmdStats[cmd.id]
 	st.time += end - s.mono
 	s.mono = end

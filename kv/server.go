@@ -92,16 +92,20 @@ type Server struct {
 	events notifyFlags // notify-keyspace-events
 
 	// The loop's own.
-	dbs      []*db
-	clients  map[int64]*client
-	nextID   int64
-	w        resp.Writer // replies of the client being served
-	ow       resp.Writer // messages to other clients
-	cur      *client
-	ms       int64 // the time of the command being run, Unix ms
-	start    time.Time
-	epoch    time.Time     // a recent wall and monotonic reading; see tick
-	mono     time.Duration // when the command being run started, since epoch
+	dbs     []*db
+	clients map[int64]*client
+	nextID  int64
+	w       resp.Writer // replies of the client being served
+	ow      resp.Writer // messages to other clients
+	cur     *client
+	ms      int64 // the time of the command being run, Unix ms
+	start   time.Time
+	epoch   time.Time     // a recent wall and monotonic reading; see tick
+	mono    time.Duration // when the command being run started, since epoch
+	// ticked is set once the clock has been read in this loop iteration:
+	// the commands of every connection served in it then take their start
+	// from the end of the one before, not from a read of their own.
+	ticked   bool
 	stats    stats
 	cmdStats []cmdStat // by command id
 	prop     propagation
@@ -235,6 +239,7 @@ func (s *Server) cron() {
 // beforeFlush runs at the end of every loop iteration, before replies are
 // written: the log gets this iteration's changes first.
 func (s *Server) beforeFlush() {
+	s.ticked = false
 	if s.aof != nil {
 		s.aof.flush()
 	}
@@ -292,6 +297,9 @@ func (s *Server) OnData(conn *evloop.Conn) {
 // be closed.
 func (s *Server) serve(c *client) {
 	b, _ := c.conn.Peek(-1)
+	if !s.ticked {
+		s.mono, s.ticked = s.tick(), true
+	}
 	s.cur = c
 	s.w.Proto = c.proto
 	off := 0

@@ -49,7 +49,7 @@ func BenchmarkZset(b *testing.B) {
 	b.Run("pop", func(b *testing.B) {
 		b.ReportAllocs()
 		z := fill()
-		var one [1]*zslNode
+		var one [1]zentry
 		for b.Loop() {
 			if z.len() == 0 {
 				b.StopTimer()

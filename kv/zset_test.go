@@ -187,9 +187,9 @@ func TestZsetValue(t *testing.T) {
 	if rebuilt.len() != z.len() {
 		t.Fatalf("rebuilt %d members; want %d", rebuilt.len(), z.len())
 	}
-	for x := z.zsl.first(); x != nil; x = x.next() {
-		if f, _ := rebuilt.score([]byte(x.member)); f != x.score {
-			t.Errorf("rebuilt %s = %v; want %v", x.member, f, x.score)
+	for c := z.tree.first(); c.ok(); c.next() {
+		if f, _ := rebuilt.score([]byte(c.member())); f != c.score() {
+			t.Errorf("rebuilt %s = %v; want %v", c.member(), f, c.score())
 		}
 	}
 	for i := 100; i < 129; i++ {
