@@ -441,3 +441,40 @@ func TestZsetTreeBorrow(t *testing.T) {
 		}
 	}
 }
+
+// FuzzZsetTree runs the operations the input spells — add or rescore,
+// remove, pop either end — on a set and a map, and checks the tree after
+// each batch.
+func FuzzZsetTree(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
+	f.Add(make([]byte, 600))
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		z := newZset()
+		ref := map[string]float64{}
+		for i := 0; i+1 < len(ops); i += 2 {
+			op, arg := ops[i], ops[i+1]
+			m := "m" + strconv.Itoa(int(op>>2)*7+int(arg)) // members collide often
+			switch op & 3 {
+			case 0, 1:
+				s := float64(arg%16) / 2
+				z.set([]byte(m), s)
+				ref[m] = s
+			case 2:
+				_, had := ref[m]
+				if z.remove([]byte(m)) != had {
+					t.Fatalf("remove(%s) disagrees with the map", m)
+				}
+				delete(ref, m)
+			case 3:
+				if len(ref) > 0 {
+					e := z.pop(nil, 1, arg&1 == 1)[0]
+					delete(ref, e.member)
+				}
+			}
+			if i%64 == 0 {
+				checkZset(t, z, ref)
+			}
+		}
+		checkZset(t, z, ref)
+	})
+}
