@@ -3,7 +3,6 @@ package http1
 import (
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/evloop/evloop"
 )
@@ -121,11 +120,9 @@ func (w *Response) AddHeader(name, value string) {
 	w.fields = append(w.fields, ": "...)
 	start := len(w.fields)
 	w.fields = append(w.fields, value...)
-	if strings.ContainsAny(value, "\r\n") {
-		for i := start; i < len(w.fields); i++ {
-			if w.fields[i] == '\r' || w.fields[i] == '\n' {
-				w.fields[i] = ' '
-			}
+	for i, c := range w.fields[start:] {
+		if c == '\r' || c == '\n' {
+			w.fields[start+i] = ' ' // no response splitting
 		}
 	}
 	w.fields = append(w.fields, "\r\n"...)
