@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -322,4 +323,26 @@ func TestDialGorilla(t *testing.T) {
 		t.Fatalf("gorilla read %v, want close 4003", err)
 	}
 	r.closeCode(t, 4003)
+}
+
+// A host name is looked up and its addresses tried in turn (localhost may
+// be ::1 first, where nothing listens); after Close, Dial fails.
+func TestDialLifecycle(t *testing.T) {
+	addr := serve(t, &echo{}, nil)
+	_, port, _ := strings.Cut(addr, ":")
+	d := &ws.Dialer{}
+	r := newRecorder()
+	c, _, err := d.Dial(context.Background(), "ws://localhost:"+port+"/fast", nil, r, nil)
+	if err != nil {
+		t.Fatalf("Dial(localhost) = %v", err)
+	}
+	c.Send(ws.Text, []byte("by name"))
+	if m := r.message(t); m.data != "by name" {
+		t.Fatalf("echo %q", m.data)
+	}
+	d.Close()
+	r.closeCode(t, ws.CloseAbnormal) // Close ends connections without a close handshake
+	if _, _, err := d.Dial(context.Background(), "ws://"+addr+"/fast", nil, newRecorder(), nil); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("Dial after Close = %v, want net.ErrClosed", err)
+	}
 }

@@ -73,6 +73,7 @@
 //
 // A Dialer's loops (one per CPU by default, Dialer.Engine.Loops) start at
 // its first Dial and stop at Dialer.Close; each owns the connections
-// dialed on it, as a server's loop does. Options.Workers' pool is started
-// at the first pooled message and ended by Options.CloseWorkers.
+// dialed on it, as a server's loop does. The goroutines of an Options'
+// worker pool (Options.Workers) start as messages need them and end after
+// 10 seconds without work, or at Options.CloseWorkers.
 package ws
