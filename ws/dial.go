@@ -82,7 +82,7 @@ type dialed struct {
 // hand the dial to a goroutine of its own.
 func (d *Dialer) Dial(ctx context.Context, url string, header http.Header, h Handler, o *Options) (*Conn, *http.Response, error) {
 	if h == nil {
-		panic("ws: nil handler")
+		panic("websocket: nil handler")
 	}
 	if o == nil {
 		o = &zeroOptions
