@@ -22,10 +22,21 @@
 // cancelled when the client goes away (and carries
 // http.LocalAddrContextKey), and writes through an http.ResponseWriter
 // that streams through the loop with AsyncWrite and supports Flush,
-// http.NewResponseController, Hijack, informational 1xx answers and
-// trailers (declared in the Trailer field or set under
-// http.TrailerPrefix, sent after a chunked body as net/http's server
-// sends them).
+// Hijack, informational 1xx answers, trailers (declared in the Trailer
+// field or set under http.TrailerPrefix, sent after a chunked body as
+// net/http's server sends them), and http.NewResponseController's Flush,
+// Hijack, SetReadDeadline and SetWriteDeadline.
+//
+// A pooled handler's deadlines behave as net/http's server makes them:
+// past the read deadline a body Read fails (and one blocked when it
+// passes returns) with a net.Error whose Timeout is true, wrapping
+// os.ErrDeadlineExceeded, and the connection closes after the answer; the
+// handler's read deadline replaces Server.ReadTimeout, so it may extend
+// past it. Past the write deadline (Server.WriteTimeout, unless the
+// handler sets its own), writes and flushes fail alike, one blocked on a
+// client that does not read returns, and the connection is reset once the
+// handler returns. A zero time clears a deadline; one that has passed is
+// not extended.
 //
 // Per connection the server keeps requests alive, serves pipelined
 // requests in order (a pooled handler's answer is awaited before the next
@@ -34,8 +45,9 @@
 // pooled handler streams, chunked (close-delimited for HTTP/1.0), and
 // closes with the right status on bad input: 400, 413, 431, 501, 505 and
 // 408 for a client too slow (Server.ReadHeaderTimeout, ReadTimeout,
-// IdleTimeout). Timeouts live in per-loop lists in deadline order, checked
-// once a second with the Date field: an idle or slow connection costs a
+// IdleTimeout). Timeouts and pooled handlers' deadlines live in per-loop
+// lists in deadline order, checked once a second with the Date field (so
+// one acts up to a second late): an idle or slow connection costs a
 // struct of about a hundred bytes, no goroutine, no buffer and no timer.
 //
 // A handler of either kind may switch the connection to another protocol

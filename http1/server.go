@@ -59,8 +59,16 @@ type Server struct {
 	// takes longer gets 408 and the connection closes.
 	ReadHeaderTimeout time.Duration
 	// ReadTimeout bounds the time from a request's first byte to the end
-	// of its body (default: none).
+	// of its body (default: none). A pooled handler may replace it for its
+	// request with http.ResponseController's SetReadDeadline.
 	ReadTimeout time.Duration
+	// WriteTimeout bounds the time from the end of a request's head to
+	// the end of its pooled handler's answer, as net/http's does: a write
+	// past it fails, and the connection is reset (default: none). A
+	// handler may move it with http.ResponseController's
+	// SetWriteDeadline. A fast handler's answer is queued at once, so it
+	// does not apply there.
+	WriteTimeout time.Duration
 	// IdleTimeout bounds how long a kept-alive connection waits for its
 	// next request (default 2 minutes; negative: forever).
 	IdleTimeout time.Duration
@@ -293,6 +301,7 @@ type loopState struct {
 	iov    [2][]byte
 
 	timeouts     timeouts
+	deadlines    deadlines // pooled handlers' read and write deadlines
 	shuttingDown bool
 
 	// free holds the states of closed (or switched) connections for new
@@ -327,6 +336,7 @@ func (ls *loopState) recycle(hc *conn) {
 func (ls *loopState) tick() {
 	now := time.Now()
 	ls.now = int32(now.Sub(ls.start) / time.Second)
+	defer ls.deadlines.expire(ls.now)
 	defer ls.timeouts.expire(ls.now)
 	ls.date = append(ls.date[:0], "Date: "...)
 	ls.date = now.UTC().AppendFormat(ls.date, http.TimeFormat)

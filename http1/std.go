@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/evloop/evloop"
 )
@@ -34,12 +35,20 @@ type stdRequest struct {
 	keep    bool // the client allows another request
 	upgrade bool // the request asks to switch protocols
 
+	local, remote net.Addr // for timeout errors
+
 	// Loop's: the body still to read.
 	bodyLeft int64           // Content-Length bytes not yet read
 	dec      *ChunkedDecoder // a chunked body's decoder
 	bodyRead int64           // chunked bytes read
 	bodyDone bool            // all of the body was read (or failed)
 	gone     bool            // the connection closed
+
+	// Loop's: the read and write deadlines (loop seconds; 0: none), and
+	// the request's place in its loop's deadline list, at the earliest.
+	readAt, writeAt, at int32
+	prevDL, nextDL      *stdRequest
+	listed              bool
 }
 
 // startStd hands req to h on the worker pool. The loop stops serving the
@@ -47,15 +56,16 @@ type stdRequest struct {
 func (hc *conn) startStd(h http.Handler, req *Request) {
 	s := hc.ls.s
 	sr := &stdRequest{hc: hc, c: hc.c, s: s, h: h, keep: req.KeepAlive, upgrade: req.Upgrade}
-	r, err := hc.newRequest(req)
+	sr.local, sr.remote = hc.c.LocalAddr(), hc.c.RemoteAddr()
+	r, err := hc.newRequest(req, sr.remote)
 	if err != nil {
 		hc.fail(http.StatusBadRequest)
 		return
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	sr.cancel = cancel
-	if a := hc.c.LocalAddr(); a != nil {
-		ctx = context.WithValue(ctx, http.LocalAddrContextKey, a)
+	if sr.local != nil {
+		ctx = context.WithValue(ctx, http.LocalAddrContextKey, sr.local)
 	}
 	r = r.WithContext(ctx)
 	switch {
@@ -78,13 +88,19 @@ func (hc *conn) startStd(h http.Handler, req *Request) {
 	sr.req = r
 	sr.w = newResponseWriter(sr, req)
 	hc.std = sr
+	if s.WriteTimeout > 0 {
+		sr.w.deadline = time.Now().Add(s.WriteTimeout)
+		sr.writeAt = hc.ls.seconds(sr.w.deadline)
+		sr.schedule()
+	}
 	s.active.Add(1)
 	s.pool.Submit(sr.run)
 	sr.feed()
 }
 
-// newRequest builds the *http.Request net/http's server would for req.
-func (hc *conn) newRequest(req *Request) (*http.Request, error) {
+// newRequest builds the *http.Request net/http's server would for req,
+// from remote.
+func (hc *conn) newRequest(req *Request, remote net.Addr) (*http.Request, error) {
 	r := &http.Request{
 		Method:     method(req.Method),
 		Proto:      proto(req.Major, req.Minor),
@@ -124,8 +140,8 @@ func (hc *conn) newRequest(req *Request) (*http.Request, error) {
 	case req.ContentLength > 0:
 		r.ContentLength = req.ContentLength
 	}
-	if a := hc.c.RemoteAddr(); a != nil { // not kept: an idle connection stays small
-		r.RemoteAddr = a.String()
+	if remote != nil { // not kept by the connection: an idle one stays small
+		r.RemoteAddr = remote.String()
 	}
 	return r, nil
 }
@@ -233,6 +249,7 @@ func (sr *stdRequest) clientGone() {
 // connClosed: the connection is gone (or detached by Hijack).
 func (sr *stdRequest) connClosed(err error) {
 	sr.gone = true
+	sr.hc.ls.deadlines.remove(sr)
 	if errors.Is(err, evloop.ErrDetached) {
 		return
 	}
@@ -279,9 +296,10 @@ func (sr *stdRequest) finished() {
 		return
 	}
 	hc.std = nil
+	hc.ls.deadlines.remove(sr)
 	switch {
-	case w.aborted:
-		c.Abort()
+	case w.aborted || w.pastDeadline():
+		c.Abort() // a timed-out answer cannot be completed: as net/http, no more of it
 		return
 	case w.proto != nil:
 		c.ResumeReading()
@@ -315,10 +333,13 @@ type bodyPipe struct {
 	cond   sync.Cond
 	buf    []byte // received, not yet read
 	off    int    // buf[off:] is unread
-	err    error  // io.EOF at the end; set when the loop is done
+	err    error  // io.EOF at the end; set when the loop is done, or timed out
 	paused bool   // the loop paused reading for the reader to catch up
 	expect bool   // "100 Continue" owed before the first read
 	closed bool   // the handler closed the body
+
+	deadline time.Time // the handler's read deadline
+	timedOut bool      // the deadline passed before the body's end: reads fail
 }
 
 func newBodyPipe(sr *stdRequest, expect100 bool) *bodyPipe {
@@ -374,6 +395,9 @@ func (p *bodyPipe) Read(b []byte) (int, error) {
 	defer p.mu.Unlock()
 	if p.closed {
 		return 0, http.ErrBodyReadAfterClose
+	}
+	if p.checkDeadline(); p.timedOut {
+		return 0, p.err
 	}
 	if p.expect {
 		p.expect = false
@@ -449,7 +473,9 @@ type responseWriter struct {
 	mu       sync.Mutex
 	cond     sync.Cond
 	inflight int
-	err      error // the connection failed or closed
+	err      error     // the connection failed or closed, or the deadline passed
+	deadline time.Time // the write deadline
+	timedOut bool      // the deadline passed: writes fail, and the connection is reset
 }
 
 func newResponseWriter(sr *stdRequest, req *Request) *responseWriter {
@@ -568,8 +594,16 @@ func (w *responseWriter) FlushError() error {
 	return w.err
 }
 
-// flush hands the head, if not sent yet, and the buffered body to the loop.
+// flush hands the head, if not sent yet, and the buffered body to the
+// loop; nothing once the connection failed or the write deadline passed.
 func (w *responseWriter) flush() error {
+	if err := w.failed(); err != nil {
+		if w.buf != nil {
+			putBuffer(w.buf)
+			w.buf = nil
+		}
+		return err
+	}
 	var b []byte
 	if !w.headSent {
 		w.headSent = true
@@ -701,8 +735,7 @@ func (w *responseWriter) finish() {
 		w.header.Set("Content-Length", strconv.FormatInt(w.written, 10))
 		w.declared = w.written
 	}
-	w.flush()
-	if w.chunked {
+	if w.flush() == nil && w.chunked {
 		b := append(getBuffer()[:0], "0\r\n"...)
 		b = w.appendTrailers(b)
 		w.send(append(b, "\r\n"...))
@@ -826,7 +859,15 @@ func (w *responseWriter) sendAndWait(b []byte) error {
 func (w *responseWriter) failed() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.checkDeadline()
 	return w.err
+}
+
+// pastDeadline reports whether the write deadline passed.
+func (w *responseWriter) pastDeadline() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.timedOut
 }
 
 // connGone fails the writes to come (on the loop, when the connection

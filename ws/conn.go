@@ -1,6 +1,7 @@
 package ws
 
 import (
+	"crypto/rand"
 	"errors"
 	"io"
 	"sync"
@@ -10,11 +11,14 @@ import (
 	"github.com/evloop/evloop/internal/workpool"
 )
 
-// Handler receives a WebSocket connection's events. OnOpen and OnClose
-// run on the connection's loop; OnMessage too, unless Options.Workers
-// hands messages to a pool. On the loop, a handler must not block.
+// Handler receives a WebSocket connection's events, a server's or a
+// client's alike. OnOpen and OnClose run on the connection's loop;
+// OnMessage too, unless Options.Workers hands messages to a pool. On the
+// loop, a handler must not block.
 type Handler interface {
-	// OnOpen runs once the handshake's answer is queued.
+	// OnOpen runs once the handshake is done: on a server, once its 101
+	// answer is queued; on a client, once the server's answer was
+	// checked, before Dial returns.
 	OnOpen(c *Conn)
 	// OnMessage receives a whole message, Text (valid UTF-8) or Binary.
 	// data is valid until OnMessage returns.
@@ -27,23 +31,26 @@ type Handler interface {
 	OnClose(c *Conn, err error)
 }
 
-// Options configure upgraded connections. A nil *Options means the zero
-// Options. Options are read at each upgrade and must not change after.
+// Options configure upgraded and dialed connections. A nil *Options means
+// the zero Options. Options are read at each upgrade or dial and must not
+// change after.
 type Options struct {
-	// Subprotocols are the subprotocols the server speaks, in order of
-	// preference; the first the client offers is chosen.
+	// Subprotocols are the subprotocols this side speaks, in order of
+	// preference. A server chooses the first the client offers; a client
+	// offers them all, and refuses an answer that chose another.
 	Subprotocols []string
 	// CheckOrigin decides whether a request with an Origin field may
 	// connect (default: when the Origin's host is the request's Host).
-	// A refused request gets 403.
+	// A refused request gets 403. Servers only.
 	CheckOrigin func(origin, host string) bool
 	// MaxMessageSize bounds a message, after decompression (default 1
 	// MiB): a longer one closes the connection with CloseMessageTooBig,
 	// before its bytes are buffered.
 	MaxMessageSize int
-	// Compression accepts permessage-deflate when the client offers it.
-	// Messages of at least CompressionThreshold bytes (default 128) are
-	// then sent compressed at CompressionLevel (default flate.BestSpeed).
+	// Compression accepts permessage-deflate when the client offers it;
+	// on a client, offers it. Messages of at least CompressionThreshold
+	// bytes (default 128) are then sent compressed at CompressionLevel
+	// (default flate.BestSpeed).
 	Compression          bool
 	CompressionThreshold int
 	CompressionLevel     int
@@ -54,7 +61,8 @@ type Options struct {
 	// Such a handler writes with Send, not WriteMessage.
 	Workers int
 	// CloseTimeout bounds the wait for the peer's close frame after Close
-	// (default 5s).
+	// (default 5s); on a client, also the wait for the server to close
+	// the TCP connection after the close handshake.
 	CloseTimeout time.Duration
 
 	once sync.Once
@@ -105,10 +113,12 @@ const (
 	fBusy // pooled: the connection's messages are being handled
 )
 
-// Conn is a WebSocket connection on an event loop. Its methods run on the
-// loop — in the Handler's methods on the loop, timers, or Submit — except
-// Send, CloseAsync, Submit and the accessors, which any goroutine may
-// call. Between messages it holds no buffer.
+// Conn is a WebSocket connection on an event loop: a server's, opened by
+// Upgrade, or a client's, opened by Dialer.Dial, which masks the frames it
+// sends and refuses masked ones. Its methods run on the loop — in the
+// Handler's methods on the loop, timers, or Submit — except Send,
+// CloseAsync, Submit and the accessors, which any goroutine may call.
+// Between messages it holds no buffer.
 type Conn struct {
 	c        *evloop.Conn
 	h        Handler
@@ -116,6 +126,7 @@ type Conn struct {
 	ctx      any
 	protocol uint8 // the chosen subprotocol's index in o.Subprotocols, plus one
 	deflate  bool  // permessage-deflate was negotiated; set before the loop runs it
+	client   bool  // the client's end; set before the loop runs it
 
 	// The frame and message being read.
 	hdr   frameHeader
@@ -237,8 +248,10 @@ func (wc *Conn) OnData(c *evloop.Conn) {
 // limit to its length before its payload is read.
 func (wc *Conn) checkHeader(h *frameHeader) *CloseError {
 	switch {
-	case !h.masked:
+	case !h.masked && !wc.client:
 		return protocolError("client frame not masked")
+	case h.masked && wc.client:
+		return protocolError("server frame masked")
 	case h.op > Binary && !h.op.isControl(), h.op > Pong:
 		return protocolError("reserved opcode " + h.op.String())
 	case h.rsv&3 != 0:
@@ -415,8 +428,16 @@ func (wc *Conn) control(op Opcode, payload []byte) {
 			// Echo the code (RFC 6455 section 5.5.1); none if none came.
 			wc.flags |= fCloseSent
 			wc.writeFrame(CloseFrame, appendClosePayload(nil, ce.Code, ""), false)
+			if wc.client {
+				wc.c.AfterFunc(wc.o.closeTimeout(), func() { wc.c.Close() })
+			}
 		}
-		wc.c.Close() // the server closes the TCP connection first
+		if !wc.client {
+			// The server closes the TCP connection first, so that it holds
+			// TIME_WAIT; the client waits for it (section 7.1.1), or for
+			// CloseTimeout.
+			wc.c.Close()
+		}
 	}
 }
 
@@ -467,12 +488,46 @@ func (wc *Conn) WriteMessage(op Opcode, data []byte) error {
 }
 
 func (wc *Conn) writeFrame(op Opcode, payload []byte, rsv1 bool) error {
+	if wc.client {
+		return wc.writeMasked(op, payload, rsv1)
+	}
 	var hb [maxHeader]byte
 	if _, err := wc.c.Write(appendHeader(hb[:0], true, rsv1, op, len(payload), nil)); err != nil {
 		return err
 	}
 	_, err := wc.c.Write(payload)
 	return err
+}
+
+// writeMasked writes a client's frame: masked with a fresh key, so that
+// the payload is copied, masked, into a pooled buffer first.
+func (wc *Conn) writeMasked(op Opcode, payload []byte, rsv1 bool) error {
+	bp, _ := maskBuffers.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	mask := newMask()
+	b := appendFrame((*bp)[:0], true, rsv1, op, payload, &mask)
+	_, err := wc.c.Write(b)
+	if cap(b) <= maxMaskBuffer {
+		*bp = b
+		maskBuffers.Put(bp)
+	}
+	return err
+}
+
+// maskBuffers hold client frames being masked; those past maxMaskBuffer
+// are not kept.
+var maskBuffers sync.Pool
+
+const maxMaskBuffer = 64 << 10
+
+// newMask returns a masking key from a strong source of entropy, as RFC
+// 6455 section 5.3 requires: a fresh one for every frame a client sends.
+func newMask() [4]byte {
+	var m [4]byte
+	rand.Read(m[:])
+	return m
 }
 
 // Ping sends a ping with payload (at most 125 bytes).
@@ -507,12 +562,17 @@ func (wc *Conn) Close(code int, reason string) error {
 // on the caller's goroutine and queued with AsyncWrite. Messages sent by
 // one goroutine go out in order.
 func (wc *Conn) Send(op Opcode, data []byte) {
+	var mask *[4]byte
+	if wc.client {
+		m := newMask()
+		mask = &m
+	}
 	var b []byte
 	if wc.deflate && len(data) >= wc.o.threshold() {
 		z := compress(nil, data, wc.o.CompressionLevel)
-		b = appendFrame(make([]byte, 0, len(z)+maxHeader), true, true, op, z, nil)
+		b = appendFrame(make([]byte, 0, len(z)+maxHeader), true, true, op, z, mask)
 	} else {
-		b = appendFrame(make([]byte, 0, len(data)+maxHeader), true, false, op, data, nil)
+		b = appendFrame(make([]byte, 0, len(data)+maxHeader), true, false, op, data, mask)
 	}
 	wc.c.AsyncWrite(b, nil)
 }

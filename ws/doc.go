@@ -1,5 +1,6 @@
-// Package ws is WebSocket (RFC 6455) on evloop's event loops, entered by
-// an upgrade from an http1 server's handler of either kind:
+// Package ws is WebSocket (RFC 6455) on evloop's event loops: servers'
+// connections, entered by an upgrade from an http1 server's handler of
+// either kind, and clients', opened by a Dialer (see Clients below):
 //
 //	srv.HandleFastFunc("GET /ws", func(w *http1.Response, r *http1.Request) {
 //		ws.Upgrade(w, r, handler, opts) // 101, then handler.OnOpen on the loop
@@ -33,4 +34,46 @@
 // message of a connection at a time, in order (write with Send). A Group
 // broadcasts a message to many connections: it is framed and compressed
 // once, and each loop writes that frame to its own members.
+//
+// # Clients
+//
+// A Dialer opens client connections on event loops of its own; each is a
+// *Conn served by a Handler, with the same Options, as a server's is:
+//
+//	d := &ws.Dialer{}
+//	defer d.Close()
+//	c, resp, err := d.Dial(ctx, "ws://example.com/socket",
+//		http.Header{"Origin": {"https://example.com"}}, handler, &ws.Options{
+//			Subprotocols: []string{"graphql-transport-ws"},
+//			Compression:  true,
+//		})
+//	c.Send(ws.Text, []byte("hello")) // from any goroutine
+//
+// Dial sends a random 16-byte Sec-WebSocket-Key, the caller's extra
+// fields, the subprotocols of Options.Subprotocols and, with
+// Options.Compression, a permessage-deflate offer with no context
+// takeover either way. It checks the answer as RFC 6455 section 4.1 has
+// a client check it — 101, the Upgrade and Connection tokens,
+// Sec-WebSocket-Accept, a subprotocol and extensions among those offered
+// — and fails with a *HandshakeError that gives the answer's status and
+// header fields (and the response, with the start of a refusal's body).
+// Dialer.HandshakeTimeout and the context bound the name lookup, the
+// connect and the handshake. Bytes that came after the 101 answer in the
+// same read are read as frames.
+//
+// A client's Conn masks every frame it sends with a fresh key from
+// crypto/rand, and fails the connection with 1002 when a server's frame
+// is masked; the other checks, limits and the close handshake are the
+// server side's, except that after the close handshake the client waits
+// for the server to close the TCP connection (RFC 6455 section 7.1.1), up
+// to Options.CloseTimeout. wss:// is not supported: connections on a loop
+// have no TLS.
+//
+// # Goroutines
+//
+// A Dialer's loops (one per CPU by default, Dialer.Engine.Loops) start at
+// its first Dial and stop at Dialer.Close; each owns the connections
+// dialed on it, as a server's loop does. The goroutines of an Options'
+// worker pool (Options.Workers) start as messages need them and end after
+// 10 seconds without work, or at Options.CloseWorkers.
 package ws

@@ -143,6 +143,9 @@ func appendFrame(dst []byte, fin, rsv1 bool, op Opcode, payload []byte, mask *[4
 // payload (so that a payload can be unmasked in pieces), and returns the
 // position after b.
 func maskBytes(mask [4]byte, pos int, b []byte) int {
+	if mask == [4]byte{} {
+		return pos + len(b) // unmasked (a server's frame), or masked to no effect
+	}
 	if len(b) >= 16 {
 		// Rotate the key so that it lines up with b[0], then go 8 bytes
 		// at a time.

@@ -3,6 +3,9 @@ package ws
 import (
 	"bytes"
 	"compress/flate"
+	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -116,6 +119,62 @@ func FuzzHandshakeParts(f *testing.F) {
 		}
 		for _, offer := range splitQuoted(ext, ',') {
 			acceptDeflate(offer)
+		}
+	})
+}
+
+// readAnswer finds the same head however the server's answer is split: a
+// prefix gives no head or the whole's, an error for a prefix is one for
+// the whole, and what it reads checkAnswer takes without panicking.
+func FuzzAnswer(f *testing.F) {
+	for _, s := range []string{
+		"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n\x81\x02hi",
+		"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n" +
+			"Sec-WebSocket-Protocol: b\r\nSec-WebSocket-Extensions: permessage-deflate; server_no_context_takeover; server_max_window_bits=\"10\"\r\n\r\n",
+		"HTTP/1.1 403 Forbidden\r\nContent-Length: 3\r\n\r\nno\n",
+		"HTTP/1.0 200 OK\n\n",
+		"SSH-2.0-OpenSSH_9.6\r\n",
+		"HTTP/1.1 abc\r\n\r\n",
+		"HTTP/1.1 101 x\r\nSec-WebSocket-Extensions: permessage-deflate; client_max_window_bits, x-foo\r\n\r\n",
+	} {
+		f.Add([]byte(s), uint16(len(s)/2))
+	}
+	req := &http.Request{Method: http.MethodGet}
+	o := &Options{Subprotocols: []string{"a", "b"}, Compression: true}
+	f.Fuzz(func(t *testing.T, b []byte, cut uint16) {
+		k := int(cut) % (len(b) + 1)
+		resp, n, herr := readAnswer(b, req)
+		presp, pn, pherr := readAnswer(b[:k], req)
+		switch {
+		case pherr != nil && herr == nil:
+			t.Fatalf("%q: error for the first %d bytes (%v), none for all", b, k, pherr)
+		case presp != nil && (resp == nil || pn != n || presp.StatusCode != resp.StatusCode):
+			t.Fatalf("%q: the first %d bytes hold a head of %d bytes, all of it %d", b, k, pn, n)
+		case resp == nil && n != 0, resp != nil && (n > len(b) || n > maxAnswerHead):
+			t.Fatalf("%q: head of %d bytes", b, n)
+		}
+		if resp != nil {
+			checkAnswer(resp, "dGhlIHNhbXBsZSBub25jZQ==", o)
+		}
+	})
+}
+
+// An answer written with a status and a field reads back with them.
+func FuzzAnswerRoundTrip(f *testing.F) {
+	f.Add(101, "Sec-WebSocket-Protocol", "graphql-ws")
+	f.Add(403, "X-Why", "origin \"http://evil.example\" not allowed")
+	f.Fuzz(func(t *testing.T, status int, name, value string) {
+		if status < 100 || status > 999 || !isToken(name) || !validFieldValue(value) ||
+			strings.TrimSpace(value) != value || strings.ContainsAny(value, "\t") {
+			return
+		}
+		b := "HTTP/1.1 " + strconv.Itoa(status) + " Reason\r\n" + name + ": " + value + "\r\n\r\n"
+		resp, n, herr := readAnswer([]byte(b+"\x81\x00"), &http.Request{Method: http.MethodGet})
+		if herr != nil || resp == nil || n != len(b) {
+			t.Fatalf("%q: %v, %d, %v", b, resp, n, herr)
+		}
+		if resp.StatusCode != status || resp.Header.Get(name) != value {
+			t.Fatalf("%q: status %d, %s %q", b, resp.StatusCode, name, resp.Header.Get(name))
 		}
 	})
 }

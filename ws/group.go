@@ -51,7 +51,8 @@ func (g *Group) Remove(c *Conn) {
 // Broadcast sends a message to every member. The frame is built once,
 // uncompressed and, if some member negotiated permessage-deflate and the
 // message is long enough, compressed; each loop then queues it on its
-// members. done, if not nil, is called once every loop has queued it (on
+// members. A client's connection (from Dialer.Dial) gets a frame of its
+// own, as it masks each with a fresh key. done, if not nil, is called once every loop has queued it (on
 // the last loop to do so, or before Broadcast returns if the group is
 // empty).
 func (g *Group) Broadcast(op Opcode, data []byte, o *Options, done func()) {
@@ -59,6 +60,7 @@ func (g *Group) Broadcast(op Opcode, data []byte, o *Options, done func()) {
 		o = &zeroOptions
 	}
 	plain := appendFrame(make([]byte, 0, len(data)+maxHeader), true, false, op, data, nil)
+	payload := plain[len(plain)-len(data):] // data's copy, for client members
 	var compressed []byte
 	if len(data) >= o.threshold() {
 		z := compress(nil, data, o.CompressionLevel)
@@ -85,6 +87,10 @@ func (g *Group) Broadcast(op Opcode, data []byte, o *Options, done func()) {
 			defer finished()
 			for c := range gl.members {
 				if c.flags&fCloseSent != 0 || c.c.Closed() {
+					continue
+				}
+				if c.client {
+					c.WriteMessage(op, payload) // masked with a key of its own
 					continue
 				}
 				if compressed != nil && c.deflate {

@@ -30,11 +30,15 @@ func acceptKey(b *[28]byte, key []byte) []byte {
 	return b[:]
 }
 
-// HandshakeError is a refused opening handshake: the status it was
-// answered with, and why.
+// HandshakeError is a refused opening handshake. Upgrade returns it with
+// the status it answered the request with, and why. Dialer.Dial returns it
+// when the server's answer does not open the connection: with the status
+// the server answered with (0 if its answer was not HTTP), the answer's
+// header fields, and why the answer was refused.
 type HandshakeError struct {
 	Status int
 	Reason string
+	Header http.Header // the server's answer (Dial only)
 }
 
 func (e *HandshakeError) Error() string { return "websocket: handshake refused: " + e.Reason }
@@ -57,22 +61,22 @@ type handshake struct {
 func (hs *handshake) check(method string, major, minor int) *HandshakeError {
 	switch {
 	case method != http.MethodGet:
-		return &HandshakeError{http.StatusMethodNotAllowed, "method is not GET"}
+		return &HandshakeError{Status: http.StatusMethodNotAllowed, Reason: "method is not GET"}
 	case major < 1 || (major == 1 && minor < 1):
-		return &HandshakeError{http.StatusBadRequest, "HTTP version below 1.1"}
+		return &HandshakeError{Status: http.StatusBadRequest, Reason: "HTTP version below 1.1"}
 	case !hs.upgrade:
-		return &HandshakeError{http.StatusBadRequest, "no websocket token in Upgrade"}
+		return &HandshakeError{Status: http.StatusBadRequest, Reason: "no websocket token in Upgrade"}
 	case !hs.connection:
-		return &HandshakeError{http.StatusBadRequest, "no upgrade token in Connection"}
+		return &HandshakeError{Status: http.StatusBadRequest, Reason: "no upgrade token in Connection"}
 	case hs.versions != 1 || !hs.version13:
-		return &HandshakeError{http.StatusUpgradeRequired, "Sec-WebSocket-Version is not 13"}
+		return &HandshakeError{Status: http.StatusUpgradeRequired, Reason: "Sec-WebSocket-Version is not 13"}
 	}
 	var k [18]byte
 	if len(hs.key) != 24 {
-		return &HandshakeError{http.StatusBadRequest, "Sec-WebSocket-Key is not 16 bytes in base64"}
+		return &HandshakeError{Status: http.StatusBadRequest, Reason: "Sec-WebSocket-Key is not 16 bytes in base64"}
 	}
 	if n, err := base64.StdEncoding.Decode(k[:], hs.key); err != nil || n != 16 {
-		return &HandshakeError{http.StatusBadRequest, "Sec-WebSocket-Key is not 16 bytes in base64"}
+		return &HandshakeError{Status: http.StatusBadRequest, Reason: "Sec-WebSocket-Key is not 16 bytes in base64"}
 	}
 	return nil
 }

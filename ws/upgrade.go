@@ -82,7 +82,7 @@ func checkOrigin(hs *handshake, o *Options) *HandshakeError {
 		ok = o.CheckOrigin
 	}
 	if len(hs.origin) > 0 && !ok(string(hs.origin), string(hs.host)) {
-		return &HandshakeError{http.StatusForbidden, "origin " + strconv.Quote(string(hs.origin)) + " not allowed"}
+		return &HandshakeError{Status: http.StatusForbidden, Reason: "origin " + strconv.Quote(string(hs.origin)) + " not allowed"}
 	}
 	return nil
 }

@@ -1,0 +1,250 @@
+package http1
+
+import (
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"time"
+)
+
+// A pooled handler's read and write deadlines — set with
+// http.NewResponseController(w).SetReadDeadline and SetWriteDeadline, or
+// by Server.WriteTimeout — are kept as net/http's server keeps a
+// connection's: past the read deadline, reading the rest of the body
+// fails; past the write deadline, writing the answer fails and the
+// connection is reset. Once passed, a deadline is not extended by a later
+// one; a zero time clears it.
+//
+// The handler's goroutine checks them itself when it reads or writes, so
+// that a deadline already passed fails the call at once. A read or write
+// blocked on the client is failed by the loop: a request with a deadline
+// is in its loop's list of deadlines, in deadline order, checked once a
+// second with the server's timeouts — no timer, no goroutine.
+
+// SetReadDeadline sets the deadline for reading the request's body: a
+// Read past it (or blocked when it passes) fails with an error that is a
+// net.Error whose Timeout is true, and os.ErrDeadlineExceeded; the
+// connection then closes after the answer. It replaces Server.ReadTimeout
+// for the request, so it may extend past it. A zero time clears it. It is
+// what http.ResponseController's SetReadDeadline calls.
+func (w *responseWriter) SetReadDeadline(t time.Time) error {
+	if w.hijacked {
+		return http.ErrHijacked
+	}
+	sr := w.sr
+	if sr.body != nil {
+		sr.body.setDeadline(t)
+	}
+	sr.c.Submit(func() { sr.setReadDeadline(t) })
+	return nil
+}
+
+// SetWriteDeadline sets the deadline for writing the answer: a write or
+// flush past it (or blocked when it passes) fails with an error that is a
+// net.Error whose Timeout is true, and os.ErrDeadlineExceeded, and the
+// connection is reset once the handler returns. A zero time clears it. It
+// is what http.ResponseController's SetWriteDeadline calls.
+func (w *responseWriter) SetWriteDeadline(t time.Time) error {
+	if w.hijacked {
+		return http.ErrHijacked
+	}
+	w.mu.Lock()
+	if !w.timedOut {
+		w.deadline = t
+	}
+	w.mu.Unlock()
+	sr := w.sr
+	sr.c.Submit(func() { sr.setWriteDeadline(t) })
+	return nil
+}
+
+// timeoutError is what a read or write past its deadline returns: the
+// error net's conns return, *net.OpError with os.ErrDeadlineExceeded.
+func (sr *stdRequest) timeoutError(op string) error {
+	return &net.OpError{Op: op, Net: "tcp", Source: sr.local, Addr: sr.remote, Err: os.ErrDeadlineExceeded}
+}
+
+// setReadDeadline takes the handler's read deadline over to the loop. The
+// server's ReadTimeout no longer applies to the request.
+func (sr *stdRequest) setReadDeadline(t time.Time) {
+	if sr.hc.std != sr || sr.gone {
+		return
+	}
+	if sr.hc.list == inBody+1 {
+		sr.hc.ls.timeouts.remove(sr.hc)
+	}
+	sr.readAt = sr.hc.ls.seconds(t)
+	sr.schedule()
+}
+
+// setWriteDeadline takes the handler's write deadline over to the loop.
+func (sr *stdRequest) setWriteDeadline(t time.Time) {
+	if sr.hc.std != sr || sr.gone {
+		return
+	}
+	sr.writeAt = sr.hc.ls.seconds(t)
+	sr.schedule()
+}
+
+// seconds converts t to the loop's clock: the first whole second at or
+// after t, 0 for the zero time.
+func (ls *loopState) seconds(t time.Time) int32 {
+	if t.IsZero() {
+		return 0
+	}
+	d := (t.Sub(ls.start) + time.Second - 1) / time.Second
+	return int32(min(max(d, 1), math.MaxInt32))
+}
+
+// schedule puts the request in its loop's deadline list at its earliest
+// deadline, or takes it out if it has none; one already passed acts at
+// once.
+func (sr *stdRequest) schedule() {
+	ls := sr.hc.ls
+	ls.deadlines.remove(sr)
+	switch {
+	case sr.readAt == 0 && sr.writeAt == 0:
+	case sr.readAt != 0 && sr.readAt <= ls.now, sr.writeAt != 0 && sr.writeAt <= ls.now:
+		sr.deadlinePassed(ls.now)
+	default:
+		ls.deadlines.add(sr)
+	}
+}
+
+// deadlinePassed fails what is past its deadline: the body's reads, or
+// the answer's writes.
+func (sr *stdRequest) deadlinePassed(now int32) {
+	if sr.readAt != 0 && sr.readAt <= now {
+		sr.readAt = 0
+		if !sr.bodyDone {
+			err := sr.timeoutError("read")
+			sr.body.timeout(err)
+			sr.finishBody(err)
+		}
+	}
+	if sr.writeAt != 0 && sr.writeAt <= now {
+		sr.writeAt = 0
+		sr.w.timeout(sr.timeoutError("write"))
+	}
+	sr.schedule()
+}
+
+// setDeadline sets the body's read deadline for the handler's own check.
+// One passed already stays passed.
+func (p *bodyPipe) setDeadline(t time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.timedOut {
+		p.deadline = t
+	}
+}
+
+// timeoutLocked fails the reads of a body not all received, now and
+// later. Lock held.
+func (p *bodyPipe) timeoutLocked(err error) {
+	if p.err == nil {
+		p.err = err
+		p.timedOut = true
+		p.cond.Broadcast()
+	}
+}
+
+// timeout is timeoutLocked for the loop.
+func (p *bodyPipe) timeout(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.timeoutLocked(err)
+}
+
+// checkDeadline times the body out if its deadline passed. Lock held.
+func (p *bodyPipe) checkDeadline() {
+	if !p.deadline.IsZero() && !time.Now().Before(p.deadline) {
+		p.timeoutLocked(p.sr.timeoutError("read"))
+	}
+}
+
+// timeout fails the answer's writes, now and later (on the loop, when the
+// write deadline passed).
+func (w *responseWriter) timeout(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.timeoutLocked(err)
+}
+
+// timeoutLocked fails the answer's writes, now and later. Lock held.
+func (w *responseWriter) timeoutLocked(err error) {
+	if !w.timedOut {
+		w.timedOut = true
+		if w.err == nil {
+			w.err = err
+		}
+		w.cond.Broadcast()
+	}
+}
+
+// checkDeadline times the answer out if its deadline passed. Lock held.
+func (w *responseWriter) checkDeadline() {
+	if !w.deadline.IsZero() && !w.timedOut && !time.Now().Before(w.deadline) {
+		w.timeoutLocked(w.sr.timeoutError("write"))
+	}
+}
+
+// deadlines keeps a loop's pooled requests that have a deadline, in order
+// of their earliest, for the loop's tick.
+type deadlines struct {
+	head, tail *stdRequest
+}
+
+// add puts sr in place, searching from the end: deadlines set later tend
+// to be later.
+func (d *deadlines) add(sr *stdRequest) {
+	sr.at = sr.readAt
+	if sr.at == 0 || (sr.writeAt != 0 && sr.writeAt < sr.at) {
+		sr.at = sr.writeAt
+	}
+	after := d.tail
+	for after != nil && after.at > sr.at {
+		after = after.prevDL
+	}
+	sr.prevDL = after
+	if after != nil {
+		sr.nextDL = after.nextDL
+		after.nextDL = sr
+	} else {
+		sr.nextDL = d.head
+		d.head = sr
+	}
+	if sr.nextDL != nil {
+		sr.nextDL.prevDL = sr
+	} else {
+		d.tail = sr
+	}
+	sr.listed = true
+}
+
+func (d *deadlines) remove(sr *stdRequest) {
+	if !sr.listed {
+		return
+	}
+	if sr.prevDL != nil {
+		sr.prevDL.nextDL = sr.nextDL
+	} else {
+		d.head = sr.nextDL
+	}
+	if sr.nextDL != nil {
+		sr.nextDL.prevDL = sr.prevDL
+	} else {
+		d.tail = sr.prevDL
+	}
+	sr.prevDL, sr.nextDL, sr.listed = nil, nil, false
+}
+
+// expire acts on the deadlines that are not after now.
+func (d *deadlines) expire(now int32) {
+	for d.head != nil && d.head.at <= now {
+		sr := d.head
+		d.remove(sr)
+		sr.deadlinePassed(now)
+	}
+}
