@@ -158,9 +158,6 @@ func (p *Poller) Wait(events []Event, timeout time.Duration) (int, error) {
 	// reads, writes and polls never enter the scheduler would otherwise
 	// leave that to the runtime's monitor, 10ms apart.
 	runtime.Gosched()
-	if n, woke, err = p.poll(events, 0); n > 0 || woke || err != nil {
-		return n, err
-	}
 	if p.rc == nil {
 		n, _, err = p.poll(events, timeoutMillis(timeout))
 		return n, err
@@ -172,6 +169,8 @@ func (p *Poller) Wait(events []Event, timeout time.Duration) (int, error) {
 		p.file.SetReadDeadline(time.Time{})
 		p.deadline = false
 	}
+	// Read calls ready before it parks: that poll sees what came in while
+	// the scheduler ran.
 	p.parked = parked{events: events}
 	rerr := p.rc.Read(p.ready)
 	n, err = p.parked.n, p.parked.err
