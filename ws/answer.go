@@ -137,9 +137,7 @@ func checkDeflateAnswer(params []string) string {
 	var seen []string
 	serverNoTakeover := false
 	for _, p := range params {
-		name, value, hasValue := strings.Cut(strings.TrimSpace(p), "=")
-		name = strings.ToLower(strings.TrimSpace(name))
-		value = strings.Trim(strings.TrimSpace(value), `"`)
+		name, value, hasValue := extensionParam(p)
 		if slices.Contains(seen, name) {
 			return "with " + name + " twice"
 		}

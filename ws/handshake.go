@@ -204,6 +204,14 @@ choose:
 // idle connection holds no compressor or decompressor.
 const deflateResponse = "permessage-deflate; server_no_context_takeover; client_no_context_takeover"
 
+// extensionParam splits one parameter of an extension, "name" or
+// "name=value" (the value maybe quoted), into its lower-case name and its
+// unquoted value.
+func extensionParam(p string) (name, value string, hasValue bool) {
+	name, value, hasValue = strings.Cut(strings.TrimSpace(p), "=")
+	return strings.ToLower(strings.TrimSpace(name)), strings.Trim(strings.TrimSpace(value), `"`), hasValue
+}
+
 // acceptDeflate reports whether one extension offer is a permessage-deflate
 // offer this server can accept (RFC 7692 section 7.1). compress/flate
 // always compresses with a 32 KiB window, so an offer that limits the
@@ -215,9 +223,7 @@ func acceptDeflate(offer string) bool {
 	}
 	seen := map[string]bool{}
 	for _, p := range params[1:] {
-		name, value, hasValue := strings.Cut(strings.TrimSpace(p), "=")
-		name = strings.ToLower(strings.TrimSpace(name))
-		value = strings.Trim(strings.TrimSpace(value), `"`)
+		name, value, hasValue := extensionParam(p)
 		if seen[name] {
 			return false
 		}
