@@ -77,6 +77,7 @@ func (hc *conn) serve() {
 	c := hc.c
 	hc.serving = true
 	defer func() {
+		hc.ls.flushOut()
 		hc.serving = false
 		if hc.released {
 			hc.ls.recycle(hc)
@@ -89,14 +90,14 @@ func (hc *conn) serve() {
 		}
 		if hc.discard != 0 && !hc.discardBody() {
 			if hc.eof && !c.Closed() {
-				c.Close() // the rest of the body will not come
+				hc.close() // the rest of the body will not come
 			}
 			return
 		}
 		in, _ := c.Peek(0)
 		if len(in) == 0 {
 			if hc.eof {
-				c.Close()
+				hc.close()
 				return
 			}
 			hc.enter(idle)
@@ -117,7 +118,7 @@ func (hc *conn) serve() {
 		n, err := hc.p.Parse(in, req)
 		if errors.Is(err, ErrIncomplete) {
 			if hc.eof {
-				c.Close()
+				hc.close()
 				return
 			}
 			hc.enter(inHead)
@@ -132,7 +133,42 @@ func (hc *conn) serve() {
 		if !hc.dispatch(req, in, n) {
 			return
 		}
+		if len(hc.ls.out) >= maxBatch {
+			hc.ls.flushOut()
+		}
 	}
+}
+
+// maxBatch is how many bytes of answers serve batches before it queues
+// them on the connection.
+const maxBatch = 64 << 10
+
+// batch returns the loop's answer batch for hc to append to (and store
+// back in ls.out), first queueing another connection's, if it holds one.
+func (hc *conn) batch() []byte {
+	ls := hc.ls
+	if ls.outc != hc {
+		ls.flushOut()
+		ls.outc = hc
+	}
+	return ls.out
+}
+
+// flushOut queues the batched answers on their connection. Whatever
+// writes to a connection other than through the batch, or closes it,
+// or hands it to other code, flushes first, so that answers keep their
+// order; serve flushes before it returns.
+func (ls *loopState) flushOut() {
+	if len(ls.out) > 0 {
+		ls.outc.c.Write(ls.out)
+	}
+	ls.out, ls.outc = trim(ls.out), nil
+}
+
+// close closes the connection after the answers batched for it.
+func (hc *conn) close() {
+	hc.ls.flushOut()
+	hc.c.Close()
 }
 
 // dispatch hands the request parsed from in (head of n bytes) to its
@@ -140,13 +176,17 @@ func (hc *conn) serve() {
 func (hc *conn) dispatch(req *Request, in []byte, n int) bool {
 	s := hc.ls.s
 	c := hc.c
-	rt, status, allowed := s.routes.match(req)
-	if rt.std == nil && rt.fast == nil && status == 0 {
-		if s.Handler == nil {
-			status = 404
-		} else {
-			rt.std = s.Handler
+	rt, status, allowed := s.routes.match(req, &hc.ls.route)
+	if rt == nil {
+		var other route // no pattern matched: the Handler, or none
+		if status == 0 {
+			if s.Handler == nil {
+				status = 404
+			} else {
+				other.std = s.Handler
+			}
 		}
+		rt = &other
 	}
 	if rt.std != nil {
 		if req.ContentLength > s.MaxBodyBytes && s.MaxBodyBytes > 0 {
@@ -208,7 +248,7 @@ func (hc *conn) dispatch(req *Request, in []byte, n int) bool {
 		return false
 	}
 	if !keep {
-		c.Close()
+		hc.close()
 		return false
 	}
 	return true
@@ -223,6 +263,7 @@ func (hc *conn) idle() bool {
 // switchTo hands the connection to another protocol: p serves it from
 // now on, starting with the bytes already buffered.
 func (hc *conn) switchTo(p Protocol) {
+	hc.ls.flushOut()
 	hc.ls.timeouts.remove(hc)
 	c := hc.c
 	c.SetContext(p)
@@ -263,7 +304,7 @@ func (hc *conn) decodeFast(in []byte) bool {
 // already sent EOF, it will not come.
 func (hc *conn) waitBody() {
 	if hc.eof {
-		hc.c.Close()
+		hc.close()
 		return
 	}
 	hc.enter(inBody)
@@ -274,7 +315,7 @@ func (hc *conn) waitBody() {
 func (hc *conn) continue100(req *Request) {
 	if req.Expect100 && !hc.cont {
 		hc.cont = true
-		hc.c.Write(continueResponse)
+		hc.ls.out = append(hc.batch(), continueResponse...)
 	}
 }
 
@@ -289,14 +330,14 @@ func (hc *conn) discardBody() bool {
 		for len(in) > 0 && !hc.discardChunked.Done() {
 			data, n, err := hc.discardChunked.Decode(in)
 			if err != nil && !errors.Is(err, ErrIncomplete) {
-				c.Close()
+				hc.close()
 				return false
 			}
 			c.Discard(n)
 			in = in[n:]
 			hc.discard -= int64(len(data))
 			if hc.discard < 0 {
-				c.Close() // too much left: net/http closes too
+				hc.close() // too much left: net/http closes too
 				return false
 			}
 			if n == 0 {
@@ -318,7 +359,7 @@ func (hc *conn) discardBody() bool {
 func (hc *conn) fail(status int) {
 	hc.fast, hc.need = nil, 0
 	hc.answerStatus(nil, status, false)
-	hc.c.Close()
+	hc.close()
 }
 
 // readEOF: the client sent its last bytes. What is under way is answered,
@@ -389,11 +430,11 @@ func (hc *conn) timeout() {
 	switch {
 	case hc.c.Closed():
 	case hc.std != nil:
-		hc.c.Close() // a pooled handler reads the body: it fails
+		hc.close() // a pooled handler reads the body: it fails
 	case hc.phase == inHead || hc.phase == inBody:
 		hc.fail(408)
 	default:
-		hc.c.Close()
+		hc.close()
 	}
 }
 

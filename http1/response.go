@@ -56,11 +56,9 @@ func (w *Response) Status() int { return w.status }
 func (w *Response) WriteHeader(status int) {
 	checkStatusCode(status)
 	if status >= 100 && status < 200 && status != http.StatusSwitchingProtocols {
-		ls := w.hc.ls
-		ls.head = appendStatusLine(ls.head[:0], status)
-		ls.head = append(ls.head, w.fields...)
-		ls.head = append(ls.head, "\r\n"...)
-		w.hc.c.Write(ls.head)
+		b := appendStatusLine(w.hc.batch(), status)
+		b = append(b, w.fields...)
+		w.hc.ls.out = append(b, "\r\n"...)
 		return
 	}
 	w.status = status
@@ -80,28 +78,45 @@ func checkStatusCode(code int) {
 // become spaces and a name that is not a token is ignored, so that no
 // handler can split a response.
 func (w *Response) AddHeader(name, value string) {
-	if !validFieldName(name) {
+	if name == "Content-Type" {
+		w.flags |= rHasType // the usual case, spelt the usual way
+	} else if !w.serverField(name, value) {
 		return
+	}
+	f := append(w.fields, name...)
+	f = append(f, ": "...)
+	start := len(f)
+	f = append(f, value...)
+	for i := start; i < len(f); i++ {
+		if c := f[i]; c <= '\r' && (c == '\r' || c == '\n') {
+			f[i] = ' ' // no response splitting
+		}
+	}
+	w.fields = append(f, "\r\n"...)
+}
+
+// serverField notes what a field added by the handler means to the
+// server, and reports whether the field goes into the answer.
+func (w *Response) serverField(name, value string) bool {
+	if !validFieldName(name) {
+		return false
 	}
 	// Only names of these lengths are the server's business: skip the
 	// comparisons for the rest.
 	switch len(name) {
 	case len("Content-Length"):
 		if equalFold(name, "Content-Length") {
-			if w.req == nil || string(w.req.Method) != "HEAD" {
-				return
+			if w.req != nil && string(w.req.Method) == "HEAD" {
+				if n, err := strconv.ParseInt(value, 10, 64); err == nil && n >= 0 {
+					w.flags |= rHasLength
+					w.length = n
+				}
 			}
-			n, err := strconv.ParseInt(value, 10, 64)
-			if err != nil || n < 0 {
-				return
-			}
-			w.flags |= rHasLength
-			w.length = n
-			return
+			return false
 		}
 	case len("Transfer-Encoding"):
 		if equalFold(name, "Transfer-Encoding") {
-			return
+			return false
 		}
 	case len("Date"):
 		if equalFold(name, "Date") {
@@ -116,16 +131,7 @@ func (w *Response) AddHeader(name, value string) {
 			w.flags |= rClose
 		}
 	}
-	w.fields = append(w.fields, name...)
-	w.fields = append(w.fields, ": "...)
-	start := len(w.fields)
-	w.fields = append(w.fields, value...)
-	for i, c := range w.fields[start:] {
-		if c == '\r' || c == '\n' {
-			w.fields[start+i] = ' ' // no response splitting
-		}
-	}
-	w.fields = append(w.fields, "\r\n"...)
+	return true
 }
 
 // Write appends p to the body. It does not fail.
@@ -140,8 +146,12 @@ func (w *Response) WriteString(s string) (int, error) {
 	return len(s), nil
 }
 
-// Conn returns the connection the request came on.
-func (w *Response) Conn() *evloop.Conn { return w.hc.c }
+// Conn returns the connection the request came on. What is written to it
+// directly goes after the answers to the requests before this one.
+func (w *Response) Conn() *evloop.Conn {
+	w.hc.ls.flushOut()
+	return w.hc.c
+}
 
 // SwitchProtocols answers 101 Switching Protocols, with the fields added,
 // and hands the connection to p once the handler returns: the bytes after
@@ -152,55 +162,58 @@ func (w *Response) SwitchProtocols(p Protocol) {
 	w.proto = p
 }
 
-// runFast runs a fast handler for req and queues its answer. It reports
+// runFast runs a fast handler for req and batches its answer. It reports
 // whether the connection stays open for another request.
 func (hc *conn) runFast(h FastHandler, req *Request, keep bool) bool {
 	ls := hc.ls
 	w := &ls.resp
-	*w = Response{hc: hc, req: req, status: 200, fields: ls.fields[:0], body: ls.body[:0]}
+	w.hc, w.req, w.status = hc, req, http.StatusOK
+	w.fields, w.body = ls.fields[:0], ls.body[:0]
+	w.flags, w.proto, w.length = 0, nil, 0
 	h.ServeFast(w, req)
 	ls.fields, ls.body = trim(w.fields), trim(w.body)
 	if w.flags&rClose != 0 {
 		keep = false
 	}
+	b := hc.batch()
 	if w.proto != nil {
-		head := appendStatusLine(ls.head[:0], http.StatusSwitchingProtocols)
-		head = append(head, w.fields...)
-		ls.head = append(head, "\r\n"...)
-		hc.c.Write(ls.head)
+		b = appendStatusLine(b, http.StatusSwitchingProtocols)
+		b = append(b, w.fields...)
+		ls.out = append(b, "\r\n"...)
 		return true
 	}
 	isHead := string(req.Method) == "HEAD"
 	body := w.body
-	head := ls.appendHead(ls.head[:0], w.status, req, keep, w.flags)
-	head = append(head, w.fields...)
+	b = ls.appendHead(b, w.status, req, keep, w.flags)
+	b = append(b, w.fields...)
 	if bodyAllowed(w.status) {
 		if w.flags&rHasType == 0 && len(body) > 0 {
-			head = appendField(head, "Content-Type", http.DetectContentType(body))
+			b = appendField(b, "Content-Type", http.DetectContentType(body))
 		}
 		switch {
 		case !isHead:
-			head = appendLength(head, int64(len(body)))
+			b = appendLength(b, int64(len(body)))
 		case w.flags&rHasLength != 0:
-			head = appendLength(head, w.length)
+			b = appendLength(b, w.length)
 		case len(body) > 0:
-			head = appendLength(head, int64(len(body)))
+			b = appendLength(b, int64(len(body)))
 		}
 	}
-	head = append(head, "\r\n"...)
+	b = append(b, "\r\n"...)
 	if isHead || !bodyAllowed(w.status) {
 		body = nil
 	}
 	if len(body) <= 4<<10 {
-		// Small: one copy into the outbound queue.
-		ls.head = append(head, body...)
-		hc.c.Write(ls.head)
-	} else {
-		ls.head = head
-		ls.iov[0], ls.iov[1] = ls.head, body
-		hc.c.Writev(ls.iov[:])
-		ls.iov[1] = nil
+		// Small: copied into the batch, which goes out in one copy.
+		ls.out = append(b, body...)
+		return keep
 	}
+	// Large: the batch and the body go to the outbound queue side by
+	// side, without the body's copy into the batch.
+	ls.iov[0], ls.iov[1] = b, body
+	hc.c.Writev(ls.iov[:])
+	ls.iov[0], ls.iov[1] = nil, nil
+	ls.out, ls.outc = b[:0], nil
 	return keep
 }
 
@@ -215,12 +228,16 @@ func trim(b []byte) []byte {
 // appendHead appends the status line and the fields the server sets to
 // every answer: Date, Server, Connection.
 func (ls *loopState) appendHead(b []byte, status int, req *Request, keep bool, flags uint8) []byte {
-	b = appendStatusLine(b, status)
-	if flags&rHasDate == 0 {
-		b = append(b, ls.date...)
-	}
-	if name := ls.s.Name; name != "" {
-		b = appendField(b, "Server", name)
+	if status == http.StatusOK && flags&rHasDate == 0 {
+		b = append(b, ls.head200...)
+	} else {
+		b = appendStatusLine(b, status)
+		if flags&rHasDate == 0 {
+			b = append(b, ls.date...)
+		}
+		if name := ls.s.Name; name != "" {
+			b = appendField(b, "Server", name)
+		}
 	}
 	switch {
 	case !keep:
@@ -235,7 +252,7 @@ func (ls *loopState) appendHead(b []byte, status int, req *Request, keep bool, f
 // of the server's own and a short text body, as net/http does.
 func (hc *conn) answerStatus(req *Request, status int, keep bool, fields ...string) {
 	ls := hc.ls
-	b := ls.appendHead(ls.head[:0], status, req, keep, 0)
+	b := ls.appendHead(hc.batch(), status, req, keep, 0)
 	for i := 0; i+1 < len(fields); i += 2 {
 		b = appendField(b, fields[i], fields[i+1])
 	}
@@ -251,8 +268,7 @@ func (hc *conn) answerStatus(req *Request, status int, keep bool, fields ...stri
 	if req == nil || string(req.Method) != "HEAD" {
 		b = append(b, text...)
 	}
-	ls.head = b
-	hc.c.Write(b)
+	ls.out = b
 }
 
 // statusLines holds the status lines of common codes, ready to send.

@@ -75,14 +75,19 @@ func validMethod(m string) bool {
 	return true
 }
 
-// match returns the route for req. If no route matches, the route is zero
+// match returns the route for req. If no route matches, the route is nil
 // and status is 0 — or 405 when the path matches only routes of other
-// methods (allowed then lists them) .
-func (rt *router) match(req *Request) (r route, status int, allowed string) {
+// methods (allowed then lists them). last is the caller's cache: the set
+// an exact path matched last time, looked at before the map.
+func (rt *router) match(req *Request, last **routeSet) (r *route, status int, allowed string) {
 	path := req.Path()
 	var set *routeSet
-	if rt.exact != nil {
-		set = rt.exact[string(path)]
+	if *last != nil && string(path) == (*last).path {
+		set = *last
+	} else if rt.exact != nil {
+		if set = rt.exact[string(path)]; set != nil {
+			*last = set
+		}
 	}
 	if set == nil {
 		for _, s := range rt.prefixes {
@@ -93,30 +98,30 @@ func (rt *router) match(req *Request) (r route, status int, allowed string) {
 		}
 	}
 	if set == nil {
-		return route{}, 0, ""
+		return nil, 0, ""
 	}
-	if r, ok := set.lookup(req.Method); ok {
+	if r := set.lookup(req.Method); r != nil {
 		return r, 0, ""
 	}
-	return route{}, http.StatusMethodNotAllowed, set.allowed()
+	return nil, http.StatusMethodNotAllowed, set.allowed()
 }
 
 // lookup finds the route for method: its own, GET's for HEAD, or the one
-// for any method.
-func (s *routeSet) lookup(method []byte) (route, bool) {
-	var any route
-	found := false
-	for _, r := range s.routes {
+// for any method; nil if there is none.
+func (s *routeSet) lookup(method []byte) *route {
+	var other *route
+	for i := range s.routes {
+		r := &s.routes[i]
 		switch {
 		case r.method == string(method):
-			return r, true
+			return r
 		case r.method == "GET" && string(method) == "HEAD":
-			any, found = r, true
-		case r.method == "" && !found:
-			any, found = r, true
+			other = r
+		case r.method == "" && other == nil:
+			other = r
 		}
 	}
-	return any, found
+	return other
 }
 
 func (s *routeSet) allowed() string {

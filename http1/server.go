@@ -293,12 +293,26 @@ type loopState struct {
 	now   int32  // seconds since start, updated by tick
 	date  []byte // "Date: ...\r\n", updated by tick
 
+	// head200 is the start of a 200 answer the server dates: the status
+	// line, the Date field and the Server field, rebuilt by tick.
+	head200 []byte
+
 	req    Request // the head being handled
 	resp   Response
-	head   []byte // a response head being written
 	fields []byte // a fast handler's header fields
 	body   []byte // a fast handler's response body
 	iov    [2][]byte
+
+	// out batches the answers written on the loop to one connection,
+	// outc, while serve answers what it has buffered: a pipelined burst
+	// costs one copy into the outbound queue, not one per answer. Nothing
+	// is left in it when the loop goes on to other work (see flushOut).
+	out  []byte
+	outc *conn
+
+	// route is the last route set matched by exact path: a loop's
+	// requests mostly go where the previous one went.
+	route *routeSet
 
 	timeouts     timeouts
 	deadlines    deadlines // pooled handlers' read and write deadlines
@@ -341,6 +355,11 @@ func (ls *loopState) tick() {
 	ls.date = append(ls.date[:0], "Date: "...)
 	ls.date = now.UTC().AppendFormat(ls.date, http.TimeFormat)
 	ls.date = append(ls.date, "\r\n"...)
+	ls.head200 = append(ls.head200[:0], status200...)
+	ls.head200 = append(ls.head200, ls.date...)
+	if name := ls.s.Name; name != "" {
+		ls.head200 = appendField(ls.head200, "Server", name)
+	}
 	if ls.index == 0 {
 		date := slices.Clone(ls.date)
 		ls.s.date.Store(&date)

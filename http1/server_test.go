@@ -299,6 +299,68 @@ func TestPipelining(t *testing.T) {
 	}
 }
 
+// TestPipelinedAnswersInOrder: answers a burst of pipelined requests gets
+// are batched, and what writes past the batch — a large body, a handler
+// writing to the connection itself, a pooled handler, an informational
+// answer, the refusal of a bad request — comes in request order.
+func TestPipelinedAnswersInOrder(t *testing.T) {
+	srv := testServer()
+	big := strings.Repeat("b", 100<<10)
+	srv.HandleFastFunc("GET /big", func(w *http1.Response, r *http1.Request) { w.WriteString(big) })
+	srv.HandleFastFunc("GET /kib", func(w *http1.Response, r *http1.Request) { w.WriteString(strings.Repeat("k", 1024)) })
+	srv.HandleFastFunc("GET /raw", func(w *http1.Response, r *http1.Request) {
+		w.Conn().Write([]byte("HTTP/1.1 299 Raw\r\nContent-Length: 3\r\n\r\nraw"))
+		w.WriteString("after raw")
+	})
+	srv.HandleFastFunc("GET /hints", func(w *http1.Response, r *http1.Request) {
+		w.AddHeader("Link", "</style.css>; rel=preload")
+		w.WriteHeader(http.StatusEarlyHints)
+		w.WriteString("hinted")
+	})
+	srv.HandleFastFunc("POST /only-post", func(w *http1.Response, r *http1.Request) {})
+	addr := serve(t, srv)
+
+	type answer struct {
+		status int
+		body   string
+	}
+	var all strings.Builder
+	var want []answer
+	add := func(req string, a ...answer) {
+		all.WriteString(req)
+		want = append(want, a...)
+	}
+	// More than the 64 KiB batch in 1 KiB answers, so that it flushes
+	// in the middle of the burst.
+	for range 80 {
+		add("GET /kib HTTP/1.1\r\nHost: x\r\n\r\n", answer{200, strings.Repeat("k", 1024)})
+	}
+	for i := range 3 {
+		add(fmt.Sprintf("GET /fast?%d HTTP/1.1\r\nHost: x\r\n\r\n", i), answer{200, fmt.Sprintf("fast /fast?%d", i)})
+		add("GET /raw HTTP/1.1\r\nHost: x\r\n\r\n", answer{299, "raw"}, answer{200, "after raw"})
+		add("GET /hints HTTP/1.1\r\nHost: x\r\n\r\n", answer{103, ""}, answer{200, "hinted"})
+		add("GET /big HTTP/1.1\r\nHost: x\r\n\r\n", answer{200, big})
+		add("GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n", answer{404, "404 page not found\n"})
+		add("GET /only-post HTTP/1.1\r\nHost: x\r\n\r\n", answer{405, "405 Method Not Allowed"})
+		add(fmt.Sprintf("GET /std?%d HTTP/1.1\r\nHost: x\r\n\r\n", i), answer{200, fmt.Sprintf("std GET /std?%d HTTP/1.1", i)})
+	}
+	add("GET /fast HTTP/1.1\r\nHost: x\r\nBad Name: x\r\n\r\n", answer{400, "400 Bad Request"})
+	add("GET /fast?never HTTP/1.1\r\nHost: x\r\n\r\n") // after the refusal: not answered
+
+	c := dialRaw(t, addr)
+	c.send(all.String())
+	for i, w := range want {
+		resp, body := c.read("GET")
+		if resp.StatusCode != w.status || body != w.body {
+			if len(body) > 40 {
+				body = body[:40] + "..."
+			}
+			t.Fatalf("answer %d: %d %q, want %d and %d bytes", i, resp.StatusCode, body, w.status, len(w.body))
+		}
+	}
+	c.closed()
+}
+
 func TestBadRequests(t *testing.T) {
 	srv := testServer()
 	srv.Limits.MaxHeaderBytes = 4096

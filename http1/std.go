@@ -54,6 +54,7 @@ type stdRequest struct {
 // startStd hands req to h on the worker pool. The loop stops serving the
 // connection's next requests until h is done.
 func (hc *conn) startStd(h http.Handler, req *Request) {
+	hc.ls.flushOut() // the pooled handler's answer goes after them
 	s := hc.ls.s
 	sr := &stdRequest{hc: hc, c: hc.c, s: s, h: h, keep: req.KeepAlive, upgrade: req.Upgrade}
 	sr.local, sr.remote = hc.c.LocalAddr(), hc.c.RemoteAddr()
