@@ -19,12 +19,24 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// buildDir holds the binary build makes; TestMain removes it.
+var buildDir string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
 // build compiles evkv once for the tests that run it as a process.
 var build = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "evkv-test")
 	if err != nil {
 		return "", err
 	}
+	buildDir = dir
 	bin := filepath.Join(dir, "evkv")
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
 	if err != nil {

@@ -57,14 +57,23 @@ func main() {
 	configs := flag.String("configs", "P1,P16,c1000", "load shapes: P1 (-c 50 -P 1), P16 (-c 50 -P 16), c1000 (-c 1000 -P 1); empty for none")
 	memKeys := flag.Int("memkeys", 1000000, "keys for the memory comparison (0: skip)")
 	pin := flag.Bool("pin", true, "pin servers to CPU 0 and redis-benchmark to CPU 1 with taskset")
+	var also []server
+	flag.Func("also", "`name=path` of another evkv binary to run in turn with the others and compare with this tree's (repeatable)", func(v string) error {
+		name, bin, ok := strings.Cut(v, "=")
+		if !ok || name == "" || bin == "" || name == "redis" || name == "evkv" {
+			return fmt.Errorf("want name=path with a name other than redis and evkv")
+		}
+		also = append(also, evkvServer(name, bin))
+		return nil
+	})
 	flag.Parse()
-	if err := run(*n, *runs, strings.Split(*tests, ","), strings.Split(*configs, ","), *memKeys, *pin); err != nil {
+	if err := run(*n, *runs, strings.Split(*tests, ","), strings.Split(*configs, ","), *memKeys, *pin, also); err != nil {
 		fmt.Fprintln(os.Stderr, "kvbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, runs int, tests, configNames []string, memKeys int, pin bool) error {
+func run(n, runs int, tests, configNames []string, memKeys int, pin bool, also []server) error {
 	evkv, err := buildEvkv()
 	if err != nil {
 		return err
@@ -80,10 +89,9 @@ func run(n, runs int, tests, configNames []string, memKeys int, pin bool) error 
 		{"redis", func(port int) []string {
 			return []string{redisBin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--maxclients", "10000", "--dir", os.TempDir()}
 		}},
-		{"evkv", func(port int) []string {
-			return []string{evkv, "--port", strconv.Itoa(port), "--appendonly", "no"}
-		}},
+		evkvServer("evkv", evkv),
 	}
+	servers = append(servers, also...)
 	shapes := map[string]config{"P1": {"-c 50 -P 1", 50, 1}, "P16": {"-c 50 -P 16", 50, 16}, "c1000": {"-c 1000 -P 1", 1000, 1}}
 	fmt.Printf("# kvbench %s: -n %d, %d run(s), medians\n", time.Now().Format(time.DateOnly), n, runs)
 	for _, cn := range configNames {
@@ -110,6 +118,9 @@ func run(n, runs int, tests, configNames []string, memKeys int, pin bool) error 
 			}
 		}
 		printTable(cfg, tests, all)
+		for _, srv := range also {
+			printAlso(cfg, tests, all, srv.name)
+		}
 	}
 	if memKeys > 0 {
 		fmt.Printf("\n## Resident memory with %d keys of 16-byte values\n\n| server | RSS | per key |\n|---|---:|---:|\n", memKeys)
@@ -122,6 +133,12 @@ func run(n, runs int, tests, configNames []string, memKeys int, pin bool) error 
 		}
 	}
 	return nil
+}
+
+func evkvServer(name, bin string) server {
+	return server{name, func(port int) []string {
+		return []string{bin, "--port", strconv.Itoa(port), "--appendonly", "no"}
+	}}
 }
 
 func buildEvkv() (string, error) {
@@ -248,6 +265,23 @@ func printTable(cfg config, tests []string, all map[string]map[string][]result) 
 			proc.MedianOf(r, func(x result) float64 { return x.p50 }), proc.MedianOf(r, func(x result) float64 { return x.p99 }),
 			proc.MedianOf(e, func(x result) float64 { return x.p50 }), proc.MedianOf(e, func(x result) float64 { return x.p99 }),
 			rc, ec, ec/rc)
+	}
+}
+
+// printAlso compares another evkv build with this tree's.
+func printAlso(cfg config, tests []string, all map[string]map[string][]result, name string) {
+	fmt.Printf("\n### %s against this tree's evkv, %s\n\n", name, cfg.name)
+	fmt.Printf("| test | evkv rps | %[1]s rps | ratio | evkv p99 ms | %[1]s p99 ms | evkv rps/CPU-s | %[1]s rps/CPU-s | ratio |\n", name)
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, t := range tests {
+		e, a := all["evkv"][t], all[name][t]
+		med := func(rs []result, f func(result) float64) float64 { return proc.MedianOf(rs, f) }
+		rps := func(x result) float64 { return x.rps }
+		cpu := func(x result) float64 { return x.cpuRPS }
+		p99 := func(x result) float64 { return x.p99 }
+		fmt.Printf("| %s | %.0f | %.0f | %.2f | %.3f | %.3f | %.0f | %.0f | %.2f |\n", t,
+			med(e, rps), med(a, rps), med(a, rps)/med(e, rps), med(e, p99), med(a, p99),
+			med(e, cpu), med(a, cpu), med(a, cpu)/med(e, cpu))
 	}
 }
 
