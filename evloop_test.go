@@ -137,6 +137,7 @@ func TestEchoOptions(t *testing.T) {
 		{"source hash", Options{Loops: 3, LoadBalancing: SourceAddrHash}},
 		{"reuseport", Options{Loops: 3, LoadBalancing: ReusePort}},
 		{"locked threads", Options{Loops: 2, LockOSThread: true}},
+		{"blocking poll", Options{Loops: 2, BlockingPoll: true}},
 		{"small buffers and marks", Options{Loops: 2, SendBuffer: 64 << 10, RecvBuffer: 64 << 10, HighWater: 8192, LowWater: 1024}},
 	}
 	for _, tc := range tests {

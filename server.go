@@ -48,6 +48,14 @@ type Options struct {
 	// pins loop i to CPU i modulo the number of CPUs (Linux).
 	LockOSThread bool
 	PinLoops     bool
+	// BlockingPoll makes an idle loop block its thread in epoll_wait rather
+	// than park in the Go runtime's poller: steadier latency when the
+	// clients are other processes (wrk's p99 at 256 connections 6 ms
+	// against up to 207 ms parked), slower wake-ups for goroutines of this
+	// process that wait on the runtime's poller while every P is held by a
+	// blocked loop (an in-process net.Conn client: 340µs a round trip
+	// against 18µs). kqueue always blocks.
+	BlockingPoll bool
 	// Nagle leaves Nagle's algorithm on; by default TCP_NODELAY is set.
 	Nagle bool
 	// KeepAlive is the TCP keep-alive period (default 15s; negative: off).
@@ -216,6 +224,7 @@ func NewServer(h Handler, opts Options) (*Server, error) {
 		l, err := loop.New(loop.Options{
 			LockOSThread:   opts.LockOSThread,
 			PinCPU:         opts.PinLoops,
+			BlockingPoll:   opts.BlockingPoll,
 			CPU:            i % runtime.NumCPU(),
 			Logger:         opts.Logger,
 			EndOfIteration: ls.flushDirty,

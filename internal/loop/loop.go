@@ -72,6 +72,10 @@ type Options struct {
 	// LockOSThread). Start fails if the pinning does.
 	PinCPU bool
 	CPU    int
+	// BlockingPoll makes the loop wait for events with its thread blocked
+	// in the kernel (epoll_wait) instead of parked in the Go runtime's
+	// poller; see poll.Poller.SetBlocking for what each costs.
+	BlockingPoll bool
 	// EventBatch is how many readiness events one wait can return (default 1024).
 	EventBatch int
 	// Logger receives recovered panics (default slog.Default()).
@@ -182,6 +186,7 @@ func New(opts Options) (*Loop, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.SetBlocking(opts.BlockingPoll)
 	if opts.EventBatch <= 0 {
 		opts.EventBatch = 1024
 	}

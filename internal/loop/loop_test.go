@@ -123,7 +123,12 @@ func TestSubmitFromManyGoroutinesKeepsOrder(t *testing.T) {
 }
 
 func TestSubmitWakesBlockedLoop(t *testing.T) {
-	l := startLoop(t, Options{})
+	t.Run("parked", func(t *testing.T) { submitWakes(t, Options{}) })
+	t.Run("blocking", func(t *testing.T) { submitWakes(t, Options{BlockingPoll: true}) })
+}
+
+func submitWakes(t *testing.T, opts Options) {
+	l := startLoop(t, opts)
 	for range 100 {
 		// Each round lets the loop go back to sleep before submitting.
 		before := l.Stats().Iterations
@@ -213,7 +218,12 @@ func TestStopAsyncFromLoop(t *testing.T) {
 }
 
 func TestTimersNeverEarlyAndInOrder(t *testing.T) {
-	l := startLoop(t, Options{})
+	t.Run("parked", func(t *testing.T) { timersInOrder(t, Options{}) })
+	t.Run("blocking", func(t *testing.T) { timersInOrder(t, Options{BlockingPoll: true}) })
+}
+
+func timersInOrder(t *testing.T, opts Options) {
+	l := startLoop(t, opts)
 	type firing struct {
 		i    int
 		late time.Duration

@@ -10,6 +10,7 @@
 //	(*Poller).Delete(fd int) error
 //	(*Poller).Wait(events []Event, timeout time.Duration) (int, error)
 //	(*Poller).Wake() error
+//	(*Poller).SetBlocking(on bool)
 //	(*Poller).Close() error
 //
 // and passes the conformance suite in poll_test.go.

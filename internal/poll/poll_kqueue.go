@@ -256,6 +256,10 @@ func (p *Poller) Wait(events []Event, timeout time.Duration) (int, error) {
 	return j, nil
 }
 
+// SetBlocking is there for the same methods as epoll's: a kqueue Wait
+// always blocks its thread in kevent.
+func (p *Poller) SetBlocking(on bool) {}
+
 // Wake makes a blocked or the next Wait return. Any goroutine may call it.
 func (p *Poller) Wake() error {
 	if !p.wakePending.CompareAndSwap(false, true) {

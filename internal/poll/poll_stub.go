@@ -33,3 +33,6 @@ func (p *Poller) Close() error { return nil }
 
 // IsGone reports false: no backend, no registrations.
 func IsGone(err error) bool { return false }
+
+// SetBlocking does nothing: there is no backend.
+func (p *Poller) SetBlocking(on bool) {}

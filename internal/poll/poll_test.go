@@ -62,6 +62,17 @@ func write(t *testing.T, fd int, s string) {
 	}
 }
 
+// bothWaits runs f with a Poller whose blocking Waits park the goroutine
+// (the default) and with one whose Waits block the thread (SetBlocking).
+func bothWaits(t *testing.T, f func(t *testing.T, p *Poller)) {
+	t.Run("parked", func(t *testing.T) { f(t, newPoller(t)) })
+	t.Run("blocking", func(t *testing.T) {
+		p := newPoller(t)
+		p.SetBlocking(true)
+		f(t, p)
+	})
+}
+
 // wait returns the events of one Wait, merged per fd, since kqueue may
 // report read and write readiness of one fd in two events.
 func wait(t *testing.T, p *Poller, timeout time.Duration) map[int32]Event {
@@ -82,8 +93,9 @@ func wait(t *testing.T, p *Poller, timeout time.Duration) map[int32]Event {
 	return got
 }
 
-func TestReadReadiness(t *testing.T) {
-	p := newPoller(t)
+func TestReadReadiness(t *testing.T) { bothWaits(t, readReadiness) }
+
+func readReadiness(t *testing.T, p *Poller) {
 	a, b := socketpair(t)
 	if err := p.Add(a, 0xdeadbeef, Read); err != nil {
 		t.Fatalf("Add: %v", err)
@@ -311,8 +323,9 @@ func TestManyFds(t *testing.T) {
 	}
 }
 
-func TestWakeBreaksBlockingWait(t *testing.T) {
-	p := newPoller(t)
+func TestWakeBreaksBlockingWait(t *testing.T) { bothWaits(t, wakeBreaksBlockingWait) }
+
+func wakeBreaksBlockingWait(t *testing.T, p *Poller) {
 	done := make(chan error)
 	go func() {
 		n, err := p.Wait(make([]Event, 8), -1)
@@ -335,8 +348,9 @@ func TestWakeBreaksBlockingWait(t *testing.T) {
 	}
 }
 
-func TestWakeBeforeWait(t *testing.T) {
-	p := newPoller(t)
+func TestWakeBeforeWait(t *testing.T) { bothWaits(t, wakeBeforeWait) }
+
+func wakeBeforeWait(t *testing.T, p *Poller) {
 	if err := p.Wake(); err != nil {
 		t.Fatal(err)
 	}
@@ -349,8 +363,9 @@ func TestWakeBeforeWait(t *testing.T) {
 	}
 }
 
-func TestWakesCoalesce(t *testing.T) {
-	p := newPoller(t)
+func TestWakesCoalesce(t *testing.T) { bothWaits(t, wakesCoalesce) }
+
+func wakesCoalesce(t *testing.T, p *Poller) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Add(1)
@@ -387,8 +402,9 @@ func TestWakesCoalesce(t *testing.T) {
 	}
 }
 
-func TestTimeoutNeverEarly(t *testing.T) {
-	p := newPoller(t)
+func TestTimeoutNeverEarly(t *testing.T) { bothWaits(t, timeoutNeverEarly) }
+
+func timeoutNeverEarly(t *testing.T, p *Poller) {
 	for _, d := range []time.Duration{300 * time.Microsecond, time.Millisecond, 15 * time.Millisecond} {
 		start := time.Now()
 		if _, err := p.Wait(make([]Event, 8), d); err != nil {

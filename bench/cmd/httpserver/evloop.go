@@ -11,6 +11,8 @@ func init() { impls["evloop"] = serveEvloop }
 // serveEvloop answers on the loops with http1's fast handlers.
 func serveEvloop(addr string) error {
 	srv := &http1.Server{Name: "evloop"}
+	// wrk is another process: idle loops sleep in epoll_wait, as gnet's do.
+	srv.Engine.BlockingPoll = true
 	srv.HandleFastFunc("GET /plaintext", func(w *http1.Response, r *http1.Request) {
 		w.AddHeader("Content-Type", "text/plain")
 		w.Write(helloBody)
