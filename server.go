@@ -49,12 +49,14 @@ type Options struct {
 	LockOSThread bool
 	PinLoops     bool
 	// BlockingPoll makes an idle loop block its thread in epoll_wait rather
-	// than park in the Go runtime's poller: steadier latency when the
-	// clients are other processes (wrk's p99 at 256 connections 6 ms
-	// against up to 207 ms parked), slower wake-ups for goroutines of this
-	// process that wait on the runtime's poller while every P is held by a
-	// blocked loop (an in-process net.Conn client: 340µs a round trip
-	// against 18µs). kqueue always blocks.
+	// than park in the Go runtime's poller: steadier latency with several
+	// loops whose clients are other processes (wrk's p99 at 256
+	// connections on two loops 6 ms, against up to 207 ms parked), slower
+	// wake-ups for goroutines of this process that wait on the runtime's
+	// poller while every P is held by a blocked loop (an in-process
+	// net.Conn client: 340µs a round trip against 24µs). With one loop it
+	// bought nothing measurable (evkv under redis-benchmark). kqueue
+	// always blocks.
 	BlockingPoll bool
 	// Nagle leaves Nagle's algorithm on; by default TCP_NODELAY is set.
 	Nagle bool

@@ -167,15 +167,12 @@ func New(cfg Config) (*Server, error) {
 // "unix" and a path) and returns the address it listens on.
 func (s *Server) Listen(network, addr string) (net.Addr, error) {
 	ev, err := evloop.NewServer(s, evloop.Options{
-		Loops: 1,
-		// The keyspace's clients are other processes: an idle loop
-		// sleeps in epoll_wait, as Redis's does.
-		BlockingPoll: true,
-		MaxInbound:   s.cfg.QueryBufferLimit,
-		HighWater:    4 << 20,
-		MaxOutbound:  1 << 30,
-		Logger:       s.log,
-		BeforeFlush:  func(int) { s.beforeFlush() },
+		Loops:       1,
+		MaxInbound:  s.cfg.QueryBufferLimit,
+		HighWater:   4 << 20,
+		MaxOutbound: 1 << 30,
+		Logger:      s.log,
+		BeforeFlush: func(int) { s.beforeFlush() },
 	})
 	if err != nil {
 		return nil, err
