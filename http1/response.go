@@ -213,7 +213,7 @@ func (hc *conn) runFast(h FastHandler, req *Request, keep bool) bool {
 	ls.iov[0], ls.iov[1] = b, body
 	hc.c.Writev(ls.iov[:])
 	ls.iov[0], ls.iov[1] = nil, nil
-	ls.out, ls.outc = b[:0], nil
+	ls.out, ls.outc = trim(b), nil
 	return keep
 }
 
@@ -231,19 +231,26 @@ func (ls *loopState) appendHead(b []byte, status int, req *Request, keep bool, f
 	if status == http.StatusOK && flags&rHasDate == 0 {
 		b = append(b, ls.head200...)
 	} else {
-		b = appendStatusLine(b, status)
-		if flags&rHasDate == 0 {
-			b = append(b, ls.date...)
-		}
-		if name := ls.s.Name; name != "" {
-			b = appendField(b, "Server", name)
-		}
+		b = ls.appendStart(b, status, flags)
 	}
 	switch {
 	case !keep:
 		b = append(b, "Connection: close\r\n"...)
 	case req != nil && req.Minor == 0:
 		b = append(b, "Connection: keep-alive\r\n"...)
+	}
+	return b
+}
+
+// appendStart appends the status line, the Date field unless the handler
+// set one, and the Server field.
+func (ls *loopState) appendStart(b []byte, status int, flags uint8) []byte {
+	b = appendStatusLine(b, status)
+	if flags&rHasDate == 0 {
+		b = append(b, ls.date...)
+	}
+	if name := ls.s.Name; name != "" {
+		b = appendField(b, "Server", name)
 	}
 	return b
 }

@@ -355,11 +355,7 @@ func (ls *loopState) tick() {
 	ls.date = append(ls.date[:0], "Date: "...)
 	ls.date = now.UTC().AppendFormat(ls.date, http.TimeFormat)
 	ls.date = append(ls.date, "\r\n"...)
-	ls.head200 = append(ls.head200[:0], status200...)
-	ls.head200 = append(ls.head200, ls.date...)
-	if name := ls.s.Name; name != "" {
-		ls.head200 = appendField(ls.head200, "Server", name)
-	}
+	ls.head200 = ls.appendStart(ls.head200[:0], http.StatusOK, 0)
 	if ls.index == 0 {
 		date := slices.Clone(ls.date)
 		ls.s.date.Store(&date)

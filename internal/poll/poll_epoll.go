@@ -201,7 +201,7 @@ func (p *Poller) Wait(events []Event, timeout time.Duration) (int, error) {
 // monitor sees the call blocked (20µs to 10ms), and while every P is held
 // so, goroutines waiting on the runtime's poller are woken by that monitor
 // alone: an in-process net.Conn client of a loop took 340µs a round trip
-// this way against 18µs parked. It suits loops whose clients are other
+// this way against 24µs parked. It suits loops whose clients are other
 // processes.
 func (p *Poller) SetBlocking(on bool) { p.blocking = on }
 

@@ -117,9 +117,11 @@ func run(n, runs int, tests, configNames []string, memKeys int, pin bool, also [
 				}
 			}
 		}
-		printTable(cfg, tests, all)
+		fmt.Printf("\n## redis-benchmark %s\n\n", cfg.name)
+		printTable(tests, all, "redis", "evkv", "Redis", "evkv")
 		for _, srv := range also {
-			printAlso(cfg, tests, all, srv.name)
+			fmt.Printf("\n### %s against this tree's evkv, %s\n\n", srv.name, cfg.name)
+			printTable(tests, all, "evkv", srv.name, "evkv", srv.name)
 		}
 	}
 	if memKeys > 0 {
@@ -253,35 +255,24 @@ func parseCSV(raw []byte) (result, error) {
 	return result{}, fmt.Errorf("no result row")
 }
 
-func printTable(cfg config, tests []string, all map[string]map[string][]result) {
-	fmt.Printf("\n## redis-benchmark %s\n\n", cfg.name)
-	fmt.Println("| test | Redis rps | evkv rps | ratio | Redis p50/p99 ms | evkv p50/p99 ms | Redis rps/CPU-s | evkv rps/CPU-s | ratio |")
+// printTable prints, per test, the medians of server b's runs beside
+// server a's, with b's ratios to a; names label the columns.
+func printTable(tests []string, all map[string]map[string][]result, a, b, aName, bName string) {
+	fmt.Printf("| test | %[1]s rps | %[2]s rps | ratio | %[1]s p50/p99 ms | %[2]s p50/p99 ms | %[1]s rps/CPU-s | %[2]s rps/CPU-s | ratio |\n", aName, bName)
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-	for _, t := range tests {
-		r, e := all["redis"][t], all["evkv"][t]
-		rr, er := proc.MedianOf(r, func(x result) float64 { return x.rps }), proc.MedianOf(e, func(x result) float64 { return x.rps })
-		rc, ec := proc.MedianOf(r, func(x result) float64 { return x.cpuRPS }), proc.MedianOf(e, func(x result) float64 { return x.cpuRPS })
-		fmt.Printf("| %s | %.0f | %.0f | %.2f | %.3f / %.3f | %.3f / %.3f | %.0f | %.0f | %.2f |\n", t, rr, er, er/rr,
-			proc.MedianOf(r, func(x result) float64 { return x.p50 }), proc.MedianOf(r, func(x result) float64 { return x.p99 }),
-			proc.MedianOf(e, func(x result) float64 { return x.p50 }), proc.MedianOf(e, func(x result) float64 { return x.p99 }),
-			rc, ec, ec/rc)
+	type medians struct{ rps, p50, p99, cpu float64 }
+	of := func(rs []result) medians {
+		return medians{
+			proc.MedianOf(rs, func(x result) float64 { return x.rps }),
+			proc.MedianOf(rs, func(x result) float64 { return x.p50 }),
+			proc.MedianOf(rs, func(x result) float64 { return x.p99 }),
+			proc.MedianOf(rs, func(x result) float64 { return x.cpuRPS }),
+		}
 	}
-}
-
-// printAlso compares another evkv build with this tree's.
-func printAlso(cfg config, tests []string, all map[string]map[string][]result, name string) {
-	fmt.Printf("\n### %s against this tree's evkv, %s\n\n", name, cfg.name)
-	fmt.Printf("| test | evkv rps | %[1]s rps | ratio | evkv p99 ms | %[1]s p99 ms | evkv rps/CPU-s | %[1]s rps/CPU-s | ratio |\n", name)
-	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, t := range tests {
-		e, a := all["evkv"][t], all[name][t]
-		med := func(rs []result, f func(result) float64) float64 { return proc.MedianOf(rs, f) }
-		rps := func(x result) float64 { return x.rps }
-		cpu := func(x result) float64 { return x.cpuRPS }
-		p99 := func(x result) float64 { return x.p99 }
-		fmt.Printf("| %s | %.0f | %.0f | %.2f | %.3f | %.3f | %.0f | %.0f | %.2f |\n", t,
-			med(e, rps), med(a, rps), med(a, rps)/med(e, rps), med(e, p99), med(a, p99),
-			med(e, cpu), med(a, cpu), med(a, cpu)/med(e, cpu))
+		x, y := of(all[a][t]), of(all[b][t])
+		fmt.Printf("| %s | %.0f | %.0f | %.2f | %.3f / %.3f | %.3f / %.3f | %.0f | %.0f | %.2f |\n", t, x.rps, y.rps, y.rps/x.rps,
+			x.p50, x.p99, y.p50, y.p99, x.cpu, y.cpu, y.cpu/x.cpu)
 	}
 }
 
