@@ -263,9 +263,19 @@ func printTable(cfg config, names []string, rs map[string][]result, runs int) {
 				label = name + " (wrk: " + r.errors + ")"
 			}
 		}
-		fmt.Printf("| %s | %.0f | %.2f | %.0f | %.2f | %.3f | %.3f |\n", label,
-			med(name, rps), ratio(ours, med(name, rps)), med(name, eff), ratio(ourEff, med(name, eff)),
-			med(name, func(r result) float64 { return r.p50 }), med(name, func(r result) float64 { return r.p99 }))
+		p50, p99 := "n/a", "n/a"
+		if !cfg.pipeline {
+			p50 = fmt.Sprintf("%.3f", med(name, func(r result) float64 { return r.p50 }))
+			p99 = fmt.Sprintf("%.3f", med(name, func(r result) float64 { return r.p99 }))
+		}
+		fmt.Printf("| %s | %.0f | %.2f | %.0f | %.2f | %s | %s |\n", label,
+			med(name, rps), ratio(ours, med(name, rps)), med(name, eff), ratio(ourEff, med(name, eff)), p50, p99)
+	}
+	if cfg.pipeline {
+		fmt.Println("\nNo latency for pipelined loads: wrk times each batch of 16 as one request, then")
+		fmt.Println("corrects for coordinated omission with an interval 16 times too short, so its")
+		fmt.Println("percentiles are skewed, and read 0 when the correction's entries fall below the")
+		fmt.Println("lowest sample.")
 	}
 }
 
