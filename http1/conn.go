@@ -263,14 +263,22 @@ func (hc *conn) idle() bool {
 // switchTo hands the connection to another protocol: p serves it from
 // now on, starting with the bytes already buffered.
 func (hc *conn) switchTo(p Protocol) {
-	hc.ls.flushOut()
-	hc.ls.timeouts.remove(hc)
+	ls := hc.ls
+	ls.flushOut()
+	ls.timeouts.remove(hc)
 	c := hc.c
 	c.SetContext(p)
-	hc.release()
+	hc.release() // hc may be recycled from here on
+	sd, leaves := p.(Shutdowner)
+	if leaves {
+		ls.s.leaving.Add(1)
+	}
 	p.OnOpen(c)
 	if c.InboundBuffered() > 0 && !c.Closed() {
 		p.OnData(c)
+	}
+	if leaves && ls.shuttingDown && !c.Closed() {
+		sd.OnShutdown(c)
 	}
 }
 

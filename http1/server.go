@@ -97,10 +97,14 @@ type Server struct {
 	started bool
 	ctx     context.Context // Request.Context's parent
 	cancel  context.CancelFunc
-	active  sync.WaitGroup // pooled requests not finished
-	conns   atomic.Int64
+	active  sync.WaitGroup         // pooled requests not finished
 	date    atomic.Pointer[[]byte] // loop 0's Date field, for the workers
 	closing atomic.Bool            // Shutdown began; read by workers too
+
+	// Connections served by a Protocol that is a Shutdowner, and a signal
+	// to Shutdown, waiting for them, that one closed.
+	leaving  atomic.Int64
+	departed chan struct{}
 }
 
 // ErrServerClosed is returned by Serve and ListenAndServe after Shutdown
@@ -224,6 +228,7 @@ func (s *Server) init() error {
 		s.loops[i] = ls
 		srv.Submit(i, func() { srv.Every(i, time.Second, ls.tick) })
 	}
+	s.departed = make(chan struct{}, 1)
 	s.started = true
 	return nil
 }
@@ -240,7 +245,10 @@ func (s *Server) fastBodyLimit() int64 {
 // answers go out, closes every connection (idle ones at once, the others
 // after their current response), and returns once all are closed; if ctx
 // ends first, the rest are aborted and ctx.Err() is returned. The contexts
-// of pooled requests still running then are cancelled.
+// of pooled requests still running then are cancelled. Connections
+// switched to a Protocol that is a Shutdowner (WebSockets) are told with
+// OnShutdown and given until ctx ends to close; the others switched are
+// closed after their queued bytes.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closing.Store(true)
@@ -253,13 +261,19 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		srv.Submit(i, func() {
 			ls.shuttingDown = true
 			srv.EachConn(i, func(c *evloop.Conn) {
-				if hc, ok := c.Context().(*conn); ok && hc.idle() {
-					c.Close()
+				switch x := c.Context().(type) {
+				case *conn:
+					if x.idle() {
+						c.Close()
+					}
+				case Shutdowner:
+					x.OnShutdown(c)
 				}
 			})
 		})
 	}
-	// Let pooled requests finish before the loops close their connections.
+	// Let pooled requests finish, and Shutdowners close, before the loops
+	// close what is left.
 	done := make(chan struct{})
 	go func() { s.active.Wait(); close(done) }()
 	var err error
@@ -267,6 +281,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-done:
 	case <-ctx.Done():
 		err = ctx.Err()
+	}
+	for err == nil && s.leaving.Load() > 0 {
+		select {
+		case <-s.departed:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
 	}
 	if serr := srv.Shutdown(ctx); err == nil {
 		err = serr
@@ -369,7 +390,6 @@ func (s *Server) OnOpen(c *evloop.Conn) {
 	hc.ls, hc.c = ls, c
 	hc.p.Limits = s.Limits
 	c.SetContext(hc)
-	s.conns.Add(1)
 	hc.enter(idle)
 }
 
@@ -390,6 +410,7 @@ func (s *Server) OnReadEOF(c *evloop.Conn) {
 	case *conn:
 		x.readEOF()
 	case Protocol:
+		s.protocolClosed(x)
 		x.OnClose(c, nil) // the protocol's peer is done: close
 		c.SetContext(nil)
 		c.Close()
@@ -400,11 +421,23 @@ func (s *Server) OnReadEOF(c *evloop.Conn) {
 func (s *Server) OnClose(c *evloop.Conn, err error) {
 	switch x := c.Context().(type) {
 	case *conn:
-		s.conns.Add(-1)
 		x.closed(err)
 	case Protocol:
-		s.conns.Add(-1)
+		s.protocolClosed(x)
 		x.OnClose(c, err)
+	}
+}
+
+// protocolClosed accounts for a connection p served, closed.
+func (s *Server) protocolClosed(p Protocol) {
+	if _, ok := p.(Shutdowner); !ok {
+		return
+	}
+	if s.leaving.Add(-1) == 0 {
+		select {
+		case s.departed <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -420,4 +453,16 @@ type Protocol interface {
 	OnOpen(c *evloop.Conn)
 	OnData(c *evloop.Conn)
 	OnClose(c *evloop.Conn, err error)
+}
+
+// Shutdowner is a Protocol that ends its connections itself when the
+// server shuts down, as a WebSocket does with a close frame (1001, going
+// away) and the peer's answer. OnShutdown runs on the connection's loop
+// when Shutdown begins, or when the connection switches while it is under
+// way; Shutdown then waits for those connections to close until its
+// context ends. A Protocol that is not a Shutdowner has its connections
+// closed at once, after their queued bytes.
+type Shutdowner interface {
+	Protocol
+	OnShutdown(c *evloop.Conn)
 }

@@ -288,11 +288,13 @@ func (sr *stdRequest) done() {
 }
 
 // finished runs on the loop once the handler returned and its answer was
-// queued: the connection goes on with its next request, or closes.
+// queued: the connection goes on with its next request, or closes. The
+// request counts as active until then, so that Shutdown, waiting for the
+// active ones, sees a connection the handler switched to a Protocol.
 func (sr *stdRequest) finished() {
 	hc, c, w := sr.hc, sr.c, sr.w
 	sr.cancel()
-	sr.s.active.Done()
+	defer sr.s.active.Done()
 	if sr.gone || hc.std != sr {
 		return
 	}

@@ -577,6 +577,12 @@ func (wc *Conn) Send(op Opcode, data []byte) {
 	wc.c.AsyncWrite(b, nil)
 }
 
+// OnShutdown implements http1.Shutdowner: the server is going away, so the
+// close handshake starts with 1001, unless one is under way.
+func (wc *Conn) OnShutdown(*evloop.Conn) {
+	wc.Close(CloseGoingAway, "server shutting down")
+}
+
 // CloseAsync is Close from any goroutine.
 func (wc *Conn) CloseAsync(code int, reason string) {
 	wc.c.Submit(func() { wc.Close(code, reason) })

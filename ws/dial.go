@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/evloop/evloop"
@@ -43,6 +44,11 @@ type Dialer struct {
 	mu     sync.Mutex
 	srv    *evloop.Server
 	closed bool
+
+	// open counts the connections, dialing or open; Shutdown waits on
+	// gone for the last to close.
+	open atomic.Int64
+	gone chan struct{}
 }
 
 // dialed is the outcome of a Dial, sent by its connection's loop.
@@ -146,7 +152,8 @@ func (d *Dialer) server() (*evloop.Server, error) {
 		return nil, evloop.ErrClosed
 	}
 	if d.srv == nil {
-		srv, err := evloop.NewServer(dialHandler{}, d.Engine)
+		d.gone = make(chan struct{}, 1)
+		srv, err := evloop.NewServer(dialHandler{d}, d.Engine)
 		if err != nil {
 			return nil, err
 		}
@@ -156,17 +163,59 @@ func (d *Dialer) server() (*evloop.Server, error) {
 }
 
 // Close closes the Dialer's connections at once, without a close
-// handshake (Conn.Close them first for one), and stops its loops. Dial
-// fails after Close.
+// handshake (Shutdown, or Conn.Close first, gives them one), and stops its
+// loops. Dial fails after Close.
 func (d *Dialer) Close() error {
-	d.mu.Lock()
-	d.closed = true
-	srv := d.srv
-	d.mu.Unlock()
-	if srv != nil {
+	if srv := d.stop(); srv != nil {
 		return srv.Close()
 	}
 	return nil
+}
+
+// Shutdown ends the Dialer's connections with the close handshake (1001,
+// going away; one already begun goes on) and fails the dials under way,
+// waits until every connection is closed, then stops the loops. If ctx ends
+// first, the connections left are closed at once and ctx.Err() returned.
+// Dial fails once Shutdown began.
+func (d *Dialer) Shutdown(ctx context.Context) error {
+	srv := d.stop()
+	if srv == nil {
+		return nil
+	}
+	for i := range srv.Loops() {
+		srv.Submit(i, func() {
+			srv.EachConn(i, func(c *evloop.Conn) {
+				switch x := c.Context().(type) {
+				case *Conn:
+					x.Close(CloseGoingAway, "")
+				case *dialing:
+					x.fail(c, errors.New("websocket: the Dialer is shutting down"))
+				default:
+					c.Close() // connected, its handshake not yet started
+				}
+			})
+		})
+	}
+	var err error
+	for err == nil && d.open.Load() > 0 {
+		select {
+		case <-d.gone:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	if serr := srv.Shutdown(ctx); err == nil {
+		err = serr
+	}
+	return err
+}
+
+// stop marks the Dialer closed and returns its loops, if it started them.
+func (d *Dialer) stop() *evloop.Server {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.closed = true
+	return d.srv
 }
 
 // parseURL checks a URL given to Dial.
@@ -314,11 +363,11 @@ func connect(ctx context.Context, srv *evloop.Server, u *url.URL) (*evloop.Conn,
 
 // dialHandler serves a Dialer's connections. A connection's context holds
 // its *dialing while the opening handshake is under way, then its *Conn.
-type dialHandler struct{}
+type dialHandler struct{ d *Dialer }
 
 // OnOpen implements evloop.Handler. The dial's state comes with the first
 // task Dial submits, which sends the handshake.
-func (dialHandler) OnOpen(*evloop.Conn) {}
+func (h dialHandler) OnOpen(*evloop.Conn) { h.d.open.Add(1) }
 
 // OnData implements evloop.Handler. Bytes that come before the dial's
 // state are left buffered for it.
@@ -332,12 +381,18 @@ func (dialHandler) OnData(c *evloop.Conn) {
 }
 
 // OnClose implements evloop.Handler.
-func (dialHandler) OnClose(c *evloop.Conn, err error) {
+func (h dialHandler) OnClose(c *evloop.Conn, err error) {
 	switch x := c.Context().(type) {
 	case *Conn:
 		x.OnClose(c, err)
 	case *dialing:
 		x.closed(err)
+	}
+	if h.d.open.Add(-1) == 0 {
+		select {
+		case h.d.gone <- struct{}{}:
+		default:
+		}
 	}
 }
 

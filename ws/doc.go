@@ -69,11 +69,19 @@
 // to Options.CloseTimeout. wss:// is not supported: connections on a loop
 // have no TLS.
 //
+// # Shutting down
+//
+// http1.Server.Shutdown starts the close handshake of every WebSocket
+// connection with 1001 (going away), and waits for the clients' answers
+// (each up to Options.CloseTimeout) until its context ends; a Conn is an
+// http1.Shutdowner. Dialer.Shutdown does the same for a client's
+// connections; Dialer.Close closes them without the handshake.
+//
 // # Goroutines
 //
 // A Dialer's loops (one per CPU by default, Dialer.Engine.Loops) start at
-// its first Dial and stop at Dialer.Close; each owns the connections
-// dialed on it, as a server's loop does. The goroutines of an Options'
+// its first Dial and stop at Dialer.Close or Dialer.Shutdown; each owns
+// the connections dialed on it, as a server's loop does. The goroutines of an Options'
 // worker pool (Options.Workers) start as messages need them and end after
 // 10 seconds without work, or at Options.CloseWorkers.
 package ws

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"compress/flate"
-	"context"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -90,26 +89,8 @@ func (e *echo) nextClose(t *testing.T, before int) *ws.CloseError {
 // by a fast handler) and /std (by a pooled net/http handler).
 func serve(t *testing.T, h ws.Handler, o *ws.Options) string {
 	t.Helper()
-	srv := &http1.Server{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	srv.HandleFastFunc("GET /fast", func(w *http1.Response, r *http1.Request) {
-		ws.Upgrade(w, r, h, o)
-	})
-	srv.HandleFunc("GET /std", func(w http.ResponseWriter, r *http.Request) {
-		ws.UpgradeHTTP(w, r, h, o)
-	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(ln); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	})
-	return ln.Addr().String()
+	_, addr := startServer(t, h, o)
+	return addr
 }
 
 func dialGorilla(t *testing.T, url string, d *websocket.Dialer) *websocket.Conn {
