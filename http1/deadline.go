@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 )
 
@@ -17,10 +18,12 @@ import (
 // one; a zero time clears it.
 //
 // The handler's goroutine checks them itself when it reads or writes, so
-// that a deadline already passed fails the call at once. A read or write
-// blocked on the client is failed by the loop: a request with a deadline
-// is in its loop's list of deadlines, in deadline order, checked once a
-// second with the server's timeouts — no timer, no goroutine.
+// that a deadline already passed fails the call at once, and a read or
+// write that waits for the client wakes at the deadline (a runtime timer
+// while it waits). The loop acts on them too, for a request whose handler
+// is not reading or writing: a request with a deadline is in its loop's
+// list of deadlines, in deadline order, checked once a second with the
+// server's timeouts.
 
 // SetReadDeadline sets the deadline for reading the request's body: a
 // Read past it (or blocked when it passes) fails with an error that is a
@@ -52,6 +55,7 @@ func (w *responseWriter) SetWriteDeadline(t time.Time) error {
 	w.mu.Lock()
 	if !w.timedOut {
 		w.deadline = t
+		w.cond.Broadcast() // a write waiting goes on to the new deadline
 	}
 	w.mu.Unlock()
 	sr := w.sr
@@ -137,7 +141,24 @@ func (p *bodyPipe) setDeadline(t time.Time) {
 	defer p.mu.Unlock()
 	if !p.timedOut {
 		p.deadline = t
+		p.cond.Broadcast() // a Read waiting goes on to the new deadline
 	}
+}
+
+// waitUntil waits on c, whose lock is held, until it is signalled or, if
+// deadline is not zero, until deadline passes.
+func waitUntil(c *sync.Cond, deadline time.Time) {
+	if deadline.IsZero() {
+		c.Wait()
+		return
+	}
+	t := time.AfterFunc(time.Until(deadline), func() {
+		c.L.Lock()
+		c.Broadcast()
+		c.L.Unlock()
+	})
+	c.Wait()
+	t.Stop()
 }
 
 // timeoutLocked fails the reads of a body not all received, now and

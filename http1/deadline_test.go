@@ -267,3 +267,67 @@ func TestWriteDeadline(t *testing.T) {
 		})
 	}
 }
+
+// A read or write that waits for the client when its deadline passes
+// fails then, not at the loop's next once-a-second check. Each is tried
+// four times, so that a check once a second would miss the bound in all
+// but a few runs.
+func TestDeadlineWakesBlockedCall(t *testing.T) {
+	const deadline = 50 * time.Millisecond
+	const bound = 500 * time.Millisecond
+	srv := &http1.Server{}
+	took := make(chan time.Duration, 1)
+	errs := make(chan error, 1)
+	srv.HandleFunc("/read", func(w http.ResponseWriter, r *http.Request) {
+		buf := make([]byte, 100)
+		io.ReadFull(r.Body, buf) // the first half has come; the rest stalls
+		start := time.Now()
+		http.NewResponseController(w).SetReadDeadline(start.Add(deadline))
+		_, err := io.ReadAll(r.Body)
+		took <- time.Since(start)
+		errs <- err
+	})
+	srv.HandleFunc("/write", func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		http.NewResponseController(w).SetWriteDeadline(start.Add(deadline))
+		chunk := []byte(strings.Repeat("z", 64<<10))
+		var err error
+		for i := 0; i < 1<<14 && err == nil; i++ { // at most 1 GiB
+			_, err = w.Write(chunk)
+		}
+		took <- time.Since(start)
+		errs <- err
+	})
+	addr := serve(t, srv)
+	c := client(t)
+	check := func(what string) {
+		t.Helper()
+		d := <-took
+		if err := recvErr(t, errs); !isDeadlineError(err) {
+			t.Fatalf("%s: %v, want a timeout with os.ErrDeadlineExceeded", what, err)
+		}
+		if d < deadline || d > bound {
+			t.Fatalf("%s failed after %v, with a deadline of %v", what, d, deadline)
+		}
+	}
+	for range 4 {
+		stall := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			slowUpload(t, c, "http://"+addr+"/read", 1000, stall)
+		}()
+		check("Read")
+		close(stall)
+		<-done
+	}
+	for range 4 {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(nc, "GET /write HTTP/1.1\r\nHost: x\r\n\r\n") // and never read
+		check("Write")
+		nc.Close()
+	}
+}

@@ -409,7 +409,8 @@ func (p *bodyPipe) Read(b []byte) (int, error) {
 		}
 	}
 	for p.off == len(p.buf) && p.err == nil {
-		p.cond.Wait()
+		waitUntil(&p.cond, p.deadline)
+		p.checkDeadline()
 	}
 	if p.off == len(p.buf) {
 		return 0, p.err
@@ -592,7 +593,8 @@ func (w *responseWriter) FlushError() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for w.inflight > 0 && w.err == nil {
-		w.cond.Wait()
+		waitUntil(&w.cond, w.deadline)
+		w.checkDeadline()
 	}
 	return w.err
 }
@@ -854,7 +856,8 @@ func (w *responseWriter) sendAndWait(b []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for w.inflight > maxInflight && w.err == nil {
-		w.cond.Wait()
+		waitUntil(&w.cond, w.deadline)
+		w.checkDeadline()
 	}
 	return w.err
 }
@@ -936,7 +939,8 @@ func (w *responseWriter) waitWritten() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for w.inflight > 0 && w.err == nil {
-		w.cond.Wait()
+		waitUntil(&w.cond, w.deadline)
+		w.checkDeadline()
 	}
 	return w.err
 }
