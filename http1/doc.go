@@ -47,13 +47,17 @@
 // 408 for a client too slow (Server.ReadHeaderTimeout, ReadTimeout,
 // IdleTimeout). Timeouts and pooled handlers' deadlines live in per-loop
 // lists in deadline order, checked once a second with the Date field (so
-// one acts up to a second late): an idle or slow connection costs a
+// a timeout acts up to a second late): an idle or slow connection costs a
 // struct of about a hundred bytes, no goroutine, no buffer and no timer.
+// A pooled handler's read or write that waits for the client wakes at its
+// deadline itself, with a runtime timer while it waits.
 //
 // A handler of either kind may switch the connection to another protocol
 // (Response.SwitchProtocols, or the pooled ResponseWriter's
 // SwitchProtocols method): a Protocol then serves it on the loop. Package
-// ws upgrades to WebSocket that way.
+// ws upgrades to WebSocket that way. Server.Shutdown tells a Protocol that
+// is a Shutdowner (a WebSocket sends 1001, going away) and waits for its
+// connections to close; it closes the others after their queued bytes.
 //
 // # Parsers
 //
