@@ -9,8 +9,10 @@
 //
 // Each server runs as its own process pinned to CPU 0 (redis-server from
 // Debian's package with persistence off; evkv built from ../cmd/evkv),
-// redis-benchmark pinned to CPU 1; servers alternate between runs and the
-// tables show medians. Server CPU is utime+stime from /proc/PID/stat
+// redis-benchmark pinned to CPU 1. In a run every server is started fresh
+// and each test runs against them back to back, the first one alternating;
+// the tables show medians of the runs, and the ratios are medians of the
+// runs' own ratios. Server CPU is utime+stime from /proc/PID/stat
 // before and after each redis-benchmark run.
 package main
 
@@ -104,16 +106,16 @@ func run(n, runs int, tests, configNames []string, memKeys int, pin bool, also [
 		}
 		all := map[string]map[string][]result{} // server -> test -> runs
 		for r := range runs {
-			for _, srv := range servers {
-				res, err := benchOnce(srv, cfg, n, tests, pin)
-				if err != nil {
-					return fmt.Errorf("%s %s run %d: %w", srv.name, cfg.name, r+1, err)
+			res, err := benchRun(servers, cfg, n, tests, pin, r)
+			if err != nil {
+				return fmt.Errorf("%s run %d: %w", cfg.name, r+1, err)
+			}
+			for name, byTest := range res {
+				if all[name] == nil {
+					all[name] = map[string][]result{}
 				}
-				if all[srv.name] == nil {
-					all[srv.name] = map[string][]result{}
-				}
-				for t, v := range res {
-					all[srv.name][t] = append(all[srv.name][t], v)
+				for t, v := range byTest {
+					all[name][t] = append(all[name][t], v)
 				}
 			}
 		}
@@ -184,51 +186,86 @@ func startServer(srv server, pin bool) (*exec.Cmd, int, error) {
 	return nil, 0, fmt.Errorf("%s did not start", srv.name)
 }
 
-// benchOnce runs each test against a fresh server, in one process, and
-// measures the server's CPU per test.
-func benchOnce(srv server, cfg config, n int, tests []string, pin bool) (map[string]result, error) {
-	cmd, port, err := startServer(srv, pin)
-	if err != nil {
-		return nil, err
+// benchRun starts a fresh process of every server and runs the tests in
+// turn against each: a test runs against one server, then at once against
+// the next, so that the machine's drift over minutes falls on both figures
+// of a pair alike. Which server goes first alternates from test to test
+// and from run to run. It measures each server's CPU per test.
+func benchRun(servers []server, cfg config, n int, tests []string, pin bool, run int) (map[string]map[string]result, error) {
+	type started struct {
+		srv  server
+		cmd  *exec.Cmd
+		port int
 	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	out := map[string]result{}
-	for _, t := range tests {
-		before, err := proc.CPUTime(cmd.Process.Pid)
+	var procs []started
+	defer func() {
+		for _, p := range procs {
+			p.cmd.Process.Kill()
+			p.cmd.Wait()
+		}
+	}()
+	for _, srv := range servers {
+		cmd, port, err := startServer(srv, pin)
 		if err != nil {
 			return nil, err
 		}
-		argv := []string{"redis-benchmark", "-p", strconv.Itoa(port), "-n", strconv.Itoa(n), "-c", strconv.Itoa(cfg.clients),
-			"-P", strconv.Itoa(cfg.pipelined), "-t", t, "-r", "100000", "--csv"}
-		if pin {
-			argv = append([]string{"taskset", "-c", "1"}, argv...)
+		procs = append(procs, started{srv, cmd, port})
+	}
+	out := map[string]map[string]result{}
+	for _, p := range procs {
+		out[p.srv.name] = map[string]result{}
+	}
+	for i, t := range tests {
+		order := slices.Clone(procs)
+		if (i+run)%2 == 1 {
+			slices.Reverse(order)
 		}
-		b := exec.Command(argv[0], argv[1:]...)
-		raw, err := b.Output()
-		if err != nil {
-			return nil, fmt.Errorf("redis-benchmark -t %s: %v", t, err)
+		for _, p := range order {
+			r, err := benchTest(p.cmd.Process.Pid, p.port, cfg, n, t, pin, out[p.srv.name])
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", p.srv.name, err)
+			}
+			out[p.srv.name][t] = r
 		}
-		after, err := proc.CPUTime(cmd.Process.Pid)
-		if err != nil {
-			return nil, err
-		}
-		r, err := parseCSV(raw)
-		if err != nil {
-			return nil, fmt.Errorf("redis-benchmark -t %s: %v\n%s", t, err, raw)
-		}
-		cpu := after - before
-		// redis-benchmark fills the list with n LPUSHes before an LRANGE
-		// test; their share of the server's time is taken as the LPUSH
-		// test's, when it ran.
-		if fill, ok := out["lpush"]; ok && strings.HasPrefix(t, "lrange") && fill.cpuRPS > 0 {
-			cpu -= float64(n) / fill.cpuRPS
-		}
-		if cpu > 0 {
-			r.cpuRPS = float64(n) / cpu
-		}
-		out[t] = r
 	}
 	return out, nil
+}
+
+// benchTest runs redis-benchmark's test t against the server at port
+// (process pid), whose earlier results are done, and measures its CPU.
+func benchTest(pid, port int, cfg config, n int, t string, pin bool, done map[string]result) (result, error) {
+	before, err := proc.CPUTime(pid)
+	if err != nil {
+		return result{}, err
+	}
+	argv := []string{"redis-benchmark", "-p", strconv.Itoa(port), "-n", strconv.Itoa(n), "-c", strconv.Itoa(cfg.clients),
+		"-P", strconv.Itoa(cfg.pipelined), "-t", t, "-r", "100000", "--csv"}
+	if pin {
+		argv = append([]string{"taskset", "-c", "1"}, argv...)
+	}
+	raw, err := exec.Command(argv[0], argv[1:]...).Output()
+	if err != nil {
+		return result{}, fmt.Errorf("redis-benchmark -t %s: %v", t, err)
+	}
+	after, err := proc.CPUTime(pid)
+	if err != nil {
+		return result{}, err
+	}
+	r, err := parseCSV(raw)
+	if err != nil {
+		return result{}, fmt.Errorf("redis-benchmark -t %s: %v\n%s", t, err, raw)
+	}
+	cpu := after - before
+	// redis-benchmark fills the list with n LPUSHes before an LRANGE test;
+	// their share of the server's time is taken as the LPUSH test's, when
+	// it ran.
+	if fill, ok := done["lpush"]; ok && strings.HasPrefix(t, "lrange") && fill.cpuRPS > 0 {
+		cpu -= float64(n) / fill.cpuRPS
+	}
+	if cpu > 0 {
+		r.cpuRPS = float64(n) / cpu
+	}
+	return r, nil
 }
 
 // parseCSV reads redis-benchmark's --csv line:
@@ -269,10 +306,24 @@ func printTable(tests []string, all map[string]map[string][]result, a, b, aName,
 			proc.MedianOf(rs, func(x result) float64 { return x.cpuRPS }),
 		}
 	}
+	// ratio is the median of the runs' ratios: a run measures both servers
+	// on a test seconds apart.
+	ratio := func(xs, ys []result, f func(result) float64) float64 {
+		var v []float64
+		for i := range min(len(xs), len(ys)) {
+			if f(xs[i]) > 0 {
+				v = append(v, f(ys[i])/f(xs[i]))
+			}
+		}
+		return proc.Median(v)
+	}
 	for _, t := range tests {
-		x, y := of(all[a][t]), of(all[b][t])
-		fmt.Printf("| %s | %.0f | %.0f | %.2f | %.3f / %.3f | %.3f / %.3f | %.0f | %.0f | %.2f |\n", t, x.rps, y.rps, y.rps/x.rps,
-			x.p50, x.p99, y.p50, y.p99, x.cpu, y.cpu, y.cpu/x.cpu)
+		xs, ys := all[a][t], all[b][t]
+		x, y := of(xs), of(ys)
+		fmt.Printf("| %s | %.0f | %.0f | %.2f | %.3f / %.3f | %.3f / %.3f | %.0f | %.0f | %.2f |\n", t, x.rps, y.rps,
+			ratio(xs, ys, func(r result) float64 { return r.rps }),
+			x.p50, x.p99, y.p50, y.p99, x.cpu, y.cpu,
+			ratio(xs, ys, func(r result) float64 { return r.cpuRPS }))
 	}
 }
 
