@@ -202,6 +202,35 @@ func TestListenErrors(t *testing.T) {
 	}
 }
 
+// StopAccepting closes the listeners; the connections go on until
+// Shutdown.
+func TestStopAccepting(t *testing.T) {
+	srv, err := Listen("tcp", "127.0.0.1:0", &echoHandler{}, Options{Loops: 2, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	addr := srv.Addrs()[0].String()
+	c := dial(t, addr)
+	srv.StopAccepting()
+	if nc, err := net.Dial("tcp", addr); err == nil {
+		nc.Close()
+		t.Fatal("a connection was accepted after StopAccepting")
+	}
+	if got, err := roundTrip(c, []byte("still here")); err != nil || string(got) != "still here" {
+		t.Fatalf("echo after StopAccepting = %q, %v", got, err)
+	}
+	if _, err := srv.Listen("tcp", "127.0.0.1:0"); !errors.Is(err, ErrClosed) {
+		t.Errorf("Listen after StopAccepting = %v; want ErrClosed", err)
+	}
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := io.ReadAll(c); err != nil || len(b) != 0 {
+		t.Fatalf("client after Shutdown: %q, %v; want EOF", b, err)
+	}
+}
+
 func TestShutdownTwiceAndAfter(t *testing.T) {
 	srv, err := Listen("tcp", "127.0.0.1:0", &echoHandler{}, Options{Loops: 2, Logger: quietLogger()})
 	if err != nil {

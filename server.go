@@ -129,6 +129,7 @@ type Server struct {
 	mu        sync.Mutex
 	listeners []*listener
 	shutdown  bool
+	deaf      bool // StopAccepting: listeners closed, new ones refused
 
 	conns   atomic.Int64  // open connections, all loops
 	drained chan struct{} // closed when conns reaches 0 during Shutdown
@@ -355,7 +356,7 @@ func (s *Server) addListener(ls *loopState, fd int, addr net.Addr) error {
 	if err := ls.l.Submit(func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if s.shutdown {
+		if s.shutdown || s.deaf {
 			errc <- ErrClosed
 			return
 		}
@@ -606,6 +607,21 @@ func (ls *loopState) guard(what string, fn func()) {
 		}
 	}()
 	fn()
+}
+
+// StopAccepting closes the server's listeners and returns once they are
+// closed; Listen and Serve fail with ErrClosed afterwards. Connections,
+// dialed and adopted ones included, are not affected. It is the first step
+// of a shutdown that lets connections finish their work before Shutdown
+// closes them.
+func (s *Server) StopAccepting() {
+	s.mu.Lock()
+	s.deaf = true
+	listeners := s.listeners
+	s.mu.Unlock()
+	for _, ln := range listeners {
+		s.onLoop(ln.ls, ln.close)
+	}
 }
 
 // Shutdown stops accepting, closes every connection gracefully (their

@@ -263,6 +263,9 @@ func (hc *conn) idle() bool {
 // switchTo hands the connection to another protocol: p serves it from
 // now on, starting with the bytes already buffered.
 func (hc *conn) switchTo(p Protocol) {
+	if hc.released {
+		return // closed under the handler (Abort, Detach): nothing to serve
+	}
 	ls := hc.ls
 	ls.flushOut()
 	ls.timeouts.remove(hc)

@@ -145,20 +145,38 @@ func (p *bodyPipe) setDeadline(t time.Time) {
 	}
 }
 
-// waitUntil waits on c, whose lock is held, until it is signalled or, if
+// alarm wakes a wait on a sync.Cond at a deadline: one runtime timer for
+// all the waits of one Read or write, set again only when the deadline
+// changes.
+type alarm struct {
+	t  *time.Timer
+	at time.Time
+}
+
+// wait waits on c, whose lock is held, until it is signalled or, if
 // deadline is not zero, until deadline passes.
-func waitUntil(c *sync.Cond, deadline time.Time) {
-	if deadline.IsZero() {
-		c.Wait()
-		return
+func (a *alarm) wait(c *sync.Cond, deadline time.Time) {
+	switch {
+	case deadline.IsZero():
+		a.stop()
+	case a.t == nil:
+		a.t = time.AfterFunc(time.Until(deadline), func() {
+			c.L.Lock()
+			c.Broadcast()
+			c.L.Unlock()
+		})
+	case !deadline.Equal(a.at):
+		a.t.Reset(time.Until(deadline))
 	}
-	t := time.AfterFunc(time.Until(deadline), func() {
-		c.L.Lock()
-		c.Broadcast()
-		c.L.Unlock()
-	})
+	a.at = deadline
 	c.Wait()
-	t.Stop()
+}
+
+// stop cancels the alarm, if it was set.
+func (a *alarm) stop() {
+	if a.t != nil {
+		a.t.Stop()
+	}
 }
 
 // timeoutLocked fails the reads of a body not all received, now and

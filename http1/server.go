@@ -248,7 +248,7 @@ func (s *Server) fastBodyLimit() int64 {
 // of pooled requests still running then are cancelled. Connections
 // switched to a Protocol that is a Shutdowner (WebSockets) are told with
 // OnShutdown and given until ctx ends to close; the others switched are
-// closed after their queued bytes.
+// closed with the rest. Shutdown may be called more than once.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closing.Store(true)
@@ -257,8 +257,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if srv == nil {
 		return nil
 	}
+	srv.StopAccepting()
+	// Each loop closes its idle connections and tells its Shutdowners;
+	// from then on, a connection that switches is told as it does.
+	var told sync.WaitGroup
 	for i, ls := range s.loops {
-		srv.Submit(i, func() {
+		told.Add(1)
+		err := srv.Submit(i, func() {
+			defer told.Done()
 			ls.shuttingDown = true
 			srv.EachConn(i, func(c *evloop.Conn) {
 				switch x := c.Context().(type) {
@@ -271,7 +277,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 				}
 			})
 		})
+		if err != nil {
+			told.Done()
+		}
 	}
+	told.Wait()
 	// Let pooled requests finish, and Shutdowners close, before the loops
 	// close what is left.
 	done := make(chan struct{})
@@ -289,6 +299,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			err = ctx.Err()
 		}
 	}
+	s.passDeparted() // to another Shutdown waiting
 	if serr := srv.Shutdown(ctx); err == nil {
 		err = serr
 	}
@@ -430,14 +441,17 @@ func (s *Server) OnClose(c *evloop.Conn, err error) {
 
 // protocolClosed accounts for a connection p served, closed.
 func (s *Server) protocolClosed(p Protocol) {
-	if _, ok := p.(Shutdowner); !ok {
-		return
+	if _, ok := p.(Shutdowner); ok && s.leaving.Add(-1) == 0 {
+		s.passDeparted()
 	}
-	if s.leaving.Add(-1) == 0 {
-		select {
-		case s.departed <- struct{}{}:
-		default:
-		}
+}
+
+// passDeparted wakes a Shutdown waiting for Shutdowners to close, to look
+// at their count again; a waiter that leaves passes it on to the next.
+func (s *Server) passDeparted() {
+	select {
+	case s.departed <- struct{}{}:
+	default:
 	}
 }
 
@@ -460,8 +474,9 @@ type Protocol interface {
 // away) and the peer's answer. OnShutdown runs on the connection's loop
 // when Shutdown begins, or when the connection switches while it is under
 // way; Shutdown then waits for those connections to close until its
-// context ends. A Protocol that is not a Shutdowner has its connections
-// closed at once, after their queued bytes.
+// context ends. The connections of a Protocol that is not a Shutdowner
+// are closed with the rest, once Shutdown is done waiting, after their
+// queued bytes.
 type Shutdowner interface {
 	Protocol
 	OnShutdown(c *evloop.Conn)

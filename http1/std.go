@@ -408,10 +408,12 @@ func (p *bodyPipe) Read(b []byte) (int, error) {
 			p.sr.c.AsyncWrite(continueResponse, nil)
 		}
 	}
+	var a alarm
 	for p.off == len(p.buf) && p.err == nil {
-		waitUntil(&p.cond, p.deadline)
+		a.wait(&p.cond, p.deadline)
 		p.checkDeadline()
 	}
+	a.stop()
 	if p.off == len(p.buf) {
 		return 0, p.err
 	}
@@ -592,11 +594,7 @@ func (w *responseWriter) FlushError() error {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for w.inflight > 0 && w.err == nil {
-		waitUntil(&w.cond, w.deadline)
-		w.checkDeadline()
-	}
-	return w.err
+	return w.awaitInflight(0)
 }
 
 // flush hands the head, if not sent yet, and the buffered body to the
@@ -850,16 +848,24 @@ func (w *responseWriter) send(b []byte) {
 	})
 }
 
+// awaitInflight waits, lock held, until at most limit bytes are in flight,
+// the answer failed, or its write deadline passed.
+func (w *responseWriter) awaitInflight(limit int) error {
+	var a alarm
+	for w.inflight > limit && w.err == nil {
+		a.wait(&w.cond, w.deadline)
+		w.checkDeadline()
+	}
+	a.stop()
+	return w.err
+}
+
 // sendAndWait sends b, then waits while too much is in flight.
 func (w *responseWriter) sendAndWait(b []byte) error {
 	w.send(b)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for w.inflight > maxInflight && w.err == nil {
-		waitUntil(&w.cond, w.deadline)
-		w.checkDeadline()
-	}
-	return w.err
+	return w.awaitInflight(maxInflight)
 }
 
 func (w *responseWriter) failed() error {
@@ -938,11 +944,7 @@ func (w *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 func (w *responseWriter) waitWritten() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for w.inflight > 0 && w.err == nil {
-		waitUntil(&w.cond, w.deadline)
-		w.checkDeadline()
-	}
-	return w.err
+	return w.awaitInflight(0)
 }
 
 // SwitchProtocols answers 101 Switching Protocols with the header fields

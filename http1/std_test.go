@@ -1,6 +1,7 @@
 package http1_test
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -180,6 +181,55 @@ func TestSwitchProtocols(t *testing.T) {
 		case <-ch:
 		case <-time.After(5 * time.Second):
 			t.Fatal("the protocol's OnClose did not run")
+		}
+	}
+}
+
+// leaver is an upper that, told of Shutdown, says so and closes.
+type leaver struct{ upper }
+
+func (l *leaver) OnShutdown(c *evloop.Conn) {
+	c.Write([]byte("bye\n"))
+	c.Close()
+}
+
+// Shutdown tells the connections switched to a Shutdowner and waits for
+// them; a handler that closed its connection before switching leaves
+// nothing to wait for.
+func TestShutdownTellsProtocols(t *testing.T) {
+	srv := &http1.Server{}
+	srv.HandleFastFunc("/fast-upgrade", func(w *http1.Response, r *http1.Request) {
+		w.SwitchProtocols(&leaver{upper{closed: make(chan error, 1)}})
+	})
+	srv.HandleFunc("/std-upgrade", func(w http.ResponseWriter, r *http.Request) {
+		sw := w.(interface{ SwitchProtocols(http1.Protocol) error })
+		sw.SwitchProtocols(&leaver{upper{closed: make(chan error, 1)}})
+	})
+	srv.HandleFastFunc("/aborted", func(w *http1.Response, r *http1.Request) {
+		w.Conn().Abort()
+		w.SwitchProtocols(&leaver{upper{closed: make(chan error, 1)}})
+	})
+	addr := serve(t, srv)
+	aborted := dialRaw(t, addr)
+	aborted.send("GET /aborted HTTP/1.1\r\nHost: x\r\n\r\n")
+	io.Copy(io.Discard, aborted.br) // the reset
+	var conns []*rawConn
+	for _, path := range []string{"/fast-upgrade", "/std-upgrade"} {
+		c := dialRaw(t, addr)
+		c.send("GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n")
+		if resp, err := http.ReadResponse(c.br, nil); err != nil || resp.StatusCode != 101 {
+			t.Fatalf("%s: %v %v", path, resp, err)
+		}
+		conns = append(conns, c)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	for _, c := range conns {
+		if rest, err := io.ReadAll(c.br); err != nil || string(rest) != "bye\n" {
+			t.Fatalf("after the switch: %q, %v; want the protocol's goodbye, then EOF", rest, err)
 		}
 	}
 }

@@ -45,8 +45,8 @@ type Dialer struct {
 	srv    *evloop.Server
 	closed bool
 
-	// open counts the connections, dialing or open; Shutdown waits on
-	// gone for the last to close.
+	// open counts the connections from OnOpen (connected) to OnClose;
+	// Shutdown waits on gone for the last to close.
 	open atomic.Int64
 	gone chan struct{}
 }
@@ -115,7 +115,7 @@ func (d *Dialer) Dial(ctx context.Context, url string, header http.Header, h Han
 	if err != nil {
 		return nil, nil, fmt.Errorf("websocket: dial %s: %w", u.Host, err)
 	}
-	hs := &dialing{req: req, key: key, h: h, o: o, res: make(chan dialed, 1)}
+	hs := &dialing{d: d, req: req, key: key, h: h, o: o, res: make(chan dialed, 1)}
 	if err := c.Submit(func() { hs.start(c, raw) }); err != nil {
 		return nil, nil, err
 	}
@@ -189,7 +189,7 @@ func (d *Dialer) Shutdown(ctx context.Context) error {
 				case *Conn:
 					x.Close(CloseGoingAway, "")
 				case *dialing:
-					x.fail(c, errors.New("websocket: the Dialer is shutting down"))
+					x.fail(c, errDialerClosed)
 				default:
 					c.Close() // connected, its handshake not yet started
 				}
@@ -204,6 +204,7 @@ func (d *Dialer) Shutdown(ctx context.Context) error {
 			err = ctx.Err()
 		}
 	}
+	d.passGone() // to another Shutdown waiting
 	if serr := srv.Shutdown(ctx); err == nil {
 		err = serr
 	}
@@ -217,6 +218,24 @@ func (d *Dialer) stop() *evloop.Server {
 	d.closed = true
 	return d.srv
 }
+
+// stopped reports whether Close or Shutdown began.
+func (d *Dialer) stopped() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.closed
+}
+
+// passGone wakes a Shutdown waiting for connections to close, to look at
+// their count again; a waiter that leaves passes it on to the next.
+func (d *Dialer) passGone() {
+	select {
+	case d.gone <- struct{}{}:
+	default:
+	}
+}
+
+var errDialerClosed = errors.New("websocket: the Dialer is closed")
 
 // parseURL checks a URL given to Dial.
 func parseURL(s string) (*url.URL, error) {
@@ -389,10 +408,7 @@ func (h dialHandler) OnClose(c *evloop.Conn, err error) {
 		x.closed(err)
 	}
 	if h.d.open.Add(-1) == 0 {
-		select {
-		case h.d.gone <- struct{}{}:
-		default:
-		}
+		h.d.passGone()
 	}
 }
 
@@ -404,6 +420,7 @@ func (h dialHandler) OnClose(c *evloop.Conn, err error) {
 //	                             │     └── other status ──► its body (≤ 4 KiB) ──► refused
 //	                             └── not HTTP, invalid 101, close, cancel ──► failed
 type dialing struct {
+	d       *Dialer
 	req     *http.Request
 	key     string
 	h       Handler
@@ -418,6 +435,11 @@ type dialing struct {
 func (hs *dialing) start(c *evloop.Conn, raw []byte) {
 	if c.Closed() {
 		hs.finish(dialed{err: errors.New("websocket: connection closed before the opening handshake")})
+		return
+	}
+	if hs.d.stopped() { // connected after Close or Shutdown began
+		c.Close()
+		hs.finish(dialed{err: errDialerClosed})
 		return
 	}
 	c.SetContext(hs)

@@ -1,12 +1,20 @@
 package ws_test
 
 import (
+	"bufio"
 	"context"
+	"crypto/sha1"
+	"encoding/base64"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -140,4 +148,185 @@ func TestDialerShutdown(t *testing.T) {
 	if _, _, err := d.Dial(context.Background(), "ws://"+addr+"/fast", nil, newRecorder(), nil); err == nil {
 		t.Fatal("Dial after Shutdown succeeded")
 	}
+}
+
+// Server.Shutdown stops accepting first: a client that dials while
+// Shutdown waits for a close handshake is refused.
+func TestServerShutdownStopsAccepting(t *testing.T) {
+	srv, addr := startServer(t, &echo{}, &ws.Options{CloseTimeout: 2 * time.Second})
+	dialRaw(t, addr, "/std", "") // never answers the close: Shutdown waits 2s
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		done <- srv.Shutdown(ctx)
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if c, resp, err := websocket.DefaultDialer.Dial("ws://"+addr+"/fast", nil); err == nil {
+		c.Close()
+		t.Errorf("an upgrade 300ms into Shutdown succeeded (status %d)", resp.StatusCode)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+}
+
+// Two Shutdowns at once both return when the last WebSocket closed.
+func TestServerShutdownTwice(t *testing.T) {
+	srv, addr := startServer(t, &echo{}, &ws.Options{CloseTimeout: 500 * time.Millisecond})
+	dialRaw(t, addr, "/std", "") // silent: closed after CloseTimeout
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+			defer cancel()
+			errs <- srv.Shutdown(ctx)
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("a Shutdown of two returned %v", err)
+		}
+	}
+}
+
+// A dial still connecting when Dialer.Shutdown begins fails, and does not
+// hold Shutdown up.
+func TestDialerShutdownDialInProgress(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("needs Linux's dropping of a SYN past a full accept queue")
+	}
+	start := make(chan struct{})
+	slow := slowAccept(t, serve(t, &echo{}, nil), start)
+	d := newDialer(t)
+	// A connection whose peer never answers the close keeps Shutdown
+	// waiting for CloseTimeout, while the other dial connects.
+	if _, _, err := d.Dial(context.Background(), "ws://"+mute(t)+"/", nil, newRecorder(), &ws.Options{CloseTimeout: 1500 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	dialErr := make(chan error, 1)
+	go func() {
+		_, _, err := d.Dial(context.Background(), "ws://"+slow+"/fast", nil, newRecorder(), nil)
+		dialErr <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // the SYN was dropped: connecting
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
+	defer cancel()
+	shut := make(chan error, 1)
+	go func() { shut <- d.Shutdown(ctx) }()
+	time.Sleep(100 * time.Millisecond)
+	close(start) // the SYN sent again, a second after the first, is accepted
+	if err := recv(t, dialErr, "the dial's end"); err == nil {
+		t.Error("a dial under way when Shutdown began succeeded")
+	}
+	if err := recv(t, shut, "Shutdown's end"); err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+}
+
+// wsAccept is the Sec-WebSocket-Accept for key.
+func wsAccept(key string) string {
+	h := sha1.Sum([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+	return base64.StdEncoding.EncodeToString(h[:])
+}
+
+// mute runs a WebSocket server that answers the opening handshake and then
+// ignores everything, the close frame included.
+func mute(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	var mu sync.Mutex
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			go func() {
+				defer c.Close()
+				req, err := http.ReadRequest(bufio.NewReader(c))
+				if err != nil {
+					return
+				}
+				io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: "+
+					wsAccept(req.Header.Get("Sec-WebSocket-Key"))+"\r\n\r\n")
+				io.Copy(io.Discard, c)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// slowAccept listens with a backlog of 0 and fills the accept queue, so
+// that Linux drops a client's SYN and the client sends it again a second
+// later; accepting (and relaying to upstream) starts when start is closed.
+func slowAccept(t *testing.T, upstream string, start chan struct{}) string {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Listen(fd, 0); err != nil {
+		t.Fatal(err)
+	}
+	sa, _ := syscall.Getsockname(fd)
+	port := sa.(*syscall.SockaddrInet4).Port
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	filler, err := net.Dial("tcp", addr) // fills the accept queue
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := os.NewFile(uintptr(fd), "listener")
+	ln, err := net.FileListener(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		ln.Close()
+		filler.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	go func() {
+		<-start
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("tcp", upstream)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			mu.Lock()
+			conns = append(conns, c, u)
+			mu.Unlock()
+			go func() { io.Copy(u, c); u.Close() }()
+			go func() { io.Copy(c, u); c.Close() }()
+		}
+	}()
+	return addr
 }

@@ -132,8 +132,16 @@ func main() {
 			}
 		}
 	}
+	pipelined := false
 	for _, cfg := range configs {
 		printTable(cfg, names, all[cfg], *runs)
+		pipelined = pipelined || cfg.pipeline
+	}
+	if pipelined {
+		fmt.Println("\nNo latency for pipelined loads: wrk times each batch of 16 as one request, then")
+		fmt.Println("corrects for coordinated omission with an interval 16 times too short, so its")
+		fmt.Println("percentiles are skewed, and read 0 when the correction's entries fall below the")
+		fmt.Println("lowest sample.")
 	}
 }
 
@@ -270,12 +278,6 @@ func printTable(cfg config, names []string, rs map[string][]result, runs int) {
 		}
 		fmt.Printf("| %s | %.0f | %.2f | %.0f | %.2f | %s | %s |\n", label,
 			med(name, rps), ratio(ours, med(name, rps)), med(name, eff), ratio(ourEff, med(name, eff)), p50, p99)
-	}
-	if cfg.pipeline {
-		fmt.Println("\nNo latency for pipelined loads: wrk times each batch of 16 as one request, then")
-		fmt.Println("corrects for coordinated omission with an interval 16 times too short, so its")
-		fmt.Println("percentiles are skewed, and read 0 when the correction's entries fall below the")
-		fmt.Println("lowest sample.")
 	}
 }
 

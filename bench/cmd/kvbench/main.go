@@ -10,7 +10,8 @@
 // Each server runs as its own process pinned to CPU 0 (redis-server from
 // Debian's package with persistence off; evkv built from ../cmd/evkv),
 // redis-benchmark pinned to CPU 1. In a run every server is started fresh
-// and each test runs against them back to back, the first one alternating;
+// and each test runs against them back to back, the first one alternating
+// and the others stopped (SIGSTOP) while one is measured;
 // the tables show medians of the runs, and the ratios are medians of the
 // runs' own ratios. Server CPU is utime+stime from /proc/PID/stat
 // before and after each redis-benchmark run.
@@ -29,6 +30,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/evloop/evloop/bench/internal/proc"
@@ -64,6 +66,11 @@ func main() {
 		name, bin, ok := strings.Cut(v, "=")
 		if !ok || name == "" || bin == "" || name == "redis" || name == "evkv" {
 			return fmt.Errorf("want name=path with a name other than redis and evkv")
+		}
+		for _, a := range also {
+			if a.name == name {
+				return fmt.Errorf("two -also builds named %q", name)
+			}
 		}
 		also = append(also, evkvServer(name, bin))
 		return nil
@@ -192,12 +199,7 @@ func startServer(srv server, pin bool) (*exec.Cmd, int, error) {
 // of a pair alike. Which server goes first alternates from test to test
 // and from run to run. It measures each server's CPU per test.
 func benchRun(servers []server, cfg config, n int, tests []string, pin bool, run int) (map[string]map[string]result, error) {
-	type started struct {
-		srv  server
-		cmd  *exec.Cmd
-		port int
-	}
-	var procs []started
+	var procs []running
 	defer func() {
 		for _, p := range procs {
 			p.cmd.Process.Kill()
@@ -209,7 +211,7 @@ func benchRun(servers []server, cfg config, n int, tests []string, pin bool, run
 		if err != nil {
 			return nil, err
 		}
-		procs = append(procs, started{srv, cmd, port})
+		procs = append(procs, running{srv, cmd, port})
 	}
 	out := map[string]map[string]result{}
 	for _, p := range procs {
@@ -221,7 +223,12 @@ func benchRun(servers []server, cfg config, n int, tests []string, pin bool, run
 			slices.Reverse(order)
 		}
 		for _, p := range order {
+			// The others are stopped meanwhile, so that their background
+			// work (Redis's cron, a Go runtime's) takes nothing from the
+			// CPU they share with the one measured.
+			signalOthers(procs, p.cmd, syscall.SIGSTOP)
 			r, err := benchTest(p.cmd.Process.Pid, p.port, cfg, n, t, pin, out[p.srv.name])
+			signalOthers(procs, p.cmd, syscall.SIGCONT)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", p.srv.name, err)
 			}
@@ -229,6 +236,22 @@ func benchRun(servers []server, cfg config, n int, tests []string, pin bool, run
 		}
 	}
 	return out, nil
+}
+
+// running is a server's process in a run.
+type running struct {
+	srv  server
+	cmd  *exec.Cmd
+	port int
+}
+
+// signalOthers sends sig to every server of procs but the one running cmd.
+func signalOthers(procs []running, cmd *exec.Cmd, sig syscall.Signal) {
+	for _, p := range procs {
+		if p.cmd != cmd {
+			p.cmd.Process.Signal(sig)
+		}
+	}
 }
 
 // benchTest runs redis-benchmark's test t against the server at port
@@ -311,7 +334,7 @@ func printTable(tests []string, all map[string]map[string][]result, a, b, aName,
 	ratio := func(xs, ys []result, f func(result) float64) float64 {
 		var v []float64
 		for i := range min(len(xs), len(ys)) {
-			if f(xs[i]) > 0 {
+			if f(xs[i]) > 0 && f(ys[i]) > 0 {
 				v = append(v, f(ys[i])/f(xs[i]))
 			}
 		}
