@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/evloop/evloop"
+	"github.com/evloop/evloop/internal/drain"
 	"github.com/evloop/evloop/internal/workpool"
 )
 
@@ -101,10 +102,7 @@ type Server struct {
 	date    atomic.Pointer[[]byte] // loop 0's Date field, for the workers
 	closing atomic.Bool            // Shutdown began; read by workers too
 
-	// Connections served by a Protocol that is a Shutdowner, and a signal
-	// to Shutdown, waiting for them, that one closed.
-	leaving  atomic.Int64
-	departed chan struct{}
+	leaving drain.Count // connections served by a Protocol that is a Shutdowner
 }
 
 // ErrServerClosed is returned by Serve and ListenAndServe after Shutdown
@@ -228,7 +226,6 @@ func (s *Server) init() error {
 		s.loops[i] = ls
 		srv.Submit(i, func() { srv.Every(i, time.Second, ls.tick) })
 	}
-	s.departed = make(chan struct{}, 1)
 	s.started = true
 	return nil
 }
@@ -292,14 +289,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	for err == nil && s.leaving.Load() > 0 {
-		select {
-		case <-s.departed:
-		case <-ctx.Done():
-			err = ctx.Err()
-		}
+	if err == nil {
+		err = s.leaving.Wait(ctx)
 	}
-	s.passDeparted() // to another Shutdown waiting
 	if serr := srv.Shutdown(ctx); err == nil {
 		err = serr
 	}
@@ -441,17 +433,8 @@ func (s *Server) OnClose(c *evloop.Conn, err error) {
 
 // protocolClosed accounts for a connection p served, closed.
 func (s *Server) protocolClosed(p Protocol) {
-	if _, ok := p.(Shutdowner); ok && s.leaving.Add(-1) == 0 {
-		s.passDeparted()
-	}
-}
-
-// passDeparted wakes a Shutdown waiting for Shutdowners to close, to look
-// at their count again; a waiter that leaves passes it on to the next.
-func (s *Server) passDeparted() {
-	select {
-	case s.departed <- struct{}{}:
-	default:
+	if _, ok := p.(Shutdowner); ok {
+		s.leaving.Add(-1)
 	}
 }
 

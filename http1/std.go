@@ -592,9 +592,7 @@ func (w *responseWriter) FlushError() error {
 	if err := w.flush(); err != nil {
 		return err
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.awaitInflight(0)
+	return w.waitWritten()
 }
 
 // flush hands the head, if not sent yet, and the buffered body to the

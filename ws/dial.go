@@ -16,10 +16,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/evloop/evloop"
+	"github.com/evloop/evloop/internal/drain"
 )
 
 // DefaultHandshakeTimeout bounds a Dial when Dialer.HandshakeTimeout is 0.
@@ -45,10 +45,7 @@ type Dialer struct {
 	srv    *evloop.Server
 	closed bool
 
-	// open counts the connections from OnOpen (connected) to OnClose;
-	// Shutdown waits on gone for the last to close.
-	open atomic.Int64
-	gone chan struct{}
+	open drain.Count // connections from OnOpen (connected) to OnClose
 }
 
 // dialed is the outcome of a Dial, sent by its connection's loop.
@@ -152,7 +149,6 @@ func (d *Dialer) server() (*evloop.Server, error) {
 		return nil, evloop.ErrClosed
 	}
 	if d.srv == nil {
-		d.gone = make(chan struct{}, 1)
 		srv, err := evloop.NewServer(dialHandler{d}, d.Engine)
 		if err != nil {
 			return nil, err
@@ -196,15 +192,7 @@ func (d *Dialer) Shutdown(ctx context.Context) error {
 			})
 		})
 	}
-	var err error
-	for err == nil && d.open.Load() > 0 {
-		select {
-		case <-d.gone:
-		case <-ctx.Done():
-			err = ctx.Err()
-		}
-	}
-	d.passGone() // to another Shutdown waiting
+	err := d.open.Wait(ctx)
 	if serr := srv.Shutdown(ctx); err == nil {
 		err = serr
 	}
@@ -224,15 +212,6 @@ func (d *Dialer) stopped() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.closed
-}
-
-// passGone wakes a Shutdown waiting for connections to close, to look at
-// their count again; a waiter that leaves passes it on to the next.
-func (d *Dialer) passGone() {
-	select {
-	case d.gone <- struct{}{}:
-	default:
-	}
 }
 
 var errDialerClosed = errors.New("websocket: the Dialer is closed")
@@ -407,9 +386,7 @@ func (h dialHandler) OnClose(c *evloop.Conn, err error) {
 	case *dialing:
 		x.closed(err)
 	}
-	if h.d.open.Add(-1) == 0 {
-		h.d.passGone()
-	}
+	h.d.open.Add(-1)
 }
 
 // dialing is a client connection's opening handshake, owned by the

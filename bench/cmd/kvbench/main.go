@@ -11,10 +11,10 @@
 // Debian's package with persistence off; evkv built from ../cmd/evkv),
 // redis-benchmark pinned to CPU 1. In a run every server is started fresh
 // and each test runs against them back to back, the first one alternating
-// and the others stopped (SIGSTOP) while one is measured;
-// the tables show medians of the runs, and the ratios are medians of the
-// runs' own ratios. Server CPU is utime+stime from /proc/PID/stat
-// before and after each redis-benchmark run.
+// and the others stopped (SIGSTOP) while one is measured; the tables show
+// medians of the runs, and the ratios are medians of the runs' own ratios.
+// Server CPU is utime+stime from /proc/PID/stat before and after each
+// redis-benchmark run.
 package main
 
 import (
