@@ -31,8 +31,9 @@ type client struct {
 	libName       string
 	libVer        string
 	created       time.Time
-	lastCmd       string
-	lastActive    int64 // Unix ms
+	lastCmd       string   // the last command's name, for CLIENT LIST
+	lastTop       *command // the last command looked up by name
+	lastActive    int64    // Unix ms
 
 	multi   [][][]byte // queued in MULTI, copies
 	watched []watchedKey

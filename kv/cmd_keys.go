@@ -426,6 +426,10 @@ func touchCommand(s *Server, c *client, args [][]byte) {
 // cloneValue returns a deep copy of a value of any type.
 func cloneValue(e entry) entry {
 	switch o := e.obj.(type) {
+	case nil:
+		if isShared(e.str) {
+			e.str = strings.Clone(e.str) // a copy of its own, as Redis makes
+		}
 	case *list:
 		e.obj = o.clone()
 	case *hash:
@@ -629,6 +633,10 @@ func objectEncoding(s *Server, c *client, args [][]byte) {
 
 func objectRefcount(s *Server, c *client, args [][]byte) {
 	if e := s.objectEntry(c, args[2]); e != nil {
+		if e.obj == nil && isShared(e.str) {
+			s.w.Int(math.MaxInt32) // Redis's count for its shared objects
+			return
+		}
 		s.w.Int(1)
 	}
 }

@@ -140,7 +140,7 @@ func setCommand(s *Server, c *client, args [][]byte) {
 		}
 		return
 	}
-	s.setKey(c.db, key, string(args[2]), exp)
+	s.setKey(c.db, key, valueString(args[2]), exp)
 	if get {
 		s.replyMaybe(old, oldFound)
 	} else {
@@ -166,12 +166,18 @@ func (s *Server) replyMaybe(v string, found bool) {
 // setKey stores a string under key with its expiry, and says so to
 // watchers and subscribers.
 func (s *Server) setKey(d *db, key []byte, val string, exp expiry) {
+	s.storeString(d, key, val, exp, "set")
+}
+
+// storeString is setKey with the keyspace event to send: the INCR family
+// sends its own.
+func (s *Server) storeString(d *db, key []byte, val string, exp expiry, event string) {
 	e := d.setString(key, val, exp.keepTTL)
 	if exp.at != 0 {
 		d.setExpire(key, e, exp.at)
 	}
 	s.modified(d, key)
-	s.notify(notifyString, "set", key, d.id)
+	s.notify(notifyString, event, key, d.id)
 	if exp.at != 0 {
 		s.notify(notifyGeneric, "expire", key, d.id)
 	}
@@ -182,7 +188,7 @@ func setnxCommand(s *Server, c *client, args [][]byte) {
 		s.w.Int(0)
 		return
 	}
-	s.setKey(c.db, args[1], string(args[2]), expiry{})
+	s.setKey(c.db, args[1], valueString(args[2]), expiry{})
 	s.w.Int(1)
 }
 
@@ -199,7 +205,7 @@ func setexGeneric(s *Server, c *client, args [][]byte, seconds bool) {
 		s.w.Error(msg)
 		return
 	}
-	s.setKey(c.db, args[1], string(args[3]), expiry{at: at})
+	s.setKey(c.db, args[1], valueString(args[3]), expiry{at: at})
 	s.w.OK()
 	s.rewrite([]byte("SET"), args[1], args[3], []byte("PXAT"), strconv.AppendInt(nil, at, 10))
 }
@@ -209,7 +215,7 @@ func getsetCommand(s *Server, c *client, args [][]byte) {
 	if !ok {
 		return
 	}
-	s.setKey(c.db, args[1], string(args[2]), expiry{})
+	s.setKey(c.db, args[1], valueString(args[2]), expiry{})
 	s.replyMaybe(old, found)
 	s.rewrite([]byte("SET"), args[1], args[2])
 }
@@ -298,7 +304,7 @@ func msetCommand(s *Server, c *client, args [][]byte) {
 		return
 	}
 	for i := 1; i < len(args); i += 2 {
-		s.setKey(c.db, args[i], string(args[i+1]), expiry{})
+		s.setKey(c.db, args[i], valueString(args[i+1]), expiry{})
 	}
 	s.w.OK()
 }
@@ -315,7 +321,7 @@ func msetnxCommand(s *Server, c *client, args [][]byte) {
 		}
 	}
 	for i := 1; i < len(args); i += 2 {
-		s.setKey(c.db, args[i], string(args[i+1]), expiry{})
+		s.setKey(c.db, args[i], valueString(args[i+1]), expiry{})
 	}
 	s.w.Int(1)
 }
@@ -401,7 +407,7 @@ func incrGeneric(s *Server, c *client, key []byte, by int64) {
 		return
 	}
 	cur += by
-	s.setKey(c.db, key, strconv.FormatInt(cur, 10), expiry{keepTTL: true})
+	s.storeString(c.db, key, intString(cur), expiry{keepTTL: true}, "incrby")
 	s.w.Int(cur)
 	var num [20]byte
 	s.rewrite([]byte("SET"), key, strconv.AppendInt(num[:0], cur, 10), []byte("KEEPTTL"))
@@ -430,7 +436,7 @@ func incrbyfloatCommand(s *Server, c *client, args [][]byte) {
 		return
 	}
 	out := formatLongDouble(sum)
-	s.setKey(c.db, args[1], out, expiry{keepTTL: true})
+	s.storeString(c.db, args[1], out, expiry{keepTTL: true}, "incrbyfloat")
 	s.w.BulkString(out)
 	s.rewrite([]byte("SET"), args[1], []byte(out), []byte("KEEPTTL"))
 }

@@ -154,6 +154,23 @@ func lookupName(table map[string]*command, b []byte) *command {
 	return table[string(buf[:len(b)])]
 }
 
+// isName reports whether b is name, a command's lower-case name, in any
+// case.
+func isName(b []byte, name string) bool {
+	if len(b) != len(name) {
+		return false
+	}
+	for i, ch := range b {
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		if ch != name[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // arityOK reports whether n arguments suit arity.
 func arityOK(arity, n int) bool {
 	return (arity > 0 && n == arity) || (arity < 0 && n >= -arity)
@@ -162,10 +179,15 @@ func arityOK(arity, n int) bool {
 // call runs one request of c's, with the checks Redis makes first.
 func (s *Server) call(c *client, args [][]byte) {
 	c.lastActive = s.ms
-	cmd := lookupName(commands, args[0])
-	if cmd == nil {
-		s.reject(c, unknownCommand(args))
-		return
+	cmd := c.lastTop
+	if cmd == nil || !isName(args[0], cmd.name) {
+		// A client mostly sends one command over and over: the map only
+		// when it changes.
+		if cmd = lookupName(commands, args[0]); cmd == nil {
+			s.reject(c, unknownCommand(args))
+			return
+		}
+		c.lastTop = cmd
 	}
 	if !arityOK(cmd.arity, len(args)) {
 		s.reject(c, "ERR wrong number of arguments for '"+cmd.name+"' command")

@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"strconv"
 	"time"
 )
 
@@ -56,7 +55,7 @@ func (e *entry) encoding() string {
 			return "raw"
 		}
 		if len(e.str) <= 20 {
-			if _, err := strconv.ParseInt(e.str, 10, 64); err == nil {
+			if _, ok := parseInt(stringBytes(e.str)); ok {
 				return "int"
 			}
 		}

@@ -321,3 +321,41 @@ func (d *dict[V]) footprint() int {
 	}
 	return n
 }
+
+// warm loads the index entries, slots and key bytes that finding the keys
+// of hashes will read, each level for all keys before the next, so that
+// the processor overlaps their cache misses (see warm.go), and sets
+// vals[i] to the value of the key that hashes[i] probably names (nil if
+// it is absent or not found at once). It returns a sum of what it loaded,
+// which means nothing.
+func (d *dict[V]) warm(hashes []uint32, vals []*V) uint64 {
+	if d.index == nil || len(hashes) > warmBatch {
+		return 0
+	}
+	var (
+		sum   uint64
+		slots [warmBatch]int32
+		keys  [warmBatch]string
+	)
+	mask := uint32(len(d.index) - 1)
+	for i, h := range hashes {
+		e := d.index[h&mask]
+		slots[i] = -1
+		if uint32(e>>32) == h {
+			slots[i] = int32(uint32(e)) - 1
+		}
+	}
+	for i := range hashes {
+		vals[i] = nil
+		if s := slots[i]; s >= 0 && int(s) < d.n {
+			sl := d.slot(int(s))
+			keys[i], vals[i] = sl.key, &sl.val
+		}
+	}
+	for _, k := range keys[:len(hashes)] {
+		if len(k) > 0 {
+			sum += uint64(k[0])
+		}
+	}
+	return sum
+}

@@ -113,8 +113,9 @@ type Server struct {
 	channels map[string]map[*client]struct{}
 	patterns map[string]map[*client]struct{}
 	ready    []readyKey // keys of blocked clients that received data
-	replay   bool       // replaying the log: nothing is propagated or sent
-	inExec   bool       // running EXEC's queue
+	warmer   warmer
+	replay   bool // replaying the log: nothing is propagated or sent
+	inExec   bool // running EXEC's queue
 
 	shutdownOnce sync.Once
 	done         chan struct{} // closed by SHUTDOWN
@@ -302,6 +303,7 @@ func (s *Server) serve(c *client) {
 	}
 	s.cur = c
 	s.w.Proto = c.proto
+	s.warmer.warm(c.db, b)
 	off := 0
 	for off < len(b) && !c.blocked() && c.flags&flagCloseAfterReply == 0 {
 		c.parser.Unauthenticated = s.cfg.RequirePass != "" && !c.authenticated

@@ -1,0 +1,41 @@
+package kv
+
+import "testing"
+
+// TestStringEvents compares the keyspace events of every string command
+// with Redis's.
+func TestStringEvents(t *testing.T) {
+	compareEvents(t, [][]string{
+		{"SET", "s", "1"}, {"SET", "s", "2", "EX", "100"}, {"SET", "s", "3", "KEEPTTL"},
+		{"SETNX", "n", "1"}, {"SETNX", "n", "2"}, {"SETEX", "e", "100", "v"}, {"PSETEX", "p", "100000", "v"},
+		{"GETSET", "s", "4"}, {"GETDEL", "n"}, {"GETEX", "e", "EX", "200"}, {"GETEX", "e", "PERSIST"},
+		{"MSET", "m1", "a", "m2", "b"}, {"MSETNX", "m3", "c", "m4", "d"}, {"MSETNX", "m1", "x"},
+		{"APPEND", "s", "x"}, {"SETRANGE", "s", "3", "yz"},
+		{"INCR", "c"}, {"DECR", "c"}, {"INCRBY", "c", "10"}, {"DECRBY", "c", "3"}, {"INCRBYFLOAT", "c", "1.5"},
+		{"INCR", "s"}, // not an integer: no event
+	})
+}
+
+// TestSharedIntegers checks what OBJECT tells of small integer values,
+// which evkv keeps once, as Redis does: the same encodings and reference
+// counts, whichever command stored them, and values that read back as
+// they were written.
+func TestSharedIntegers(t *testing.T) {
+	compareWithRedis(t, [][]string{
+		{"SET", "a", "100"}, {"OBJECT", "REFCOUNT", "a"}, {"OBJECT", "ENCODING", "a"}, {"GET", "a"},
+		{"INCR", "a"}, {"OBJECT", "REFCOUNT", "a"}, {"GET", "a"},
+		{"SET", "z", "0"}, {"OBJECT", "REFCOUNT", "z"}, {"GET", "z"},
+		{"SET", "b", "0100"}, {"OBJECT", "REFCOUNT", "b"}, {"OBJECT", "ENCODING", "b"}, {"GET", "b"},
+		{"SET", "c", "9999"}, {"OBJECT", "REFCOUNT", "c"}, {"INCR", "c"}, {"OBJECT", "REFCOUNT", "c"}, {"GET", "c"},
+		{"DECR", "c"}, {"OBJECT", "REFCOUNT", "c"},
+		{"SET", "d", "-1"}, {"OBJECT", "REFCOUNT", "d"}, {"INCR", "d"}, {"OBJECT", "REFCOUNT", "d"},
+		{"INCRBY", "fresh", "42"}, {"OBJECT", "REFCOUNT", "fresh"},
+		{"SETNX", "nx", "7"}, {"OBJECT", "REFCOUNT", "nx"}, {"SETEX", "ex", "100", "8"}, {"OBJECT", "REFCOUNT", "ex"},
+		{"GETSET", "a", "9"}, {"OBJECT", "REFCOUNT", "a"}, {"MSET", "m1", "1", "m2", "x1"},
+		{"OBJECT", "REFCOUNT", "m1"}, {"OBJECT", "REFCOUNT", "m2"},
+		{"APPEND", "m1", "0"}, {"OBJECT", "REFCOUNT", "m1"}, {"OBJECT", "ENCODING", "m1"}, {"GET", "m1"},
+		{"SET", "r", "5"}, {"SETRANGE", "r", "0", "6"}, {"OBJECT", "REFCOUNT", "r"}, {"GET", "r"},
+		{"SET", "src", "12"}, {"COPY", "src", "dst"}, {"OBJECT", "REFCOUNT", "dst"}, {"OBJECT", "REFCOUNT", "src"},
+		{"GET", "dst"}, {"SET", "sp", " 1"}, {"GET", "sp"}, {"SET", "plus", "+1"}, {"GET", "plus"},
+	})
+}
