@@ -1,5 +1,7 @@
 package kv
 
+import "bytes"
+
 // Pipelined requests and the cache.
 //
 // A look-up in a large keyspace misses the cache three times, one load
@@ -24,12 +26,28 @@ type warmer struct {
 }
 
 // warm loads ahead the keyspace entries of the keys that the complete
-// commands at the start of b name first, when there are two or more.
+// commands at the start of b name first, when there are two or more
+// different ones.
 func (w *warmer) warm(d *db, b []byte) {
 	keys := firstKeys(b, w.keys[:0])
 	if len(keys) < 2 {
 		return
 	}
+	// A burst often names one key over and over (LPUSH to one list):
+	// there is nothing to overlap then.
+	n := 1
+	for _, k := range keys[1:] {
+		if !bytes.Equal(k, keys[n-1]) {
+			keys[n] = k
+			n++
+		}
+	}
+	if n < 2 {
+		clear(keys)
+		return
+	}
+	clear(keys[n:])
+	keys = keys[:n]
 	for i, k := range keys {
 		w.hashes[i] = dictHash(k)
 	}
@@ -47,8 +65,9 @@ func (w *warmer) warm(d *db, b []byte) {
 // firstKeys appends to keys the first argument after the name of each
 // complete RESP array command at the start of b, up to cap(keys), and
 // stops at the first that is not complete or not plain (an inline
-// command, an array of one, anything unexpected): it is a hint, and the
-// parser judges the input.
+// command, an array of one, anything unexpected), or after the first if
+// the second names the same key: it is a hint, and the parser judges the
+// input.
 func firstKeys(b []byte, keys [][]byte) [][]byte {
 	for len(keys) < cap(keys) {
 		n, i, ok := respLength(b, '*', 0)
@@ -65,6 +84,9 @@ func firstKeys(b []byte, keys [][]byte) [][]byte {
 				key = b[j : j+l]
 			}
 			i = j + l + 2
+		}
+		if len(keys) == 1 && bytes.Equal(key, keys[0]) {
+			return keys // one key over and over, most likely: not worth the scan
 		}
 		keys = append(keys, key)
 		b = b[i:]
