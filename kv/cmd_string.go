@@ -169,9 +169,9 @@ func (s *Server) setKey(d *db, key []byte, val string, exp expiry) {
 	s.storeString(d, key, val, exp, "set")
 }
 
-// storeString is setKey with the keyspace event to send: the INCR family
-// sends its own.
-func (s *Server) storeString(d *db, key []byte, val string, exp expiry, event string) {
+// storeString is setKey with the keyspace event to send (the INCR family
+// sends its own), and returns the entry.
+func (s *Server) storeString(d *db, key []byte, val string, exp expiry, event string) *entry {
 	e := d.setString(key, val, exp.keepTTL)
 	if exp.at != 0 {
 		d.setExpire(key, e, exp.at)
@@ -181,6 +181,7 @@ func (s *Server) storeString(d *db, key []byte, val string, exp expiry, event st
 	if exp.at != 0 {
 		s.notify(notifyGeneric, "expire", key, d.id)
 	}
+	return e
 }
 
 func setnxCommand(s *Server, c *client, args [][]byte) {
@@ -347,11 +348,12 @@ func appendCommand(s *Server, c *client, args [][]byte) {
 	}
 	e := c.db.keys.get(key)
 	if !found {
-		e = c.db.setString(key, "", false)
-	}
-	e.str = val + string(args[2])
-	if found {
-		e.enc = encRaw
+		e = c.db.setString(key, valueString(args[2]), false)
+	} else {
+		e.str, e.enc = val+string(args[2]), encRaw
+		if isShared(e.str) {
+			e.str = strings.Clone(e.str) // nothing appended: unshared all the same, as Redis does
+		}
 	}
 	s.modified(c.db, key)
 	s.notify(notifyString, "append", key, c.db.id)
@@ -436,7 +438,7 @@ func incrbyfloatCommand(s *Server, c *client, args [][]byte) {
 		return
 	}
 	out := formatLongDouble(sum)
-	s.storeString(c.db, args[1], out, expiry{keepTTL: true}, "incrbyfloat")
+	s.storeString(c.db, args[1], out, expiry{keepTTL: true}, "incrbyfloat").enc = encNotInt
 	s.w.BulkString(out)
 	s.rewrite([]byte("SET"), args[1], []byte(out), []byte("KEEPTTL"))
 }

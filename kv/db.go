@@ -16,10 +16,12 @@ const (
 
 // String encodings, as OBJECT ENCODING names them (Redis's rules: an integer
 // of at most 20 digits is "int", up to 44 bytes "embstr", else "raw"; a
-// string changed in place by APPEND or SETRANGE is "raw").
+// string changed in place by APPEND or SETRANGE is "raw"; INCRBYFLOAT's
+// result is never "int").
 const (
 	encAuto uint8 = iota
 	encRaw
+	encNotInt
 )
 
 // entry is a key's value. A string lives in str with obj nil; the other
@@ -54,7 +56,7 @@ func (e *entry) encoding() string {
 		if e.enc == encRaw {
 			return "raw"
 		}
-		if len(e.str) <= 20 {
+		if len(e.str) <= 20 && e.enc != encNotInt {
 			if _, ok := parseInt(stringBytes(e.str)); ok {
 				return "int"
 			}

@@ -329,6 +329,7 @@ func (d *dict[V]) footprint() int {
 // it is absent or not found at once). It returns a sum of what it loaded,
 // which means nothing.
 func (d *dict[V]) warm(hashes []uint32, vals []*V) uint64 {
+	clear(vals)
 	if d.index == nil || len(hashes) > warmBatch {
 		return 0
 	}
@@ -346,7 +347,6 @@ func (d *dict[V]) warm(hashes []uint32, vals []*V) uint64 {
 		}
 	}
 	for i := range hashes {
-		vals[i] = nil
 		if s := slots[i]; s >= 0 && int(s) < d.n {
 			sl := d.slot(int(s))
 			keys[i], vals[i] = sl.key, &sl.val

@@ -303,7 +303,9 @@ func (s *Server) serve(c *client) {
 	}
 	s.cur = c
 	s.w.Proto = c.proto
-	s.warmer.warm(c.db, b)
+	if !c.blocked() && c.flags&flagCloseAfterReply == 0 {
+		s.warmer.warm(c.db, b)
+	}
 	off := 0
 	for off < len(b) && !c.blocked() && c.flags&flagCloseAfterReply == 0 {
 		c.parser.Unauthenticated = s.cfg.RequirePass != "" && !c.authenticated

@@ -9,6 +9,8 @@ import (
 // sharedInts is how many small integers string values share, as Redis's
 // OBJ_SHARED_INTEGERS: the values 0 to 9,999 are kept once, so that
 // counters cost no allocation and point at memory that stays in cache.
+// Only the bytes are shared: unlike Redis's shared objects, each key keeps
+// its own access time (OBJECT IDLETIME).
 const sharedInts = 10000
 
 var (

@@ -37,5 +37,12 @@ func TestSharedIntegers(t *testing.T) {
 		{"SET", "r", "5"}, {"SETRANGE", "r", "0", "6"}, {"OBJECT", "REFCOUNT", "r"}, {"GET", "r"},
 		{"SET", "src", "12"}, {"COPY", "src", "dst"}, {"OBJECT", "REFCOUNT", "dst"}, {"OBJECT", "REFCOUNT", "src"},
 		{"GET", "dst"}, {"SET", "sp", " 1"}, {"GET", "sp"}, {"SET", "plus", "+1"}, {"GET", "plus"},
+		{"APPEND", "nk", "5"}, {"OBJECT", "REFCOUNT", "nk"}, {"OBJECT", "ENCODING", "nk"},
+		{"SET", "a5", "5"}, {"APPEND", "a5", ""}, {"OBJECT", "REFCOUNT", "a5"}, {"OBJECT", "ENCODING", "a5"},
+		{"SET", "e1", "-0"}, {"SET", "e2", "+1"}, {"SET", "e3", " 1"}, {"SET", "e4", "00"}, {"SET", "e5", "-12"},
+		{"OBJECT", "ENCODING", "e1"}, {"OBJECT", "ENCODING", "e2"}, {"OBJECT", "ENCODING", "e3"},
+		{"OBJECT", "ENCODING", "e4"}, {"OBJECT", "ENCODING", "e5"}, {"OBJECT", "ENCODING", "sp"},
+		{"INCRBYFLOAT", "f", "3"}, {"OBJECT", "ENCODING", "f"}, {"OBJECT", "REFCOUNT", "f"},
+		{"INCRBYFLOAT", "f", "0.5"}, {"OBJECT", "ENCODING", "f"},
 	})
 }

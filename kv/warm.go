@@ -14,8 +14,10 @@ import "bytes"
 // commands then find what they read in the cache. Nothing changes but
 // what is in the cache.
 
-// warmBatch is how many commands' keys are loaded ahead at most.
-const warmBatch = 32
+const (
+	warmBatch   = 32 // commands whose keys are loaded ahead at most
+	warmMaxArgs = 64 // a command with more ends the scan: it is not a burst of small ones
+)
 
 // warmer holds the scratch space of warm, the loop's.
 type warmer struct {
@@ -27,14 +29,15 @@ type warmer struct {
 
 // warm loads ahead the keyspace entries of the keys that the complete
 // commands at the start of b name first, when there are two or more
-// different ones.
+// different ones. It keeps no reference into b.
 func (w *warmer) warm(d *db, b []byte) {
 	keys := firstKeys(b, w.keys[:0])
+	defer clear(keys)
 	if len(keys) < 2 {
 		return
 	}
-	// A burst often names one key over and over (LPUSH to one list):
-	// there is nothing to overlap then.
+	// firstKeys stopped early if the second key was the first: there are
+	// two different keys at least. Repeats next to each other go.
 	n := 1
 	for _, k := range keys[1:] {
 		if !bytes.Equal(k, keys[n-1]) {
@@ -42,36 +45,29 @@ func (w *warmer) warm(d *db, b []byte) {
 			n++
 		}
 	}
-	if n < 2 {
-		clear(keys)
-		return
-	}
-	clear(keys[n:])
-	keys = keys[:n]
-	for i, k := range keys {
+	for i, k := range keys[:n] {
 		w.hashes[i] = dictHash(k)
 	}
-	vals := w.vals[:len(keys)]
-	w.sink += d.keys.warm(w.hashes[:len(keys)], vals)
+	vals := w.vals[:n]
+	defer clear(vals)
+	w.sink += d.keys.warm(w.hashes[:n], vals)
 	for _, e := range vals {
 		if e != nil && e.obj == nil && len(e.str) > 0 {
 			w.sink += uint64(e.str[0]) // a string value's bytes: GET sends them
 		}
 	}
-	clear(w.keys[:len(keys)]) // no references into b kept
-	clear(vals)
 }
 
 // firstKeys appends to keys the first argument after the name of each
-// complete RESP array command at the start of b, up to cap(keys), and
-// stops at the first that is not complete or not plain (an inline
-// command, an array of one, anything unexpected), or after the first if
-// the second names the same key: it is a hint, and the parser judges the
-// input.
+// complete RESP array command at the start of b, up to cap(keys). It stops
+// at the first command that is not complete or not plain (an inline
+// command, an array of one or of more than warmMaxArgs, anything
+// unexpected), or after the first if the second names the same key: it is
+// a hint, and the parser judges the input.
 func firstKeys(b []byte, keys [][]byte) [][]byte {
 	for len(keys) < cap(keys) {
 		n, i, ok := respLength(b, '*', 0)
-		if !ok || n < 2 {
+		if !ok || n < 2 || n > warmMaxArgs {
 			break
 		}
 		var key []byte
@@ -95,16 +91,18 @@ func firstKeys(b []byte, keys [][]byte) [][]byte {
 }
 
 // respLength reads "<kind><decimal>\r\n" at b[i:] and returns the number
-// and where the bytes after it start. Numbers over 1<<30 are refused.
+// and where the bytes after it start. Numbers over 1<<30 are refused, so
+// that sums of them do not overflow an int of 32 bits.
 func respLength(b []byte, kind byte, i int) (n, next int, ok bool) {
 	if i >= len(b) || b[i] != kind {
 		return 0, 0, false
 	}
 	for i++; i < len(b) && b[i]-'0' <= 9; i++ {
-		if n > 1<<30 {
+		d := int(b[i] - '0')
+		if n > (1<<30-d)/10 {
 			return 0, 0, false
 		}
-		n = n*10 + int(b[i]-'0')
+		n = n*10 + d
 	}
 	if i+1 >= len(b) || b[i] != '\r' || b[i+1] != '\n' {
 		return 0, 0, false

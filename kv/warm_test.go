@@ -18,6 +18,7 @@ func FuzzFirstKeys(f *testing.F) {
 	f.Add([]byte("*2\r\n$3\r\nGET\r\n$99\r\nk\r\n"))
 	f.Add([]byte("*2\r\n$3\r\nGET\r\n$1\r\nkXY*2\r\n"))
 	f.Add([]byte("*9999999999999\r\n$3\r\nGET\r\n"))
+	f.Add([]byte("*2\r\n$3\r\nGET\r\n$10737418240\r\nxx"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		keys := firstKeys(b, make([][]byte, 0, warmBatch))
 		if len(keys) > warmBatch {
@@ -36,6 +37,77 @@ func FuzzFirstKeys(f *testing.F) {
 			rest = rest[n:]
 		}
 	})
+}
+
+// TestFirstKeys checks the keys found in bursts of commands, and where
+// the scan stops.
+func TestFirstKeys(t *testing.T) {
+	cmd := func(args ...string) string {
+		s := fmt.Sprintf("*%d\r\n", len(args))
+		for _, a := range args {
+			s += fmt.Sprintf("$%d\r\n%s\r\n", len(a), a)
+		}
+		return s
+	}
+	many := make([]string, warmMaxArgs+1)
+	for i := range many {
+		many[i] = "x"
+	}
+	for _, tc := range []struct {
+		name, in string
+		want     []string
+	}{
+		{"two keys", cmd("GET", "a") + cmd("SET", "b", "1"), []string{"a", "b"}},
+		{"empty key", cmd("GET", "") + cmd("GET", "b"), []string{"", "b"}},
+		{"same key twice", cmd("LPUSH", "l", "1") + cmd("LPUSH", "l", "2") + cmd("GET", "c"), []string{"l"}},
+		{"repeat later", cmd("GET", "a") + cmd("GET", "b") + cmd("GET", "b"), []string{"a", "b", "b"}},
+		{"incomplete second", cmd("GET", "a") + cmd("GET", "b")[:10], []string{"a"}},
+		{"bulk shorter than said", "*2\r\n$3\r\nGET\r\n$5\r\nab\r\n" + cmd("GET", "c"), nil},
+		{"inline stops", cmd("GET", "a") + "GET b\r\n" + cmd("GET", "c"), []string{"a"}},
+		{"array of one stops", cmd("GET", "a") + cmd("PING") + cmd("GET", "c"), []string{"a"}},
+		{"too many arguments stop", cmd("GET", "a") + cmd(many...) + cmd("GET", "c"), []string{"a"}},
+		{"huge length", "*2\r\n$3\r\nGET\r\n$10737418240\r\nxx", nil},
+		{"huge count", "*10737418240\r\n$3\r\nGET\r\n", nil},
+		{"no CRLF", "*2\n$3\nGET\n$1\na\n", nil},
+	} {
+		got := firstKeys([]byte(tc.in), make([][]byte, 0, warmBatch))
+		var gs []string
+		for _, k := range got {
+			gs = append(gs, string(k))
+		}
+		if fmt.Sprint(gs) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: got %q, want %q", tc.name, gs, tc.want)
+		}
+	}
+	var burst string
+	for i := range warmBatch + 5 {
+		burst += cmd("GET", fmt.Sprint(i))
+	}
+	if got := firstKeys([]byte(burst), make([][]byte, 0, warmBatch)); len(got) != warmBatch {
+		t.Errorf("a burst of %d: %d keys, want %d", warmBatch+5, len(got), warmBatch)
+	}
+}
+
+// TestWarmerKeepsNothing checks that the keys and values warm looked at
+// are not kept: the input is the loop's read buffer.
+func TestWarmerKeepsNothing(t *testing.T) {
+	d := &db{keys: newDict[entry](0)}
+	for i := range 100 {
+		d.keys.put([]byte(fmt.Sprint("k", i)))
+	}
+	var w warmer
+	for _, in := range []string{
+		"*2\r\n$3\r\nGET\r\n$2\r\nk1\r\n*2\r\n$3\r\nGET\r\n$2\r\nk2\r\n",
+		"*2\r\n$3\r\nGET\r\n$2\r\nk1\r\n",
+		"*2\r\n$3\r\nGET\r\n$2\r\nk1\r\n*2\r\n$3\r\nGET\r\n$2\r\nk1\r\n",
+	} {
+		w.warm(d, []byte(in))
+		for i := range w.keys {
+			if w.keys[i] != nil || w.vals[i] != nil {
+				t.Fatalf("after %q: key %d %q, value %p kept", in, i, w.keys[i], w.vals[i])
+			}
+		}
+	}
 }
 
 // TestDictWarm checks what warm reports: the value of each key present

@@ -156,10 +156,13 @@ func (p *Poller) Wait(events []Event, timeout time.Duration) (int, error) {
 	if n > 0 || woke || err != nil || timeout == 0 {
 		return n, err
 	}
-	// Nothing ready: let the scheduler run first. Its look at the runtime's
-	// own poller is what wakes other loops parked there; a loop whose
-	// reads, writes and polls never enter the scheduler would otherwise
-	// leave that to the runtime's monitor, 10ms apart.
+	// Nothing ready: let the goroutines that are runnable run first (other
+	// loops, goroutines this loop readied), then poll once more before
+	// sleeping. Events that arrived meanwhile are served without a park
+	// and its late wake-up (see SetBlocking): with the yield, parked loops'
+	// p99 at 256 connections was 5.7-28 ms, without it 6.5-207 ms. The
+	// yield itself does not look at the runtime's poller: the scheduler
+	// takes a yielded goroutine back from its queue before it polls.
 	runtime.Gosched()
 	if p.blocking || p.rc == nil {
 		n, _, err = p.poll(events, timeoutMillis(timeout))
