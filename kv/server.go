@@ -370,6 +370,12 @@ func (s *Server) OnClose(conn *evloop.Conn, err error) {
 		return
 	}
 	conn.SetContext(nil)
+	if c == s.cur {
+		// Closed while its commands ran: one panicked. What it had
+		// written of its replies must not reach the next client served.
+		s.w.Reset()
+		s.cur, s.inExec = nil, false
+	}
 	s.unblock(c)
 	s.unwatchAll(c)
 	s.unsubscribeAll(c, false)

@@ -403,3 +403,33 @@ func snapshot(t *testing.T, c *redis.Client) map[string]string {
 	}
 	return out
 }
+
+// TestPanicDisturbsNoOther runs a command that writes part of its reply
+// and panics: its connection closes, and the next client served gets its
+// own replies only, not the rest of that one's.
+func TestPanicDisturbsNoOther(t *testing.T) {
+	boom := cmd("test-boom", 1, "fast", 0, 0, 0, "server", "7.0.0", "Panics after half a reply.",
+		func(s *Server, c *client, args [][]byte) {
+			s.w.Simple("HALF")
+			panic("test-boom")
+		})
+	register(boom)
+	t.Cleanup(func() { delete(commands, boom.name) }) // after the server's own cleanup
+	_, addr := startServer(t, Config{})
+	other, victim := dialRaw(t, addr), dialRaw(t, addr)
+	if got := other.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING: %q", got)
+	}
+	victim.send("TEST-BOOM")
+	if b, err := io.ReadAll(victim.r); err != nil {
+		t.Errorf("the connection whose command panicked: %v after %q; want it closed", err, b)
+	}
+	for range 3 {
+		if got := other.do("PING"); got != "+PONG\r\n" {
+			t.Fatalf("PING after another client's panic: %q", got)
+		}
+	}
+	if got := other.do("SET", "k", "v"); got != "+OK\r\n" {
+		t.Fatalf("SET after another client's panic: %q", got)
+	}
+}
