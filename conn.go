@@ -468,9 +468,13 @@ func (c *Conn) Wake() {
 
 // Submit runs fn on the connection's loop goroutine, where fn may use every
 // method of the Conn. Any goroutine may call it; it fails with ErrClosed once
-// the loop is stopped.
+// the loop is stopped. A panic in fn is treated as one in OnData: logged,
+// and the connection closed with a *PanicError.
 func (c *Conn) Submit(fn func()) error {
-	if c.ls.l.Submit(fn) != nil {
+	if c.ls.l.Submit(func() {
+		defer c.closeOnPanic()
+		fn()
+	}) != nil {
 		return ErrClosed
 	}
 	return nil
@@ -847,7 +851,7 @@ func (c *Conn) AfterFunc(d time.Duration, fn func()) Timer {
 }
 
 // closeOnPanic, deferred around the application's code that runs for c
-// outside its I/O handler (Wake, AsyncWrite completions, timers), treats a
+// outside its I/O handler (Wake, Submit, AsyncWrite completions, timers), treats a
 // panic there as one in OnData: logged, and the connection closed with a
 // *PanicError.
 func (c *Conn) closeOnPanic() {

@@ -413,9 +413,9 @@ func (s *Server) OnReadEOF(c *evloop.Conn) {
 	case *conn:
 		x.readEOF()
 	case Protocol:
+		c.SetContext(nil) // OnClose runs once, even if it panics
 		s.protocolClosed(x)
 		x.OnClose(c, nil) // the protocol's peer is done: close
-		c.SetContext(nil)
 		c.Close()
 	}
 }

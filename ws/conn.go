@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"errors"
 	"io"
+	"log/slog"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -365,8 +367,18 @@ func (wc *Conn) deliver(op Opcode, data []byte) {
 	}
 }
 
-// drain handles a pooled connection's messages in order, on a worker.
+// drain handles a pooled connection's messages in order, on a worker. A
+// panic in OnMessage closes this connection alone, as one on the loop
+// does: logged with its stack, then raised again on the connection's loop,
+// where the engine closes the connection with an *evloop.PanicError of the
+// same value.
 func (wc *Conn) drain() {
+	defer func() {
+		if v := recover(); v != nil {
+			slog.Default().Error("ws: panic in a pooled OnMessage", "panic", v, "stack", string(debug.Stack()))
+			wc.c.Submit(func() { panic(v) })
+		}
+	}()
 	p := wc.pending
 	for {
 		p.mu.Lock()
