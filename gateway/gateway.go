@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -218,12 +219,25 @@ func (g *Gateway) publish(op *operation) []byte {
 	src := g.engine.sources[providerKey{op.bind.kind, op.bind.provider}]
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := src.Publish(ctx, subject, data); err != nil {
+	if err := g.callPublish(ctx, src, subject, data); err != nil {
 		g.cfg.Logger.Warn("gateway: publish failed", "subject", subject, "err", err)
 		return appendErrorsResult(nil, "publish failed: "+err.Error())
 	}
 	g.stats.Published.Add(1)
 	return op.proj.appendResult(nil, map[string]any{"__typename": "edfs__PublishResult", "success": true})
+}
+
+// callPublish calls src.Publish. A panic in it is its error: a faulty
+// Source fails the one mutation, not the process (publishing runs on the
+// worker pool, where nothing else would recover it).
+func (g *Gateway) callPublish(ctx context.Context, src Source, subject string, data []byte) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			g.cfg.Logger.Error("gateway: panic in a source's Publish", "subject", subject, "panic", v, "stack", string(debug.Stack()))
+			err = fmt.Errorf("panic: %v", v)
+		}
+	}()
+	return src.Publish(ctx, subject, data)
 }
 
 // serveHTTP answers POST /graphql: mutations publish; subscriptions need

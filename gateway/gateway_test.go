@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -627,5 +628,40 @@ func TestSubscribeFlood(t *testing.T) {
 	publish(t, src, "employee.9", `{"id":9}`)
 	if got, want := c.readRaw(), `{"id":"9","type":"next","payload":{"data":{"employeeUpdated":{"id":"9"}}}}`; got != want {
 		t.Fatalf("next = %s; want %s", got, want)
+	}
+}
+
+// panicSource is a MemorySource whose Publish panics.
+type panicSource struct{ MemorySource }
+
+func (*panicSource) Publish(context.Context, string, []byte) error { panic("publish bug") }
+
+// A Source whose Publish panics fails that mutation with an error, over
+// the socket and over HTTP; the gateway and the socket go on.
+func TestPublishPanics(t *testing.T) {
+	_, _, addr := startGateway(t, func(c *Config) {
+		c.NATS = map[string]Source{"default": &panicSource{}}
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	})
+	pub := dial(t, addr, ProtocolTransportWS)
+	pub.init()
+	for _, id := range []string{"m1", "m2"} {
+		pub.send(`{"id":"` + id + `","type":"subscribe","payload":{"query":"mutation { updateEmployee(id: 3, name: \"Lin\") { success } }"}}`)
+		if got := pub.readRaw(); !strings.Contains(got, `"id":"`+id+`"`) || !strings.Contains(got, "publish failed: panic: publish bug") {
+			t.Fatalf("mutation %s = %s; want its error", id, got)
+		}
+		if m := pub.read(); m["type"] != "complete" {
+			t.Fatalf("after mutation %s got %v; want complete", id, m)
+		}
+	}
+	body := `{"query":"mutation { updateEmployee(id: 3, name: \"Kay\") { success } }"}`
+	resp, err := http.Post("http://"+addr+"/graphql", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !bytes.Contains(b, []byte("publish failed: panic: publish bug")) {
+		t.Fatalf("POST = %d %s; want the publish error", resp.StatusCode, b)
 	}
 }
