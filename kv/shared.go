@@ -46,17 +46,12 @@ func intString(n int64) string {
 // valueString returns a copy of b to keep as a string value: the shared
 // form if b is a small integer written as Redis would write it.
 func valueString(b []byte) string {
-	if len(b) == 0 || len(b) > 4 || (b[0] == '0' && len(b) > 1) {
-		return string(b)
-	}
-	n := 0
-	for _, c := range b {
-		if c-'0' > 9 {
-			return string(b)
+	if len(b) <= 4 { // below sharedInts
+		if n, ok := parseInt(b); ok && n >= 0 {
+			return sharedInt[n]
 		}
-		n = n*10 + int(c-'0')
 	}
-	return sharedInt[n]
+	return string(b)
 }
 
 // isShared reports whether s is one of the shared integers.

@@ -1,6 +1,10 @@
 package kv
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/evloop/evloop/resp"
+)
 
 // Pipelined requests and the cache.
 //
@@ -21,6 +25,7 @@ const (
 
 // warmer holds the scratch space of warm, the loop's.
 type warmer struct {
+	p      resp.Parser
 	keys   [warmBatch][]byte
 	hashes [warmBatch]uint32
 	vals   [warmBatch]*entry
@@ -29,9 +34,9 @@ type warmer struct {
 
 // warm loads ahead the keyspace entries of the keys that the complete
 // commands at the start of b name first, when there are two or more
-// different ones. It keeps no reference into b.
+// different ones. It keeps none of b's keys.
 func (w *warmer) warm(d *db, b []byte) {
-	keys := firstKeys(b, w.keys[:0])
+	keys := firstKeys(&w.p, b, w.keys[:0])
 	defer clear(keys)
 	if len(keys) < 2 {
 		return
@@ -58,54 +63,24 @@ func (w *warmer) warm(d *db, b []byte) {
 	}
 }
 
-// firstKeys appends to keys the first argument after the name of each
-// complete RESP array command at the start of b, up to cap(keys). It stops
-// at the first command that is not complete or not plain (an inline
-// command, an array of one or of more than warmMaxArgs, anything
-// unexpected), or after the first if the second names the same key: it is
-// a hint, and the parser judges the input.
-func firstKeys(b []byte, keys [][]byte) [][]byte {
-	for len(keys) < cap(keys) {
-		n, i, ok := respLength(b, '*', 0)
-		if !ok || n < 2 || n > warmMaxArgs {
+// firstKeys appends to keys, parsing with p, the first argument after the
+// name of each complete command at the start of b, up to cap(keys). It
+// stops at the first command that is not complete or not plain (an
+// inline command, an array of one or of more than warmMaxArgs, anything
+// the parser refuses), or after the first if the second names the same
+// key: it is a hint, and the client's own parser judges the input.
+func firstKeys(p *resp.Parser, b []byte, keys [][]byte) [][]byte {
+	p.Limits = resp.Limits{MaxArgs: warmMaxArgs}
+	for len(keys) < cap(keys) && len(b) > 0 && b[0] == '*' {
+		args, n, err := p.Command(b)
+		if err != nil || len(args) < 2 {
 			break
 		}
-		var key []byte
-		for a := 0; a < n; a++ {
-			l, j, ok := respLength(b, '$', i)
-			if !ok || j+l+2 > len(b) || b[j+l] != '\r' || b[j+l+1] != '\n' {
-				return keys
-			}
-			if a == 1 {
-				key = b[j : j+l]
-			}
-			i = j + l + 2
+		if len(keys) == 1 && bytes.Equal(args[1], keys[0]) {
+			break // one key over and over, most likely: not worth the scan
 		}
-		if len(keys) == 1 && bytes.Equal(key, keys[0]) {
-			return keys // one key over and over, most likely: not worth the scan
-		}
-		keys = append(keys, key)
-		b = b[i:]
+		keys = append(keys, args[1])
+		b = b[n:]
 	}
 	return keys
-}
-
-// respLength reads "<kind><decimal>\r\n" at b[i:] and returns the number
-// and where the bytes after it start. Numbers over 1<<30 are refused, so
-// that sums of them do not overflow an int of 32 bits.
-func respLength(b []byte, kind byte, i int) (n, next int, ok bool) {
-	if i >= len(b) || b[i] != kind {
-		return 0, 0, false
-	}
-	for i++; i < len(b) && b[i]-'0' <= 9; i++ {
-		d := int(b[i] - '0')
-		if n > (1<<30-d)/10 {
-			return 0, 0, false
-		}
-		n = n*10 + d
-	}
-	if i+1 >= len(b) || b[i] != '\r' || b[i+1] != '\n' {
-		return 0, 0, false
-	}
-	return n, i + 2, true
 }

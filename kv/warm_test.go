@@ -20,7 +20,7 @@ func FuzzFirstKeys(f *testing.F) {
 	f.Add([]byte("*9999999999999\r\n$3\r\nGET\r\n"))
 	f.Add([]byte("*2\r\n$3\r\nGET\r\n$10737418240\r\nxx"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		keys := firstKeys(b, make([][]byte, 0, warmBatch))
+		keys := firstKeys(new(resp.Parser), b, make([][]byte, 0, warmBatch))
 		if len(keys) > warmBatch {
 			t.Fatalf("%d keys, more than %d", len(keys), warmBatch)
 		}
@@ -70,7 +70,7 @@ func TestFirstKeys(t *testing.T) {
 		{"huge count", "*10737418240\r\n$3\r\nGET\r\n", nil},
 		{"no CRLF", "*2\n$3\nGET\n$1\na\n", nil},
 	} {
-		got := firstKeys([]byte(tc.in), make([][]byte, 0, warmBatch))
+		got := firstKeys(new(resp.Parser), []byte(tc.in), make([][]byte, 0, warmBatch))
 		var gs []string
 		for _, k := range got {
 			gs = append(gs, string(k))
@@ -83,7 +83,7 @@ func TestFirstKeys(t *testing.T) {
 	for i := range warmBatch + 5 {
 		burst += cmd("GET", fmt.Sprint(i))
 	}
-	if got := firstKeys([]byte(burst), make([][]byte, 0, warmBatch)); len(got) != warmBatch {
+	if got := firstKeys(new(resp.Parser), []byte(burst), make([][]byte, 0, warmBatch)); len(got) != warmBatch {
 		t.Errorf("a burst of %d: %d keys, want %d", warmBatch+5, len(got), warmBatch)
 	}
 }
