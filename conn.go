@@ -15,9 +15,9 @@ import (
 
 // Connection states:
 //
-//	open ── Close, peer EOF ──► closing ── outbound queue written ──► closed
-//	  │                            │
-//	  └─ Abort, I/O error, panic ──┴─ CloseTimeout, Abort, error ────► closed
+//	open ── Close, peer EOF, panic ──► closing ── outbound queue written ──► closed
+//	  │                                   │
+//	  └─ Abort, I/O error ────────────────┴─ CloseTimeout, Abort, error ────► closed
 type connState uint8
 
 const (
@@ -105,7 +105,7 @@ func (c *Conn) HandleIO(fd int, ev poll.Flags) {
 
 // HandlePanic closes a connection whose handler panicked; the loop has
 // already logged the panic.
-func (c *Conn) HandlePanic(fd int, v any) { c.finalize(&PanicError{Value: v}) }
+func (c *Conn) HandlePanic(fd int, v any) { c.closeAfterPanic(v) }
 
 // reading reports whether the connection wants readability: while open
 // and not paused, and while closing, to drain what the peer still sends, so
@@ -773,6 +773,12 @@ func (c *Conn) finalizeWith(err, writeErr error) {
 	}
 	c.state = closed
 	ls := c.ls
+	if len(ls.panics) > 0 {
+		if pe, ok := ls.panics[c]; ok {
+			delete(ls.panics, c)
+			err = pe // whatever ended the close, a panic began it
+		}
+	}
 	ls.l.CancelTimer(c.closeTimer)
 	ls.l.Unregister(int(c.fd))
 	sock.Close(int(c.fd))
@@ -857,7 +863,31 @@ func (c *Conn) AfterFunc(d time.Duration, fn func()) Timer {
 func (c *Conn) closeOnPanic() {
 	if v := recover(); v != nil {
 		c.ls.s.opts.Logger.Error("evloop: panic recovered", "panic", v, "stack", string(debug.Stack()))
+		c.closeAfterPanic(v)
+	}
+}
+
+// closeAfterPanic closes c after the application's code for it panicked
+// with v. It closes as Close does: what was queued before is written
+// first (the answers a protocol completed before the one that panicked
+// reach the peer), and OnClose gets a *PanicError. What arrived and was
+// not consumed is dropped: no handler method runs for c again.
+func (c *Conn) closeAfterPanic(v any) {
+	if c.state == connecting || c.state == closed {
 		c.finalize(&PanicError{Value: v})
+		return
+	}
+	ls := c.ls
+	if ls.panics == nil {
+		ls.panics = make(map[*Conn]*PanicError)
+	}
+	if _, ok := ls.panics[c]; !ok { // the first panic is the cause
+		ls.panics[c] = &PanicError{Value: v}
+	}
+	c.releaseIn()
+	if c.state == open {
+		c.state = closing
+		c.startClose()
 	}
 }
 

@@ -37,7 +37,8 @@ var (
 )
 
 // PanicError is the error OnClose receives for a connection whose handler
-// panicked.
+// panicked. Such a connection is closed as Close closes one: the bytes
+// queued before the panic are written first, and nothing more is read.
 type PanicError struct {
 	Value any
 }

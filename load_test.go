@@ -3,6 +3,7 @@
 package evloop
 
 import (
+	"bytes"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -217,6 +218,43 @@ func TestHandlerPanicIsContained(t *testing.T) {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("log lacks %q:\n%s", want, logs.String())
 		}
+	}
+}
+
+// TestPanicSendsWhatWasQueued: a connection whose handler panics closes
+// as Close closes it: what was queued before the panic, in the same call
+// too, reaches the peer, then EOF; what arrived after is not handled.
+func TestPanicSendsWhatWasQueued(t *testing.T) {
+	closed := make(chan error, 1)
+	h := &funcHandler{
+		data: func(c *Conn) {
+			for {
+				in, _ := c.Peek(0)
+				i := bytes.IndexByte(in, '\n')
+				if i < 0 {
+					return
+				}
+				line := in[:i+1]
+				if string(line) == "panic\n" {
+					panic("boom")
+				}
+				c.Write(line)
+				c.Discard(len(line))
+			}
+		},
+		close: func(c *Conn, err error) { closed <- err },
+	}
+	_, addr := serve(t, h, Options{Loops: 1, Logger: slogTo(io.Discard)})
+	victim := dial(t, addr)
+	victim.Write([]byte("a\nb\npanic\nc\n"))
+	victim.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got, err := io.ReadAll(victim)
+	if err != nil || string(got) != "a\nb\n" {
+		t.Fatalf("read %q, %v; want the lines before the panic, then EOF", got, err)
+	}
+	victim.Close()
+	if err := <-closed; !isPanic(err, "boom") {
+		t.Fatalf("OnClose = %v; want a *PanicError", err)
 	}
 }
 

@@ -164,6 +164,7 @@ type loopState struct {
 	// an idle connection holds no queue, and steady writing allocates none.
 	queues [][]segment
 	dials  map[*Conn]chan<- dialResult // connections being dialed
+	panics map[*Conn]*PanicError       // closing after a panic: OnClose's error
 
 	// Accepted fds handed over by another loop's acceptor; one task, bound
 	// once, takes a whole batch, so a hand-off allocates nothing.
@@ -437,7 +438,7 @@ func (ls *loopState) open(fd int) *Conn {
 	defer func() {
 		if v := recover(); v != nil {
 			s.opts.Logger.Error("evloop: panic recovered in OnOpen", "panic", v)
-			c.finalize(&PanicError{Value: v})
+			c.closeAfterPanic(v)
 		}
 	}()
 	s.h.OnOpen(c)

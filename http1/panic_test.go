@@ -1,6 +1,8 @@
 package http1_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -52,11 +54,13 @@ func TestPanicAfterPooledClosesConn(t *testing.T) {
 	addr := oneLoopServer(t, srv)
 	a := dialRaw(t, addr)
 	a.send("GET /std HTTP/1.1\r\nHost: x\r\n\r\nGET /boom HTTP/1.1\r\nHost: x\r\n\r\n")
-	// The engine closes a connection at once when its code panics: what
-	// was queued on it, the pooled answer here, may go with it.
+	// The connection closes after what was queued before the panic: the
+	// pooled answer.
 	a.nc.SetReadDeadline(time.Now().Add(2 * time.Second))
 	got, err := io.ReadAll(a.br)
-	if err != nil {
+	if err == nil {
+		checkAnswers(t, got, "std")
+	} else {
 		// Still open: more bytes make the loop serve the same request again.
 		a.nc.SetDeadline(time.Now().Add(2 * time.Second))
 		io.WriteString(a.nc, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -71,6 +75,70 @@ func TestPanicAfterPooledClosesConn(t *testing.T) {
 	if err := srv.Shutdown(ctx); err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}
+}
+
+// The answers to the requests pipelined before one whose fast handler
+// panics are sent; then the connection closes, and what came after it is
+// not served.
+func TestPanicKeepsEarlierAnswers(t *testing.T) {
+	srv := &http1.Server{}
+	srv.HandleFastFunc("/boom", func(w *http1.Response, r *http1.Request) {
+		w.AddHeader("X-Half", "written")
+		w.WriteString("half")
+		panic("boom")
+	})
+	var oks atomic.Int32
+	srv.HandleFastFunc("/ok", func(w *http1.Response, r *http1.Request) {
+		oks.Add(1)
+		w.WriteString("ok")
+	})
+	addr := oneLoopServer(t, srv)
+	a, other := dialRaw(t, addr), dialRaw(t, addr)
+	req := "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n"
+	a.send(req + req + "GET /boom HTTP/1.1\r\nHost: x\r\n\r\n" + req)
+	a.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got, err := io.ReadAll(a.br)
+	if err != nil {
+		t.Fatalf("the connection whose handler panicked: %v after %q; want it closed", err, got)
+	}
+	checkAnswers(t, got, "ok", "ok")
+	if n := oks.Load(); n != 2 {
+		t.Errorf("/ok ran %d times; want 2 (not the one after the panic)", n)
+	}
+	other.send(req)
+	checkAnswers(t, readAnswer(t, other), "ok")
+}
+
+// checkAnswers checks that b holds 200 answers with the bodies want, and
+// nothing more.
+func checkAnswers(t *testing.T, b []byte, want ...string) {
+	t.Helper()
+	br := bufio.NewReader(bytes.NewReader(b))
+	for i, w := range want {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("answer %d of %q: %v", i, b, err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != 200 || string(body) != w {
+			t.Fatalf("answer %d: %d %q (%v); want 200 %q", i, resp.StatusCode, body, err, w)
+		}
+	}
+	if rest, _ := io.ReadAll(br); len(rest) > 0 {
+		t.Fatalf("after %d answers: %q", len(want), rest)
+	}
+}
+
+// readAnswer reads one answer from c and returns its bytes.
+func readAnswer(t *testing.T, c *rawConn) []byte {
+	t.Helper()
+	var raw bytes.Buffer
+	resp, err := http.ReadResponse(bufio.NewReader(io.TeeReader(c.br, &raw)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadAll(resp.Body)
+	return raw.Bytes()
 }
 
 // panicProto is a Shutdowner that, told of Shutdown, does nothing: the

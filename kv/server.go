@@ -306,7 +306,16 @@ func (s *Server) serve(c *client) {
 	if !c.blocked() && c.flags&flagCloseAfterReply == 0 {
 		s.warmer.warm(c.db, b)
 	}
-	off := 0
+	// mark is where the reply of the command being run begins in s.w.
+	off, mark := 0, 0
+	defer func() {
+		if s.cur == c {
+			if v := recover(); v != nil {
+				s.abandon(c, mark)
+				panic(v) // the connection closes with a *evloop.PanicError
+			}
+		}
+	}()
 	for off < len(b) && !c.blocked() && c.flags&flagCloseAfterReply == 0 {
 		c.parser.Unauthenticated = s.cfg.RequirePass != "" && !c.authenticated
 		args, n, err := c.parser.Command(b[off:])
@@ -323,6 +332,7 @@ func (s *Server) serve(c *client) {
 		off += n
 		if len(args) > 0 {
 			s.stats.netIn += int64(n)
+			mark = len(s.w.Buf)
 			s.call(c, args)
 			s.w.Proto = c.proto
 		}
@@ -331,6 +341,22 @@ func (s *Server) serve(c *client) {
 	s.cur = nil
 	s.flushReply(c)
 	s.handleReady()
+}
+
+// abandon runs when a command of c's panicked, before the panic closes
+// c: the replies of the commands before it are sent, the part of a reply
+// it wrote (from mark on) is not, and nothing of it stays for the next
+// client. A transaction it was in is closed in the log, which then holds
+// the commands that ran, as memory does.
+func (s *Server) abandon(c *client, mark int) {
+	s.w.Buf = s.w.Buf[:mark]
+	s.cur = nil
+	s.flushReply(c)
+	s.ow.Reset()
+	if s.inExec {
+		s.inExec = false
+		s.endExec()
+	}
 }
 
 // flushReply writes what the writer holds for c.
@@ -371,8 +397,9 @@ func (s *Server) OnClose(conn *evloop.Conn, err error) {
 	}
 	conn.SetContext(nil)
 	if c == s.cur {
-		// Closed while its commands ran: one panicked. What it had
-		// written of its replies must not reach the next client served.
+		// Closed while its commands ran (serve's abandon has handled a
+		// panic): what it had written of its replies must not reach the
+		// next client served.
 		s.w.Reset()
 		s.cur, s.inExec = nil, false
 	}

@@ -185,6 +185,44 @@ func TestPubSub(t *testing.T) {
 	}
 }
 
+// TestPanicInTransaction: a command that panics inside EXEC closes its
+// connection after what came before the EXEC was answered, and the log
+// closes the transaction, so that the commands of other clients logged
+// after it are not taken into it on replay.
+func TestPanicInTransaction(t *testing.T) {
+	boom := cmd("test-boom2", 1, "write fast", 0, 0, 0, "server", "7.0.0", "Panics.",
+		func(s *Server, c *client, args [][]byte) { panic("test-boom2") })
+	register(boom)
+	t.Cleanup(func() { delete(commands, boom.name) })
+	dir := t.TempDir()
+	cfg := Config{AppendOnly: true, AppendFsync: "always", Dir: dir}
+	s1, addr := startServer(t, cfg)
+	victim, other := dialRaw(t, addr), dialRaw(t, addr)
+	victim.send("SET", "before", "1")
+	victim.send("MULTI")
+	victim.send("SET", "in", "1")
+	victim.send("TEST-BOOM2")
+	victim.send("SET", "never", "1")
+	victim.send("EXEC")
+	want := "+OK\r\n+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n"
+	if b, err := io.ReadAll(victim.r); err != nil || string(b) != want {
+		t.Errorf("the connection whose EXEC panicked read %q, %v; want %q, then EOF", b, err, want)
+	}
+	if got := other.do("SET", "later", "1"); got != "+OK\r\n" {
+		t.Fatalf("SET after the panic: %q", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s1.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, addr2 := startServer(t, cfg)
+	c := dialRaw(t, addr2)
+	if got := c.do("EXISTS", "before", "in", "never", "later"); got != ":3\r\n" {
+		t.Errorf("after replay, EXISTS before in never later = %q; want 3 (all but never)", got)
+	}
+}
+
 // TestAppendOnlyReplay writes through a server with the log on, then
 // starts a new one on the same file and finds the data, TTLs included.
 func TestAppendOnlyReplay(t *testing.T) {
@@ -420,9 +458,16 @@ func TestPanicDisturbsNoOther(t *testing.T) {
 	if got := other.do("PING"); got != "+PONG\r\n" {
 		t.Fatalf("PING: %q", got)
 	}
+	// Pipelined around the command that panics: the reply before it is
+	// sent, its half reply and what came after it are not.
+	victim.send("SET", "before", "1")
 	victim.send("TEST-BOOM")
-	if b, err := io.ReadAll(victim.r); err != nil {
-		t.Errorf("the connection whose command panicked: %v after %q; want it closed", err, b)
+	victim.send("SET", "after", "1")
+	if b, err := io.ReadAll(victim.r); err != nil || string(b) != "+OK\r\n" {
+		t.Errorf("the connection whose command panicked read %q, %v; want +OK, then EOF", b, err)
+	}
+	if got := other.do("EXISTS", "before", "after"); got != ":1\r\n" {
+		t.Errorf("EXISTS before after = %q; want 1 (the command before the panic ran, the one after did not)", got)
 	}
 	for range 3 {
 		if got := other.do("PING"); got != "+PONG\r\n" {

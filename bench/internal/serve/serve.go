@@ -1,6 +1,7 @@
 // Package serve is the command line the benchmark servers share: pick an
 // implementation by name, listen on an address, and optionally serve the
-// process's goroutine count on a side listener outside the measured path.
+// process's goroutine count and a CPU profile on a side listener outside
+// the measured path.
 package serve
 
 import (
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"log"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"runtime"
 	"slices"
@@ -28,7 +30,7 @@ func Main(command string, impls map[string]func(addr string) error) {
 	list := strings.Join(names, "|")
 	impl := flag.String("impl", "evloop", "server: "+list)
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
-	debug := flag.String("debug-addr", "", "address for /goroutines (none if empty)")
+	debug := flag.String("debug-addr", "", "address for /goroutines and /debug/pprof/profile (none if empty)")
 	flag.Parse()
 	run, ok := impls[*impl]
 	if !ok {
@@ -40,6 +42,7 @@ func Main(command string, impls map[string]func(addr string) error) {
 		mux.HandleFunc("/goroutines", func(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprint(w, strconv.Itoa(runtime.NumGoroutine()))
 		})
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		go http.ListenAndServe(*debug, mux)
 	}
 	log.Fatal(run(*addr))
