@@ -39,6 +39,7 @@ const (
 	fReadEOF                       // the peer sent EOF: nothing more to read
 	fPeerClosed                    // closing because of the peer's EOF: OnClose gets io.EOF
 	fUserPaused                    // PauseReading: not read until ResumeReading
+	fLingering                     // closing: waiting for the peer's EOF, lingerTimeout at most
 )
 
 // segment is a run of outbound bytes: copied by Write into the loop's write
@@ -548,9 +549,18 @@ func (c *Conn) completeEmpty() {
 	for c.outHead < len(c.out) && len(c.out[c.outHead].b) == 0 && c.state != closed {
 		s := c.popSegment()
 		if s.done != nil {
-			s.done(nil)
+			c.completed(s.done)
 		}
 	}
+}
+
+// completed calls an AsyncWrite's done with nil. A panic in it closes c as
+// one in a handler does, after the rest of the queue; the write it
+// completes must not be interrupted, or the bytes written after its
+// segment would be counted as unwritten and sent again.
+func (c *Conn) completed(done func(error)) {
+	defer c.closeOnPanic()
+	done(nil)
 }
 
 // consume drops n written bytes from the head of the queue.
@@ -565,7 +575,7 @@ func (c *Conn) consume(n int) {
 		n -= len(s.b)
 		seg := c.popSegment()
 		if seg.done != nil {
-			seg.done(nil)
+			c.completed(seg.done)
 			if c.state == closed {
 				return
 			}
@@ -666,15 +676,19 @@ const lingerTimeout = time.Second
 // peer reads EOF), what arrives is read and dropped, and the fd is closed
 // at the peer's EOF or after lingerTimeout.
 func (c *Conn) linger() {
-	if c.flags&fShutDone == 0 {
+	if c.flags&fLingering != 0 {
+		return
+	}
+	c.flags |= fLingering
+	if c.flags&fShutDone == 0 { // else CloseWrite's flush shut it down
 		c.flags |= fShutDone | fWriteShut
 		if sock.ShutdownWrite(int(c.fd)) != nil {
 			c.finalize(nil)
 			return
 		}
-		c.ls.l.CancelTimer(c.closeTimer)
-		c.closeTimer = c.ls.l.AfterFunc(lingerTimeout, func() { c.finalize(nil) })
 	}
+	c.ls.l.CancelTimer(c.closeTimer)
+	c.closeTimer = c.ls.l.AfterFunc(lingerTimeout, func() { c.finalize(nil) })
 }
 
 // drainInbound reads and drops what the peer sent and nobody will read:
@@ -873,22 +887,24 @@ func (c *Conn) closeOnPanic() {
 // reach the peer), and OnClose gets a *PanicError. What arrived and was
 // not consumed is dropped: no handler method runs for c again.
 func (c *Conn) closeAfterPanic(v any) {
-	if c.state == connecting || c.state == closed {
+	ls := c.ls
+	if _, again := ls.panics[c]; again || c.state == connecting || c.state == closed {
+		// A second panic while closing after one (a completion, a
+		// timer, or the flush itself): close at once, with the first.
 		c.finalize(&PanicError{Value: v})
 		return
 	}
-	ls := c.ls
 	if ls.panics == nil {
 		ls.panics = make(map[*Conn]*PanicError)
 	}
-	if _, ok := ls.panics[c]; !ok { // the first panic is the cause
-		ls.panics[c] = &PanicError{Value: v}
-	}
+	ls.panics[c] = &PanicError{Value: v}
 	c.releaseIn()
 	if c.state == open {
 		c.state = closing
 		c.startClose()
+		return
 	}
+	c.markDirty() // closing already: a panic in the flush is flushed again
 }
 
 func (c *Conn) opError(op string, err error) error {

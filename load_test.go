@@ -258,6 +258,60 @@ func TestPanicSendsWhatWasQueued(t *testing.T) {
 	}
 }
 
+// TestPanicAfterCloseWrite: a handler that shut down its writing side,
+// then panicked, still has its connection closed once the peer is done or
+// the linger ends, not left closing.
+func TestPanicAfterCloseWrite(t *testing.T) {
+	closed := make(chan error, 1)
+	h := &funcHandler{
+		data: func(c *Conn) {
+			c.Discard(-1)
+			c.CloseWrite()
+			panic("boom after CloseWrite")
+		},
+		close: func(c *Conn, err error) { closed <- err },
+	}
+	_, addr := serve(t, h, Options{Loops: 1, Logger: slogTo(io.Discard)})
+	victim := dial(t, addr) // never closes: the linger must end it
+	victim.Write([]byte("x"))
+	select {
+	case err := <-closed:
+		if !isPanic(err, "boom after CloseWrite") {
+			t.Fatalf("OnClose = %v; want a *PanicError", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the connection was not closed 5 s after its handler panicked")
+	}
+}
+
+// TestCompletionPanic: an AsyncWrite completion that panics closes its
+// connection after the rest of the queue, each byte sent once.
+func TestCompletionPanic(t *testing.T) {
+	closed := make(chan error, 1)
+	h := &funcHandler{
+		data: func(c *Conn) {
+			c.Discard(-1)
+			// Made on the loop, both are queued by tasks of this
+			// iteration, before its flush writes them together.
+			c.AsyncWrite([]byte("b"), func(error) { panic("boom in done") })
+			c.AsyncWrite([]byte("c"), nil)
+		},
+		close: func(c *Conn, err error) { closed <- err },
+	}
+	_, addr := serve(t, h, Options{Loops: 1, Logger: slogTo(io.Discard)})
+	victim := dial(t, addr)
+	victim.Write([]byte("go"))
+	victim.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got, err := io.ReadAll(victim)
+	if err != nil || string(got) != "bc" {
+		t.Fatalf("read %q, %v; want \"bc\", then EOF", got, err)
+	}
+	victim.Close()
+	if err := <-closed; !isPanic(err, "boom in done") {
+		t.Fatalf("OnClose = %v; want a *PanicError", err)
+	}
+}
+
 func isPanic(err error, v string) bool {
 	pe, ok := err.(*PanicError)
 	return ok && pe.Value == v

@@ -593,7 +593,7 @@ func (ls *loopState) flushOne(c *Conn) {
 	defer func() {
 		if v := recover(); v != nil {
 			ls.s.opts.Logger.Error("evloop: panic recovered while flushing", "panic", v, "stack", string(debug.Stack()))
-			c.finalize(&PanicError{Value: v})
+			c.closeAfterPanic(v)
 		}
 	}()
 	c.flushDirty()

@@ -77,6 +77,12 @@ func (hc *conn) serve() {
 	c := hc.c
 	hc.serving = true
 	defer func() {
+		if ls := hc.ls; ls.answering == hc { // its fast handler panicked
+			ls.answering = nil
+			if ls.outc == hc {
+				ls.out = ls.out[:ls.answerAt]
+			}
+		}
 		hc.ls.flushOut()
 		hc.serving = false
 		if hc.released {
@@ -162,7 +168,7 @@ func (ls *loopState) flushOut() {
 	if len(ls.out) > 0 {
 		ls.outc.c.Write(ls.out)
 	}
-	ls.out, ls.outc = trim(ls.out), nil
+	ls.out, ls.outc, ls.answerAt = trim(ls.out), nil, 0
 }
 
 // close closes the connection after the answers batched for it.

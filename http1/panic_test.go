@@ -83,6 +83,8 @@ func TestPanicAfterPooledClosesConn(t *testing.T) {
 func TestPanicKeepsEarlierAnswers(t *testing.T) {
 	srv := &http1.Server{}
 	srv.HandleFastFunc("/boom", func(w *http1.Response, r *http1.Request) {
+		w.AddHeader("Link", "</style.css>; rel=preload")
+		w.WriteHeader(http.StatusEarlyHints) // goes into the batch at once
 		w.AddHeader("X-Half", "written")
 		w.WriteString("half")
 		panic("boom")

@@ -170,7 +170,12 @@ func (hc *conn) runFast(h FastHandler, req *Request, keep bool) bool {
 	w.hc, w.req, w.status = hc, req, http.StatusOK
 	w.fields, w.body = ls.fields[:0], ls.body[:0]
 	w.flags, w.proto, w.length = 0, nil, 0
+	ls.answering, ls.answerAt = hc, 0
+	if ls.outc == hc {
+		ls.answerAt = len(ls.out)
+	}
 	h.ServeFast(w, req)
+	ls.answering = nil
 	ls.fields, ls.body = trim(w.fields), trim(w.body)
 	if w.flags&rClose != 0 {
 		keep = false

@@ -334,6 +334,12 @@ type loopState struct {
 	out  []byte
 	outc *conn
 
+	// answering is the connection whose fast handler is running, and
+	// answerAt where its answer begins in out: if the handler panics,
+	// what it sent of its answer (a 1xx) is cut from the batch.
+	answering *conn
+	answerAt  int
+
 	// route is the last route set matched by exact path: a loop's
 	// requests mostly go where the previous one went.
 	route *routeSet

@@ -317,6 +317,7 @@ func (s *Server) serve(c *client) {
 		}
 	}()
 	for off < len(b) && !c.blocked() && c.flags&flagCloseAfterReply == 0 {
+		mark = len(s.w.Buf)
 		c.parser.Unauthenticated = s.cfg.RequirePass != "" && !c.authenticated
 		args, n, err := c.parser.Command(b[off:])
 		if err == resp.ErrIncomplete {
@@ -332,7 +333,6 @@ func (s *Server) serve(c *client) {
 		off += n
 		if len(args) > 0 {
 			s.stats.netIn += int64(n)
-			mark = len(s.w.Buf)
 			s.call(c, args)
 			s.w.Proto = c.proto
 		}
@@ -347,7 +347,8 @@ func (s *Server) serve(c *client) {
 // c: the replies of the commands before it are sent, the part of a reply
 // it wrote (from mark on) is not, and nothing of it stays for the next
 // client. A transaction it was in is closed in the log, which then holds
-// the commands that ran, as memory does.
+// the commands of it that ran before (what the one that panicked changed
+// is in memory, not in the log).
 func (s *Server) abandon(c *client, mark int) {
 	s.w.Buf = s.w.Buf[:mark]
 	s.cur = nil
