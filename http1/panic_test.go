@@ -176,15 +176,7 @@ func TestProtocolOnClosePanicAtEOF(t *testing.T) {
 		w.SwitchProtocols(&panicProto{closes: &closesB})
 	})
 	addr := oneLoopServer(t, srv)
-	var conns []*rawConn
-	for _, path := range []string{"/a", "/b"} {
-		c := dialRaw(t, addr)
-		c.send("GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n")
-		if resp, err := http.ReadResponse(c.br, nil); err != nil || resp.StatusCode != 101 {
-			t.Fatalf("%s: %v %v", path, resp, err)
-		}
-		conns = append(conns, c)
-	}
+	conns := switched(t, addr, "/a", "/b")
 	a, b := conns[0], conns[1]
 	a.nc.(*net.TCPConn).CloseWrite() // EOF: OnReadEOF runs a's OnClose, which panics
 	io.Copy(io.Discard, a.br)

@@ -213,15 +213,7 @@ func TestShutdownTellsProtocols(t *testing.T) {
 	aborted := dialRaw(t, addr)
 	aborted.send("GET /aborted HTTP/1.1\r\nHost: x\r\n\r\n")
 	io.Copy(io.Discard, aborted.br) // the reset
-	var conns []*rawConn
-	for _, path := range []string{"/fast-upgrade", "/std-upgrade"} {
-		c := dialRaw(t, addr)
-		c.send("GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n")
-		if resp, err := http.ReadResponse(c.br, nil); err != nil || resp.StatusCode != 101 {
-			t.Fatalf("%s: %v %v", path, resp, err)
-		}
-		conns = append(conns, c)
-	}
+	conns := switched(t, addr, "/fast-upgrade", "/std-upgrade")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
@@ -297,4 +289,20 @@ func TestTrailers(t *testing.T) {
 	if s := string(raw); !strings.HasSuffix(s, "\r\n\r\nbody") || strings.Contains(s, "Transfer-Encoding") || strings.Contains(s, "Content-Length") {
 		t.Errorf("HTTP/1.0: %q", s)
 	}
+}
+
+// switched requests each path on a connection of its own, checks that
+// each is answered 101 Switching Protocols, and returns the connections.
+func switched(t *testing.T, addr string, paths ...string) []*rawConn {
+	t.Helper()
+	var conns []*rawConn
+	for _, path := range paths {
+		c := dialRaw(t, addr)
+		c.send("GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n")
+		if resp, err := http.ReadResponse(c.br, nil); err != nil || resp.StatusCode != 101 {
+			t.Fatalf("%s: %v %v", path, resp, err)
+		}
+		conns = append(conns, c)
+	}
+	return conns
 }
