@@ -1,18 +1,22 @@
 package kv
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/evloop/evloop/resp"
 )
 
 // TestProtocolErrors sends malformed requests: each gets Redis's error and
@@ -476,5 +480,67 @@ func TestPanicDisturbsNoOther(t *testing.T) {
 	}
 	if got := other.do("SET", "k", "v"); got != "+OK\r\n" {
 		t.Fatalf("SET after another client's panic: %q", got)
+	}
+}
+
+// TestCommandInPieces sends a command of many arguments in small writes,
+// so that the server reads it over many reads and parses it as it comes,
+// while another client's commands pass through the loop in between; then
+// the same with a malformed argument header far into the command.
+func TestCommandInPieces(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	const n = 30000
+	args := [][]byte{[]byte("RPUSH"), []byte("big")}
+	for i := range n {
+		args = append(args, strconv.AppendInt(nil, int64(i), 10))
+	}
+	var stream []byte
+	stream = resp.AppendCommand(stream, []byte("SET"), []byte("a"), []byte("1"))
+	stream = resp.AppendCommand(stream, args...)
+	stream = resp.AppendCommand(stream, []byte("GET"), []byte("a"))
+
+	big, other := dialRaw(t, addr), dialRaw(t, addr)
+	for i, piece := 0, 0; len(stream) > 0; i++ {
+		piece = []int{1, 7, 300, 2000}[i%4]
+		k := min(piece, len(stream))
+		if _, err := big.c.Write(stream[:k]); err != nil {
+			t.Fatal(err)
+		}
+		stream = stream[k:]
+		if i%16 == 0 {
+			if got := other.do("SET", "b", strconv.Itoa(i)); got != "+OK\r\n" {
+				t.Fatalf("other client's SET while the big command arrives: %q", got)
+			}
+		}
+	}
+	for _, want := range []string{"+OK\r\n", ":" + strconv.Itoa(n) + "\r\n", "$1\r\n1\r\n"} {
+		if got := big.read(); got != want {
+			t.Fatalf("reply %q; want %q", got, want)
+		}
+	}
+	for _, i := range []int{0, 1, n / 2, n - 1} {
+		want := "$" + strconv.Itoa(len(strconv.Itoa(i))) + "\r\n" + strconv.Itoa(i) + "\r\n"
+		if got := other.do("LINDEX", "big", strconv.Itoa(i)); got != want {
+			t.Errorf("LINDEX big %d = %q; want %q", i, got, want)
+		}
+	}
+
+	// A bad header far in: the error, the connection closed, nothing run.
+	bad := resp.AppendCommand(nil, append([][]byte{[]byte("RPUSH"), []byte("bad")}, args[2:]...)...)
+	at := bytes.LastIndexByte(bad[:len(bad)*3/4], '$')
+	bad[at] = ':'
+	rc := dialRaw(t, addr)
+	for len(bad) > 0 {
+		k := min(1000, len(bad))
+		if _, err := rc.c.Write(bad[:k]); err != nil {
+			break // closed on the error
+		}
+		bad = bad[k:]
+	}
+	if b, _ := io.ReadAll(rc.r); string(b) != "-ERR Protocol error: expected '$', got ':'\r\n" {
+		t.Errorf("malformed big command: read %q; want the protocol error, then EOF", b)
+	}
+	if got := other.do("EXISTS", "bad"); got != ":0\r\n" {
+		t.Errorf("EXISTS bad = %q; want 0", got)
 	}
 }

@@ -86,6 +86,21 @@ func TestFirstKeys(t *testing.T) {
 	if got := firstKeys(new(resp.Parser), []byte(burst), make([][]byte, 0, warmBatch)); len(got) != warmBatch {
 		t.Errorf("a burst of %d: %d keys, want %d", warmBatch+5, len(got), warmBatch)
 	}
+
+	// The loop's read buffer holds one client's bytes, then another's: a
+	// scan that stopped in a command of the first does not go on in the
+	// second's.
+	var p resp.Parser
+	buf := make([]byte, 0, 256)
+	buf = append(buf, cmd("MSET", "b", "1", "c", "2")[:20]...)
+	if got := firstKeys(&p, buf, make([][]byte, 0, warmBatch)); len(got) != 0 {
+		t.Fatalf("first client: got %q, want none", got)
+	}
+	buf = append(buf[:0], cmd("GET", "x")+cmd("GET", "y")+cmd("GET", "z")...)
+	got := firstKeys(&p, buf, make([][]byte, 0, warmBatch))
+	if gs := fmt.Sprintf("%s", got); gs != "[x y z]" {
+		t.Errorf("second client, same buffer: got %s, want [x y z]", gs)
+	}
 }
 
 // TestWarmerKeepsNothing checks that the keys and values warm looked at

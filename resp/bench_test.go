@@ -78,3 +78,22 @@ func BenchmarkWriter(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCommandArriving parses a request of 100,000 arguments as a
+// connection's buffer receives it, 16 KiB at a time, calling Command after
+// each piece.
+func BenchmarkCommandArriving(b *testing.B) {
+	req := bigRequest(100000)
+	buf := make([]byte, 0, len(req))
+	var p Parser
+	b.SetBytes(int64(len(req)))
+	for b.Loop() {
+		buf = buf[:0]
+		for len(buf) < len(req) {
+			buf = append(buf, req[len(buf):min(len(buf)+16<<10, len(req))]...)
+			if _, _, err := p.Command(buf); err != nil && err != ErrIncomplete {
+				b.Fatal(err)
+			}
+		}
+	}
+}

@@ -31,9 +31,13 @@
 //
 // # Errors
 //
-// Parsing is stateless: each call starts at the beginning of its input.
 // ErrIncomplete means the input holds only the beginning of a request or
-// value, however it was split; append more bytes and call again. Malformed
+// value, however it was split; append more bytes and call again. Parse is
+// stateless: each call starts at the beginning of its input. Command is too,
+// but for one thing: it remembers how far it got into an array request that
+// has not all arrived, and goes on from there when called again with the
+// same buffer grown, so that a request of many arguments arriving over many
+// reads costs one parse (see Parser.Command and Parser.Reset). Malformed
 // input gives a *ProtocolError, after which a server replies with the error
 // and closes the connection, as Redis does. A header line or inline request
 // longer than Limits.MaxInline is malformed even before its end arrives, so

@@ -123,6 +123,28 @@ func FuzzCommand(f *testing.F) {
 					t.Fatalf("Command(%q) after Command(%q) = %q, %d, %v; want %q, %d, %v", b, b[:i], r.args, r.n, r.err, got.args, got.n, got.err)
 				}
 			}
+
+			// So does feeding it a piece at a time into one buffer, each
+			// call going on from where the one before stopped, and moving
+			// the buffer half way.
+			q := config
+			grown := make([]byte, 0, len(b))
+			for i := range len(b) {
+				grown = append(grown, b[i])
+				if i == len(b)/2 {
+					grown = append(make([]byte, 0, len(b)), grown...)
+				}
+				r := runCommand(&q, grown)
+				if i < len(b)-1 && errors.Is(r.err, ErrIncomplete) {
+					continue
+				}
+				fresh := config
+				want := runCommand(&fresh, grown)
+				if !r.equal(want) {
+					t.Fatalf("Command(%q) fed a byte at a time = %q, %d, %v; want %q, %d, %v", grown, r.args, r.n, r.err, want.args, want.n, want.err)
+				}
+				break
+			}
 		}
 	})
 }

@@ -67,7 +67,25 @@ type Parser struct {
 
 	args    [][]byte // reused for every request
 	scratch []byte   // inline arguments with quotes or escapes, decoded
+
+	// part is where parsing stopped in an array request that has not all
+	// arrived: its first n arguments are args[:n].
+	part partial
 }
+
+// partial is the state of an array request that has only partly arrived,
+// kept so that a request of many arguments, arriving over many reads, is
+// parsed once rather than from its start at every read.
+type partial struct {
+	at  *byte // &b[0] of the call that stopped; nil when nothing is kept
+	pos int   // where the next argument's header begins in b
+	n   int   // arguments parsed
+}
+
+// Reset forgets where parsing stopped in a request that has not all
+// arrived (see Command). Call it before giving Command bytes that do not
+// begin with that request, in a buffer that may begin at the same address.
+func (p *Parser) Reset() { p.part = partial{} }
 
 // Command parses the request at the start of b and returns its arguments
 // and n, the number of bytes it took.
@@ -88,33 +106,56 @@ type Parser struct {
 // The arguments point into b, except inline arguments with quotes or
 // escapes, which point into the Parser's own buffer; they are not
 // overwritten until the next call to Command, as long as b is not modified.
+//
+// When an array request has not all arrived, the Parser remembers how far
+// into it it got, and a call whose b begins at the same address (the same
+// buffer, with more bytes after those it had) goes on from there: a
+// request of a million arguments arriving over many reads is parsed once.
+// A b elsewhere is parsed from its start. Call Reset before reusing that
+// buffer for bytes that do not begin with the same request.
 func (p *Parser) Command(b []byte) (args [][]byte, n int, err error) {
 	if len(b) == 0 {
 		return nil, 0, ErrIncomplete
 	}
-	if b[0] == '*' {
-		args, n, err = p.multibulk(b, p.args[:0])
-	} else {
+	part := p.part
+	if part.at != nil {
+		p.part = partial{}
+	}
+	switch {
+	case part.at == &b[0] && len(b) >= part.pos:
+		args, n, err = p.multibulk(b, p.args[:part.n], part.pos)
+	case b[0] == '*':
+		args, n, err = p.multibulk(b, p.args[:0], 0)
+	default:
 		args, n, err = p.inline(b, p.args[:0])
 	}
 	if cap(args) > cap(p.args) {
 		p.args = args[:0]
 	}
 	if err != nil {
+		if err == ErrIncomplete && n > 0 {
+			// An array, whose arguments have arrived up to b[n].
+			p.part = partial{at: &b[0], pos: n, n: len(args)}
+			p.args = args
+		}
 		return nil, 0, err
 	}
 	return args, n, nil
 }
 
 // multibulk parses an array of bulk strings, as Redis's
-// processMultibulkBuffer does, appending the arguments to args. It returns
-// args even on failure, so that the Parser keeps any capacity it grew.
-func (p *Parser) multibulk(b []byte, args [][]byte) ([][]byte, int, error) {
+// processMultibulkBuffer does, appending the arguments to args. With from
+// > 0 it goes on at b[from] after the len(args) arguments before it. When
+// the array has not all arrived it returns ErrIncomplete with where the
+// next argument begins; it returns args even on failure, so that the
+// Parser keeps any capacity it grew.
+func (p *Parser) multibulk(b []byte, args [][]byte, from int) ([][]byte, int, error) {
 	maxInline := p.maxInline()
 	count, pos, err := header(b, 0, maxInline, errBigMultibulkCount, errMultibulkLength)
 	if err != nil {
 		return args, 0, err
 	}
+	pos = max(pos, from)
 	if count > p.maxArgs() {
 		return args, 0, errMultibulkLength
 	}
@@ -125,9 +166,9 @@ func (p *Parser) multibulk(b []byte, args [][]byte) ([][]byte, int, error) {
 	if p.Unauthenticated {
 		bulkLimit = min(maxBulk, unauthMaxBulk)
 	}
-	for range count { // nothing when count <= 0: an empty request
+	for range count - int64(len(args)) { // nothing when count <= 0: an empty request
 		if pos == len(b) {
-			return args, 0, ErrIncomplete
+			return args, pos, ErrIncomplete
 		}
 		if b[pos] != '$' {
 			return args, 0, errExpectedBulk(b[pos])
@@ -148,6 +189,9 @@ func (p *Parser) multibulk(b []byte, args [][]byte) ([][]byte, int, error) {
 			(b[pos+1] != '0' || i == pos+2) && i-pos <= maxInline {
 			start = i + 2
 		} else if size, start, err = headerSlow(b, pos, maxInline, errBigBulkCount, errBulkLength); err != nil {
+			if err == ErrIncomplete {
+				return args, pos, err
+			}
 			return args, 0, err
 		}
 		if size < 0 || size > bulkLimit {
@@ -162,7 +206,7 @@ func (p *Parser) multibulk(b []byte, args [][]byte) ([][]byte, int, error) {
 			if size < rest && b[start+int(size)] != '\r' {
 				return args, 0, errBulkFormat
 			}
-			return args, 0, ErrIncomplete
+			return args, pos, ErrIncomplete
 		}
 		end := start + int(size)
 		if b[end] != '\r' || b[end+1] != '\n' {

@@ -333,3 +333,106 @@ func TestCommandAllocs(t *testing.T) {
 		})
 	}
 }
+
+// bigRequest is RPUSH k and n one-byte elements, as an array request.
+func bigRequest(n int) []byte {
+	args := [][]byte{[]byte("RPUSH"), []byte("k")}
+	for i := range n {
+		args = append(args, []byte{'a' + byte(i%26)})
+	}
+	return AppendCommand(nil, args...)
+}
+
+// checkBig fails unless args are those of bigRequest(n).
+func checkBig(t *testing.T, args [][]byte, n int) {
+	t.Helper()
+	if len(args) != n+2 || string(args[0]) != "RPUSH" || string(args[1]) != "k" {
+		t.Fatalf("got %d arguments starting %q; want %d starting RPUSH k", len(args), args[:min(len(args), 2)], n+2)
+	}
+	for i, a := range args[2:] {
+		if len(a) != 1 || a[0] != 'a'+byte(i%26) {
+			t.Fatalf("argument %d = %q; want %q", i+2, a, 'a'+byte(i%26))
+		}
+	}
+}
+
+// feedHalf gives p the first half of a request, which it must find
+// incomplete.
+func feedHalf(t *testing.T, p *Parser, req []byte) {
+	t.Helper()
+	if _, _, err := p.Command(req[:len(req)/2]); !errors.Is(err, ErrIncomplete) {
+		t.Fatalf("Command of half = %v; want ErrIncomplete", err)
+	}
+}
+
+// TestCommandResume feeds a request as a connection's buffer holds it,
+// growing, and checks that going on from where the last call stopped
+// gives what one call over the whole request gives, also when the buffer
+// moves (as it does when it grows) and after Reset.
+func TestCommandResume(t *testing.T) {
+	const n = 20000
+	req := bigRequest(n)
+	for _, piece := range []int{1, 7, 4096} {
+		t.Run(fmt.Sprint("pieces of ", piece), func(t *testing.T) {
+			var p Parser
+			buf := make([]byte, 0, len(req))
+			for len(buf) < len(req) {
+				buf = append(buf, req[len(buf):min(len(buf)+piece, len(req))]...)
+				args, m, err := p.Command(buf)
+				if len(buf) < len(req) {
+					if !errors.Is(err, ErrIncomplete) || args != nil || m != 0 {
+						t.Fatalf("Command of %d bytes of %d = %d arguments, %d, %v; want nil, 0, ErrIncomplete", len(buf), len(req), len(args), m, err)
+					}
+					continue
+				}
+				if err != nil || m != len(req) {
+					t.Fatalf("Command of the whole request = %d, %v; want %d, nil", m, err, len(req))
+				}
+				checkBig(t, args, n)
+			}
+		})
+	}
+
+	t.Run("moved", func(t *testing.T) {
+		var p Parser
+		old := bytes.Clone(req)
+		feedHalf(t, &p, old)
+		// The buffer moves, and what it held before is overwritten.
+		moved := bytes.Clone(req)
+		clear(old)
+		args, m, err := p.Command(moved)
+		if err != nil || m != len(moved) {
+			t.Fatalf("Command after the move = %d, %v; want %d, nil", m, err, len(moved))
+		}
+		checkBig(t, args, n)
+	})
+
+	t.Run("reset", func(t *testing.T) {
+		var p Parser
+		buf := bytes.Clone(req)
+		feedHalf(t, &p, buf)
+		// The same buffer, other bytes: Reset, and they are parsed afresh.
+		p.Reset()
+		other := "*2\r\n$4\r\nECHO\r\n$2\r\nhi\r\n"
+		args, m, err := command(&p, append(buf[:0], other...))
+		if err != nil || m != len(other) || strings.Join(args, " ") != "ECHO hi" {
+			t.Fatalf("Command(%q) after Reset = %q, %d, %v; want [ECHO hi], %d, nil", other, args, m, err, len(other))
+		}
+	})
+
+	t.Run("error after resuming", func(t *testing.T) {
+		var p Parser
+		buf := bytes.Clone(req)
+		feedHalf(t, &p, buf)
+		i := bytes.LastIndexByte(buf[:len(buf)*3/4], '$')
+		buf[i] = ':'
+		if _, _, err := p.Command(buf); !checkErr(err, "expected '$', got ':'") {
+			t.Fatalf("Command with a bad header after the first half = %v; want expected '$', got ':'", err)
+		}
+		// The error ends the request: the next call starts afresh.
+		args, m, err := command(&p, []byte("PING\r\n"))
+		if err != nil || m != 6 || strings.Join(args, " ") != "PING" {
+			t.Fatalf("Command(PING) after the error = %q, %d, %v", args, m, err)
+		}
+	})
+}
