@@ -2,9 +2,11 @@ package kv
 
 import (
 	"math"
+	"runtime/debug"
 	"time"
 
 	"github.com/evloop/evloop"
+	"github.com/evloop/evloop/resp"
 )
 
 // blockState is what a client blocked by BLPOP and its kin waits for.
@@ -103,9 +105,41 @@ func (s *Server) unblock(c *client) {
 	}
 }
 
-// resume writes what c's reply holds and goes on with its pipeline.
-func (s *Server) resume(c *client) {
-	s.flushReply(c)
+// answer runs reply, which writes the reply of the blocked client c to
+// s.w as c's commands do, and sends what it wrote to c; it reports what
+// reply does. It may run while another client is being served (CLIENT
+// UNBLOCK): the replies s.w holds for that one stay for it. A panic in
+// reply is c's: c is released from waiting and closed, what reply wrote is
+// not sent, and the client being served, if any, goes on.
+func (s *Server) answer(c *client, reply func() bool) (answered bool) {
+	w, cur := s.w, s.cur
+	s.w, s.cur = resp.Writer{Buf: s.bw[:0], Proto: c.proto}, c
+	defer func() {
+		v := recover()
+		s.bw = s.w.Buf[:0]
+		s.w, s.cur = w, cur
+		if v != nil {
+			s.ow.Reset()
+			s.log.Error("kv: panic answering a blocked client; closing it", "client", c.id,
+				"panic", v, "stack", string(debug.Stack()))
+			s.unblock(c)
+			c.flags |= flagCloseAfterReply
+			c.conn.Close()
+			answered = false
+		}
+	}()
+	if !reply() {
+		return false
+	}
+	if len(s.w.Buf) > 0 {
+		s.stats.netOut += int64(len(s.w.Buf))
+		c.conn.Write(s.w.Buf)
+	}
+	return true
+}
+
+// wake goes on with c's pipeline, if it has one, after its wait ended.
+func (s *Server) wake(c *client) {
 	if !c.closed && c.conn.InboundBuffered() > 0 {
 		c.conn.Wake()
 	}
@@ -118,10 +152,9 @@ func (s *Server) unblockTimeout(c *client) {
 		return
 	}
 	s.unblock(c)
-	s.cur, s.w.Proto = c, c.proto
-	b.timedOut()
-	s.cur = nil
-	s.resume(c)
+	if s.answer(c, func() bool { b.timedOut(); return true }) {
+		s.wake(c)
+	}
 }
 
 // unblockWithError answers a blocked client with an error (CLIENT UNBLOCK).
@@ -133,9 +166,7 @@ func (s *Server) unblockWithError(c *client, msg string) {
 	w, send := s.to(c)
 	w.Error(msg)
 	send()
-	if !c.closed && c.conn.InboundBuffered() > 0 {
-		c.conn.Wake()
-	}
+	s.wake(c)
 }
 
 // signalReady notes that key received data, for the clients blocked on it.
@@ -173,21 +204,24 @@ func (s *Server) handleReady() {
 				if b == nil || c.closed {
 					continue
 				}
-				s.cur, s.w.Proto = c, c.proto
-				dirty := s.stats.dirty
-				s.prop.begin()
-				s.mono = s.tick()
-				served := b.serve(key)
-				if s.stats.dirty != dirty || s.prop.override {
-					s.prop.end(s, r.db.id, nil)
+				served := s.answer(c, func() bool {
+					dirty := s.stats.dirty
+					s.prop.begin()
+					s.mono = s.tick()
+					served := b.serve(key)
+					if s.stats.dirty != dirty || s.prop.override {
+						s.prop.end(s, r.db.id, nil)
+					}
+					return served
+				})
+				if c.block == nil {
+					continue // its code panicked: it is closed
 				}
-				s.cur = nil
 				if !served {
-					s.w.Reset()
-					break
+					break // the key holds nothing for it, nor for those after it
 				}
 				s.unblock(c)
-				s.resume(c)
+				s.wake(c)
 			}
 		}
 	}

@@ -97,6 +97,7 @@ type Server struct {
 	nextID  int64
 	w       resp.Writer // replies of the client being served
 	ow      resp.Writer // messages to other clients
+	bw      []byte      // s.w's buffer while a blocked client is answered; see answer
 	cur     *client
 	ms      int64 // the time of the command being run, Unix ms
 	start   time.Time

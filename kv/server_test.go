@@ -544,3 +544,123 @@ func TestCommandInPieces(t *testing.T) {
 		t.Errorf("EXISTS bad = %q; want 0", got)
 	}
 }
+
+// TestClientUnblockPipelined unblocks a client with CLIENT UNBLOCK between
+// other commands of the same batch: each client gets its own replies.
+func TestClientUnblockPipelined(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	blocked, other := dialRaw(t, addr), dialRaw(t, addr)
+	id := strings.TrimSuffix(strings.TrimPrefix(blocked.do("CLIENT", "ID"), ":"), "\r\n")
+	blocked.send("BLPOP", "nothing", "0")
+	waitBlocked(t, other, 1)
+	for _, reason := range []string{"TIMEOUT", "ERROR"} {
+		other.send("PING")
+		other.send("CLIENT", "UNBLOCK", id, reason)
+		other.send("ECHO", "after")
+		for _, want := range []string{"+PONG\r\n", ":1\r\n", "$5\r\nafter\r\n"} {
+			if got := other.read(); got != want {
+				t.Fatalf("%s: the unblocking client read %q; want %q", reason, got, want)
+			}
+		}
+		want := "*-1\r\n"
+		if reason == "ERROR" {
+			want = "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n"
+		}
+		if got := blocked.read(); got != want {
+			t.Fatalf("%s: the unblocked client read %q; want %q", reason, got, want)
+		}
+		blocked.send("BLPOP", "nothing", "0")
+		waitBlocked(t, other, 1)
+	}
+}
+
+// waitBlocked waits until INFO clients, asked through rc, counts n
+// blocked clients.
+func waitBlocked(t *testing.T, rc *rawConn, n int) {
+	t.Helper()
+	want := "blocked_clients:" + strconv.Itoa(n) + "\r\n"
+	for range 500 {
+		if strings.Contains(rc.do("INFO", "clients"), want) {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Fatalf("never %d blocked clients", n)
+}
+
+// TestPanicServingBlocked makes the code answering a blocked client panic,
+// when another client's push serves it, when its timeout passes and when
+// CLIENT UNBLOCK ends its wait: the blocked client is closed, nothing of
+// its reply reaches anyone, and the client whose command led to it is
+// served as if nothing happened.
+func TestPanicServingBlocked(t *testing.T) {
+	boom := cmd("test-bpop-boom", 3, "write blocking", 1, 1, 1, "list", "7.0.0", "Blocks, then panics after half a reply.",
+		func(s *Server, c *client, args [][]byte) {
+			timeout, ok := s.parseTimeout(args[2])
+			if !ok {
+				return
+			}
+			s.block(c, args[1:2], timeout, func([]byte) bool {
+				s.w.Simple("HALF")
+				panic("test-bpop-boom served")
+			}, func() {
+				s.w.Simple("HALF")
+				panic("test-bpop-boom timed out")
+			})
+		})
+	register(boom)
+	t.Cleanup(func() { delete(commands, boom.name) }) // after the server's own cleanup
+	_, addr := startServer(t, Config{})
+	other := dialRaw(t, addr)
+
+	// A well-behaved blocked client on another key, served after the
+	// panic in the same turn.
+	fine := dialRaw(t, addr)
+	fine.send("BLPOP", "fine", "0")
+	victim := dialRaw(t, addr)
+	victim.send("TEST-BPOP-BOOM", "k", "0")
+	waitBlocked(t, other, 2)
+	other.send("PING")
+	other.send("LPUSH", "k", "v")
+	other.send("LPUSH", "fine", "x")
+	other.send("PING")
+	for _, want := range []string{"+PONG\r\n", ":1\r\n", ":1\r\n", "+PONG\r\n"} {
+		if got := other.read(); got != want {
+			t.Fatalf("the pushing client read %q; want %q", got, want)
+		}
+	}
+	if b, err := io.ReadAll(victim.r); err != nil || len(b) != 0 {
+		t.Errorf("served blocked client whose code panicked read %q, %v; want EOF", b, err)
+	}
+	if got := fine.read(); got != "*2\r\n$4\r\nfine\r\n$1\r\nx\r\n" {
+		t.Errorf("the other blocked client read %q", got)
+	}
+
+	// Its timeout.
+	victim = dialRaw(t, addr)
+	victim.send("TEST-BPOP-BOOM", "k2", "0.05")
+	if b, err := io.ReadAll(victim.r); err != nil || len(b) != 0 {
+		t.Errorf("timed-out blocked client whose code panicked read %q, %v; want EOF", b, err)
+	}
+
+	// CLIENT UNBLOCK, pipelined between other commands.
+	victim = dialRaw(t, addr)
+	id := strings.TrimSuffix(strings.TrimPrefix(victim.do("CLIENT", "ID"), ":"), "\r\n")
+	victim.send("TEST-BPOP-BOOM", "k3", "0")
+	waitBlocked(t, other, 1)
+	other.send("PING")
+	other.send("CLIENT", "UNBLOCK", id)
+	other.send("PING")
+	for _, want := range []string{"+PONG\r\n", ":1\r\n", "+PONG\r\n"} {
+		if got := other.read(); got != want {
+			t.Fatalf("the unblocking client read %q; want %q", got, want)
+		}
+	}
+	if b, err := io.ReadAll(victim.r); err != nil || len(b) != 0 {
+		t.Errorf("unblocked client whose code panicked read %q, %v; want EOF", b, err)
+	}
+	waitBlocked(t, other, 0)
+	if got := other.do("LLEN", "k"); got != ":1\r\n" {
+		t.Errorf("LLEN k = %q; want 1 (the element the panicking code did not take)", got)
+	}
+}
