@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -296,8 +298,8 @@ func (e *engine) next(t *trigger) {
 	t.busy = true
 	v := t.snapshot()
 	e.pool.Submit(func() {
+		defer e.l.Submit(func() { e.next(t) })
 		e.resolve(v, data)
-		e.l.Submit(func() { e.next(t) })
 	})
 }
 
@@ -336,25 +338,16 @@ func (e *engine) resolve(v *view, data []byte) {
 	}
 	var fetchErr error
 	if err == nil && len(v.fetches) > 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), e.upstreamTimeout)
-		fetchErr = e.up.fetchEntities(ctx, event, v.fetches, v.headers)
-		cancel()
+		fetchErr = e.fetch(event, v)
 		if fetchErr != nil {
 			e.stats.UpstreamErrors.Add(1)
 		}
 	}
 	for _, g := range v.groups {
-		if err == nil && !g.flt.match(event) {
-			continue
-		}
 		pb := getBuffer()
-		switch {
-		case err != nil:
-			pb.b = append(pb.b, bad...)
-		case fetchErr != nil && g.fetch != nil:
-			pb.b = append(pb.b, spliceError(g.proj.appendResult(nil, event), fetchErr.Error())...)
-		default:
-			pb.b = g.proj.appendResult(pb.b, event)
+		if !e.payload(pb, g, event, bad, fetchErr) {
+			pb.release()
+			continue
 		}
 		// The payload goes back to the pool when the last loop wrote it.
 		pb.refs.Store(int32(len(g.loops)))
@@ -365,6 +358,49 @@ func (e *engine) resolve(v *view, data []byte) {
 			}
 		}
 	}
+}
+
+// fetch completes event with the entities v's groups fetch from the
+// upstream. A panic in it is its error.
+func (e *engine) fetch(event any, v *view) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			e.stats.ResolvePanics.Add(1)
+			e.log.Error("gateway: panic fetching an event's entities", "panic", p, "stack", string(debug.Stack()))
+			err = fmt.Errorf("internal error: %v", p)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), e.upstreamTimeout)
+	defer cancel()
+	return e.up.fetchEntities(ctx, event, v.fetches, v.headers)
+}
+
+// payload writes to pb what g's subscribers get for event: bad if the
+// event is invalid, else the event as g's selection projects it, with
+// fetchErr if g fetches entities and the fetch failed. It reports false if
+// g's filter keeps event from them. A panic in filtering or projecting (a
+// bug) is logged, and they get an error result in place of the event:
+// the other groups' subscribers and the later events are not disturbed.
+func (e *engine) payload(pb *buffer, g groupView, event any, bad []byte, fetchErr error) (send bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			e.stats.ResolvePanics.Add(1)
+			e.log.Error("gateway: panic projecting an event", "panic", p, "stack", string(debug.Stack()))
+			pb.b = appendErrorsResult(pb.b[:0], "internal error resolving the event")
+			send = true
+		}
+	}()
+	switch {
+	case bad != nil:
+		pb.b = append(pb.b, bad...)
+	case !g.flt.match(event):
+		return false
+	case fetchErr != nil && g.fetch != nil:
+		pb.b = append(pb.b, spliceError(g.proj.appendResult(nil, event), fetchErr.Error())...)
+	default:
+		pb.b = g.proj.appendResult(pb.b, event)
+	}
+	return true
 }
 
 // buffer is a pooled payload or message buffer. A payload is shared by the
@@ -458,4 +494,5 @@ type Stats struct {
 	SlowConsumers  atomic.Int64 // connections closed for not reading
 	Published      atomic.Int64 // events published by mutations
 	UpstreamErrors atomic.Int64 // failed entity fetches
+	ResolvePanics  atomic.Int64 // panics filtering, fetching for or projecting an event (bugs)
 }

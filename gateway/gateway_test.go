@@ -665,3 +665,59 @@ func TestPublishPanics(t *testing.T) {
 		t.Fatalf("POST = %d %s; want the publish error", resp.StatusCode, b)
 	}
 }
+
+// TestResolvePanicGoesOn breaks a subscription's projection so that
+// projecting an event panics, as a bug would: the subscriber gets an error
+// result for that event, the gateway counts and logs it, and the events
+// after it are resolved as before.
+func TestResolvePanicGoesOn(t *testing.T) {
+	g, src, addr := startGateway(t, func(c *Config) {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	})
+	c := dial(t, addr, ProtocolTransportWS)
+	c.init()
+	c.send(`{"id":"a","type":"subscribe","payload":{"query":"subscription { employeeUpdated(id: 2) { id } }"}}`)
+	waitFor(t, "the upstream subscription", func() bool { return src.Subscribers("employee.2") == 1 })
+	// swap sets every group's projection, on the engine's loop.
+	swap := func(set func(*group)) {
+		done := make(chan struct{})
+		e := g.engine
+		e.l.Submit(func() {
+			for _, tr := range e.triggers {
+				for _, gr := range tr.groups {
+					set(gr)
+				}
+				tr.view = nil
+			}
+			close(done)
+		})
+		<-done
+	}
+	var saved *projection
+	swap(func(gr *group) { saved, gr.proj = gr.proj, &projection{} }) // no root: a nil dereference
+	publish(t, src, "employee.2", `{"id":2}`)
+	if got, want := c.readRaw(), `{"id":"a","type":"next","payload":{"data":null,"errors":[{"message":"internal error resolving the event"}]}}`; got != want {
+		t.Fatalf("next for the event whose projection panicked = %s; want %s", got, want)
+	}
+	if n := g.Stats().ResolvePanics.Load(); n != 1 {
+		t.Errorf("ResolvePanics = %d; want 1", n)
+	}
+	swap(func(gr *group) { gr.proj = saved })
+	publish(t, src, "employee.2", `{"id":2}`)
+	if got, want := c.readRaw(), `{"id":"a","type":"next","payload":{"data":{"employeeUpdated":{"id":"2"}}}}`; got != want {
+		t.Fatalf("next after it = %s; want %s", got, want)
+	}
+}
+
+// TestFetchPanicIsAnError checks that a panic fetching an event's entities
+// (here a nil fetch, as a bug would leave) is the fetch's error.
+func TestFetchPanicIsAnError(t *testing.T) {
+	e := &engine{log: slog.New(slog.NewTextHandler(io.Discard, nil)), stats: new(Stats), up: new(upstream), upstreamTimeout: time.Second}
+	err := e.fetch(map[string]any{"id": "1"}, &view{fetches: []*entityFetch{nil}})
+	if err == nil || !strings.HasPrefix(err.Error(), "internal error: ") {
+		t.Errorf("fetch with a nil fetch = %v; want an internal error", err)
+	}
+	if n := e.stats.ResolvePanics.Load(); n != 1 {
+		t.Errorf("ResolvePanics = %d; want 1", n)
+	}
+}

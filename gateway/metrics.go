@@ -23,6 +23,7 @@ func (g *Gateway) RegisterMetrics(reg prometheus.Registerer) error {
 		counter("deliveries_total", "Messages queued to clients for events.", func() float64 { return float64(s.Deliveries.Load()) }),
 		counter("slow_consumers_total", "Connections closed because their unsent messages passed the bound.", func() float64 { return float64(s.SlowConsumers.Load()) }),
 		counter("upstream_errors_total", "Entity fetches from the upstream that failed.", func() float64 { return float64(s.UpstreamErrors.Load()) }),
+		counter("resolve_panics_total", "Panics filtering, fetching entities for or projecting an event: bugs, each logged with its stack; the subscribers concerned got an error result.", func() float64 { return float64(s.ResolvePanics.Load()) }),
 		counter("published_total", "Events published by mutations.", func() float64 { return float64(s.Published.Load()) }),
 	} {
 		if err := reg.Register(c); err != nil {
