@@ -348,6 +348,15 @@ func (p *Parser) inline(b []byte, args [][]byte) ([][]byte, int, error) {
 	return args, nl + 1, nil
 }
 
+// SplitArgs splits line into words as Redis's sdssplitargs does, as it
+// splits inline commands and the lines of redis.conf: words separated by
+// blanks, quoted as Command's inline commands are. A quote not closed, or
+// a closing quote followed by something other than a blank, is an error.
+func SplitArgs(line []byte) ([][]byte, error) {
+	var p Parser
+	return p.splitArgs(line, nil)
+}
+
 // splitArgs splits an inline request line into arguments as Redis's
 // sdssplitargs does, appending them to args. Words without quotes are
 // sliced from line; words with quotes are decoded into p.scratch.

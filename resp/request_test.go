@@ -436,3 +436,35 @@ func TestCommandResume(t *testing.T) {
 		}
 	})
 }
+
+func TestSplitArgs(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+		err  bool
+	}{
+		{in: "", want: nil},
+		{in: "  \t ", want: nil},
+		{in: "port 6380", want: []string{"port", "6380"}},
+		{in: `requirepass "a b\x41\n"`, want: []string{"requirepass", "a bA\n"}},
+		{in: `notify-keyspace-events ""`, want: []string{"notify-keyspace-events", ""}},
+		{in: `dir '/tmp/it\'s'`, want: []string{"dir", "/tmp/it's"}},
+		{in: `bind "127.0.0.1`, err: true},
+		{in: `x "a"b`, err: true},
+	} {
+		args, err := SplitArgs([]byte(tc.in))
+		if tc.err {
+			if err == nil {
+				t.Errorf("SplitArgs(%q) = %q; want an error", tc.in, args)
+			}
+			continue
+		}
+		got := make([]string, 0, len(args))
+		for _, a := range args {
+			got = append(got, string(a))
+		}
+		if err != nil || strings.Join(got, "\x00") != strings.Join(tc.want, "\x00") || len(got) != len(tc.want) {
+			t.Errorf("SplitArgs(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+}

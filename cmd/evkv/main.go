@@ -6,18 +6,19 @@
 //	     [--maxclients 10000] [--proto-max-bulk-len 512mb] [--config redis.conf]
 //
 // Flags given on the command line win over the config file, whose syntax
-// is redis.conf's ("port 6380", "appendonly yes", one setting a line, #
-// comments). SIGTERM and SIGINT shut down gracefully: the append-only file
+// is redis.conf's ("port 6380", "appendonly yes", one setting a line,
+// values quoted as Redis quotes them, # comments). SIGTERM and SIGINT shut down gracefully: the append-only file
 // is written and synced first.
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -27,6 +28,7 @@ import (
 	"time"
 
 	"github.com/evloop/evloop/kv"
+	"github.com/evloop/evloop/resp"
 )
 
 // settings are the configurable values, by their redis.conf names.
@@ -107,30 +109,42 @@ func run(argv []string) error {
 
 // readConfig reads the settings evkv knows from a redis.conf-style file.
 func readConfig(path string) (map[string]string, error) {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	return parseConfig(path, data)
+}
+
+// parseConfig parses a redis.conf-style file, named name in errors: a
+// setting a line, its name and value split into words as Redis splits
+// them (blanks between words; "..." with escapes, '...'), # comments.
+// bind may list several addresses; evkv takes the first. A setting given
+// twice takes the later value, as in Redis.
+func parseConfig(name string, data []byte) (map[string]string, error) {
 	out := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || text[0] == '#' {
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 || line[0] == '#' {
 			continue
 		}
-		name, val, _ := strings.Cut(text, " ")
-		name = strings.ToLower(name)
-		val = strings.Trim(strings.TrimSpace(val), `"`)
-		if _, ok := indexOf(name); !ok {
-			return nil, fmt.Errorf("%s:%d: unknown or unsupported setting %q", path, line, name)
+		args, err := resp.SplitArgs(line)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: unbalanced quotes in configuration line", name, i+1)
 		}
-		if name == "bind" {
-			val, _, _ = strings.Cut(val, " ") // the first address
+		if len(args) == 0 {
+			continue
 		}
-		out[name] = val
+		setting := strings.ToLower(string(args[0]))
+		if _, ok := indexOf(setting); !ok {
+			return nil, fmt.Errorf("%s:%d: unknown or unsupported setting %q", name, i+1, args[0])
+		}
+		if len(args) != 2 && (setting != "bind" || len(args) < 2) {
+			return nil, fmt.Errorf("%s:%d: wrong number of arguments for %s", name, i+1, setting)
+		}
+		out[setting] = string(args[1])
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 func indexOf(name string) (int, bool) {
@@ -201,5 +215,11 @@ func parseMemory(s string) (int64, error) {
 		}
 	}
 	n, err := strconv.ParseInt(l, 10, 64)
-	return n * mult, err
+	if err != nil {
+		return 0, err
+	}
+	if n > math.MaxInt64/mult || n < math.MinInt64/mult {
+		return 0, fmt.Errorf("%q: %w", s, strconv.ErrRange)
+	}
+	return n * mult, nil
 }

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"strings"
+	"testing"
+)
+
+func TestParseConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     map[string]string
+		err      string
+	}{
+		{name: "plain", in: "# a comment\n\nport 6380\n  appendonly yes  \r\n", want: map[string]string{"port": "6380", "appendonly": "yes"}},
+		{name: "quoted", in: `requirepass "my \"pass\"\x21"` + "\ndir '/data/it\\'s'\nnotify-keyspace-events \"\"\n",
+			want: map[string]string{"requirepass": `my "pass"!`, "dir": "/data/it's", "notify-keyspace-events": ""}},
+		{name: "name case", in: "PORT 1\n", want: map[string]string{"port": "1"}},
+		{name: "later wins", in: "port 1\nport 2\n", want: map[string]string{"port": "2"}},
+		{name: "bind several", in: "bind 127.0.0.1 -::1\n", want: map[string]string{"bind": "127.0.0.1"}},
+		{name: "unknown", in: "port 1\nsave 900 1\n", err: `c:2: unknown or unsupported setting "save"`},
+		{name: "no value", in: "port\n", err: "c:1: wrong number of arguments for port"},
+		{name: "two values", in: "requirepass a b\n", err: "c:1: wrong number of arguments for requirepass"},
+		{name: "bind without address", in: "bind\n", err: "c:1: wrong number of arguments for bind"},
+		{name: "unbalanced", in: "requirepass \"abc\n", err: "c:1: unbalanced quotes in configuration line"},
+	} {
+		got, err := parseConfig("c", []byte(tc.in))
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%s: parseConfig = %v, %v; want error %q", tc.name, got, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !maps.Equal(got, tc.want) {
+			t.Errorf("%s: parseConfig = %q, %v; want %q", tc.name, got, err, tc.want)
+		}
+	}
+}
+
+func TestParseMemory(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"100", 100, true}, {"1kb", 1024, true}, {"1K", 1000, true}, {"512mb", 512 << 20, true},
+		{"2GB", 2 << 30, true}, {"7b", 7, true},
+		{"", 0, false}, {"mb", 0, false}, {"1.5mb", 0, false}, {"1 tb", 0, false},
+		{"9999999999gb", 0, false}, {"9223372036854775807", 1<<63 - 1, true}, {"9223372036854775807k", 0, false},
+	} {
+		got, err := parseMemory(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("parseMemory(%q) = %d, %v; want %d, ok %v", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+}
+
+// FuzzParseConfig checks that parseConfig never panics, takes only known
+// settings, and reads back what it read when each value is written out
+// quoted.
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte("# c\nport 6380\nrequirepass \"a b\\x00\"\nbind 127.0.0.1 ::1\n"))
+	f.Add([]byte("dir '/x\\'y'\r\nappendonly yes\n"))
+	f.Add([]byte("port\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := parseConfig("f", data)
+		if err != nil {
+			return
+		}
+		var b strings.Builder
+		for k, v := range got {
+			if _, ok := indexOf(k); !ok {
+				t.Fatalf("parseConfig(%q) took unknown setting %q", data, k)
+			}
+			fmt.Fprintf(&b, "%s \"", k)
+			for _, c := range []byte(v) {
+				fmt.Fprintf(&b, "\\x%02x", c)
+			}
+			b.WriteString("\"\n")
+		}
+		again, err := parseConfig("f", []byte(b.String()))
+		if err != nil || !maps.Equal(again, got) {
+			t.Fatalf("parseConfig(%q) = %q; written out and read again: %q, %v", data, got, again, err)
+		}
+	})
+}
