@@ -43,7 +43,7 @@ type conn struct {
 
 	// The connection's place in its loop's timeouts.
 	prev, next *conn
-	deadline   int32 // loop seconds
+	deadline   int64 // in loop ticks
 	list       phase // which list, plus one; 0: none
 
 	phase    phase
@@ -412,7 +412,7 @@ func (hc *conn) release() {
 
 // enter moves the connection to phase p and starts the timeout that goes
 // with it: the connection goes to the end of its loop's list for that
-// timeout, which the loop checks once a second.
+// timeout, which the loop checks every tick.
 func (hc *conn) enter(p phase) {
 	if p == hc.phase && p != idle {
 		return
@@ -434,9 +434,7 @@ func (hc *conn) enter(p phase) {
 		d = s.ReadTimeout // from the body's start; the head's would be exact
 	}
 	if d > 0 {
-		// now counts whole seconds: one more makes the wait at least d
-		// (and less than d plus a second).
-		hc.deadline = ls.now + int32((d+time.Second-1)/time.Second) + 1
+		hc.deadline = ls.after(d)
 		ls.timeouts.push(hc, p)
 	}
 }
@@ -494,7 +492,7 @@ func (t *timeouts) remove(hc *conn) {
 }
 
 // expire times out the connections whose deadline is not after now.
-func (t *timeouts) expire(now int32) {
+func (t *timeouts) expire(now int64) {
 	for i := range t.lists {
 		l := &t.lists[i]
 		for l.head != nil && l.head.deadline <= now {

@@ -1,7 +1,6 @@
 package http1
 
 import (
-	"math"
 	"net"
 	"net/http"
 	"os"
@@ -22,8 +21,8 @@ import (
 // write that waits for the client wakes at the deadline (a runtime timer
 // while it waits). The loop acts on them too, for a request whose handler
 // is not reading or writing: a request with a deadline is in its loop's
-// list of deadlines, in deadline order, checked once a second with the
-// server's timeouts.
+// list of deadlines, in deadline order, checked every tick (tickEvery)
+// with the server's timeouts.
 
 // SetReadDeadline sets the deadline for reading the request's body: a
 // Read past it (or blocked when it passes) fails with an error that is a
@@ -78,7 +77,7 @@ func (sr *stdRequest) setReadDeadline(t time.Time) {
 	if sr.hc.list == inBody+1 {
 		sr.hc.ls.timeouts.remove(sr.hc)
 	}
-	sr.readAt = sr.hc.ls.seconds(t)
+	sr.readAt = sr.hc.ls.ticks(t)
 	sr.schedule()
 }
 
@@ -87,18 +86,24 @@ func (sr *stdRequest) setWriteDeadline(t time.Time) {
 	if sr.hc.std != sr || sr.gone {
 		return
 	}
-	sr.writeAt = sr.hc.ls.seconds(t)
+	sr.writeAt = sr.hc.ls.ticks(t)
 	sr.schedule()
 }
 
-// seconds converts t to the loop's clock: the first whole second at or
-// after t, 0 for the zero time.
-func (ls *loopState) seconds(t time.Time) int32 {
+// ticks converts t to the loop's clock: the first tick at or after t, 0
+// for the zero time.
+func (ls *loopState) ticks(t time.Time) int64 {
 	if t.IsZero() {
 		return 0
 	}
-	d := (t.Sub(ls.start) + time.Second - 1) / time.Second
-	return int32(min(max(d, 1), math.MaxInt32))
+	return int64(max((t.Sub(ls.start)+tickEvery-1)/tickEvery, 1))
+}
+
+// after returns the loop's tick at which a wait of d that starts now has
+// passed. ls.now is the last tick's, up to a tick behind the time: one
+// more makes the wait at least d, and less than d and two ticks.
+func (ls *loopState) after(d time.Duration) int64 {
+	return ls.now + int64((d+tickEvery-1)/tickEvery) + 1
 }
 
 // schedule puts the request in its loop's deadline list at its earliest
@@ -118,7 +123,7 @@ func (sr *stdRequest) schedule() {
 
 // deadlinePassed fails what is past its deadline: the body's reads, or
 // the answer's writes.
-func (sr *stdRequest) deadlinePassed(now int32) {
+func (sr *stdRequest) deadlinePassed(now int64) {
 	if sr.readAt != 0 && sr.readAt <= now {
 		sr.readAt = 0
 		if !sr.bodyDone {
@@ -280,7 +285,7 @@ func (d *deadlines) remove(sr *stdRequest) {
 }
 
 // expire acts on the deadlines that are not after now.
-func (d *deadlines) expire(now int32) {
+func (d *deadlines) expire(now int64) {
 	for d.head != nil && d.head.at <= now {
 		sr := d.head
 		d.remove(sr)

@@ -46,9 +46,9 @@
 // closes with the right status on bad input: 400, 413, 431, 501, 505 and
 // 408 for a client too slow (Server.ReadHeaderTimeout, ReadTimeout,
 // IdleTimeout). Timeouts and pooled handlers' deadlines live in per-loop
-// lists in deadline order, checked once a second with the Date field (so
-// a timeout acts up to a second late): an idle or slow connection costs a
-// struct of about a hundred bytes, no goroutine, no buffer and no timer.
+// lists in deadline order, checked ten times a second (so a timeout acts
+// up to 0.2 s late): an idle or slow connection costs a struct of about a
+// hundred bytes, no goroutine, no buffer and no timer.
 // A pooled handler's read or write that waits for the client wakes at its
 // deadline itself, with a runtime timer while it waits.
 //

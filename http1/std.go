@@ -44,9 +44,9 @@ type stdRequest struct {
 	bodyDone bool            // all of the body was read (or failed)
 	gone     bool            // the connection closed
 
-	// Loop's: the read and write deadlines (loop seconds; 0: none), and
+	// Loop's: the read and write deadlines (in loop ticks; 0: none), and
 	// the request's place in its loop's deadline list, at the earliest.
-	readAt, writeAt, at int32
+	readAt, writeAt, at int64
 	prevDL, nextDL      *stdRequest
 	listed              bool
 }
@@ -91,7 +91,7 @@ func (hc *conn) startStd(h http.Handler, req *Request) {
 	hc.std = sr
 	if s.WriteTimeout > 0 {
 		sr.w.deadline = time.Now().Add(s.WriteTimeout)
-		sr.writeAt = hc.ls.seconds(sr.w.deadline)
+		sr.writeAt = hc.ls.ticks(sr.w.deadline)
 		sr.schedule()
 	}
 	s.active.Add(1)
