@@ -122,8 +122,7 @@ func (s *Server) answer(c *client, reply func() bool) (answered bool) {
 			s.ow.Reset()
 			s.log.Error("kv: panic answering a blocked client; closing it", "client", c.id,
 				"panic", v, "stack", string(debug.Stack()))
-			s.unblock(c)
-			c.flags |= flagCloseAfterReply
+			s.forget(c)
 			c.conn.Close()
 			answered = false
 		}

@@ -349,7 +349,7 @@ func (s *Server) serve(c *client) {
 // it wrote (from mark on) is not, and nothing of it stays for the next
 // client. A transaction it was in is closed in the log, which then holds
 // the commands of it that ran before (what the one that panicked changed
-// is in memory, not in the log).
+// is in memory, not in the log). c is forgotten at once.
 func (s *Server) abandon(c *client, mark int) {
 	s.w.Buf = s.w.Buf[:mark]
 	s.cur = nil
@@ -359,6 +359,7 @@ func (s *Server) abandon(c *client, mark int) {
 		s.inExec = false
 		s.endExec()
 	}
+	s.forget(c)
 }
 
 // flushReply writes what the writer holds for c.
@@ -404,6 +405,17 @@ func (s *Server) OnClose(conn *evloop.Conn, err error) {
 		// next client served.
 		s.w.Reset()
 		s.cur, s.inExec = nil, false
+	}
+	s.forget(c)
+}
+
+// forget takes c out of the clients and out of what it waits for,
+// watches or subscribes to: when it closes, or at once when its code
+// panicked, while the close completes (the replies queued before the
+// panic are still being written, for up to a second or CloseTimeout).
+func (s *Server) forget(c *client) {
+	if c.closed {
+		return
 	}
 	s.unblock(c)
 	s.unwatchAll(c)
