@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"maps"
 	"runtime/debug"
@@ -339,9 +338,6 @@ func (e *engine) resolve(v *view, data []byte) {
 	var fetchErr error
 	if err == nil && len(v.fetches) > 0 {
 		fetchErr = e.fetch(event, v)
-		if fetchErr != nil {
-			e.stats.UpstreamErrors.Add(1)
-		}
 	}
 	for _, g := range v.groups {
 		pb := getBuffer()
@@ -360,19 +356,28 @@ func (e *engine) resolve(v *view, data []byte) {
 	}
 }
 
+// errFetchPanicked is what subscribers are told when fetching an event's
+// entities panicked; the log has the panic.
+var errFetchPanicked = errors.New("internal error fetching the entities")
+
 // fetch completes event with the entities v's groups fetch from the
-// upstream. A panic in it is its error.
+// upstream, counting a failure. A panic in it (a bug) is logged and makes
+// it fail with errFetchPanicked.
 func (e *engine) fetch(event any, v *view) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			e.stats.ResolvePanics.Add(1)
 			e.log.Error("gateway: panic fetching an event's entities", "panic", p, "stack", string(debug.Stack()))
-			err = fmt.Errorf("internal error: %v", p)
+			err = errFetchPanicked
 		}
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), e.upstreamTimeout)
 	defer cancel()
-	return e.up.fetchEntities(ctx, event, v.fetches, v.headers)
+	if err := e.up.fetchEntities(ctx, event, v.fetches, v.headers); err != nil {
+		e.stats.UpstreamErrors.Add(1)
+		return err
+	}
+	return nil
 }
 
 // payload writes to pb what g's subscribers get for event: bad if the

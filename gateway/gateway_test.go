@@ -714,10 +714,10 @@ func TestResolvePanicGoesOn(t *testing.T) {
 func TestFetchPanicIsAnError(t *testing.T) {
 	e := &engine{log: slog.New(slog.NewTextHandler(io.Discard, nil)), stats: new(Stats), up: new(upstream), upstreamTimeout: time.Second}
 	err := e.fetch(map[string]any{"id": "1"}, &view{fetches: []*entityFetch{nil}})
-	if err == nil || !strings.HasPrefix(err.Error(), "internal error: ") {
-		t.Errorf("fetch with a nil fetch = %v; want an internal error", err)
+	if err != errFetchPanicked {
+		t.Errorf("fetch with a nil fetch = %v; want %v", err, errFetchPanicked)
 	}
-	if n := e.stats.ResolvePanics.Load(); n != 1 {
-		t.Errorf("ResolvePanics = %d; want 1", n)
+	if n, m := e.stats.ResolvePanics.Load(), e.stats.UpstreamErrors.Load(); n != 1 || m != 0 {
+		t.Errorf("ResolvePanics, UpstreamErrors = %d, %d; want 1, 0", n, m)
 	}
 }

@@ -77,9 +77,10 @@ type Parser struct {
 // kept so that a request of many arguments, arriving over many reads, is
 // parsed once rather than from its start at every read.
 type partial struct {
-	at  *byte // &b[0] of the call that stopped; nil when nothing is kept
-	pos int   // where the next argument's header begins in b
-	n   int   // arguments parsed
+	at    *byte // &b[0] of the call that stopped; nil when nothing is kept
+	count int64 // the request's arguments
+	pos   int   // where the next argument's header begins in b
+	n     int   // arguments parsed
 }
 
 // Reset forgets where parsing stopped in a request that has not all
@@ -112,7 +113,10 @@ func (p *Parser) Reset() { p.part = partial{} }
 // buffer, with more bytes after those it had) goes on from there: a
 // request of a million arguments arriving over many reads is parsed once.
 // A b elsewhere is parsed from its start. Call Reset before reusing that
-// buffer for bytes that do not begin with the same request.
+// buffer for bytes that do not begin with the same request: the Parser
+// checks only that the array's header is the same. As in Redis, each bulk
+// string is checked against the limits when its header arrives; limits
+// changed while a request arrives apply to the bulk strings after.
 func (p *Parser) Command(b []byte) (args [][]byte, n int, err error) {
 	if len(b) == 0 {
 		return nil, 0, ErrIncomplete
@@ -123,9 +127,9 @@ func (p *Parser) Command(b []byte) (args [][]byte, n int, err error) {
 	}
 	switch {
 	case part.at == &b[0] && len(b) >= part.pos:
-		args, n, err = p.multibulk(b, p.args[:part.n], part.pos)
+		args, n, err = p.multibulk(b, p.args[:part.n], part.pos, part.count)
 	case b[0] == '*':
-		args, n, err = p.multibulk(b, p.args[:0], 0)
+		args, n, err = p.multibulk(b, p.args[:0], 0, 0)
 	default:
 		args, n, err = p.inline(b, p.args[:0])
 	}
@@ -135,7 +139,8 @@ func (p *Parser) Command(b []byte) (args [][]byte, n int, err error) {
 	if err != nil {
 		if err == ErrIncomplete && n > 0 {
 			// An array, whose arguments have arrived up to b[n].
-			p.part = partial{at: &b[0], pos: n, n: len(args)}
+			count, _, _ := header(b, 0, p.maxInline(), errBigMultibulkCount, errMultibulkLength)
+			p.part = partial{at: &b[0], count: count, pos: n, n: len(args)}
 			p.args = args
 		}
 		return nil, 0, err
@@ -145,17 +150,24 @@ func (p *Parser) Command(b []byte) (args [][]byte, n int, err error) {
 
 // multibulk parses an array of bulk strings, as Redis's
 // processMultibulkBuffer does, appending the arguments to args. With from
-// > 0 it goes on at b[from] after the len(args) arguments before it. When
-// the array has not all arrived it returns ErrIncomplete with where the
-// next argument begins; it returns args even on failure, so that the
-// Parser keeps any capacity it grew.
-func (p *Parser) multibulk(b []byte, args [][]byte, from int) ([][]byte, int, error) {
+// > 0 it goes on at b[from] after the len(args) arguments of an array of
+// want that came before it, if b's array is of want and its header ends
+// before from; else it starts afresh. When the array has not all arrived it
+// returns ErrIncomplete with where the next argument begins; it returns
+// args even on failure, so that the Parser keeps any capacity it grew.
+func (p *Parser) multibulk(b []byte, args [][]byte, from int, want int64) ([][]byte, int, error) {
 	maxInline := p.maxInline()
 	count, pos, err := header(b, 0, maxInline, errBigMultibulkCount, errMultibulkLength)
 	if err != nil {
 		return args, 0, err
 	}
-	pos = max(pos, from)
+	if from > 0 {
+		if count == want && pos <= from && int64(len(args)) <= count {
+			pos = from
+		} else {
+			args = args[:0] // not the request parsing stopped in
+		}
+	}
 	if count > p.maxArgs() {
 		return args, 0, errMultibulkLength
 	}

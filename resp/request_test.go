@@ -420,6 +420,22 @@ func TestCommandResume(t *testing.T) {
 		}
 	})
 
+	t.Run("other request, same buffer, no reset", func(t *testing.T) {
+		// Against the contract, but the array's header differs: parsed
+		// afresh rather than resumed.
+		var p Parser
+		buf := make([]byte, 0, 64)
+		buf = append(buf, "*3\r\n$3\r\nSET\r\n$1\r\na\r\n"...)
+		if _, _, err := p.Command(buf); !errors.Is(err, ErrIncomplete) {
+			t.Fatalf("Command(%q) = %v; want ErrIncomplete", buf, err)
+		}
+		buf = append(buf[:0], "*1\r\n$4\r\nPING\r\n$4\r\nECHO\r\n"...)
+		args, m, err := command(&p, buf)
+		if err != nil || m != 14 || strings.Join(args, " ") != "PING" {
+			t.Fatalf("Command(%q) = %q, %d, %v; want [PING], 14, nil", buf, args, m, err)
+		}
+	})
+
 	t.Run("error after resuming", func(t *testing.T) {
 		var p Parser
 		buf := bytes.Clone(req)

@@ -119,12 +119,11 @@ func readConfig(path string) (map[string]string, error) {
 // parseConfig parses a redis.conf-style file, named name in errors: a
 // setting a line, its name and value split into words as Redis splits
 // them (blanks between words; "..." with escapes, '...'), # comments.
-// bind may list several addresses; evkv takes the first. A setting given
-// twice takes the later value, as in Redis.
+// A setting given twice takes the later value, as in Redis.
 func parseConfig(name string, data []byte) (map[string]string, error) {
 	out := map[string]string{}
 	for i, line := range bytes.Split(data, []byte("\n")) {
-		line = bytes.TrimSpace(line)
+		line = bytes.Trim(line, " \t\r\n")
 		if len(line) == 0 || line[0] == '#' {
 			continue
 		}
@@ -139,12 +138,32 @@ func parseConfig(name string, data []byte) (map[string]string, error) {
 		if _, ok := indexOf(setting); !ok {
 			return nil, fmt.Errorf("%s:%d: unknown or unsupported setting %q", name, i+1, args[0])
 		}
-		if len(args) != 2 && (setting != "bind" || len(args) < 2) {
+		if setting == "bind" && len(args) >= 2 {
+			out[setting] = firstBind(args[1:])
+			continue
+		}
+		if len(args) != 2 {
 			return nil, fmt.Errorf("%s:%d: wrong number of arguments for %s", name, i+1, setting)
 		}
 		out[setting] = string(args[1])
 	}
 	return out, nil
+}
+
+// firstBind returns the first of bind's addresses, which may also come as
+// one quoted word ("127.0.0.1 ::1"), as Redis reads them: a leading '-'
+// (the address may be missing) is dropped, and "*" is every address.
+func firstBind(args [][]byte) string {
+	if len(args) == 1 {
+		if words, err := resp.SplitArgs(args[0]); err == nil && len(words) > 0 {
+			args = words
+		}
+	}
+	addr := strings.TrimPrefix(string(args[0]), "-")
+	if addr == "*" {
+		return ""
+	}
+	return addr
 }
 
 func indexOf(name string) (int, bool) {
