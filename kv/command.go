@@ -146,10 +146,7 @@ func lookupName(table map[string]*command, b []byte) *command {
 		return table[strings.ToLower(string(b))]
 	}
 	for i, ch := range b {
-		if 'A' <= ch && ch <= 'Z' {
-			ch += 'a' - 'A'
-		}
-		buf[i] = ch
+		buf[i] = lower(ch)
 	}
 	return table[string(buf[:len(b)])]
 }
@@ -161,10 +158,7 @@ func isName(b []byte, name string) bool {
 		return false
 	}
 	for i, ch := range b {
-		if 'A' <= ch && ch <= 'Z' {
-			ch += 'a' - 'A'
-		}
-		if ch != name[i] {
+		if lower(ch) != name[i] {
 			return false
 		}
 	}

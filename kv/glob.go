@@ -8,6 +8,7 @@ func globMatch(pattern, str []byte, nocase bool) bool {
 	return globMatchImpl(pattern, str, nocase, &skipLongerMatches, 0)
 }
 
+// lower folds an ASCII upper-case letter to lower case.
 func lower(b byte) byte {
 	if 'A' <= b && b <= 'Z' {
 		return b + 'a' - 'A'
