@@ -3,7 +3,6 @@ package http1
 import (
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/evloop/evloop"
 )
@@ -44,6 +43,7 @@ type conn struct {
 	// The connection's place in its loop's timeouts.
 	prev, next *conn
 	deadline   int64 // in loop ticks
+	began      int64 // the loop's tick when the request's first bytes were seen
 	list       phase // which list, plus one; 0: none
 
 	phase    phase
@@ -420,22 +420,31 @@ func (hc *conn) enter(p phase) {
 	if p == inHead && hc.phase == inBody {
 		return
 	}
-	hc.phase = p
 	ls := hc.ls
+	if hc.phase == idle || hc.phase == handling {
+		hc.began = ls.now // a request begins (with ReadTimeout's wait)
+	}
+	hc.phase = p
 	ls.timeouts.remove(hc)
 	s := ls.s
-	var d time.Duration
 	switch p {
 	case idle:
-		d = s.IdleTimeout
+		if s.IdleTimeout > 0 {
+			hc.deadline = ls.after(s.IdleTimeout)
+			ls.timeouts.push(hc, p)
+		}
 	case inHead:
-		d = s.ReadHeaderTimeout
+		if s.ReadHeaderTimeout > 0 {
+			hc.deadline = ls.after(s.ReadHeaderTimeout)
+			ls.timeouts.push(hc, p)
+		}
 	case inBody:
-		d = s.ReadTimeout // from the body's start; the head's would be exact
-	}
-	if d > 0 {
-		hc.deadline = ls.after(d)
-		ls.timeouts.push(hc, p)
+		// From the request's first bytes: it may have passed already, and
+		// then acts at the next tick.
+		if s.ReadTimeout > 0 {
+			hc.deadline = hc.began + ls.after(s.ReadTimeout) - ls.now
+			ls.timeouts.push(hc, p)
+		}
 	}
 }
 
@@ -454,9 +463,10 @@ func (hc *conn) timeout() {
 }
 
 // timeouts keeps a loop's connections that wait for a deadline, in one
-// list per phase. All connections in a list have the same timeout and join
-// at the end, so each list is in order of deadline, and a connection costs
-// two pointers, not a timer.
+// list per phase, in order of deadline: a connection costs two pointers,
+// not a timer. The connections in a list have the same timeout, so one
+// joins at the end, but for a body's, which runs from its request's first
+// bytes: one whose head came slowly goes before those due after it.
 type timeouts struct {
 	lists [handling]struct{ head, tail *conn }
 }
@@ -464,13 +474,23 @@ type timeouts struct {
 func (t *timeouts) push(hc *conn, p phase) {
 	l := &t.lists[p]
 	hc.list = p + 1
-	hc.prev, hc.next = l.tail, nil
-	if l.tail != nil {
-		l.tail.next = hc
+	after := l.tail
+	for after != nil && after.deadline > hc.deadline {
+		after = after.prev
+	}
+	hc.prev = after
+	if after != nil {
+		hc.next = after.next
+		after.next = hc
 	} else {
+		hc.next = l.head
 		l.head = hc
 	}
-	l.tail = hc
+	if hc.next != nil {
+		hc.next.prev = hc
+	} else {
+		l.tail = hc
+	}
 }
 
 func (t *timeouts) remove(hc *conn) {

@@ -56,8 +56,9 @@ type Server struct {
 	MaxBodyBytes int64
 
 	// ReadHeaderTimeout bounds the time from a request's first byte to
-	// the end of its head (default 30s; negative: none). A client that
-	// takes longer gets 408 and the connection closes.
+	// the end of its head (default ReadTimeout if set, else 30s; negative:
+	// none). A client that takes longer gets 408 and the connection
+	// closes.
 	ReadHeaderTimeout time.Duration
 	// ReadTimeout bounds the time from a request's first byte to the end
 	// of its body (default: none). A pooled handler may replace it for its
@@ -190,6 +191,9 @@ func (s *Server) init() error {
 	}
 	if s.ReadHeaderTimeout == 0 {
 		s.ReadHeaderTimeout = DefaultReadHeaderTimeout
+		if s.ReadTimeout > 0 {
+			s.ReadHeaderTimeout = s.ReadTimeout // as net/http
+		}
 	}
 	if s.IdleTimeout == 0 {
 		s.IdleTimeout = DefaultIdleTimeout

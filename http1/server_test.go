@@ -520,6 +520,57 @@ func TestTimeouts(t *testing.T) {
 	within("idle connection", start)
 }
 
+// TestReadTimeoutFromFirstByte checks that ReadTimeout runs from a
+// request's first bytes to the end of its body, as net/http's does: a
+// request whose head came slowly has less time left for its body, and
+// times out before one whose head came after it but quickly.
+func TestReadTimeoutFromFirstByte(t *testing.T) {
+	const d = time.Second
+	srv := testServer()
+	srv.ReadHeaderTimeout, srv.ReadTimeout = 5*time.Second, d
+	srv.Engine.Loops = 1 // both connections in one loop's list
+	addr := serve(t, srv)
+
+	slowHead, quickHead := dialRaw(t, addr), dialRaw(t, addr)
+	start := time.Now()
+	slowHead.send("POST /fast HTTP/1.1\r\nHost: x\r\n")
+	time.Sleep(d / 2)
+	quickHead.send("POST /fast HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
+	time.Sleep(d / 5)
+	slowHead.send("Content-Length: 10\r\n\r\nabc")
+	if resp, _ := slowHead.read("POST"); resp.StatusCode != 408 {
+		t.Fatalf("slow head, slow body: %d", resp.StatusCode)
+	}
+	slowAt := time.Since(start)
+	if resp, _ := quickHead.read("POST"); resp.StatusCode != 408 {
+		t.Fatalf("quick head, slow body: %d", resp.StatusCode)
+	}
+	quickAt := time.Since(start)
+	if slowAt < d || quickAt < d/2+d {
+		t.Errorf("timed out after %v and %v; want at least %v and %v", slowAt, quickAt, d, d/2+d)
+	}
+	if quickAt-slowAt < d/4 {
+		t.Errorf("the request whose head began first timed out at %v, the other at %v; want it %v or more before", slowAt, quickAt, d/4)
+	}
+}
+
+// TestReadHeaderTimeoutFromReadTimeout checks that ReadHeaderTimeout, when
+// not set, is ReadTimeout, as in net/http.
+func TestReadHeaderTimeoutFromReadTimeout(t *testing.T) {
+	srv := testServer()
+	srv.ReadTimeout = 200 * time.Millisecond
+	addr := serve(t, srv)
+	c := dialRaw(t, addr)
+	start := time.Now()
+	c.send("GET /fast HTTP/1.1\r\nHo")
+	if resp, _ := c.read("GET"); resp.StatusCode != 408 {
+		t.Fatalf("slow head: %d", resp.StatusCode)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("slow head timed out after %v; want about 200ms", took)
+	}
+}
+
 func TestContextCancelledOnClose(t *testing.T) {
 	srv := testServer()
 	started := make(chan struct{})
