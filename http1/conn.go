@@ -94,11 +94,14 @@ func (hc *conn) serve() {
 			hc.std.feed()
 			return
 		}
-		if hc.discard != 0 && !hc.discardBody() {
-			if hc.eof && !c.Closed() {
-				hc.close() // the rest of the body will not come
+		if hc.discard != 0 {
+			if !hc.discardBody() {
+				if hc.eof && !c.Closed() {
+					hc.close() // the rest of the body will not come
+				}
+				return
 			}
-			return
+			hc.enter(handling) // the request is done: the next begins afresh
 		}
 		in, _ := c.Peek(0)
 		if len(in) == 0 {
@@ -439,10 +442,16 @@ func (hc *conn) enter(p phase) {
 			ls.timeouts.push(hc, p)
 		}
 	case inBody:
-		// From the request's first bytes: it may have passed already, and
-		// then acts at the next tick.
+		// From the request's first bytes (it may have passed already, and
+		// then acts at the next tick), but not before the deadlines of the
+		// bodies waiting already: the list stays in order without a
+		// search, and a deadline is at most as late as one counted from
+		// the body's start.
 		if s.ReadTimeout > 0 {
 			hc.deadline = hc.began + ls.after(s.ReadTimeout) - ls.now
+			if l := &ls.timeouts.lists[inBody]; l.tail != nil {
+				hc.deadline = max(hc.deadline, l.tail.deadline)
+			}
 			ls.timeouts.push(hc, p)
 		}
 	}
@@ -455,6 +464,8 @@ func (hc *conn) timeout() {
 	case hc.c.Closed():
 	case hc.std != nil:
 		hc.close() // a pooled handler reads the body: it fails
+	case hc.discard != 0:
+		hc.close() // the answer went out: no 408 after it
 	case hc.phase == inHead || hc.phase == inBody:
 		hc.fail(408)
 	default:
@@ -464,9 +475,8 @@ func (hc *conn) timeout() {
 
 // timeouts keeps a loop's connections that wait for a deadline, in one
 // list per phase, in order of deadline: a connection costs two pointers,
-// not a timer. The connections in a list have the same timeout, so one
-// joins at the end, but for a body's, which runs from its request's first
-// bytes: one whose head came slowly goes before those due after it.
+// not a timer. A connection joins at the end of its list, with a deadline
+// no earlier than the last one's (see enter).
 type timeouts struct {
 	lists [handling]struct{ head, tail *conn }
 }
@@ -474,23 +484,13 @@ type timeouts struct {
 func (t *timeouts) push(hc *conn, p phase) {
 	l := &t.lists[p]
 	hc.list = p + 1
-	after := l.tail
-	for after != nil && after.deadline > hc.deadline {
-		after = after.prev
-	}
-	hc.prev = after
-	if after != nil {
-		hc.next = after.next
-		after.next = hc
+	hc.prev, hc.next = l.tail, nil
+	if l.tail != nil {
+		l.tail.next = hc
 	} else {
-		hc.next = l.head
 		l.head = hc
 	}
-	if hc.next != nil {
-		hc.next.prev = hc
-	} else {
-		l.tail = hc
-	}
+	l.tail = hc
 }
 
 func (t *timeouts) remove(hc *conn) {

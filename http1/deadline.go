@@ -96,14 +96,23 @@ func (ls *loopState) ticks(t time.Time) int64 {
 	if t.IsZero() {
 		return 0
 	}
-	return int64(max((t.Sub(ls.start)+tickEvery-1)/tickEvery, 1))
+	return max(ceilTicks(t.Sub(ls.start)), 1)
+}
+
+// ceilTicks is d in ticks, rounded up; it does not overflow.
+func ceilTicks(d time.Duration) int64 {
+	n := d / tickEvery
+	if d%tickEvery > 0 {
+		n++
+	}
+	return int64(n)
 }
 
 // after returns the loop's tick at which a wait of d that starts now has
 // passed. ls.now is the last tick's, up to a tick behind the time: one
 // more makes the wait at least d, and less than d and two ticks.
 func (ls *loopState) after(d time.Duration) int64 {
-	return ls.now + int64((d+tickEvery-1)/tickEvery) + 1
+	return ls.now + ceilTicks(d) + 1
 }
 
 // schedule puts the request in its loop's deadline list at its earliest

@@ -322,6 +322,9 @@ func (sr *stdRequest) finished() {
 			c.Close()
 			return
 		}
+		if hc.ls.s.ReadTimeout <= 0 {
+			hc.enter(idle) // the rest must come within IdleTimeout
+		}
 	}
 	c.ResumeReading()
 	hc.serve()
