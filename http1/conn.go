@@ -3,6 +3,7 @@ package http1
 import (
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/evloop/evloop"
 )
@@ -430,31 +431,31 @@ func (hc *conn) enter(p phase) {
 	hc.phase = p
 	ls.timeouts.remove(hc)
 	s := ls.s
+	var d time.Duration
 	switch p {
 	case idle:
-		if s.IdleTimeout > 0 {
-			hc.deadline = ls.after(s.IdleTimeout)
-			ls.timeouts.push(hc, p)
-		}
+		d = s.IdleTimeout
 	case inHead:
-		if s.ReadHeaderTimeout > 0 {
-			hc.deadline = ls.after(s.ReadHeaderTimeout)
-			ls.timeouts.push(hc, p)
-		}
+		d = s.ReadHeaderTimeout
 	case inBody:
+		d = s.ReadTimeout
+	}
+	if d <= 0 {
+		return
+	}
+	hc.deadline = ls.after(d)
+	if p == inBody {
 		// From the request's first bytes (it may have passed already, and
 		// then acts at the next tick), but not before the deadlines of the
 		// bodies waiting already: the list stays in order without a
 		// search, and a deadline is at most as late as one counted from
 		// the body's start.
-		if s.ReadTimeout > 0 {
-			hc.deadline = hc.began + ls.after(s.ReadTimeout) - ls.now
-			if l := &ls.timeouts.lists[inBody]; l.tail != nil {
-				hc.deadline = max(hc.deadline, l.tail.deadline)
-			}
-			ls.timeouts.push(hc, p)
+		hc.deadline += hc.began - ls.now
+		if l := &ls.timeouts.lists[inBody]; l.tail != nil {
+			hc.deadline = max(hc.deadline, l.tail.deadline)
 		}
 	}
+	ls.timeouts.push(hc, p)
 }
 
 // timeout runs when the connection's deadline passed: it is closed, with

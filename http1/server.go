@@ -390,7 +390,7 @@ func (ls *loopState) tick() {
 	ls.now = int64(now.Sub(ls.start) / tickEvery)
 	defer ls.deadlines.expire(ls.now)
 	defer ls.timeouts.expire(ls.now)
-	if now.Unix() == ls.sec && ls.date != nil {
+	if now.Unix() == ls.sec {
 		return
 	}
 	ls.sec = now.Unix()

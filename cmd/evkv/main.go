@@ -7,8 +7,8 @@
 //
 // Flags given on the command line win over the config file, whose syntax
 // is redis.conf's ("port 6380", "appendonly yes", one setting a line,
-// values quoted as Redis quotes them, # comments). SIGTERM and SIGINT shut down gracefully: the append-only file
-// is written and synced first.
+// values quoted as Redis quotes them, # comments). SIGTERM and SIGINT shut
+// down gracefully: the append-only file is written and synced first.
 package main
 
 import (
