@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"bytes"
 	"math"
 	"strconv"
 	"strings"
@@ -157,7 +158,7 @@ func listPushGeneric(s *Server, c *client, args [][]byte, left, onlyExisting boo
 		s.signalReady(c.db, key)
 	}
 	for _, v := range args[2:] {
-		l.push(string(v), left)
+		l.push(v, left)
 	}
 	s.w.Int(int64(l.len()))
 	s.modified(c.db, key)
@@ -197,12 +198,12 @@ func listPopGeneric(s *Server, c *client, args [][]byte, left bool) {
 		return
 	}
 	if !hasCount {
-		s.w.BulkString(l.pop(left))
+		s.w.Bulk(l.pop(left))
 	} else {
 		n := int(min(count, int64(l.len())))
 		s.w.Array(n)
 		for range n {
-			s.w.BulkString(l.pop(left))
+			s.w.Bulk(l.pop(left))
 		}
 	}
 	s.listRemoved(c.db, key, l, left)
@@ -239,7 +240,7 @@ func lindexCommand(s *Server, c *client, args [][]byte) {
 		s.w.Null()
 		return
 	}
-	s.w.BulkString(l.at(int(i)))
+	s.w.Bulk(l.at(int(i)))
 }
 
 // listRange turns start and end, which may count from the end when
@@ -284,8 +285,8 @@ func lrangeCommand(s *Server, c *client, args [][]byte) {
 	}
 	from, to := listRange(start, end, l.len())
 	s.w.Array(to - from + 1)
-	for i := from; i <= to; i++ {
-		s.w.BulkString(l.at(i))
+	for it := range l.items(from, to) {
+		s.w.Bulk(it)
 	}
 }
 
@@ -310,7 +311,7 @@ func lsetCommand(s *Server, c *client, args [][]byte) {
 		s.w.Error(errListIndex)
 		return
 	}
-	l.set(int(i), string(args[3]))
+	l.set(int(i), args[3])
 	s.w.OK()
 	s.modified(c.db, key)
 	s.notify(notifyList, "lset", key, c.db.id)
@@ -335,7 +336,7 @@ func linsertCommand(s *Server, c *client, args [][]byte) {
 		s.w.Int(0)
 		return
 	}
-	i := l.index(string(args[3]))
+	i := l.index(args[3])
 	if i < 0 {
 		s.w.Int(-1)
 		return
@@ -343,7 +344,7 @@ func linsertCommand(s *Server, c *client, args [][]byte) {
 	if after {
 		i++
 	}
-	l.insert(i, string(args[4]))
+	l.insert(i, args[4])
 	s.modified(c.db, key)
 	s.notify(notifyList, "linsert", key, c.db.id)
 	s.w.Int(int64(l.len()))
@@ -363,7 +364,7 @@ func lremCommand(s *Server, c *client, args [][]byte) {
 		s.w.Int(0)
 		return
 	}
-	removed := l.remove(string(args[3]), count)
+	removed := l.remove(args[3], count)
 	if removed > 0 {
 		s.notify(notifyList, "lrem", key, c.db.id)
 	}
@@ -461,7 +462,7 @@ func lposCommand(s *Server, c *client, args [][]byte) {
 		}
 		return
 	}
-	want := string(args[2])
+	want := args[2]
 	limit := count
 	if limit == -1 {
 		limit = 1
@@ -474,7 +475,7 @@ func lposCommand(s *Server, c *client, args [][]byte) {
 		if reverse {
 			idx = n - 1 - i
 		}
-		if l.at(idx) != want {
+		if !bytes.Equal(l.at(idx), want) {
 			continue
 		}
 		matches++
@@ -503,6 +504,8 @@ func lposCommand(s *Server, c *client, args [][]byte) {
 // create dst), replying with the item.
 func (s *Server) lmoveItem(d *db, src []byte, sl *list, dst []byte, dl *list, fromLeft, toLeft bool) {
 	v := sl.pop(fromLeft)
+	// The reply first: v is valid until a list changes, and dl may be sl.
+	s.w.Bulk(v)
 	if dl == nil {
 		dl = newList()
 		d.add(dst, dl)
@@ -511,7 +514,6 @@ func (s *Server) lmoveItem(d *db, src []byte, sl *list, dst []byte, dl *list, fr
 	s.modified(d, dst)
 	dl.push(v, toLeft)
 	s.notify(notifyList, listPushEvent(toLeft), dst, d.id)
-	s.w.BulkString(v)
 	s.listRemoved(d, src, sl, fromLeft)
 }
 
@@ -595,7 +597,7 @@ func (s *Server) lmpopFrom(d *db, key []byte, l *list, left bool, count int64) {
 	s.w.Bulk(key)
 	s.w.Array(n)
 	for range n {
-		s.w.BulkString(l.pop(left))
+		s.w.Bulk(l.pop(left))
 	}
 	s.listRemoved(d, key, l, left)
 	s.rewrite(listPopCmd(left), key, strconv.AppendInt(nil, int64(n), 10))
@@ -632,7 +634,7 @@ func lmpopAny(s *Server, c *client, keys [][]byte, left bool, count int64) bool 
 func (s *Server) listBPopOne(d *db, key []byte, l *list, left bool) {
 	s.w.Array(2)
 	s.w.Bulk(key)
-	s.w.BulkString(l.pop(left))
+	s.w.Bulk(l.pop(left))
 	s.listRemoved(d, key, l, left)
 	s.rewrite(listPopCmd(left), key)
 }

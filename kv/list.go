@@ -1,168 +1,381 @@
 package kv
 
-import "github.com/evloop/evloop/resp"
+import (
+	"bytes"
+	"iter"
 
-// list is a list value: a deque of strings, O(1) at both ends and by
-// index. A list of up to listBlock items is one ring buffer whose size is a
-// power of two; a longer one is a ring of blocks of listBlock items each,
-// so that it grows and shrinks a block at a time: growing a flat ring of a
-// million items would copy 16 MB in one step, and allocating it while the
-// collector runs charges the loop for marking as much. Owned by the loop.
+	"github.com/evloop/evloop/resp"
+)
+
+// list is a list value: a deque of items packed into nodes, as Redis's
+// quicklist packs them into listpacks. A node keeps its items' bytes back
+// to back in one buffer, with a 2-byte end offset each, so that an item
+// costs its bytes and two more instead of a string of its own (16 bytes of
+// header and an allocation), and the collector has a few buffers to mark
+// per 8 KiB of items rather than a pointer per item.
+//
+// Items are returned as slices of the nodes' buffers: valid until the list
+// next changes, as the bytes of a popped item may be written over by the
+// next push. Callers copy what they keep. Owned by the loop.
 type list struct {
 	n int
 
-	// While blocks is nil: the items are ring[head:], then ring[:...].
-	ring []string
-	head int
+	// nodes is a ring of count nodes from head, its size a power of two.
+	nodes []*listNode
+	head  int
+	count int
 
-	// Otherwise: the items start at index off of blocks[first] and run on
-	// through the blocks that follow it, blocks being a ring of block
-	// pointers whose size is a power of two. Only blocks holding items are
-	// allocated.
-	blocks []*listBlockItems
-	first  int
-	off    int
+	// curNode and curBase are where find last found an item: the node's
+	// place from the head and the position of its first item, so that
+	// walking a range by position goes a node at a time. curNode is -1 when
+	// not known; every change forgets it.
+	curNode, curBase int
 }
 
-// listBlock is the size of a long list's blocks (16 KiB) and the most items
-// a flat ring holds. A list of blocks becomes a flat ring again when it is
-// down to a quarter of a block.
-const listBlock = 1024
+// listNode holds a run of items. Items are appended to a node's buffer
+// only: a node made by pushes at the tail keeps its items in order, one
+// made by pushes at the head keeps them in reverse (rev), and either is
+// drained from both of its ends. An item longer than listNodeBytes is a
+// node of its own, data being the item and ends nil.
+type listNode struct {
+	data []byte
+	// ends[k] is where the k-th appended item ends in data; it begins
+	// where the one before ends, or at 0.
+	ends []uint16
+	// first is how many items were taken from the front of the buffer (of
+	// a node of one long item: 1 once it is taken); their bytes stay until
+	// the node is repacked.
+	first int
+	rev   bool
+}
 
-type listBlockItems [listBlock]string
-
-// minListCap is the ring a new list starts with; a ring is not shrunk
-// below listShrinkFloor, so that a queue that fills and drains does not
-// reallocate each time.
+// listNodeBytes is the most bytes of items a node packs (Redis's default
+// list-max-listpack-size, -2, is 8 KiB) and listNodeItems the most items.
+// With listNodeBytes at most 64 KiB, an end offset fits in 2 bytes.
 const (
-	minListCap      = 8
-	listShrinkFloor = 64
+	listNodeBytes = 8 << 10
+	listNodeItems = 1024
 )
 
 // listRewriteBatch is how many items one RPUSH of the log rewrite carries,
 // as Redis's AOF_REWRITE_ITEMS_PER_CMD.
 const listRewriteBatch = 64
 
-func newList() *list { return &list{ring: make([]string, minListCap)} }
+func newList() *list { return &list{nodes: make([]*listNode, 1), curNode: -1} }
 
 func (l *list) len() int { return l.n }
 
-// ref returns the place of item i, 0 <= i < len (or i == len when the
-// place is allocated).
-func (l *list) ref(i int) *string {
-	if l.blocks == nil {
-		return &l.ring[(l.head+i)&(len(l.ring)-1)]
+// size is the node's number of items.
+func (nd *listNode) size() int {
+	if nd.ends == nil {
+		return 1 - nd.first
 	}
-	p := l.off + i
-	return &l.blocks[(l.first+p/listBlock)&(len(l.blocks)-1)][p%listBlock]
+	return len(nd.ends) - nd.first
 }
 
-// at returns item i, 0 <= i < len.
-func (l *list) at(i int) string { return *l.ref(i) }
+// item returns the k-th item appended, capped so that appending to it
+// cannot write into the node.
+func (nd *listNode) item(k int) []byte {
+	if nd.ends == nil {
+		return nd.data[:len(nd.data):len(nd.data)]
+	}
+	start := 0
+	if k > 0 {
+		start = int(nd.ends[k-1])
+	}
+	end := int(nd.ends[k])
+	return nd.data[start:end:end]
+}
+
+// get returns item j of the node, 0 <= j < size, in list order.
+func (nd *listNode) get(j int) []byte {
+	if nd.rev {
+		return nd.item(len(nd.ends) - 1 - j)
+	}
+	return nd.item(nd.first + j)
+}
+
+// fits reports whether v can be appended to the node.
+func (nd *listNode) fits(v []byte) bool {
+	return nd.ends != nil && len(nd.ends) < listNodeItems && len(nd.data)+len(v) <= listNodeBytes
+}
+
+func (nd *listNode) add(v []byte) {
+	nd.data = append(nd.data, v...)
+	nd.ends = append(nd.ends, uint16(len(nd.data)))
+}
+
+// newListNode returns a node holding v alone: packed, unless v is too long
+// to share a node. A packed node's buffers are made the size of like's,
+// the node it is started next to, if any: a list's nodes tend to fill
+// alike, and the buffers then need not grow step by step.
+func newListNode(v []byte, rev bool, like *listNode) *listNode {
+	if len(v) > listNodeBytes {
+		return &listNode{data: bytes.Clone(v), rev: rev}
+	}
+	nd := &listNode{rev: rev}
+	if like != nil && like.ends != nil {
+		nd.data = make([]byte, 0, max(len(like.data), len(v)))
+		nd.ends = make([]uint16, 0, len(like.ends))
+	}
+	nd.add(v)
+	return nd
+}
+
+// takeFirst removes the item at the start of the buffer and takeLast the
+// one at its end; the node must hold one. Neither writes over the item's
+// bytes.
+func (nd *listNode) takeFirst() {
+	if nd.ends == nil {
+		nd.first = 1
+		return
+	}
+	nd.first++
+	// Compact once the items taken are as many as those left: each item is
+	// copied at most once per item taken.
+	if nd.first >= 16 && 2*nd.first >= len(nd.ends) && nd.size() > 0 {
+		nd.repack()
+	}
+}
+
+func (nd *listNode) takeLast() {
+	if nd.ends == nil {
+		nd.first = 1
+		return
+	}
+	k := len(nd.ends) - 1
+	start := 0
+	if k > 0 {
+		start = int(nd.ends[k-1])
+	}
+	nd.data, nd.ends = nd.data[:start], nd.ends[:k]
+	if cap(nd.data) > 256 && 4*len(nd.data) < cap(nd.data) && nd.size() > 0 {
+		nd.repack()
+	}
+}
+
+// repack copies the node's items to buffers of their size, dropping the
+// bytes of items taken from the front. The old buffers are left as they
+// were, so that slices of them stay valid.
+func (nd *listNode) repack() {
+	live := nd.data[nd.itemStart(nd.first):]
+	data := bytes.Clone(live)
+	base := nd.itemStart(nd.first)
+	ends := make([]uint16, 0, nd.size())
+	for _, e := range nd.ends[nd.first:] {
+		ends = append(ends, e-uint16(base))
+	}
+	nd.data, nd.ends, nd.first = data, ends, 0
+}
+
+// itemStart is where the k-th item appended begins in data.
+func (nd *listNode) itemStart(k int) int {
+	if k == 0 {
+		return 0
+	}
+	return int(nd.ends[k-1])
+}
+
+// node returns the i-th node from the head.
+func (l *list) node(i int) *listNode { return l.nodes[(l.head+i)&(len(l.nodes)-1)] }
+
+// find returns the node holding item i, 0 <= i < len, and the item's
+// place in it. It walks from the head, the tail or where it last stopped,
+// whichever is nearest.
+func (l *list) find(i int) (*listNode, int) {
+	k, base := 0, 0
+	if l.curNode >= 0 {
+		k, base = l.curNode, l.curBase
+		if i < base && i < base-i {
+			k, base = 0, 0
+		}
+	}
+	if i >= base && l.n-i < i-base {
+		k = l.count - 1
+		base = l.n - l.node(k).size()
+	}
+	for i < base {
+		k--
+		base -= l.node(k).size()
+	}
+	for nd := l.node(k); i >= base+nd.size(); nd = l.node(k) {
+		base += nd.size()
+		k++
+	}
+	l.curNode, l.curBase = k, base
+	return l.node(k), i - base
+}
+
+// at returns item i, 0 <= i < len, valid until the list changes.
+func (l *list) at(i int) []byte {
+	nd, j := l.find(i)
+	return nd.get(j)
+}
+
+// items yields items from to to, 0 <= from and to < len, in order, a
+// node at a time; each is valid until the list changes, which it must not
+// while they are yielded.
+func (l *list) items(from, to int) iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		if from > to {
+			return
+		}
+		nd, j := l.find(from)
+		k, left := l.curNode, to-from+1
+		for {
+			for end := min(nd.size(), j+left); j < end; j++ {
+				if !yield(nd.get(j)) {
+					return
+				}
+				left--
+			}
+			if left == 0 {
+				return
+			}
+			k++
+			nd, j = l.node(k), 0
+		}
+	}
+}
 
 // set replaces item i, 0 <= i < len.
-func (l *list) set(i int, v string) { *l.ref(i) = v }
-
-// usedBlocks is how many blocks hold items.
-func (l *list) usedBlocks() int { return (l.off + l.n + listBlock - 1) / listBlock }
-
-// resize moves the items of a flat list, or of a list of blocks that is
-// down to a quarter of a block, to a flat ring of size capacity, a power
-// of two of at least len.
-func (l *list) resize(capacity int) {
-	nb := make([]string, capacity)
-	for i := range l.n {
-		nb[i] = *l.ref(i)
-	}
-	l.ring, l.head = nb, 0
-	l.blocks, l.first, l.off = nil, 0, 0
-}
-
-// toBlocks turns a full flat ring of listBlock items into one block.
-func (l *list) toBlocks() {
-	b := new(listBlockItems)
-	for i := range l.n {
-		b[i] = *l.ref(i)
-	}
-	l.blocks = make([]*listBlockItems, 4)
-	l.blocks[0], l.first, l.off = b, 0, 0
-	l.ring, l.head = nil, 0
-}
-
-// growBlocks makes room in the ring of blocks for one more block.
-func (l *list) growBlocks() {
-	if l.usedBlocks() < len(l.blocks) {
+func (l *list) set(i int, v []byte) {
+	nd, j := l.find(i)
+	if old := nd.get(j); len(old) == len(v) {
+		copy(old, v)
 		return
 	}
-	nb := make([]*listBlockItems, 2*len(l.blocks))
-	for i := range len(l.blocks) {
-		nb[i] = l.blocks[(l.first+i)&(len(l.blocks)-1)]
-	}
-	l.blocks, l.first = nb, 0
-}
-
-// grow makes room for one more item at either end of a flat ring, turning
-// a full one of listBlock items into blocks.
-func (l *list) grow() {
-	if l.blocks != nil || l.n < len(l.ring) {
-		return
-	}
-	if len(l.ring) < listBlock {
-		l.resize(max(2*len(l.ring), minListCap))
-		return
-	}
-	l.toBlocks()
-}
-
-// shrink halves a flat ring while it is less than a quarter full, and
-// turns blocks back into a flat ring at a quarter of a block.
-func (l *list) shrink() {
-	if l.blocks != nil {
-		if l.n <= listBlock/4 {
-			l.resize(listBlock / 2)
+	k := l.curNode
+	items := make([][]byte, 0, nd.size())
+	for x := range nd.size() {
+		if x == j {
+			items = append(items, v)
+		} else {
+			items = append(items, nd.get(x))
 		}
-		return
 	}
-	if len(l.ring) > listShrinkFloor && l.n < len(l.ring)/4 {
-		c := len(l.ring)
-		for c > listShrinkFloor && l.n < c/4 {
-			c /= 2
-		}
-		l.resize(c)
-	}
+	l.splice(k, items)
 }
 
-func (l *list) pushBack(v string) {
-	l.grow()
-	if l.blocks != nil && (l.off+l.n)%listBlock == 0 {
-		l.growBlocks()
-		l.blocks[(l.first+l.usedBlocks())&(len(l.blocks)-1)] = new(listBlockItems)
+// insert puts v before item i, 0 <= i <= len.
+func (l *list) insert(i int, v []byte) {
+	switch i {
+	case 0:
+		l.pushFront(v)
+		return
+	case l.n:
+		l.pushBack(v)
+		return
 	}
-	*l.ref(l.n) = v
+	nd, j := l.find(i)
+	k := l.curNode
+	items := make([][]byte, 0, nd.size()+1)
+	for x := range nd.size() {
+		if x == j {
+			items = append(items, v)
+		}
+		items = append(items, nd.get(x))
+	}
+	l.splice(k, items)
 	l.n++
 }
 
-func (l *list) pushFront(v string) {
-	l.grow()
-	if l.blocks == nil {
-		l.head = (l.head - 1) & (len(l.ring) - 1)
-		l.ring[l.head] = v
-		l.n++
+// splice replaces node k with the items packed into new nodes, in order.
+// The old node's buffers are not written to, so items may be slices of
+// them.
+func (l *list) splice(k int, items [][]byte) {
+	var repl []*listNode
+	for _, v := range items {
+		if len(repl) > 0 && repl[len(repl)-1].fits(v) {
+			repl[len(repl)-1].add(v)
+		} else {
+			repl = append(repl, newListNode(v, false, nil))
+		}
+	}
+	nodes := make([]*listNode, 0, l.count-1+len(repl))
+	for x := range l.count {
+		if x == k {
+			nodes = append(nodes, repl...)
+		} else {
+			nodes = append(nodes, l.node(x))
+		}
+	}
+	l.setNodes(nodes)
+}
+
+// setNodes makes nodes, in order, the list's nodes.
+func (l *list) setNodes(nodes []*listNode) {
+	size := 1
+	for size < len(nodes) {
+		size *= 2
+	}
+	ring := make([]*listNode, size)
+	copy(ring, nodes)
+	l.nodes, l.head, l.count = ring, 0, len(nodes)
+	l.curNode = -1
+}
+
+// growNodes makes room in the ring for one more node.
+func (l *list) growNodes() {
+	if l.count < len(l.nodes) {
 		return
 	}
-	if l.off == 0 {
-		l.growBlocks()
-		l.first = (l.first - 1) & (len(l.blocks) - 1)
-		l.blocks[l.first] = new(listBlockItems)
-		l.off = listBlock
+	ring := make([]*listNode, 2*len(l.nodes))
+	for i := range l.count {
+		ring[i] = l.node(i)
 	}
-	l.off--
+	l.nodes, l.head = ring, 0
+}
+
+// shrinkNodes halves the ring while it is less than a quarter full.
+func (l *list) shrinkNodes() {
+	if len(l.nodes) <= 4 || 4*l.count >= len(l.nodes) {
+		return
+	}
+	size := len(l.nodes)
+	for size > 4 && 4*l.count < size {
+		size /= 2
+	}
+	ring := make([]*listNode, size)
+	for i := range l.count {
+		ring[i] = l.node(i)
+	}
+	l.nodes, l.head = ring, 0
+}
+
+func (l *list) pushBack(v []byte) {
+	l.curNode = -1
 	l.n++
-	*l.ref(0) = v
+	var like *listNode
+	if l.count > 0 {
+		if like = l.node(l.count - 1); !like.rev && like.fits(v) {
+			like.add(v)
+			return
+		}
+	}
+	l.growNodes()
+	l.nodes[(l.head+l.count)&(len(l.nodes)-1)] = newListNode(v, false, like)
+	l.count++
+}
+
+func (l *list) pushFront(v []byte) {
+	l.curNode = -1
+	l.n++
+	var like *listNode
+	if l.count > 0 {
+		if like = l.node(0); like.rev && like.fits(v) {
+			like.add(v)
+			return
+		}
+	}
+	l.growNodes()
+	l.head = (l.head - 1) & (len(l.nodes) - 1)
+	l.nodes[l.head] = newListNode(v, true, like)
+	l.count++
 }
 
 // push adds v at the head (left) or the tail.
-func (l *list) push(v string, left bool) {
+func (l *list) push(v []byte, left bool) {
 	if left {
 		l.pushFront(v)
 	} else {
@@ -170,128 +383,143 @@ func (l *list) push(v string, left bool) {
 	}
 }
 
-// popFront removes and returns the first item; the list must not be empty.
-func (l *list) popFront() string {
-	r := l.ref(0)
-	v := *r
-	*r = ""
-	l.n--
-	if l.blocks == nil {
-		l.head = (l.head + 1) & (len(l.ring) - 1)
-	} else if l.off++; l.off == listBlock {
-		l.blocks[l.first] = nil
-		l.first = (l.first + 1) & (len(l.blocks) - 1)
-		l.off = 0
+// popFront removes and returns the first item, valid until the list next
+// changes; the list must not be empty.
+func (l *list) popFront() []byte {
+	l.curNode = -1
+	nd := l.node(0)
+	v := nd.get(0)
+	if nd.rev {
+		nd.takeLast()
+	} else {
+		nd.takeFirst()
 	}
-	l.shrink()
+	l.n--
+	if nd.size() == 0 {
+		l.nodes[l.head] = nil
+		l.head = (l.head + 1) & (len(l.nodes) - 1)
+		l.count--
+		l.shrinkNodes()
+	}
 	return v
 }
 
-// popBack removes and returns the last item; the list must not be empty.
-func (l *list) popBack() string {
-	r := l.ref(l.n - 1)
-	v := *r
-	*r = ""
-	l.n--
-	if l.blocks != nil && (l.off+l.n)%listBlock == 0 {
-		l.blocks[(l.first+l.usedBlocks())&(len(l.blocks)-1)] = nil
+// popBack removes and returns the last item, valid until the list next
+// changes; the list must not be empty.
+func (l *list) popBack() []byte {
+	l.curNode = -1
+	nd := l.node(l.count - 1)
+	v := nd.get(nd.size() - 1)
+	if nd.rev {
+		nd.takeFirst()
+	} else {
+		nd.takeLast()
 	}
-	l.shrink()
+	l.n--
+	if nd.size() == 0 {
+		l.nodes[(l.head+l.count-1)&(len(l.nodes)-1)] = nil
+		l.count--
+		l.shrinkNodes()
+	}
 	return v
 }
 
-// pop removes and returns the item at the head (left) or the tail; the
-// list must not be empty.
-func (l *list) pop(left bool) string {
+// pop removes and returns the item at the head (left) or the tail, valid
+// until the list next changes; the list must not be empty.
+func (l *list) pop(left bool) []byte {
 	if left {
 		return l.popFront()
 	}
 	return l.popBack()
 }
 
-// insert puts v before item i, 0 <= i <= len, moving the shorter side.
-func (l *list) insert(i int, v string) {
-	if i <= l.n/2 {
-		l.pushFront(v)
-		for j := 0; j < i; j++ {
-			l.set(j, l.at(j+1))
-		}
-	} else {
-		l.pushBack(v)
-		for j := l.n - 1; j > i; j-- {
-			l.set(j, l.at(j-1))
-		}
-	}
-	l.set(i, v)
-}
-
 // index returns the position of the first item equal to v, or -1.
-func (l *list) index(v string) int {
-	for i := 0; i < l.n; i++ {
-		if l.at(i) == v {
+func (l *list) index(v []byte) int {
+	i := 0
+	for it := range l.items(0, l.n-1) {
+		if bytes.Equal(it, v) {
 			return i
 		}
+		i++
 	}
 	return -1
 }
 
 // remove deletes up to count items equal to v (all if count is 0), from
 // the tail if count is negative, and returns how many it deleted.
-func (l *list) remove(v string, count int64) int {
+func (l *list) remove(v []byte, count int64) int {
 	limit := count
 	if limit < 0 {
 		limit = -limit // math.MinInt64 stays negative: no limit, as in Redis
 	}
+	drop := make([]bool, l.n)
 	removed := 0
-	keep := make([]bool, l.n)
-	if count >= 0 {
-		for i := 0; i < l.n; i++ {
-			if l.at(i) == v && (limit == 0 || int64(removed) < limit) {
-				removed++
-			} else {
-				keep[i] = true
-			}
+	for x := range l.n {
+		i := x
+		if count < 0 {
+			i = l.n - 1 - x
 		}
-	} else {
-		for i := l.n - 1; i >= 0; i-- {
-			if l.at(i) == v && (limit < 0 || int64(removed) < limit) {
-				removed++
-			} else {
-				keep[i] = true
-			}
+		if (limit <= 0 || int64(removed) < limit) && bytes.Equal(l.at(i), v) {
+			drop[i] = true
+			removed++
 		}
 	}
 	if removed == 0 {
 		return 0
 	}
-	w := 0
-	for i := 0; i < l.n; i++ {
-		if keep[i] {
-			l.set(w, l.at(i))
-			w++
+	// Pack what is kept into new nodes; the old buffers are not written to.
+	kept, i := newList(), 0
+	for it := range l.items(0, l.n-1) {
+		if !drop[i] {
+			kept.pushBack(it)
 		}
+		i++
 	}
-	for l.n > w {
-		l.popBack()
-	}
+	*l = *kept
 	return removed
 }
 
 // trim drops left items from the head and right from the tail.
 func (l *list) trim(left, right int) {
-	for range left {
+	for range l.dropNodes(left, true) {
 		l.popFront()
 	}
-	for range right {
+	for range l.dropNodes(right, false) {
 		l.popBack()
 	}
+}
+
+// dropNodes removes whole nodes from the head (or the tail) while they
+// hold no more than count items all told, and returns how many of count
+// are still to be removed.
+func (l *list) dropNodes(count int, head bool) int {
+	l.curNode = -1
+	for l.count > 0 {
+		k := l.head
+		if !head {
+			k = (l.head + l.count - 1) & (len(l.nodes) - 1)
+		}
+		size := l.nodes[k].size()
+		if size > count {
+			break
+		}
+		count -= size
+		l.n -= size
+		l.nodes[k] = nil
+		if head {
+			l.head = (l.head + 1) & (len(l.nodes) - 1)
+		}
+		l.count--
+	}
+	l.shrinkNodes()
+	return count
 }
 
 // clone returns a deep copy.
 func (l *list) clone() *list {
 	c := newList()
-	for i := range l.n {
-		c.pushBack(l.at(i))
+	for it := range l.items(0, l.n-1) {
+		c.pushBack(it)
 	}
 	return c
 }
@@ -299,11 +527,16 @@ func (l *list) clone() *list {
 // rewrite writes the RPUSH commands that rebuild the list under key.
 func (l *list) rewrite(w *resp.Writer, key []byte) {
 	args := make([][]byte, 0, 2+listRewriteBatch)
-	for i := 0; i < l.n; {
-		args = append(args[:0], []byte("RPUSH"), key)
-		for ; i < l.n && len(args) < 2+listRewriteBatch; i++ {
-			args = append(args, []byte(l.at(i)))
+	for it := range l.items(0, l.n-1) {
+		if len(args) == 0 {
+			args = append(args, []byte("RPUSH"), key)
 		}
+		if args = append(args, it); len(args) == 2+listRewriteBatch {
+			w.Command(args...)
+			args = args[:0]
+		}
+	}
+	if len(args) > 0 {
 		w.Command(args...)
 	}
 }

@@ -638,35 +638,54 @@ func TestListDifferential(t *testing.T) {
 	}
 }
 
-// TestListDeque checks the ring buffer against a slice through random
-// operations that wrap, grow and shrink it.
+// TestListDeque checks the packed list against a slice through random
+// operations that grow and drain it at both ends and change its middle,
+// with items of every size class: empty, short, and longer than a node.
 func TestListDeque(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	l := newList()
 	var model []string
+	item := func(step int) string {
+		switch r.IntN(40) {
+		case 0:
+			return ""
+		case 1:
+			return strings.Repeat(strconv.Itoa(step%10), listNodeBytes+r.IntN(3)-1)
+		case 2:
+			return strings.Repeat("m", r.IntN(3000))
+		}
+		return strconv.Itoa(step)
+	}
 	for step := range 20000 {
-		v := strconv.Itoa(step)
-		switch op := r.IntN(10); {
+		v := item(step)
+		switch op := r.IntN(11); {
 		case op < 3 || (op < 5 && len(model) < 50):
-			l.pushFront(v)
+			l.pushFront([]byte(v))
 			model = slices.Insert(model, 0, v)
 		case op < 6:
-			l.pushBack(v)
+			l.pushBack([]byte(v))
 			model = append(model, v)
 		case op < 7 && len(model) > 0:
-			if got := l.popFront(); got != model[0] {
-				t.Fatalf("step %d: popFront = %q; want %q", step, got, model[0])
+			if got := l.popFront(); string(got) != model[0] {
+				t.Fatalf("step %d: popFront = %.20q; want %.20q", step, got, model[0])
 			}
 			model = model[1:]
 		case op < 8 && len(model) > 0:
-			if got := l.popBack(); got != model[len(model)-1] {
-				t.Fatalf("step %d: popBack = %q; want %q", step, got, model[len(model)-1])
+			if got := l.popBack(); string(got) != model[len(model)-1] {
+				t.Fatalf("step %d: popBack = %.20q; want %.20q", step, got, model[len(model)-1])
 			}
 			model = model[:len(model)-1]
 		case op < 9:
 			i := r.IntN(len(model) + 1)
-			l.insert(i, v)
+			l.insert(i, []byte(v))
 			model = slices.Insert(model, i, v)
+		case op < 10 && len(model) > 0:
+			i := r.IntN(len(model))
+			if r.IntN(2) == 0 {
+				v = strings.Repeat("s", len(model[i])) // the same length: written in place
+			}
+			l.set(i, []byte(v))
+			model[i] = v
 		case len(model) > 0:
 			switch r.IntN(3) {
 			case 0:
@@ -678,8 +697,8 @@ func TestListDeque(t *testing.T) {
 				v := model[r.IntN(len(model))]
 				count := int64(r.IntN(5) - 2)
 				want := listRemoveModel(model, v, count)
-				if got := l.remove(v, count); got != len(model)-len(want) {
-					t.Fatalf("step %d: remove(%q, %d) = %d; want %d", step, v, count, got, len(model)-len(want))
+				if got := l.remove([]byte(v), count); got != len(model)-len(want) {
+					t.Fatalf("step %d: remove(%.20q, %d) = %d; want %d", step, v, count, got, len(model)-len(want))
 				}
 				model = want
 			default:
@@ -691,114 +710,134 @@ func TestListDeque(t *testing.T) {
 		}
 		checkListShape(t, step, l, len(model))
 		if step%97 == 0 {
-			got := make([]string, l.len())
-			for i := range got {
-				got[i] = l.at(i)
-			}
-			if !slices.Equal(got, model) {
-				t.Fatalf("step %d: items %q; want %q", step, got, model)
-			}
-			if c := l.clone(); c.len() != l.len() || (c.len() > 0 && c.at(c.len()-1) != model[len(model)-1]) {
+			checkListItems(t, step, l, model)
+			if c := l.clone(); c.len() != l.len() || (c.len() > 0 && string(c.at(c.len()-1)) != model[len(model)-1]) {
 				t.Fatalf("step %d: clone differs", step)
 			}
 		}
 	}
 }
 
-// checkListShape checks a list's length and representation: a flat ring
-// whose size is a power of two, at most listBlock and at most four times
-// the length (above the floor); or blocks for more than a quarter of a
-// block, allocated exactly where items are.
+// checkListItems compares the list's items, read forwards and backwards,
+// with model.
+func checkListItems(t *testing.T, step int, l *list, model []string) {
+	t.Helper()
+	for i, v := range model {
+		if got := l.at(i); string(got) != v {
+			t.Fatalf("step %d: item %d = %.20q; want %.20q", step, i, got, v)
+		}
+	}
+	for i := len(model) - 1; i >= 0; i-- {
+		if got := l.at(i); string(got) != model[i] {
+			t.Fatalf("step %d: item %d read backwards = %.20q; want %.20q", step, i, got, model[i])
+		}
+	}
+}
+
+// checkListShape checks a list's length and representation: a ring of
+// nodes whose size is a power of two, more than a quarter full above 4
+// places, nil outside the nodes in use; each node holding at least one
+// item, a packed one within the node limits and its offsets in order, a
+// long item alone.
 func checkListShape(t *testing.T, step int, l *list, want int) {
 	t.Helper()
 	if l.len() != want {
 		t.Fatalf("step %d: len %d; want %d", step, l.len(), want)
 	}
-	if l.blocks == nil {
-		if c := len(l.ring); c&(c-1) != 0 || c > listBlock || (c > listShrinkFloor && l.n < c/4) {
-			t.Fatalf("step %d: len %d in a ring of %d", step, l.n, c)
-		}
-		return
+	if c := len(l.nodes); c&(c-1) != 0 || l.count > c || (c > 4 && 4*l.count < c) {
+		t.Fatalf("step %d: %d nodes in a ring of %d", step, l.count, c)
 	}
-	if c := len(l.blocks); c&(c-1) != 0 || l.n <= listBlock/4 || l.usedBlocks() > c || l.off >= listBlock {
-		t.Fatalf("step %d: len %d from %d in %d of %d blocks", step, l.n, l.off, l.usedBlocks(), c)
-	}
-	for i := range l.blocks {
-		used := (i-l.first)&(len(l.blocks)-1) < l.usedBlocks()
-		if (l.blocks[i] != nil) != used {
-			t.Fatalf("step %d: block %d allocated %v; want %v (first %d, %d used)", step, i, l.blocks[i] != nil, used, l.first, l.usedBlocks())
+	n := 0
+	for i := range l.nodes {
+		nd := l.nodes[(l.head+i)&(len(l.nodes)-1)]
+		if (nd != nil) != (i < l.count) {
+			t.Fatalf("step %d: ring place %d of %d (count %d) holds %v", step, i, len(l.nodes), l.count, nd)
 		}
+		if nd == nil {
+			continue
+		}
+		if nd.size() < 1 {
+			t.Fatalf("step %d: node %d is empty", step, i)
+		}
+		n += nd.size()
+		if nd.ends == nil {
+			if len(nd.data) <= listNodeBytes {
+				t.Fatalf("step %d: node %d holds an item of %d bytes alone", step, i, len(nd.data))
+			}
+			continue
+		}
+		if len(nd.ends) > listNodeItems || len(nd.data) > listNodeBytes || int(nd.ends[len(nd.ends)-1]) != len(nd.data) ||
+			!slices.IsSorted(nd.ends) {
+			t.Fatalf("step %d: node %d: %d items, %d bytes, ends %v", step, i, len(nd.ends), len(nd.data), nd.ends)
+		}
+	}
+	if n != l.len() {
+		t.Fatalf("step %d: nodes hold %d items; len is %d", step, n, l.len())
 	}
 }
 
-// TestListBlocks grows lists past several blocks and back, at either end
-// and in the middle, against a slice.
-func TestListBlocks(t *testing.T) {
+// TestListNodes grows lists past many nodes and back, at either end and in
+// the middle, against a slice.
+func TestListNodes(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	l := newList()
 	var model []string
-	step, maxBlocks := 0, 0
+	step, maxNodes := 0, 0
 	check := func() {
 		checkListShape(t, step, l, len(model))
-		if l.blocks != nil {
-			maxBlocks = max(maxBlocks, l.usedBlocks())
-		}
+		maxNodes = max(maxNodes, l.count)
 		if step%211 == 0 || len(model) < 3 {
-			for i, v := range model {
-				if got := l.at(i); got != v {
-					t.Fatalf("step %d: item %d = %q; want %q", step, i, got, v)
-				}
-			}
+			checkListItems(t, step, l, model)
 		}
 		step++
 	}
 	for round := range 3 {
-		for len(model) < 5*listBlock+round*300 {
+		for len(model) < 5*listNodeItems+round*300 {
 			v := strconv.Itoa(step)
 			switch r.IntN(8) {
 			case 0, 1, 2:
-				l.pushFront(v)
+				l.pushFront([]byte(v))
 				model = slices.Insert(model, 0, v)
 			case 3, 4, 5:
-				l.pushBack(v)
+				l.pushBack([]byte(v))
 				model = append(model, v)
 			case 6:
 				i := r.IntN(len(model) + 1)
-				l.insert(i, v)
+				l.insert(i, []byte(v))
 				model = slices.Insert(model, i, v)
 			default:
 				if len(model) > 0 {
 					i := r.IntN(len(model))
-					l.set(i, v)
+					l.set(i, []byte(v))
 					model[i] = v
 				}
 			}
 			check()
 		}
-		if c := l.clone(); c.len() != len(model) || c.at(len(model)/2) != model[len(model)/2] {
+		if c := l.clone(); c.len() != len(model) || string(c.at(len(model)/2)) != model[len(model)/2] {
 			t.Fatalf("step %d: clone differs", step)
 		}
 		for len(model) > 0 {
 			switch r.IntN(8) {
 			case 0, 1, 2:
-				if got := l.popFront(); got != model[0] {
+				if got := l.popFront(); string(got) != model[0] {
 					t.Fatalf("step %d: popFront = %q; want %q", step, got, model[0])
 				}
 				model = model[1:]
 			case 3, 4, 5:
-				if got := l.popBack(); got != model[len(model)-1] {
+				if got := l.popBack(); string(got) != model[len(model)-1] {
 					t.Fatalf("step %d: popBack = %q; want %q", step, got, model[len(model)-1])
 				}
 				model = model[:len(model)-1]
 			case 6:
-				left := r.IntN(min(len(model), 700) + 1)
-				right := r.IntN(min(len(model)-left, 700) + 1)
+				left := r.IntN(min(len(model), 2500) + 1)
+				right := r.IntN(min(len(model)-left, 2500) + 1)
 				l.trim(left, right)
 				model = model[left : len(model)-right]
 			default:
 				v := model[r.IntN(len(model))]
 				want := listRemoveModel(model, v, 1)
-				if got := l.remove(v, 1); got != len(model)-len(want) {
+				if got := l.remove([]byte(v), 1); got != len(model)-len(want) {
 					t.Fatalf("step %d: remove(%q, 1) = %d; want %d", step, v, got, len(model)-len(want))
 				}
 				model = want
@@ -806,8 +845,8 @@ func TestListBlocks(t *testing.T) {
 			check()
 		}
 	}
-	if maxBlocks < 5 {
-		t.Fatalf("the lists reached %d blocks; want at least 5", maxBlocks)
+	if maxNodes < 5 {
+		t.Fatalf("the lists reached %d nodes; want at least 5", maxNodes)
 	}
 }
 
@@ -837,7 +876,7 @@ func listRemoveModel(items []string, v string, count int64) []string {
 func TestListRewrite(t *testing.T) {
 	l := newList()
 	for i := range 130 {
-		l.pushBack(strconv.Itoa(i))
+		l.pushBack([]byte(strconv.Itoa(i)))
 	}
 	var w resp.Writer
 	l.rewrite(&w, []byte("k"))
@@ -970,9 +1009,10 @@ func TestListEventsCompat(t *testing.T) {
 func BenchmarkListDeque(b *testing.B) {
 	b.ReportAllocs()
 	l := newList()
+	v := []byte("v")
 	for b.Loop() {
 		for range 64 {
-			l.pushBack("v")
+			l.pushBack(v)
 		}
 		for range 64 {
 			l.popFront()
