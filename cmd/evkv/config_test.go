@@ -89,3 +89,36 @@ func FuzzParseConfig(f *testing.F) {
 		}
 	})
 }
+
+func TestBuildConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name, value, err string
+	}{
+		{"port", "6380", ""},
+		{"port", " 6380 ", ""},
+		{"port", "6kb", `bad port "6kb": want an integer`},
+		{"port", "65536", `bad port "65536": want 0 to 65535`},
+		{"port", "-1", `bad port "-1": want 0 to 65535`},
+		{"maxclients", "1k", `bad maxclients "1k": want an integer`},
+		{"maxclients", "99999999999", `bad maxclients "99999999999": want 0 to 2147483647`},
+		{"databases", "x", `bad databases "x": want an integer`},
+		{"proto-max-bulk-len", "1mb", ""},
+		{"proto-max-bulk-len", "1tb", `bad proto-max-bulk-len "1tb": want a size in bytes, as 512mb`},
+		{"appendonly", "maybe", `bad appendonly "maybe": want yes or no`},
+		{"appendfsync", "sometimes", `bad appendfsync "sometimes": want always, everysec or no`},
+	} {
+		values := map[string]*string{}
+		for _, name := range settings {
+			values[name] = new(string)
+		}
+		for name, v := range map[string]string{"port": "6379", "maxclients": "10000", "proto-max-bulk-len": "512mb",
+			"databases": "16", "appendonly": "no", "appendfsync": "everysec"} {
+			*values[name] = v
+		}
+		*values[tc.name] = tc.value
+		_, err := buildConfig(values)
+		if (tc.err == "") != (err == nil) || (err != nil && err.Error() != tc.err) {
+			t.Errorf("%s %q: buildConfig error %v; want %q", tc.name, tc.value, err, tc.err)
+		}
+	}
+}

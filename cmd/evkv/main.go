@@ -179,26 +179,36 @@ func indexOf(name string) (int, bool) {
 func buildConfig(v map[string]*string) (kv.Config, error) {
 	var cfg kv.Config
 	var err error
-	num := func(name string) int {
+	// num reads a count (a size too, for a memory setting, as "512mb") in
+	// [0, most].
+	num := func(name string, memory bool, most int64) int {
 		if err != nil {
 			return 0
 		}
-		n, e := parseMemory(*v[name])
-		if e != nil || n < 0 {
-			err = fmt.Errorf("bad %s %q: want a non-negative number", name, *v[name])
+		var n int64
+		var e error
+		if memory {
+			n, e = parseMemory(*v[name])
+		} else {
+			n, e = strconv.ParseInt(strings.TrimSpace(*v[name]), 10, 64)
+		}
+		switch {
+		case e != nil && memory:
+			err = fmt.Errorf("bad %s %q: want a size in bytes, as 512mb", name, *v[name])
+		case e != nil:
+			err = fmt.Errorf("bad %s %q: want an integer", name, *v[name])
+		case n < 0 || n > most:
+			err = fmt.Errorf("bad %s %q: want 0 to %d", name, *v[name], most)
 		}
 		return int(n)
 	}
 	cfg.Bind = *v["bind"]
-	cfg.Port = num("port")
-	cfg.MaxClients = num("maxclients")
-	cfg.ProtoMaxBulkLen = num("proto-max-bulk-len")
-	cfg.Databases = num("databases")
+	cfg.Port = num("port", false, 65535)
+	cfg.MaxClients = num("maxclients", false, math.MaxInt32)
+	cfg.ProtoMaxBulkLen = num("proto-max-bulk-len", true, math.MaxInt64)
+	cfg.Databases = num("databases", false, math.MaxInt32)
 	if err != nil {
 		return cfg, err
-	}
-	if cfg.Port > 65535 {
-		return cfg, fmt.Errorf("bad port %d", cfg.Port)
 	}
 	switch strings.ToLower(*v["appendonly"]) {
 	case "yes":
