@@ -869,18 +869,8 @@ func TestHashScanLarge(t *testing.T) {
 // TestHashAllocs holds the hot hash commands to their allocation budgets:
 // reads none, an HSET one for the value it keeps.
 func TestHashAllocs(t *testing.T) {
-	s, err := New(Config{Logger: quietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := newClient(s, nil, 1)
-	bs := func(args ...string) [][]byte {
-		out := make([][]byte, len(args))
-		for i, a := range args {
-			out[i] = []byte(a)
-		}
-		return out
-	}
+	s, c := directServer(t)
+	bs := argv
 	for _, key := range []string{"small", "big"} {
 		set := []string{"HSET", key}
 		for i := range 100 {

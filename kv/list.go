@@ -3,14 +3,15 @@ package kv
 import (
 	"bytes"
 	"iter"
+	"slices"
 
 	"github.com/evloop/evloop/resp"
 )
 
 // list is a list value: a deque of items packed into nodes, as Redis's
 // quicklist packs them into listpacks. A node keeps its items' bytes back
-// to back in one buffer, with a 2-byte end offset each, so that an item
-// costs its bytes and two more instead of a string of its own (16 bytes of
+// to back in one buffer, with a 2-byte offset each, so that an item costs
+// its bytes and two more instead of a string of its own (16 bytes of
 // header and an allocation), and the collector has a few buffers to mark
 // per 8 KiB of items rather than a pointer per item.
 //
@@ -32,26 +33,22 @@ type list struct {
 	curNode, curBase int
 }
 
-// listNode holds a run of items. Items are appended to a node's buffer
-// only: a node made by pushes at the tail keeps its items in order, one
-// made by pushes at the head keeps them in reverse (rev), and either is
-// drained from both of its ends. An item longer than listNodeBytes is a
-// node of its own, data being the item and ends nil.
+// listNode holds a run of items in both of its buffers' middles, with
+// room on either side for pushes at either end: item j is
+// data[offs[lo+j]:offs[lo+j+1]], the items end at offs[hi], and data's
+// bytes before offs[lo] and after offs[hi] are free, as are offs[:lo] and
+// offs[hi+1:]. An item longer than listNodeBytes is a node of its own:
+// offs nil, data the item, lo 1 once it is taken.
 type listNode struct {
-	data []byte
-	// ends[k] is where the k-th appended item ends in data; it begins
-	// where the one before ends, or at 0.
-	ends []uint16
-	// first is how many items were taken from the front of the buffer (of
-	// a node of one long item: 1 once it is taken); their bytes stay until
-	// the node is repacked.
-	first int
-	rev   bool
+	data   []byte
+	offs   []uint16
+	lo, hi int
 }
 
 // listNodeBytes is the most bytes of items a node packs (Redis's default
 // list-max-listpack-size, -2, is 8 KiB) and listNodeItems the most items.
-// With listNodeBytes at most 64 KiB, an end offset fits in 2 bytes.
+// A node's buffer is at most twice listNodeBytes, so that an offset fits
+// in 2 bytes.
 const (
 	listNodeBytes = 8 << 10
 	listNodeItems = 1024
@@ -65,115 +62,219 @@ func newList() *list { return &list{nodes: make([]*listNode, 1), curNode: -1} }
 
 func (l *list) len() int { return l.n }
 
+func (nd *listNode) packed() bool { return nd.offs != nil }
+
 // size is the node's number of items.
 func (nd *listNode) size() int {
-	if nd.ends == nil {
-		return 1 - nd.first
+	if !nd.packed() {
+		return 1 - nd.lo
 	}
-	return len(nd.ends) - nd.first
+	return nd.hi - nd.lo
 }
 
-// item returns the k-th item appended, capped so that appending to it
-// cannot write into the node.
-func (nd *listNode) item(k int) []byte {
-	if nd.ends == nil {
+// used is how many bytes the node's items take.
+func (nd *listNode) used() int {
+	if !nd.packed() {
+		return len(nd.data)
+	}
+	return int(nd.offs[nd.hi]) - int(nd.offs[nd.lo])
+}
+
+// get returns item j of the node, 0 <= j < size, capped so that appending
+// to it cannot write into the node.
+func (nd *listNode) get(j int) []byte {
+	if !nd.packed() {
 		return nd.data[:len(nd.data):len(nd.data)]
 	}
-	start := 0
-	if k > 0 {
-		start = int(nd.ends[k-1])
-	}
-	end := int(nd.ends[k])
+	start, end := nd.offs[nd.lo+j], nd.offs[nd.lo+j+1]
 	return nd.data[start:end:end]
 }
 
-// get returns item j of the node, 0 <= j < size, in list order.
-func (nd *listNode) get(j int) []byte {
-	if nd.rev {
-		return nd.item(len(nd.ends) - 1 - j)
-	}
-	return nd.item(nd.first + j)
-}
-
-// fits reports whether v can be appended to the node.
+// fits reports whether the node can take v within the node limits.
 func (nd *listNode) fits(v []byte) bool {
-	return nd.ends != nil && len(nd.ends) < listNodeItems && len(nd.data)+len(v) <= listNodeBytes
+	return nd.packed() && nd.size() < listNodeItems && nd.used()+len(v) <= listNodeBytes
 }
 
-func (nd *listNode) add(v []byte) {
-	nd.data = append(nd.data, v...)
-	nd.ends = append(nd.ends, uint16(len(nd.data)))
-}
-
-// newListNode returns a node holding v alone: packed, unless v is too long
-// to share a node. A packed node's buffers are made the size of like's,
-// the node it is started next to, if any: a list's nodes tend to fill
-// alike, and the buffers then need not grow step by step.
-func newListNode(v []byte, rev bool, like *listNode) *listNode {
+// newListNode returns a node holding v alone, with room for more on the
+// side pushes come from (the head if front): packed, unless v is too long
+// to share a node. Started next to a full node like, its buffers are made
+// the size like's items take: a list's nodes tend to fill alike.
+func newListNode(v []byte, front bool, like *listNode) *listNode {
 	if len(v) > listNodeBytes {
-		return &listNode{data: bytes.Clone(v), rev: rev}
+		return &listNode{data: bytes.Clone(v)}
 	}
-	nd := &listNode{rev: rev}
-	if like != nil && like.ends != nil {
-		nd.data = make([]byte, 0, max(len(like.data), len(v)))
-		nd.ends = make([]uint16, 0, len(like.ends))
+	dataCap, offsCap := 2*len(v), 8
+	if like != nil && like.packed() {
+		dataCap, offsCap = max(dataCap, like.used()), max(offsCap, like.size()+2)
 	}
-	nd.add(v)
+	nd := &listNode{data: makeBytes(dataCap), offs: makeOffsets(offsCap)}
+	at, i := 0, 0
+	if front {
+		at, i = len(nd.data)-len(v), len(nd.offs)-2
+	}
+	copy(nd.data[at:], v)
+	nd.lo, nd.hi = i, i+1
+	nd.offs[i], nd.offs[i+1] = uint16(at), uint16(at+len(v))
 	return nd
 }
 
-// takeFirst removes the item at the start of the buffer and takeLast the
-// one at its end; the node must hold one. Neither writes over the item's
-// bytes.
-func (nd *listNode) takeFirst() {
-	if nd.ends == nil {
-		nd.first = 1
+// makeBytes and makeOffsets return buffers of at least n, as long as the
+// memory allocated for them allows.
+func makeBytes(n int) []byte {
+	b := slices.Grow([]byte(nil), max(n, 16))
+	return b[:cap(b)]
+}
+
+func makeOffsets(n int) []uint16 {
+	b := slices.Grow([]uint16(nil), n)
+	return b[:cap(b)]
+}
+
+// packedNode returns a node holding items exactly, without room: packed
+// unless it is one long item. The items must fit one node.
+func packedNode(items [][]byte) *listNode {
+	if len(items) == 1 && len(items[0]) > listNodeBytes {
+		return &listNode{data: bytes.Clone(items[0])}
+	}
+	size := 0
+	for _, v := range items {
+		size += len(v)
+	}
+	nd := &listNode{data: make([]byte, 0, size), offs: make([]uint16, 1, len(items)+1), hi: len(items)}
+	for _, v := range items {
+		nd.data = append(nd.data, v...)
+		nd.offs = append(nd.offs, uint16(len(nd.data)))
+	}
+	return nd
+}
+
+// pushBack and pushFront add v at the node's tail or head; it must fit.
+func (nd *listNode) pushBack(v []byte) {
+	if nd.hi+1 == len(nd.offs) || int(nd.offs[nd.hi])+len(v) > len(nd.data) {
+		nd.regrow(len(v), false)
+	}
+	end := int(nd.offs[nd.hi]) + len(v)
+	copy(nd.data[nd.offs[nd.hi]:end], v)
+	nd.hi++
+	nd.offs[nd.hi] = uint16(end)
+}
+
+func (nd *listNode) pushFront(v []byte) {
+	if nd.lo == 0 || int(nd.offs[nd.lo]) < len(v) {
+		nd.regrow(len(v), true)
+	}
+	start := int(nd.offs[nd.lo]) - len(v)
+	copy(nd.data[start:], v)
+	nd.lo--
+	nd.offs[nd.lo] = uint16(start)
+}
+
+// regrow moves the items to buffers half as large again as they need with
+// an item of need bytes more, the room on the side not pushed to (front
+// tells which is) kept up to half of what is free, the rest on the other.
+// A node made by pushes at one end so has room at that end alone, and one
+// pushed at both ends gets room at both within two moves; each move grows
+// the room in proportion, so a push costs O(1) copying on average. The
+// old buffers are left as they were, so that slices of them stay valid.
+func (nd *listNode) regrow(need int, front bool) {
+	used, items := nd.used(), nd.size()
+	dataCap, offsCap := (used+need)*3/2, (items+2)*3/2+1
+	keepData, keepOffs := len(nd.data)-int(nd.offs[nd.hi]), len(nd.offs)-1-nd.hi
+	if !front {
+		keepData, keepOffs = int(nd.offs[nd.lo]), nd.lo
+	}
+	data, offs := makeBytes(dataCap), makeOffsets(offsCap)
+	keepData = min(keepData, (len(data)-used-need)/2)
+	keepOffs = min(keepOffs, (len(offs)-items-2)/2)
+	at, lo := keepData, keepOffs
+	if front {
+		at, lo = len(data)-keepData-used, len(offs)-keepOffs-items-1
+	}
+	nd.moveTo(data, offs, at, lo)
+}
+
+// moveTo copies the items to new buffers data and offs, their bytes from
+// data[at] and their offsets from offs[lo].
+func (nd *listNode) moveTo(data []byte, offs []uint16, at, lo int) {
+	base := int(nd.offs[nd.lo])
+	copy(data[at:], nd.data[base:nd.offs[nd.hi]])
+	for k := nd.lo; k <= nd.hi; k++ {
+		offs[lo+k-nd.lo] = uint16(int(nd.offs[k]) - base + at)
+	}
+	nd.data, nd.offs, nd.lo, nd.hi = data, offs, lo, lo+nd.hi-nd.lo
+}
+
+// compact moves the items to buffers of their size.
+func (nd *listNode) compact() {
+	nd.moveTo(make([]byte, nd.used()), make([]uint16, nd.size()+1), 0, 0)
+}
+
+// takeFront and takeBack remove the item at the node's head or tail; the
+// node must hold one. Neither writes over the item's bytes.
+func (nd *listNode) takeFront() {
+	nd.lo++
+	nd.tidy()
+}
+
+func (nd *listNode) takeBack() {
+	if !nd.packed() {
+		nd.lo = 1
 		return
 	}
-	nd.first++
-	// Compact once the items taken are as many as those left: each item is
-	// copied at most once per item taken.
-	if nd.first >= 16 && 2*nd.first >= len(nd.ends) && nd.size() > 0 {
-		nd.repack()
-	}
+	nd.hi--
+	nd.tidy()
 }
 
-func (nd *listNode) takeLast() {
-	if nd.ends == nil {
-		nd.first = 1
+// tidy compacts a node whose items fill under a quarter of its buffers, so
+// that one left with a few items after many were taken does not keep the
+// buffers they needed. Each compaction copies fewer bytes than were taken
+// since the buffers were last sized.
+func (nd *listNode) tidy() {
+	if !nd.packed() || nd.size() == 0 {
 		return
 	}
-	k := len(nd.ends) - 1
-	start := 0
-	if k > 0 {
-		start = int(nd.ends[k-1])
-	}
-	nd.data, nd.ends = nd.data[:start], nd.ends[:k]
-	if cap(nd.data) > 256 && 4*len(nd.data) < cap(nd.data) && nd.size() > 0 {
-		nd.repack()
+	if (len(nd.data) >= 64 && 4*nd.used() < len(nd.data)) || (len(nd.offs) >= 32 && 4*(nd.size()+1) < len(nd.offs)) {
+		nd.compact()
 	}
 }
 
-// repack copies the node's items to buffers of their size, dropping the
-// bytes of items taken from the front. The old buffers are left as they
-// were, so that slices of them stay valid.
-func (nd *listNode) repack() {
-	live := nd.data[nd.itemStart(nd.first):]
-	data := bytes.Clone(live)
-	base := nd.itemStart(nd.first)
-	ends := make([]uint16, 0, nd.size())
-	for _, e := range nd.ends[nd.first:] {
-		ends = append(ends, e-uint16(base))
+// seal compacts a node that its list has moved on from, if its buffers
+// have room to spare: a node between others takes no more pushes.
+func (nd *listNode) seal() {
+	if nd.packed() && (len(nd.data)-nd.used() > nd.used()/8+8 || len(nd.offs)-nd.size()-1 > (nd.size()+1)/8+4) {
+		nd.compact()
 	}
-	nd.data, nd.ends, nd.first = data, ends, 0
 }
 
-// itemStart is where the k-th item appended begins in data.
-func (nd *listNode) itemStart(k int) int {
-	if k == 0 {
-		return 0
+// fitsOneNode reports whether items can make one packed node.
+func fitsOneNode(items [][]byte) bool {
+	if len(items) > listNodeItems {
+		return false
 	}
-	return int(nd.ends[k-1])
+	size := 0
+	for _, v := range items {
+		size += len(v)
+	}
+	return size <= listNodeBytes
+}
+
+// packNodes appends to out nodes holding items, in order: one if they fit
+// one node, else the halves packed in turn, so that a node that overflows
+// splits into two with room in each.
+func packNodes(out []*listNode, items [][]byte) []*listNode {
+	if len(items) == 1 || fitsOneNode(items) {
+		return append(out, packedNode(items))
+	}
+	half := len(items) / 2
+	return packNodes(packNodes(out, items[:half]), items[half:])
+}
+
+// nodeItems appends node nd's items to out.
+func nodeItems(out [][]byte, nd *listNode) [][]byte {
+	for j := range nd.size() {
+		out = append(out, nd.get(j))
+	}
+	return out
 }
 
 // node returns the i-th node from the head.
@@ -245,16 +346,9 @@ func (l *list) set(i int, v []byte) {
 		copy(old, v)
 		return
 	}
-	k := l.curNode
-	items := make([][]byte, 0, nd.size())
-	for x := range nd.size() {
-		if x == j {
-			items = append(items, v)
-		} else {
-			items = append(items, nd.get(x))
-		}
-	}
-	l.splice(k, items)
+	items := nodeItems(make([][]byte, 0, nd.size()), nd)
+	items[j] = v
+	l.splice(l.curNode, items)
 }
 
 // insert puts v before item i, 0 <= i <= len.
@@ -269,36 +363,40 @@ func (l *list) insert(i int, v []byte) {
 	}
 	nd, j := l.find(i)
 	k := l.curNode
-	items := make([][]byte, 0, nd.size()+1)
-	for x := range nd.size() {
-		if x == j {
-			items = append(items, v)
-		}
-		items = append(items, nd.get(x))
-	}
+	items := nodeItems(make([][]byte, 0, nd.size()+1), nd)
+	items = slices.Insert(items, j, v)
 	l.splice(k, items)
 	l.n++
 }
 
-// splice replaces node k with the items packed into new nodes, in order.
-// The old node's buffers are not written to, so items may be slices of
-// them.
+// splice replaces node k with nodes holding items, in order, taking in a
+// neighbour whose items fit one node with them. Old nodes' buffers are not
+// written to, so items may be slices of them.
 func (l *list) splice(k int, items [][]byte) {
-	var repl []*listNode
-	for _, v := range items {
-		if len(repl) > 0 && repl[len(repl)-1].fits(v) {
-			repl[len(repl)-1].add(v)
-		} else {
-			repl = append(repl, newListNode(v, false, nil))
+	from, to := k, k+1
+	if from > 0 {
+		if prev := l.node(from - 1); prev.packed() {
+			if all := nodeItems(make([][]byte, 0, prev.size()+len(items)), prev); fitsOneNode(append(all, items...)) {
+				items = append(all, items...)
+				from--
+			}
 		}
 	}
-	nodes := make([]*listNode, 0, l.count-1+len(repl))
-	for x := range l.count {
-		if x == k {
-			nodes = append(nodes, repl...)
-		} else {
-			nodes = append(nodes, l.node(x))
+	if to < l.count {
+		if next := l.node(to); next.packed() {
+			if all := nodeItems(slices.Clip(items), next); fitsOneNode(all) {
+				items = all
+				to++
+			}
 		}
+	}
+	nodes := make([]*listNode, 0, l.count+len(items)/listNodeItems+2)
+	for x := range from {
+		nodes = append(nodes, l.node(x))
+	}
+	nodes = packNodes(nodes, items)
+	for x := to; x < l.count; x++ {
+		nodes = append(nodes, l.node(x))
 	}
 	l.setNodes(nodes)
 }
@@ -348,10 +446,11 @@ func (l *list) pushBack(v []byte) {
 	l.n++
 	var like *listNode
 	if l.count > 0 {
-		if like = l.node(l.count - 1); !like.rev && like.fits(v) {
-			like.add(v)
+		if like = l.node(l.count - 1); like.fits(v) {
+			like.pushBack(v)
 			return
 		}
+		like.seal()
 	}
 	l.growNodes()
 	l.nodes[(l.head+l.count)&(len(l.nodes)-1)] = newListNode(v, false, like)
@@ -363,10 +462,11 @@ func (l *list) pushFront(v []byte) {
 	l.n++
 	var like *listNode
 	if l.count > 0 {
-		if like = l.node(0); like.rev && like.fits(v) {
-			like.add(v)
+		if like = l.node(0); like.fits(v) {
+			like.pushFront(v)
 			return
 		}
+		like.seal()
 	}
 	l.growNodes()
 	l.head = (l.head - 1) & (len(l.nodes) - 1)
@@ -389,17 +489,14 @@ func (l *list) popFront() []byte {
 	l.curNode = -1
 	nd := l.node(0)
 	v := nd.get(0)
-	if nd.rev {
-		nd.takeLast()
-	} else {
-		nd.takeFirst()
-	}
+	nd.takeFront()
 	l.n--
 	if nd.size() == 0 {
 		l.nodes[l.head] = nil
 		l.head = (l.head + 1) & (len(l.nodes) - 1)
 		l.count--
 		l.shrinkNodes()
+		l.tidyEnds()
 	}
 	return v
 }
@@ -410,16 +507,13 @@ func (l *list) popBack() []byte {
 	l.curNode = -1
 	nd := l.node(l.count - 1)
 	v := nd.get(nd.size() - 1)
-	if nd.rev {
-		nd.takeFirst()
-	} else {
-		nd.takeLast()
-	}
+	nd.takeBack()
 	l.n--
 	if nd.size() == 0 {
 		l.nodes[(l.head+l.count-1)&(len(l.nodes)-1)] = nil
 		l.count--
 		l.shrinkNodes()
+		l.tidyEnds()
 	}
 	return v
 }
@@ -512,7 +606,17 @@ func (l *list) dropNodes(count int, head bool) int {
 		l.count--
 	}
 	l.shrinkNodes()
+	l.tidyEnds()
 	return count
+}
+
+// tidyEnds tidies the end nodes after a node was removed: one started
+// with buffers sized like a full neighbour may now be the list's only node.
+func (l *list) tidyEnds() {
+	if l.count > 0 {
+		l.node(0).tidy()
+		l.node(l.count - 1).tidy()
+	}
 }
 
 // clone returns a deep copy.

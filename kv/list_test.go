@@ -737,8 +737,8 @@ func checkListItems(t *testing.T, step int, l *list, model []string) {
 // checkListShape checks a list's length and representation: a ring of
 // nodes whose size is a power of two, more than a quarter full above 4
 // places, nil outside the nodes in use; each node holding at least one
-// item, a packed one within the node limits and its offsets in order, a
-// long item alone.
+// item, a packed one within the node limits, its offsets in order and in
+// its buffer, a long item alone.
 func checkListShape(t *testing.T, step int, l *list, want int) {
 	t.Helper()
 	if l.len() != want {
@@ -760,15 +760,17 @@ func checkListShape(t *testing.T, step int, l *list, want int) {
 			t.Fatalf("step %d: node %d is empty", step, i)
 		}
 		n += nd.size()
-		if nd.ends == nil {
+		if !nd.packed() {
 			if len(nd.data) <= listNodeBytes {
 				t.Fatalf("step %d: node %d holds an item of %d bytes alone", step, i, len(nd.data))
 			}
 			continue
 		}
-		if len(nd.ends) > listNodeItems || len(nd.data) > listNodeBytes || int(nd.ends[len(nd.ends)-1]) != len(nd.data) ||
-			!slices.IsSorted(nd.ends) {
-			t.Fatalf("step %d: node %d: %d items, %d bytes, ends %v", step, i, len(nd.ends), len(nd.data), nd.ends)
+		if nd.size() > listNodeItems || nd.used() > listNodeBytes || len(nd.data) > 2*listNodeBytes ||
+			nd.lo < 0 || nd.hi >= len(nd.offs) || int(nd.offs[nd.hi]) > len(nd.data) ||
+			!slices.IsSorted(nd.offs[nd.lo:nd.hi+1]) {
+			t.Fatalf("step %d: node %d: items %d..%d of %d offsets, %d bytes in %d, offsets %v", step, i,
+				nd.lo, nd.hi, len(nd.offs), nd.used(), len(nd.data), nd.offs[nd.lo:nd.hi+1])
 		}
 	}
 	if n != l.len() {
@@ -1076,18 +1078,8 @@ func TestListKeyspaceStatsCompat(t *testing.T) {
 // TestListAllocs holds the hot list commands to their allocation budgets:
 // LRANGE none, a push one per item (its copy), a pop none.
 func TestListAllocs(t *testing.T) {
-	s, err := New(Config{Logger: quietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := newClient(s, nil, 1)
-	bs := func(args ...string) [][]byte {
-		out := make([][]byte, len(args))
-		for i, a := range args {
-			out[i] = []byte(a)
-		}
-		return out
-	}
+	s, c := directServer(t)
+	bs := argv
 	push := []string{"RPUSH", "k"}
 	for i := range 100 {
 		push = append(push, "element:"+strconv.Itoa(i))
@@ -1118,4 +1110,24 @@ func TestListAllocs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// directServer returns a server without a listener and a client of it,
+// for calling command functions directly.
+func directServer(t testing.TB) (*Server, *client) {
+	t.Helper()
+	s, err := New(Config{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, newClient(s, nil, 1)
+}
+
+// argv returns args as a command's arguments.
+func argv(args ...string) [][]byte {
+	out := make([][]byte, len(args))
+	for i, a := range args {
+		out[i] = []byte(a)
+	}
+	return out
 }

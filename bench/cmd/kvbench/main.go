@@ -60,6 +60,7 @@ func main() {
 	tests := flag.String("tests", allTests, "redis-benchmark -t")
 	configs := flag.String("configs", "P1,P16,c1000", "load shapes: P1 (-c 50 -P 1), P16 (-c 50 -P 16), c1000 (-c 1000 -P 1); empty for none")
 	memKeys := flag.Int("memkeys", 1000000, "keys for the memory comparison (0: skip)")
+	memItems := flag.Int("memitems", 1000000, "list items for the list memory comparison (0: skip)")
 	pin := flag.Bool("pin", true, "pin servers to CPU 0 and redis-benchmark to CPU 1 with taskset")
 	var also []server
 	flag.Func("also", "`name=path` of another evkv binary to run in turn with the others and compare with this tree's (repeatable)", func(v string) error {
@@ -76,13 +77,13 @@ func main() {
 		return nil
 	})
 	flag.Parse()
-	if err := run(*n, *runs, strings.Split(*tests, ","), strings.Split(*configs, ","), *memKeys, *pin, also); err != nil {
+	if err := run(*n, *runs, strings.Split(*tests, ","), strings.Split(*configs, ","), *memKeys, *memItems, *pin, also); err != nil {
 		fmt.Fprintln(os.Stderr, "kvbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, runs int, tests, configNames []string, memKeys int, pin bool, also []server) error {
+func run(n, runs int, tests, configNames []string, memKeys, memItems int, pin bool, also []server) error {
 	evkv, err := buildEvkv()
 	if err != nil {
 		return err
@@ -135,12 +136,41 @@ func run(n, runs int, tests, configNames []string, memKeys int, pin bool, also [
 	}
 	if memKeys > 0 {
 		fmt.Printf("\n## Resident memory with %d keys of 16-byte values\n\n| server | RSS | per key |\n|---|---:|---:|\n", memKeys)
+		val := strings.Repeat("v", 16)
 		for _, srv := range servers {
-			rss, err := memoryOnce(srv, memKeys)
+			_, rss, err := memoryOnce(srv, memKeys, func(w io.Writer, i int) {
+				k := fmt.Sprintf("key:%012d", i)
+				fmt.Fprintf(w, "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$16\r\n%s\r\n", len(k), k, val)
+			})
 			if err != nil {
 				return err
 			}
 			fmt.Printf("| %s | %.1f MiB | %.0f B |\n", srv.name, float64(rss)/(1<<20), float64(rss)/float64(memKeys))
+		}
+	}
+	if memItems > 0 {
+		lists := []struct {
+			name string
+			line func(w io.Writer, i int)
+		}{
+			{"one list of 3-byte items", func(w io.Writer, i int) {
+				fmt.Fprintf(w, "*3\r\n$5\r\nRPUSH\r\n$4\r\nlist\r\n$3\r\n%03d\r\n", i%1000)
+			}},
+			{"lists of 100 20-byte items", func(w io.Writer, i int) {
+				k := fmt.Sprintf("list:%08d", i/100)
+				fmt.Fprintf(w, "*3\r\n$5\r\nRPUSH\r\n$%d\r\n%s\r\n$20\r\nelement:%012d\r\n", len(k), k, i)
+			}},
+		}
+		fmt.Printf("\n## Resident memory of %d list items, above the empty server's\n\n| items | server | RSS growth | per item |\n|---|---|---:|---:|\n", memItems)
+		for _, l := range lists {
+			for _, srv := range servers {
+				before, after, err := memoryOnce(srv, memItems, l.line)
+				if err != nil {
+					return err
+				}
+				grown := after - before
+				fmt.Printf("| %s | %s | %.1f MiB | %.1f B |\n", l.name, srv.name, float64(grown)/(1<<20), float64(grown)/float64(memItems))
+			}
 		}
 	}
 	return nil
@@ -352,34 +382,43 @@ func printTable(tests []string, all map[string]map[string][]result, a, b, aName,
 
 // memoryOnce loads keys of 16-byte values with redis-cli --pipe and reads
 // the server's resident set.
-func memoryOnce(srv server, keys int) (int64, error) {
+// memoryOnce starts srv, sends it the n commands line writes through
+// redis-cli --pipe, and returns its resident memory before and after.
+func memoryOnce(srv server, n int, line func(w io.Writer, i int)) (before, after int64, err error) {
 	cmd, port, err := startServer(srv, false)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	if before, err = rss(cmd.Process.Pid); err != nil {
+		return 0, 0, err
+	}
 	pr, pw := io.Pipe()
 	cli := exec.Command("redis-cli", "-p", strconv.Itoa(port), "--pipe")
 	cli.Stdin = pr
 	cli.Stdout = io.Discard
 	if err := cli.Start(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	go func() {
 		w := bufio.NewWriterSize(pw, 1<<20)
-		val := strings.Repeat("v", 16)
-		for i := range keys {
-			k := fmt.Sprintf("key:%012d", i)
-			fmt.Fprintf(w, "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$16\r\n%s\r\n", len(k), k, val)
+		for i := range n {
+			line(w, i)
 		}
 		w.Flush()
 		pw.Close()
 	}()
 	if err := cli.Wait(); err != nil {
-		return 0, fmt.Errorf("redis-cli --pipe: %v", err)
+		return 0, 0, fmt.Errorf("redis-cli --pipe: %v", err)
 	}
 	time.Sleep(2 * time.Second) // let a collector finish its cycle
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	after, err = rss(cmd.Process.Pid)
+	return before, after, err
+}
+
+// rss returns a process's resident memory in bytes.
+func rss(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
