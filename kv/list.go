@@ -258,15 +258,46 @@ func fitsOneNode(items [][]byte) bool {
 	return size <= listNodeBytes
 }
 
-// packNodes appends to out nodes holding items, in order: one if they fit
-// one node, else the halves packed in turn, so that a node that overflows
-// splits into two with room in each.
+// packNodes appends to out nodes holding items, in order: each long item
+// alone, and each run of short ones between them in one node if it fits,
+// else in its halves packed in turn, so that a node that overflows splits
+// into two with room in each.
 func packNodes(out []*listNode, items [][]byte) []*listNode {
-	if len(items) == 1 || fitsOneNode(items) {
+	start := 0
+	for i, v := range items {
+		if len(v) > listNodeBytes {
+			out = packRun(out, items[start:i])
+			out = append(out, packedNode(items[i:i+1]))
+			start = i + 1
+		}
+	}
+	return packRun(out, items[start:])
+}
+
+func packRun(out []*listNode, items [][]byte) []*listNode {
+	switch {
+	case len(items) == 0:
+		return out
+	case fitsOneNode(items):
 		return append(out, packedNode(items))
 	}
 	half := len(items) / 2
-	return packNodes(packNodes(out, items[:half]), items[half:])
+	return packRun(packRun(out, items[:half]), items[half:])
+}
+
+// shortRun returns how many items from the start of items (from the end if
+// back) come before a long one.
+func shortRun(items [][]byte, back bool) int {
+	for n := range items {
+		i := n
+		if back {
+			i = len(items) - 1 - n
+		}
+		if len(items[i]) > listNodeBytes {
+			return n
+		}
+	}
+	return len(items)
 }
 
 // nodeItems appends node nd's items to out.
@@ -370,22 +401,24 @@ func (l *list) insert(i int, v []byte) {
 }
 
 // splice replaces node k with nodes holding items, in order, taking in a
-// neighbour whose items fit one node with them. Old nodes' buffers are not
-// written to, so items may be slices of them.
+// neighbour that fits in one node with the short items next to it. Old
+// nodes' buffers are not written to, so items may be slices of them.
 func (l *list) splice(k int, items [][]byte) {
 	from, to := k, k+1
 	if from > 0 {
 		if prev := l.node(from - 1); prev.packed() {
-			if all := nodeItems(make([][]byte, 0, prev.size()+len(items)), prev); fitsOneNode(append(all, items...)) {
-				items = append(all, items...)
+			all := nodeItems(make([][]byte, 0, prev.size()+len(items)), prev)
+			if run := shortRun(items, false); fitsOneNode(append(all, items[:run]...)) {
+				items = append(all[:prev.size()], items...)
 				from--
 			}
 		}
 	}
 	if to < l.count {
 		if next := l.node(to); next.packed() {
-			if all := nodeItems(slices.Clip(items), next); fitsOneNode(all) {
-				items = all
+			run := shortRun(items, true)
+			if tail := nodeItems(slices.Clone(items[len(items)-run:]), next); fitsOneNode(tail) {
+				items = nodeItems(slices.Clip(items), next)
 				to++
 			}
 		}
@@ -588,6 +621,7 @@ func (l *list) trim(left, right int) {
 // are still to be removed.
 func (l *list) dropNodes(count int, head bool) int {
 	l.curNode = -1
+	removed := false
 	for l.count > 0 {
 		k := l.head
 		if !head {
@@ -604,9 +638,12 @@ func (l *list) dropNodes(count int, head bool) int {
 			l.head = (l.head + 1) & (len(l.nodes) - 1)
 		}
 		l.count--
+		removed = true
 	}
-	l.shrinkNodes()
-	l.tidyEnds()
+	if removed {
+		l.shrinkNodes()
+		l.tidyEnds()
+	}
 	return count
 }
 
