@@ -205,7 +205,7 @@ func buildConfig(v map[string]*string) (kv.Config, error) {
 	cfg.Bind = *v["bind"]
 	cfg.Port = num("port", false, 65535)
 	cfg.MaxClients = num("maxclients", false, math.MaxInt32)
-	cfg.ProtoMaxBulkLen = num("proto-max-bulk-len", true, math.MaxInt64)
+	cfg.ProtoMaxBulkLen = num("proto-max-bulk-len", true, math.MaxInt)
 	cfg.Databases = num("databases", false, math.MaxInt32)
 	if err != nil {
 		return cfg, err
