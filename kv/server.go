@@ -339,6 +339,7 @@ func (s *Server) serve(c *client) {
 		}
 	}
 	c.conn.Discard(off)
+	c.parser.Release()
 	s.cur = nil
 	s.flushReply(c)
 	s.handleReady()

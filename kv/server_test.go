@@ -671,3 +671,31 @@ func TestPanicServingBlocked(t *testing.T) {
 		t.Errorf("LLEN k = %q; want 1 (the element the panicking code did not take)", got)
 	}
 }
+
+// TestBigCommandKeepsNoArguments checks that once a request of many
+// arguments is served, its connection keeps neither the slice of its
+// arguments nor, through them, the buffer the request arrived in.
+func TestBigCommandKeepsNoArguments(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	rc := dialRaw(t, addr)
+	const n = 300000
+	args := make([]string, 0, n+2)
+	args = append(args, "RPUSH", "big")
+	for range n {
+		args = append(args, "x")
+	}
+	before := liveHeap()
+	if got := rc.do(args...); got != ":300000\r\n" {
+		t.Fatalf("RPUSH of %d items: %q", n, got)
+	}
+	args = nil
+	if got := rc.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING: %q", got)
+	}
+	// The list itself takes about 3 bytes an item; the arguments' slice
+	// 24 bytes each and the request 7.
+	if grown := int64(liveHeap()) - int64(before); grown > 8*n {
+		t.Errorf("after RPUSH of %d items the heap grew by %d bytes (%d an item); want the list's alone, under %d",
+			n, grown, grown/n, 8*n)
+	}
+}

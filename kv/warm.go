@@ -85,5 +85,7 @@ func firstKeys(p *resp.Parser, b []byte, keys [][]byte) [][]byte {
 		keys = append(keys, args[1])
 		b = b[n:]
 	}
+	p.Reset()
+	p.Release()
 	return keys
 }

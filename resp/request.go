@@ -66,6 +66,7 @@ type Parser struct {
 	Unauthenticated bool
 
 	args    [][]byte // reused for every request
+	used    int      // the most of args returned since Release
 	scratch []byte   // inline arguments with quotes or escapes, decoded
 
 	// part is where parsing stopped in an array request that has not all
@@ -87,6 +88,32 @@ type partial struct {
 // arrived (see Command). Call it before giving Command bytes that do not
 // begin with that request, in a buffer that may begin at the same address.
 func (p *Parser) Reset() { p.part = partial{} }
+
+// maxKeptArgs is the longest slice of arguments Release keeps for the
+// next request.
+const maxKeptArgs = 1024
+
+// Release lets go of the arguments Command returned: it clears the
+// Parser's pointers into the caller's buffer, and drops a slice that a
+// request of many arguments made long, so that a connection waiting for
+// its next request keeps neither its last request's bytes nor, after a
+// million-argument request, megabytes of slice. A request that has not
+// all arrived is kept. Call it once the arguments are no longer used, as
+// when a connection's requests so far are served.
+func (p *Parser) Release() {
+	if p.part.at != nil {
+		return
+	}
+	if cap(p.args) > maxKeptArgs {
+		p.args = nil
+	} else {
+		clear(p.args[:p.used])
+	}
+	p.used = 0
+	if cap(p.scratch) > maxKeptArgs*16 {
+		p.scratch = nil
+	}
+}
 
 // Command parses the request at the start of b and returns its arguments
 // and n, the number of bytes it took.
@@ -136,6 +163,7 @@ func (p *Parser) Command(b []byte) (args [][]byte, n int, err error) {
 	if cap(args) > cap(p.args) {
 		p.args = args[:0]
 	}
+	p.used = max(p.used, len(args))
 	if err != nil {
 		if err == ErrIncomplete && n > 0 {
 			// An array, whose arguments have arrived up to b[n].

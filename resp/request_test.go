@@ -484,3 +484,51 @@ func TestSplitArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestRelease checks that Release clears the Parser's pointers into the
+// caller's buffer, drops a long slice of arguments, and keeps a request
+// that has not all arrived.
+func TestRelease(t *testing.T) {
+	var p Parser
+	if _, _, err := p.Command([]byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	p.Release()
+	for i, a := range p.args[:cap(p.args)] {
+		if a != nil {
+			t.Fatalf("after Release, argument slot %d still holds %q", i, a)
+		}
+	}
+	if cap(p.args) == 0 {
+		t.Error("Release dropped a short slice of arguments; want it kept for the next request")
+	}
+
+	big := bigRequest(5000)
+	args, _, err := p.Command(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBig(t, args, 5000)
+	p.Release()
+	if cap(p.args) != 0 {
+		t.Errorf("after a request of 5000 arguments and Release, the Parser keeps %d slots; want none", cap(p.args))
+	}
+
+	// Half a request: Release keeps what was parsed, and the rest goes on.
+	buf := make([]byte, 0, len(big))
+	buf = append(buf, big[:len(big)/2]...)
+	if _, _, err := p.Command(buf); !errors.Is(err, ErrIncomplete) {
+		t.Fatalf("Command of half a request: %v; want ErrIncomplete", err)
+	}
+	parsed := p.part.n
+	p.Release()
+	if p.part.n != parsed || parsed == 0 {
+		t.Fatalf("Release changed a request that has not all arrived: %d arguments parsed, now %d", parsed, p.part.n)
+	}
+	buf = append(buf, big[len(buf):]...)
+	args, n, err := p.Command(buf)
+	if err != nil || n != len(big) {
+		t.Fatalf("Command after Release of the rest: %d, %v", n, err)
+	}
+	checkBig(t, args, 5000)
+}
