@@ -130,10 +130,7 @@ func (s *Server) answer(c *client, reply func() bool) (answered bool) {
 	if !reply() {
 		return false
 	}
-	if len(s.w.Buf) > 0 {
-		s.stats.netOut += int64(len(s.w.Buf))
-		c.conn.Write(s.w.Buf)
-	}
+	s.flushReply(c)
 	return true
 }
 

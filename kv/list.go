@@ -92,7 +92,20 @@ func (nd *listNode) get(j int) []byte {
 
 // fits reports whether the node can take v within the node limits.
 func (nd *listNode) fits(v []byte) bool {
-	return nd.packed() && nd.size() < listNodeItems && nd.used()+len(v) <= listNodeBytes
+	return nd.packed() && fitsOneNode(nd.size()+1, nd.used()+len(v))
+}
+
+// fitsOneNode reports whether n items of size bytes all told make one
+// packed node.
+func fitsOneNode(n, size int) bool { return n <= listNodeItems && size <= listNodeBytes }
+
+// sizeOf is how many bytes items take.
+func sizeOf(items [][]byte) int {
+	size := 0
+	for _, v := range items {
+		size += len(v)
+	}
+	return size
 }
 
 // newListNode returns a node holding v alone, with room for more on the
@@ -107,7 +120,7 @@ func newListNode(v []byte, front bool, like *listNode) *listNode {
 	if like != nil && like.packed() {
 		dataCap, offsCap = max(dataCap, like.used()), max(offsCap, like.size()+2)
 	}
-	nd := &listNode{data: makeBytes(dataCap), offs: makeOffsets(offsCap)}
+	nd := &listNode{data: fullSlice[byte](max(dataCap, 16)), offs: fullSlice[uint16](offsCap)}
 	at, i := 0, 0
 	if front {
 		at, i = len(nd.data)-len(v), len(nd.offs)-2
@@ -118,15 +131,10 @@ func newListNode(v []byte, front bool, like *listNode) *listNode {
 	return nd
 }
 
-// makeBytes and makeOffsets return buffers of at least n, as long as the
-// memory allocated for them allows.
-func makeBytes(n int) []byte {
-	b := slices.Grow([]byte(nil), max(n, 16))
-	return b[:cap(b)]
-}
-
-func makeOffsets(n int) []uint16 {
-	b := slices.Grow([]uint16(nil), n)
+// fullSlice returns a slice of at least n, as long as the memory
+// allocated for it allows.
+func fullSlice[E any](n int) []E {
+	b := slices.Grow([]E(nil), n)
 	return b[:cap(b)]
 }
 
@@ -136,11 +144,7 @@ func packedNode(items [][]byte) *listNode {
 	if len(items) == 1 && len(items[0]) > listNodeBytes {
 		return &listNode{data: bytes.Clone(items[0])}
 	}
-	size := 0
-	for _, v := range items {
-		size += len(v)
-	}
-	nd := &listNode{data: make([]byte, 0, size), offs: make([]uint16, 1, len(items)+1), hi: len(items)}
+	nd := &listNode{data: make([]byte, 0, sizeOf(items)), offs: make([]uint16, 1, len(items)+1), hi: len(items)}
 	for _, v := range items {
 		nd.data = append(nd.data, v...)
 		nd.offs = append(nd.offs, uint16(len(nd.data)))
@@ -183,7 +187,7 @@ func (nd *listNode) regrow(need int, front bool) {
 	if !front {
 		keepData, keepOffs = int(nd.offs[nd.lo]), nd.lo
 	}
-	data, offs := makeBytes(dataCap), makeOffsets(offsCap)
+	data, offs := fullSlice[byte](max(dataCap, 16)), fullSlice[uint16](offsCap)
 	keepData = min(keepData, (len(data)-used-need)/2)
 	keepOffs = min(keepOffs, (len(offs)-items-2)/2)
 	at, lo := keepData, keepOffs
@@ -246,18 +250,6 @@ func (nd *listNode) seal() {
 	}
 }
 
-// fitsOneNode reports whether items can make one packed node.
-func fitsOneNode(items [][]byte) bool {
-	if len(items) > listNodeItems {
-		return false
-	}
-	size := 0
-	for _, v := range items {
-		size += len(v)
-	}
-	return size <= listNodeBytes
-}
-
 // packNodes appends to out nodes holding items, in order: each long item
 // alone, and each run of short ones between them in one node if it fits,
 // else in its halves packed in turn, so that a node that overflows splits
@@ -278,7 +270,7 @@ func packRun(out []*listNode, items [][]byte) []*listNode {
 	switch {
 	case len(items) == 0:
 		return out
-	case fitsOneNode(items):
+	case fitsOneNode(len(items), sizeOf(items)):
 		return append(out, packedNode(items))
 	}
 	half := len(items) / 2
@@ -298,6 +290,11 @@ func shortRun(items [][]byte, back bool) int {
 		}
 	}
 	return len(items)
+}
+
+// fitsWith reports whether the node's items and items make one packed node.
+func (nd *listNode) fitsWith(items [][]byte) bool {
+	return nd.packed() && fitsOneNode(nd.size()+len(items), nd.used()+sizeOf(items))
 }
 
 // nodeItems appends node nd's items to out.
@@ -406,21 +403,15 @@ func (l *list) insert(i int, v []byte) {
 func (l *list) splice(k int, items [][]byte) {
 	from, to := k, k+1
 	if from > 0 {
-		if prev := l.node(from - 1); prev.packed() {
-			all := nodeItems(make([][]byte, 0, prev.size()+len(items)), prev)
-			if run := shortRun(items, false); fitsOneNode(append(all, items[:run]...)) {
-				items = append(all[:prev.size()], items...)
-				from--
-			}
+		if prev := l.node(from - 1); prev.fitsWith(items[:shortRun(items, false)]) {
+			items = append(nodeItems(make([][]byte, 0, prev.size()+len(items)), prev), items...)
+			from--
 		}
 	}
 	if to < l.count {
-		if next := l.node(to); next.packed() {
-			run := shortRun(items, true)
-			if tail := nodeItems(slices.Clone(items[len(items)-run:]), next); fitsOneNode(tail) {
-				items = nodeItems(slices.Clip(items), next)
-				to++
-			}
+		if next := l.node(to); next.fitsWith(items[len(items)-shortRun(items, true):]) {
+			items = nodeItems(slices.Clip(items), next)
+			to++
 		}
 	}
 	nodes := make([]*listNode, 0, l.count+len(items)/listNodeItems+2)

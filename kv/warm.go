@@ -71,9 +71,6 @@ func (w *warmer) warm(d *db, b []byte) {
 // key: it is a hint, and the client's own parser judges the input.
 func firstKeys(p *resp.Parser, b []byte, keys [][]byte) [][]byte {
 	p.Limits = resp.Limits{MaxArgs: warmMaxArgs}
-	// The scan is of any client's bytes, in the loop's read buffer too: it
-	// must not go on from where it stopped in another's.
-	p.Reset()
 	for len(keys) < cap(keys) && len(b) > 0 && b[0] == '*' {
 		args, n, err := p.Command(b)
 		if err != nil || len(args) < 2 {
@@ -85,6 +82,9 @@ func firstKeys(p *resp.Parser, b []byte, keys [][]byte) [][]byte {
 		keys = append(keys, args[1])
 		b = b[n:]
 	}
+	// The next scan is of any client's bytes, in the loop's read buffer
+	// too: it must not go on from where this one stopped, and p must not
+	// hold these bytes meanwhile.
 	p.Reset()
 	p.Release()
 	return keys

@@ -169,7 +169,6 @@ func (p *Parser) Command(b []byte) (args [][]byte, n int, err error) {
 			// An array, whose arguments have arrived up to b[n].
 			count, _, _ := header(b, 0, p.maxInline(), errBigMultibulkCount, errMultibulkLength)
 			p.part = partial{at: &b[0], count: count, pos: n, n: len(args)}
-			p.args = args
 		}
 		return nil, 0, err
 	}
