@@ -79,6 +79,7 @@ func FuzzCommand(f *testing.F) {
 		}
 	}
 	f.Add([]byte("*2\r\n$3\r\nGET\r\n$1\r\nk\r\nPING\r\nset a \"b c\"\n*0\r\n"))
+	f.Add(bigRequest(maxKeptArgs)) // parsed into offsets while it arrives
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, config := range fuzzParsers {
 			p := config

@@ -70,8 +70,13 @@ type Parser struct {
 	scratch []byte   // inline arguments with quotes or escapes, decoded
 
 	// part is where parsing stopped in an array request that has not all
-	// arrived: its first n arguments are args[:n].
+	// arrived.
 	part partial
+	// spans holds the start and end in b of each argument parsed so far
+	// of a request of more than maxKeptArgs arguments: offsets, not
+	// slices, so that the collector has nothing to follow while a request
+	// of a million arguments arrives, and nothing to copy when it grows.
+	spans []uint32
 }
 
 // partial is the state of an array request that has only partly arrived,
@@ -81,7 +86,9 @@ type partial struct {
 	at    *byte // &b[0] of the call that stopped; nil when nothing is kept
 	count int64 // the request's arguments
 	pos   int   // where the next argument's header begins in b
-	n     int   // arguments parsed
+	n     int   // arguments parsed: in args[:n], or in spans if inSpans
+	// inSpans reports arguments kept in spans rather than args.
+	inSpans bool
 }
 
 // Reset forgets where parsing stopped in a request that has not all
@@ -90,7 +97,7 @@ type partial struct {
 func (p *Parser) Reset() { p.part = partial{} }
 
 // maxKeptArgs is the longest slice of arguments Release keeps for the
-// next request.
+// next request. A request of more arguments is parsed into spans.
 const maxKeptArgs = 1024
 
 // Release lets go of the arguments Command returned: it clears the
@@ -110,6 +117,9 @@ func (p *Parser) Release() {
 		clear(p.args[:p.used])
 	}
 	p.used = 0
+	if cap(p.spans) > 2*maxKeptArgs {
+		p.spans = nil
+	}
 	if cap(p.scratch) > maxKeptArgs*16 {
 		p.scratch = nil
 	}
@@ -136,12 +146,15 @@ func (p *Parser) Release() {
 // overwritten until the next call to Command, as long as b is not modified.
 //
 // When an array request has not all arrived, the Parser remembers how far
-// into it it got, and a call whose b begins at the same address (the same
-// buffer, with more bytes after those it had) goes on from there: a
-// request of a million arguments arriving over many reads is parsed once.
-// A b elsewhere is parsed from its start. Call Reset before reusing that
-// buffer for bytes that do not begin with the same request: the Parser
-// checks only that the array's header is the same. As in Redis, each bulk
+// into it it got, and the next call goes on from there: a request of a
+// million arguments arriving over many reads is parsed once. For that the
+// next call's b must begin with the same request, with more of it after
+// the bytes it had: the same buffer grown, or, for a request of more than
+// 1,024 arguments, another holding the same bytes (as when a buffer grows
+// by moving); a request of fewer arguments in a buffer at another address
+// is parsed from its start. Call Reset before giving Command bytes that do
+// not begin with that request: the Parser checks only that the array's
+// header is the same. As in Redis, each bulk
 // string is checked against the limits when its header arrives; limits
 // changed while a request arrives apply to the bulk strings after.
 func (p *Parser) Command(b []byte) (args [][]byte, n int, err error) {
@@ -152,12 +165,9 @@ func (p *Parser) Command(b []byte) (args [][]byte, n int, err error) {
 	if part.at != nil {
 		p.part = partial{}
 	}
-	switch {
-	case part.at == &b[0] && len(b) >= part.pos:
-		args, n, err = p.multibulk(b, p.args[:part.n], part.pos, part.count)
-	case b[0] == '*':
-		args, n, err = p.multibulk(b, p.args[:0], 0, 0)
-	default:
+	if b[0] == '*' {
+		args, n, err = p.multibulk(b, part)
+	} else {
 		args, n, err = p.inline(b, p.args[:0])
 	}
 	if cap(args) > cap(p.args) {
@@ -165,35 +175,24 @@ func (p *Parser) Command(b []byte) (args [][]byte, n int, err error) {
 	}
 	p.used = max(p.used, len(args))
 	if err != nil {
-		if err == ErrIncomplete && n > 0 {
-			// An array, whose arguments have arrived up to b[n].
-			count, _, _ := header(b, 0, p.maxInline(), errBigMultibulkCount, errMultibulkLength)
-			p.part = partial{at: &b[0], count: count, pos: n, n: len(args)}
-		}
 		return nil, 0, err
 	}
 	return args, n, nil
 }
 
 // multibulk parses an array of bulk strings, as Redis's
-// processMultibulkBuffer does, appending the arguments to args. With from
-// > 0 it goes on at b[from] after the len(args) arguments of an array of
-// want that came before it, if b's array is of want and its header ends
-// before from; else it starts afresh. When the array has not all arrived it
-// returns ErrIncomplete with where the next argument begins; it returns
-// args even on failure, so that the Parser keeps any capacity it grew.
-func (p *Parser) multibulk(b []byte, args [][]byte, from int, want int64) ([][]byte, int, error) {
+// processMultibulkBuffer does, into p.args, or, for more than maxKeptArgs
+// of them, into p.spans and then p.args once all have arrived. It goes on
+// from part when part is where the last call stopped in this array. When
+// the array has not all arrived it returns ErrIncomplete and keeps in
+// p.part how far it got. It returns the slice of arguments even on
+// failure, so that the Parser keeps any capacity it grew.
+func (p *Parser) multibulk(b []byte, part partial) ([][]byte, int, error) {
+	args := p.args[:0]
 	maxInline := p.maxInline()
 	count, pos, err := header(b, 0, maxInline, errBigMultibulkCount, errMultibulkLength)
 	if err != nil {
 		return args, 0, err
-	}
-	if from > 0 {
-		if count == want && pos <= from && int64(len(args)) <= count {
-			pos = from
-		} else {
-			args = args[:0] // not the request parsing stopped in
-		}
 	}
 	if count > p.maxArgs() {
 		return args, 0, errMultibulkLength
@@ -201,11 +200,56 @@ func (p *Parser) multibulk(b []byte, args [][]byte, from int, want int64) ([][]b
 	if p.Unauthenticated && count > unauthMaxArgs {
 		return args, 0, errUnauthMultibulk
 	}
+	// Offsets fit in spans as long as b is under 4 GiB.
+	inSpans := count > maxKeptArgs && uint64(len(b)) <= math.MaxUint32
+	switch {
+	case part.at != nil && (part.at == &b[0] || inSpans) && part.count == count && part.inSpans == inSpans && pos <= part.pos && part.pos <= len(b):
+		// Offsets hold wherever b has moved to; slices only where it was.
+		pos = part.pos
+		if !inSpans {
+			args = p.args[:part.n]
+		}
+	case inSpans:
+		p.spans = p.spans[:0]
+	}
+	args, pos, err = p.bulks(b, args, pos, count, inSpans)
+	if err != nil {
+		if err == ErrIncomplete && pos > 0 {
+			n := len(args)
+			if inSpans {
+				n = len(p.spans) / 2
+			}
+			p.part = partial{at: &b[0], count: count, pos: pos, n: n, inSpans: inSpans}
+		}
+		return args, pos, err
+	}
+	if inSpans {
+		if int64(cap(args)) < count {
+			args = make([][]byte, 0, count)
+		}
+		for i := 0; i < len(p.spans); i += 2 {
+			start, end := p.spans[i], p.spans[i+1]
+			args = append(args, b[start:end:end])
+		}
+	}
+	return args, pos, nil
+}
+
+// bulks parses the bulk strings of an array of count from b[pos] on,
+// appending them to args, or their offsets to p.spans if inSpans, until
+// the array has all of its arguments. When it has not all arrived it
+// returns ErrIncomplete with where the next argument begins.
+func (p *Parser) bulks(b []byte, args [][]byte, pos int, count int64, inSpans bool) ([][]byte, int, error) {
+	maxInline := p.maxInline()
 	maxBulk, bulkLimit := p.maxBulk(), p.maxBulk()
 	if p.Unauthenticated {
 		bulkLimit = min(maxBulk, unauthMaxBulk)
 	}
-	for range count - int64(len(args)) { // nothing when count <= 0: an empty request
+	have := int64(len(args))
+	if inSpans {
+		have = int64(len(p.spans) / 2)
+	}
+	for range count - have { // nothing when count <= 0: an empty request
 		if pos == len(b) {
 			return args, pos, ErrIncomplete
 		}
@@ -224,6 +268,7 @@ func (p *Parser) multibulk(b []byte, args [][]byte, from int, want int64) ([][]b
 			size = size*10 + int64(c)
 		}
 		var start int
+		var err error
 		if i+1 < len(b) && b[i] == '\r' && b[i+1] == '\n' && i > pos+1 &&
 			(b[pos+1] != '0' || i == pos+2) && i-pos <= maxInline {
 			start = i + 2
@@ -251,7 +296,11 @@ func (p *Parser) multibulk(b []byte, args [][]byte, from int, want int64) ([][]b
 		if b[end] != '\r' || b[end+1] != '\n' {
 			return args, 0, errBulkFormat
 		}
-		args = append(args, b[start:end:end])
+		if inSpans {
+			p.spans = append(p.spans, uint32(start), uint32(end))
+		} else {
+			args = append(args, b[start:end:end])
+		}
 		pos = end + 2
 	}
 	return args, pos, nil

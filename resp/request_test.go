@@ -407,6 +407,49 @@ func TestCommandResume(t *testing.T) {
 		checkBig(t, args, n)
 	})
 
+	// A buffer that moves at every call, its old bytes overwritten: a
+	// request of up to 1,024 arguments is parsed afresh each time, a longer
+	// one goes on from its offsets.
+	for _, args := range []int{1000, 3000} {
+		t.Run(fmt.Sprint("moving, ", args, " arguments"), func(t *testing.T) {
+			req := bigRequest(args - 2)
+			var p Parser
+			var old []byte
+			for have := 997; ; have = min(have+997, len(req)) {
+				buf := bytes.Clone(req[:have])
+				clear(old)
+				old = buf
+				got, m, err := p.Command(buf)
+				if have < len(req) {
+					if !errors.Is(err, ErrIncomplete) {
+						t.Fatalf("Command of %d bytes of %d = %v; want ErrIncomplete", have, len(req), err)
+					}
+					continue
+				}
+				if err != nil || m != len(req) {
+					t.Fatalf("Command of the whole request = %d, %v; want %d, nil", m, err, len(req))
+				}
+				checkBig(t, got, args-2)
+				return
+			}
+		})
+	}
+
+	t.Run("no slices while arriving", func(t *testing.T) {
+		// While a request of many arguments arrives, the Parser keeps
+		// where they are, not a slice of each for the collector to follow.
+		var p Parser
+		feedHalf(t, &p, req)
+		if p.part.n == 0 {
+			t.Fatal("nothing kept of the first half")
+		}
+		for i, a := range p.args[:cap(p.args)] {
+			if a != nil {
+				t.Fatalf("argument slot %d holds %q while the request arrives; want offsets only", i, a)
+			}
+		}
+	})
+
 	t.Run("reset", func(t *testing.T) {
 		var p Parser
 		buf := bytes.Clone(req)

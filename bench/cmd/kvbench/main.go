@@ -2,10 +2,12 @@
 // itself, side by side in one run, and prints requests per second, p50 and
 // p99 latency, and requests per second of the server's own CPU time, with
 // each figure's ratio to Redis's; then resident memory with a million
-// keys of 16-byte values.
+// keys of 16-byte values and with a million list items; and, with
+// -bigargs, the CPU one request of many arguments costs.
 //
 //	cd bench && go run ./cmd/kvbench                       # the full run: -n 1000000, minutes
 //	go run ./cmd/kvbench -n 100000 -runs 3 -tests set,get   # quicker
+//	go run ./cmd/kvbench -configs "" -memkeys 0 -memitems 0 -bigargs 1000000 -runs 9   # one big RPUSH
 //
 // Each server runs as its own process pinned to CPU 0 (redis-server from
 // Debian's package with persistence off; evkv built from ../cmd/evkv),
@@ -61,6 +63,7 @@ func main() {
 	configs := flag.String("configs", "P1,P16,c1000", "load shapes: P1 (-c 50 -P 1), P16 (-c 50 -P 16), c1000 (-c 1000 -P 1); empty for none")
 	memKeys := flag.Int("memkeys", 1000000, "keys for the memory comparison (0: skip)")
 	memItems := flag.Int("memitems", 1000000, "list items for the list memory comparison (0: skip)")
+	bigArgs := flag.Int("bigargs", 0, "items of one RPUSH to time, arriving in 64 KiB writes, -runs times per server (0: skip)")
 	pin := flag.Bool("pin", true, "pin servers to CPU 0 and redis-benchmark to CPU 1 with taskset")
 	var also []server
 	flag.Func("also", "`name=path` of another evkv binary to run in turn with the others and compare with this tree's (repeatable)", func(v string) error {
@@ -77,13 +80,13 @@ func main() {
 		return nil
 	})
 	flag.Parse()
-	if err := run(*n, *runs, strings.Split(*tests, ","), strings.Split(*configs, ","), *memKeys, *memItems, *pin, also); err != nil {
+	if err := run(*n, *runs, strings.Split(*tests, ","), strings.Split(*configs, ","), *memKeys, *memItems, *bigArgs, *pin, also); err != nil {
 		fmt.Fprintln(os.Stderr, "kvbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, runs int, tests, configNames []string, memKeys, memItems int, pin bool, also []server) error {
+func run(n, runs int, tests, configNames []string, memKeys, memItems, bigArgs int, pin bool, also []server) error {
 	evkv, err := buildEvkv()
 	if err != nil {
 		return err
@@ -172,6 +175,90 @@ func run(n, runs int, tests, configNames []string, memKeys, memItems int, pin bo
 				fmt.Printf("| %s | %s | %.1f MiB | %.1f B |\n", l.name, srv.name, float64(grown)/(1<<20), float64(grown)/float64(memItems))
 			}
 		}
+	}
+	if bigArgs > 0 {
+		return bigCommands(servers, bigArgs, runs, pin)
+	}
+	return nil
+}
+
+// bigCommands starts every server and sends each, in turn, runs RPUSHes
+// of n one-byte items, every one arriving in writes of 64 KiB as a
+// client's socket delivers a big request; it prints the server CPU and the
+// time until the reply of each command, medians, with CPU's ratio to
+// Redis's (the first server's).
+func bigCommands(servers []server, n, runs int, pin bool) error {
+	req := fmt.Appendf(nil, "*%d\r\n$5\r\nRPUSH\r\n$3\r\nbig\r\n", n+2)
+	for range n {
+		req = append(req, "$1\r\nx\r\n"...)
+	}
+	type conn struct {
+		pid int
+		c   net.Conn
+		r   *bufio.Reader
+	}
+	conns := make([]conn, len(servers))
+	for i, srv := range servers {
+		cmd, port, err := startServer(srv, pin)
+		if err != nil {
+			return err
+		}
+		defer func() { cmd.Process.Kill(); cmd.Wait() }()
+		c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		conns[i] = conn{cmd.Process.Pid, c, bufio.NewReader(c)}
+	}
+	cpu := make([][]float64, len(servers))
+	wall := make([][]float64, len(servers))
+	for r := range runs {
+		for k := range servers {
+			i := (k + r) % len(servers) // who goes first alternates
+			c := conns[i]
+			if _, err := c.c.Write([]byte("DEL big\r\n")); err != nil {
+				return err
+			}
+			if _, err := c.r.ReadString('\n'); err != nil {
+				return err
+			}
+			cpu0, err := proc.CPUTime(c.pid)
+			if err != nil {
+				return err
+			}
+			start := time.Now()
+			for b := req; len(b) > 0; {
+				k := min(64<<10, len(b))
+				if _, err := c.c.Write(b[:k]); err != nil {
+					return err
+				}
+				b = b[k:]
+			}
+			reply, err := c.r.ReadString('\n')
+			if err != nil {
+				return err
+			}
+			if want := fmt.Sprintf(":%d\r\n", n); reply != want {
+				return fmt.Errorf("%s: RPUSH replied %q; want %q", servers[i].name, reply, want)
+			}
+			took := time.Since(start)
+			time.Sleep(time.Second) // a collector's cycle the command started counts too
+			cpu1, err := proc.CPUTime(c.pid)
+			if err != nil {
+				return err
+			}
+			cpu[i] = append(cpu[i], (cpu1-cpu0)*1000)
+			wall[i] = append(wall[i], float64(took.Microseconds())/1000)
+		}
+	}
+	fmt.Printf("\n## One RPUSH of %d one-byte items in 64 KiB writes, medians of %d\n\n| server | CPU ms | ratio | reply after ms |\n|---|---:|---:|---:|\n", n, runs)
+	for i, srv := range servers {
+		var ratios []float64 // each run's, as the other tables' ratios
+		for r, v := range cpu[i] {
+			ratios = append(ratios, v/cpu[0][r])
+		}
+		fmt.Printf("| %s | %.0f | %.2f | %.0f |\n", srv.name, proc.Median(cpu[i]), proc.Median(ratios), proc.Median(wall[i]))
 	}
 	return nil
 }
@@ -380,8 +467,6 @@ func printTable(tests []string, all map[string]map[string][]result, a, b, aName,
 	}
 }
 
-// memoryOnce loads keys of 16-byte values with redis-cli --pipe and reads
-// the server's resident set.
 // memoryOnce starts srv, sends it the n commands line writes through
 // redis-cli --pipe, and returns its resident memory before and after.
 func memoryOnce(srv server, n int, line func(w io.Writer, i int)) (before, after int64, err error) {
@@ -390,7 +475,7 @@ func memoryOnce(srv server, n int, line func(w io.Writer, i int)) (before, after
 		return 0, 0, err
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	if before, err = rss(cmd.Process.Pid); err != nil {
+	if before, err = proc.RSSKiB(cmd.Process.Pid); err != nil {
 		return 0, 0, err
 	}
 	pr, pw := io.Pipe()
@@ -412,21 +497,6 @@ func memoryOnce(srv server, n int, line func(w io.Writer, i int)) (before, after
 		return 0, 0, fmt.Errorf("redis-cli --pipe: %v", err)
 	}
 	time.Sleep(2 * time.Second) // let a collector finish its cycle
-	after, err = rss(cmd.Process.Pid)
-	return before, after, err
-}
-
-// rss returns a process's resident memory in bytes.
-func rss(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "VmRSS:") {
-			kb, _ := strconv.ParseInt(strings.Fields(line)[1], 10, 64)
-			return kb << 10, nil
-		}
-	}
-	return 0, fmt.Errorf("no VmRSS")
+	after, err = proc.RSSKiB(cmd.Process.Pid)
+	return before << 10, after << 10, err
 }
