@@ -36,8 +36,9 @@
 // stateless: each call starts at the beginning of its input. Command is too,
 // but for one thing: it remembers how far it got into an array request that
 // has not all arrived, and goes on from there when called again with the
-// same buffer grown, so that a request of many arguments arriving over many
-// reads costs one parse (see Parser.Command and Parser.Reset). Malformed
+// same bytes and more (the same buffer grown, or moved), so that a request
+// of many arguments arriving over many reads costs one parse (see
+// Parser.Command and Parser.Reset). Malformed
 // input gives a *ProtocolError, after which a server replies with the error
 // and closes the connection, as Redis does. A header line or inline request
 // longer than Limits.MaxInline is malformed even before its end arrives, so

@@ -93,7 +93,7 @@ type partial struct {
 
 // Reset forgets where parsing stopped in a request that has not all
 // arrived (see Command). Call it before giving Command bytes that do not
-// begin with that request, in a buffer that may begin at the same address.
+// begin with that request, wherever they are.
 func (p *Parser) Reset() { p.part = partial{} }
 
 // maxKeptArgs is the longest slice of arguments Release keeps for the
@@ -104,20 +104,21 @@ const maxKeptArgs = 1024
 // Parser's pointers into the caller's buffer, and drops a slice that a
 // request of many arguments made long, so that a connection waiting for
 // its next request keeps neither its last request's bytes nor, after a
-// million-argument request, megabytes of slice. A request that has not
-// all arrived is kept. Call it once the arguments are no longer used, as
-// when a connection's requests so far are served.
+// million-argument request, megabytes of slice. What is parsed of a
+// request that has not all arrived is kept. Call it once the arguments are
+// no longer used, as when a connection's requests so far are served.
 func (p *Parser) Release() {
-	if p.part.at != nil {
-		return
+	keep := 0 // the arguments of a request that has not all arrived
+	if p.part.at != nil && !p.part.inSpans {
+		keep = p.part.n
 	}
-	if cap(p.args) > maxKeptArgs {
+	if cap(p.args) > maxKeptArgs && keep == 0 {
 		p.args = nil
 	} else {
-		clear(p.args[:p.used])
+		clear(p.args[keep:max(keep, p.used)])
 	}
-	p.used = 0
-	if cap(p.spans) > 2*maxKeptArgs {
+	p.used = keep
+	if cap(p.spans) > 2*maxKeptArgs && !p.part.inSpans {
 		p.spans = nil
 	}
 	if cap(p.scratch) > maxKeptArgs*16 {
@@ -149,12 +150,12 @@ func (p *Parser) Release() {
 // into it it got, and the next call goes on from there: a request of a
 // million arguments arriving over many reads is parsed once. For that the
 // next call's b must begin with the same request, with more of it after
-// the bytes it had: the same buffer grown, or, for a request of more than
-// 1,024 arguments, another holding the same bytes (as when a buffer grows
-// by moving); a request of fewer arguments in a buffer at another address
-// is parsed from its start. Call Reset before giving Command bytes that do
-// not begin with that request: the Parser checks only that the array's
-// header is the same. As in Redis, each bulk
+// the bytes it had: the same buffer grown, or another holding the same
+// bytes, as when a buffer grows by moving. (A request of 1,024 arguments
+// or fewer, or one in a buffer of 4 GiB or more, is kept as slices of b and
+// parsed from its start when b has moved.) Call Reset before giving
+// Command bytes that do not begin with that request, wherever they are:
+// the Parser checks only that the array's header is the same. As in Redis, each bulk
 // string is checked against the limits when its header arrives; limits
 // changed while a request arrives apply to the bulk strings after.
 func (p *Parser) Command(b []byte) (args [][]byte, n int, err error) {

@@ -570,4 +570,34 @@ func TestRelease(t *testing.T) {
 		t.Fatalf("Command after Release of the rest: %d, %v", n, err)
 	}
 	checkBig(t, args, 5000)
+
+	// A request served, then half of the next in the same read: Release
+	// clears the served one's arguments and keeps the half's.
+	for _, size := range []int{100, 5000} {
+		next := bigRequest(size)
+		buf := append(bytes.Clone(bigRequest(900)), next[:len(next)/2]...)
+		var p Parser
+		args, n, err := p.Command(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkBig(t, args, 900)
+		feedHalf(t, &p, buf[n:])
+		p.Release()
+		kept := 0 // the arriving request's own, when kept as slices
+		if !p.part.inSpans {
+			kept = p.part.n
+		}
+		for i, a := range p.args[kept:cap(p.args)] {
+			if a != nil {
+				t.Fatalf("%d arguments arriving: after Release, argument slot %d holds %q of the request served", size, i, a)
+			}
+		}
+		rest := append(bytes.Clone(buf[n:]), next[len(next)/2:]...)
+		args, m, err := p.Command(rest)
+		if err != nil || m != len(next) {
+			t.Fatalf("%d arguments: Command of the rest after Release = %d, %v", size, m, err)
+		}
+		checkBig(t, args, size)
+	}
 }

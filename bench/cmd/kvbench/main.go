@@ -256,7 +256,9 @@ func bigCommands(servers []server, n, runs int, pin bool) error {
 	for i, srv := range servers {
 		var ratios []float64 // each run's, as the other tables' ratios
 		for r, v := range cpu[i] {
-			ratios = append(ratios, v/cpu[0][r])
+			if cpu[0][r] > 0 { // under a tick, for a small -bigargs
+				ratios = append(ratios, v/cpu[0][r])
+			}
 		}
 		fmt.Printf("| %s | %.0f | %.2f | %.0f |\n", srv.name, proc.Median(cpu[i]), proc.Median(ratios), proc.Median(wall[i]))
 	}
