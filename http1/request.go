@@ -2,6 +2,7 @@ package http1
 
 import (
 	"bytes"
+	"encoding/binary"
 	"iter"
 	"math"
 )
@@ -202,6 +203,21 @@ func (p *Parser) Parse(b []byte, r *Request) (int, error) {
 	if len(window) > limit {
 		window = window[:limit]
 	}
+	if scanned == 0 && len(b) > 0 && b[0] != '\r' && b[0] != '\n' {
+		// The usual case, a whole head: its end in one search, and the
+		// check that every LF follows a CR left to the parse, which looks
+		// at every byte.
+		if i := bytes.Index(window, crlfcrlf); i >= 0 {
+			head := b[:i+4]
+			if err := p.parseHead(head, 0, r); err != nil {
+				if bareLF(head) {
+					return 0, errBareLF // as the search line by line finds it
+				}
+				return 0, err
+			}
+			return len(head), nil
+		}
+	}
 	for {
 		i := bytes.IndexByte(window[scanned:], '\n')
 		if i < 0 {
@@ -232,8 +248,24 @@ func (p *Parser) Parse(b []byte, r *Request) (int, error) {
 	return 0, ErrIncomplete
 }
 
+var crlfcrlf = []byte("\r\n\r\n")
+
+// bareLF reports whether an LF in b does not follow a CR.
+func bareLF(b []byte) bool {
+	for i := 0; ; {
+		j := bytes.IndexByte(b[i:], '\n')
+		if j < 0 {
+			return false
+		}
+		if i+j == 0 || b[i+j-1] != '\r' {
+			return true
+		}
+		i += j + 1
+	}
+}
+
 // parseHead parses the head b[start:], which ends with the blank line and
-// in which every LF follows a CR, into r.
+// has no other, into r. An LF that does not follow a CR fails it.
 func (p *Parser) parseHead(b []byte, start int, r *Request) error {
 	// Request line: method SP request-target SP HTTP-version CRLF.
 	i := start
@@ -249,9 +281,7 @@ func (p *Parser) parseHead(b []byte, start int, r *Request) error {
 	r.Method = b[start:i:i]
 	i++
 	ts := i
-	for targetChar[b[i]] {
-		i++
-	}
+	i = skip(b, i, '!', &targetChar)
 	if i == ts || b[i] != ' ' {
 		if b[i] != ' ' && b[i] != '\r' {
 			return errTarget
@@ -467,9 +497,7 @@ func fieldLine(b []byte, i int) (name, value []byte, next int, err error) {
 		i++
 	}
 	vs := i
-	for valueChar[b[i]] {
-		i++
-	}
+	i = skip(b, i, ' ', &valueChar)
 	if b[i] != '\r' {
 		return nil, nil, 0, errFieldValue
 	}
@@ -562,6 +590,33 @@ func equalFold[T string | []byte](b T, s string) bool {
 		}
 	}
 	return true
+}
+
+// SWAR (eight bytes in a word) masks.
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// below reports whether a byte of x is below n (n <= 0x80).
+func below(x, n uint64) uint64 { return (x - n*lsb) &^ x & msb }
+
+// skip returns the index of the first byte from b[i] on that class does
+// not mark. class marks no DEL and no byte below low (at most 0x80) but
+// those it allows there, which are left to the byte loop (HTAB in a field
+// value). b ends with CRLF, which stops it.
+func skip(b []byte, i int, low uint64, class *[256]bool) int {
+	// Eight bytes at a time while none is below low or DEL.
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if below(x, low)|below(x^0x7f*lsb, 1) != 0 {
+			break
+		}
+	}
+	for class[b[i]] {
+		i++
+	}
+	return i
 }
 
 // tchar marks the bytes of a token (RFC 9110 section 5.6.2): methods,

@@ -284,6 +284,44 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// TestParseByteAnywhere puts one byte at every offset of a long target and
+// a long field value, which are scanned eight bytes at a time, and checks
+// that it is refused or kept as the byte-wise rules say.
+func TestParseByteAnywhere(t *testing.T) {
+	const long = "abcdefghijklmnopqrstuvwxyz0123456789"
+	for _, c := range []byte{0x00, '\t', '\n', '\r', 0x1f, ' ', 0x7f, 0x80, 0xff, 'x'} {
+		for at := range len(long) {
+			v := long[:at] + string(c) + long[at:]
+			valueOK := c == '\t' || c >= ' ' && c != 0x7f
+			targetOK := c > ' ' && c != 0x7f
+			for _, tc := range []struct {
+				where, head string
+				ok          bool
+			}{
+				{"value", get("/", "X: "+v), valueOK},
+				{"target", get("/" + v), targetOK},
+			} {
+				var p Parser
+				var r Request
+				n, err := p.Parse([]byte(tc.head), &r)
+				if tc.ok != (err == nil) {
+					t.Fatalf("%q in a %s at %d: Parse = %d, %v; want ok %v", c, tc.where, at, n, err, tc.ok)
+				}
+				if err != nil {
+					continue
+				}
+				got := r.Target[1:]
+				if tc.where == "value" {
+					got = r.Get("X")
+				}
+				if string(got) != v && !((c == '\t' || c == ' ') && at == 0) { // leading OWS is not the value's
+					t.Fatalf("%q in a %s at %d: got %q; want %q", c, tc.where, at, got, v)
+				}
+			}
+		}
+	}
+}
+
 // TestParseGrowing feeds each head as a connection delivers it: a growing
 // prefix, a byte more each call, to one Parser.
 func TestParseGrowing(t *testing.T) {
