@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -76,34 +77,64 @@ func (s *Server) startLog() error {
 	return nil
 }
 
-// replayLog runs the commands of the log at path, if it exists. A last
-// command cut short (a crash while writing it), or a transaction without
-// its EXEC, is cut off the file, with a log line; anything else malformed
-// stops the start.
+// replayChunk is how much of the log replayLog reads at a time; a command
+// longer than that grows its buffer.
+const replayChunk = 1 << 20
+
+// replayLog runs the commands of the log at path, if it exists, reading
+// it a chunk at a time, so that a log of gigabytes needs no more memory
+// than its longest command beyond the keyspace it builds. A last command
+// cut short (a crash while writing it), or a transaction without its EXEC,
+// is cut off the file, with a log line; anything else malformed stops the
+// start.
 func (s *Server) replayLog(path string) error {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("kv: reading the append-only file: %w", err)
 	}
+	defer f.Close()
 	s.replay = true
 	defer func() { s.replay = false; s.w.Reset() }()
 	c := &client{s: s, db: s.dbs[0], proto: 2, authenticated: true}
 	var p resp.Parser
 	p.MaxBulk = math.MaxInt
-	off, good := 0, 0 // good: the end of the last complete command outside a transaction
+	buf := make([]byte, 0, replayChunk)
+	// base is the file offset of buf[0]; good, the end of the last
+	// complete command outside a transaction.
+	base, off, good := int64(0), 0, int64(0)
+	eof := false
 	var queued [][][]byte
 	inMulti := false
 	n := 0
-	for off < len(data) {
-		args, m, err := p.Command(data[off:])
+	for {
+		args, m, err := p.Command(buf[off:])
 		if err == resp.ErrIncomplete {
-			break
+			if eof {
+				break
+			}
+			// Keep the command begun (the parser goes on with its bytes
+			// wherever they are) and read more after it.
+			base += int64(off)
+			buf = buf[:copy(buf, buf[off:])]
+			off = 0
+			if cap(buf)-len(buf) < replayChunk/2 {
+				buf = append(make([]byte, 0, 2*cap(buf)), buf...)
+			}
+			k, err := f.Read(buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+k]
+			if err == io.EOF {
+				eof = true
+			} else if err != nil {
+				return fmt.Errorf("kv: reading the append-only file: %w", err)
+			}
+			continue
 		}
+		at := base + int64(off)
 		if err != nil {
-			return fmt.Errorf("kv: bad format in the append-only file %s at byte %d: %v", path, off, err)
+			return fmt.Errorf("kv: bad format in the append-only file %s at byte %d: %v", path, at, err)
 		}
 		off += m
 		if len(args) == 0 {
@@ -114,7 +145,7 @@ func (s *Server) replayLog(path string) error {
 			cmd = lookupName(cmd.subs, args[1])
 		}
 		if cmd == nil {
-			return fmt.Errorf("kv: unknown command %q in the append-only file %s at byte %d", args[0], path, off-m)
+			return fmt.Errorf("kv: unknown command %q in the append-only file %s at byte %d", args[0], path, at)
 		}
 		switch cmd.name {
 		case "multi":
@@ -125,7 +156,7 @@ func (s *Server) replayLog(path string) error {
 				s.replayOne(c, q)
 			}
 			queued, inMulti = nil, false
-			good = off
+			good = base + int64(off)
 			continue
 		}
 		if inMulti {
@@ -134,12 +165,12 @@ func (s *Server) replayLog(path string) error {
 		}
 		s.replayOne(c, args)
 		n++
-		good = off
+		good = base + int64(off)
 	}
-	if good < len(data) {
+	if size := base + int64(len(buf)); good < size {
 		s.log.Warn("kv: the append-only file ends with an incomplete command or transaction; cutting it off",
-			"file", path, "size", len(data), "kept", good)
-		if err := os.Truncate(path, int64(good)); err != nil {
+			"file", path, "size", size, "kept", good)
+		if err := os.Truncate(path, good); err != nil {
 			return fmt.Errorf("kv: cutting the append-only file: %w", err)
 		}
 	}

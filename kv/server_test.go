@@ -303,6 +303,82 @@ func TestAppendOnlyTruncated(t *testing.T) {
 	}
 }
 
+// TestAppendOnlyReplayChunks replays a log several times longer than the
+// chunk the replay reads at a time, with commands across the chunks'
+// ends: a list of 300,000 items, a value longer than a chunk, a
+// transaction, and a cut last command.
+func TestAppendOnlyReplayChunks(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "appendonly.aof")
+	var log []byte
+	cmd := func(args ...string) {
+		bs := make([][]byte, len(args))
+		for i, a := range args {
+			bs[i] = []byte(a)
+		}
+		log = resp.AppendCommand(log, bs...)
+	}
+	for i := range 30000 {
+		cmd("SET", fmt.Sprint("k", i), strings.Repeat("v", i%97))
+	}
+	push := []string{"RPUSH", "list"}
+	for i := range 300000 {
+		push = append(push, fmt.Sprint(i%10))
+	}
+	cmd(push...)
+	big := strings.Repeat("0123456789", replayChunk/10*5/2) // two and a half chunks
+	cmd("SET", "big", big)
+	hset := []string{"HSET", "hash"}
+	for i := range 2000 {
+		hset = append(hset, fmt.Sprint("f", i), "x")
+	}
+	cmd(hset...)
+	cmd("MULTI")
+	cmd("SET", "in-multi", "1")
+	cmd("EXEC")
+	whole := len(log)
+	cmd("SET", "cut", "off")
+	log = log[:len(log)-3]
+	if err := os.WriteFile(path, log, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{AppendOnly: true, Dir: dir, Logger: quietLogger()})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { s.Shutdown(context.Background()) })
+	db := s.dbs[0]
+	if got, want := db.size(), 30000+4; got != want {
+		t.Errorf("keys after replay = %d; want %d", got, want)
+	}
+	str := func(key string) string {
+		e := db.lookup([]byte(key))
+		if e == nil {
+			return "<missing>"
+		}
+		return e.str
+	}
+	if got := str("k29999"); got != strings.Repeat("v", 29999%97) {
+		t.Errorf("k29999 after replay = %q", got)
+	}
+	if got := str("big"); got != big {
+		t.Errorf("big after replay: %d bytes; want %d", len(got), len(big))
+	}
+	if e := db.lookup([]byte("list")); e == nil || e.obj.(*list).len() != 300000 {
+		t.Error("list after replay: not of 300,000 items")
+	}
+	if e := db.lookup([]byte("hash")); e == nil || e.obj.(*hash).len() != 2000 {
+		t.Error("hash after replay: not of 2,000 fields")
+	}
+	if str("in-multi") != "1" {
+		t.Error("in-multi missing after replay")
+	}
+	data, _ := os.ReadFile(path)
+	if len(data) != whole {
+		t.Errorf("file after the cut: %d bytes; want %d", len(data), whole)
+	}
+}
+
 // TestRewriteWhileWriting rewrites the log while clients change keys, then
 // replays the new file and finds exactly the final state.
 func TestRewriteWhileWriting(t *testing.T) {
