@@ -2,6 +2,7 @@ package kv
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -204,6 +205,20 @@ var configParams = []configParam{
 		}
 		s.events = f
 		return nil
+	}},
+	{"slowlog-log-slower-than", func(s *Server) string { return strconv.FormatInt(s.slowlog.slowerThan, 10) }, func(s *Server, v string) error {
+		n, err := intParam(v, -1)
+		if err == nil {
+			s.slowlog.slowerThan = n
+		}
+		return err
+	}},
+	{"slowlog-max-len", func(s *Server) string { return strconv.Itoa(s.slowlog.maxLen) }, func(s *Server, v string) error {
+		n, err := intParam(v, 0)
+		if err == nil {
+			s.slowlog.maxLen = int(min(n, math.MaxInt32))
+		}
+		return err
 	}},
 	{"save", func(s *Server) string { return "" }, func(s *Server, v string) error { return nil }},
 	{"maxmemory", func(s *Server) string { return "0" }, nil},

@@ -228,16 +228,22 @@ func (s *Server) call(c *client, args [][]byte) {
 
 // exec runs cmd and propagates what it changed to the log. The clock read
 // when it ends is the next command's start, in this loop iteration: a
-// command's time in INFO commandstats includes parsing it, and n commands
-// served in one iteration cost n+1 reads of the clock, not 2n.
+// command's time in INFO commandstats and the slow log includes parsing
+// it (and, for a connection's first command in an iteration, reading it),
+// and n commands served in one iteration cost n+1 reads of the clock, not
+// 2n.
 func (s *Server) exec(c *client, cmd *command, args [][]byte) {
 	dirty := s.stats.dirty
 	s.prop.begin()
 	cmd.fn(s, c, args)
 	end := s.tick()
 	st := &s.cmdStats[cmd.id]
-	st.time += end - s.mono
+	took := end - s.mono
+	st.time += took
 	s.mono = end
+	if cmd.flags&cmdSkipSlowlog == 0 {
+		s.slowlog.note(c, args, took, s.ms)
+	}
 	st.calls++
 	s.stats.commands++
 	if s.stats.dirty != dirty || s.prop.override {

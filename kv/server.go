@@ -109,6 +109,7 @@ type Server struct {
 	ticked   bool
 	stats    stats
 	cmdStats []cmdStat // by command id
+	slowlog  slowlog
 	prop     propagation
 	aof      *aof
 	channels map[string]map[*client]struct{}
@@ -152,6 +153,7 @@ func New(cfg Config) (*Server, error) {
 		start:    time.Now(),
 		done:     make(chan struct{}),
 		cmdStats: make([]cmdStat, numCommands),
+		slowlog:  newSlowlog(),
 	}
 	s.epoch = s.start
 	for i := range cfg.Databases {

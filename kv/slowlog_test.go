@@ -1,0 +1,208 @@
+package kv
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/evloop/evloop/resp"
+	"github.com/redis/go-redis/v9"
+)
+
+// TestSlowlog logs every command (slowlog-log-slower-than 0) and reads the
+// log back with go-redis: newest first, ids rising, the client's address
+// and name, arguments cut as Redis cuts them, secrets redacted, EXEC left
+// out but the commands it ran kept, and the log bounded by slowlog-max-len.
+func TestSlowlog(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	ctx := context.Background()
+	c := goRedis(t, addr, func(o *redis.Options) { o.PoolSize = 1; o.ClientName = "watcher" })
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := c.ConfigGet(ctx, "slowlog-*").Val(); got["slowlog-log-slower-than"] != "10000" || got["slowlog-max-len"] != "128" {
+		t.Fatalf("CONFIG GET slowlog-* = %v; want Redis's defaults 10000 and 128", got)
+	}
+	must(c.ConfigSet(ctx, "slowlog-log-slower-than", "0").Err())
+	must(c.SlowLogReset(ctx).Err())
+	must(c.Set(ctx, "k", "v", 0).Err())
+	must(c.Get(ctx, "k").Err())
+	logs, err := c.SlowLogGet(ctx, -1).Result()
+	must(err)
+	if len(logs) != 3 {
+		t.Fatalf("SLOWLOG GET -1 = %d entries; want 3 (SLOWLOG RESET, SET, GET): %+v", len(logs), logs)
+	}
+	for i, want := range []string{"get k", "set k v", "slowlog reset"} {
+		if got := strings.ToLower(strings.Join(logs[i].Args, " ")); got != want {
+			t.Errorf("entry %d = %q; want %q (newest first)", i, got, want)
+		}
+		if i > 0 && logs[i].ID >= logs[i-1].ID {
+			t.Errorf("entry %d id %d not below the newer one's %d", i, logs[i].ID, logs[i-1].ID)
+		}
+		if logs[i].ClientName != "watcher" || !strings.HasPrefix(logs[i].ClientAddr, "127.0.0.1:") || logs[i].Time.IsZero() {
+			t.Errorf("entry %d: client %q at %q, time %v", i, logs[i].ClientName, logs[i].ClientAddr, logs[i].Time)
+		}
+	}
+
+	// Arguments past 32 and bytes past 128 are cut, with a count of the rest.
+	long := strings.Repeat("x", 200)
+	many := []any{"mset"}
+	for i := range 20 {
+		many = append(many, fmt.Sprint("k", i), long)
+	}
+	must(c.Do(ctx, many...).Err())
+	e := c.SlowLogGet(ctx, 1).Val()[0]
+	if len(e.Args) != 32 || e.Args[31] != "... (10 more arguments)" {
+		t.Fatalf("MSET of 41 arguments logged as %d, last %q; want 32, %q", len(e.Args), e.Args[len(e.Args)-1], "... (10 more arguments)")
+	}
+	if e.Args[2] != strings.Repeat("x", 128)+"... (72 more bytes)" {
+		t.Errorf("a 200-byte argument logged as %q", e.Args[2])
+	}
+
+	// Secrets are not logged.
+	rc := dialRaw(t, addr)
+	for _, args := range [][]string{
+		{"CONFIG", "SET", "requirepass", "s3cret"},
+		{"AUTH", "s3cret"},
+		{"HELLO", "2", "AUTH", "default", "s3cret", "SETNAME", "raw"},
+		{"CONFIG", "SET", "requirepass", ""},
+	} {
+		if got := rc.do(args...); strings.HasPrefix(got, "-") {
+			t.Fatalf("%q = %q", args, got)
+		}
+	}
+	var lines []string
+	for _, e := range c.SlowLogGet(ctx, 4).Val() {
+		lines = append(lines, strings.Join(e.Args, " "))
+	}
+	want := []string{
+		"CONFIG SET requirepass (redacted)",
+		"HELLO 2 AUTH (redacted) (redacted) SETNAME raw",
+		"AUTH (redacted)",
+		"CONFIG SET requirepass (redacted)",
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the slow log's secrets: %q; want %q", lines, want)
+	}
+
+	// EXEC is not logged; the commands it ran are.
+	must(c.SlowLogReset(ctx).Err())
+	_, err = c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Incr(ctx, "n")
+		p.Incr(ctx, "n")
+		return nil
+	})
+	must(err)
+	var names []string
+	for _, e := range c.SlowLogGet(ctx, -1).Val() {
+		switch name := strings.ToLower(e.Args[0]); name {
+		case "hello", "client": // go-redis may set up another connection
+		default:
+			names = append(names, name)
+		}
+	}
+	if got := strings.Join(names, " "); got != "incr incr multi slowlog" {
+		t.Errorf("after a transaction the log holds %q; want %q", got, "incr incr multi slowlog")
+	}
+
+	// Bounded by slowlog-max-len, the newest kept.
+	must(c.ConfigSet(ctx, "slowlog-max-len", "3").Err())
+	for i := range 10 {
+		must(c.Set(ctx, "k", i, 0).Err())
+	}
+	if got := c.SlowLogGet(ctx, 10).Val(); len(got) != 3 || got[0].Args[2] != "9" || got[2].Args[2] != "7" {
+		t.Errorf("SLOWLOG GET 10 with slowlog-max-len 3 = %+v; want the SETs of 9, 8, 7", got)
+	}
+	if n := c.SlowLogLen(ctx).Val(); n != 3 {
+		t.Errorf("SLOWLOG LEN with slowlog-max-len 3 = %d", n)
+	}
+
+	// A negative threshold logs nothing; RESET empties the log.
+	must(c.ConfigSet(ctx, "slowlog-log-slower-than", "-1").Err())
+	must(c.SlowLogReset(ctx).Err())
+	must(c.Set(ctx, "k", "v", 0).Err())
+	if n := c.SlowLogLen(ctx).Val(); n != 0 {
+		t.Errorf("SLOWLOG LEN with the log off = %d", n)
+	}
+}
+
+// TestSlowlogErrors checks the replies to bad SLOWLOG and CONFIG SET
+// requests, with Redis's wording.
+func TestSlowlogErrors(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	rc := dialRaw(t, addr)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"SLOWLOG", "GET", "-2"}, "-ERR count should be greater than or equal to -1\r\n"},
+		{[]string{"SLOWLOG", "GET", "many"}, "-ERR count should be greater than or equal to -1\r\n"},
+		{[]string{"SLOWLOG", "GET", "1", "2"}, "-ERR unknown subcommand or wrong number of arguments for 'get'. Try SLOWLOG HELP.\r\n"},
+		{[]string{"SLOWLOG", "LEN", "1"}, "-ERR wrong number of arguments for 'slowlog|len' command\r\n"},
+		{[]string{"SLOWLOG", "FOO"}, "-ERR unknown subcommand 'FOO'. Try SLOWLOG HELP.\r\n"},
+		{[]string{"CONFIG", "SET", "slowlog-log-slower-than", "-2"}, "-ERR CONFIG SET failed (possibly related to argument 'slowlog-log-slower-than') - argument must be a number of at least -1\r\n"},
+		{[]string{"CONFIG", "SET", "slowlog-max-len", "x"}, "-ERR CONFIG SET failed (possibly related to argument 'slowlog-max-len') - argument must be a number of at least 0\r\n"},
+		{[]string{"SLOWLOG", "GET", "0"}, "*0\r\n"},
+	} {
+		if got := rc.do(tc.args...); got != tc.want {
+			t.Errorf("%q = %q; want %q", tc.args, got, tc.want)
+		}
+	}
+	if got := rc.do("SLOWLOG", "HELP"); !strings.Contains(got, "SLOWLOG <subcommand>") || !strings.Contains(got, "RESET") {
+		t.Errorf("SLOWLOG HELP = %q", got)
+	}
+}
+
+// TestCompatSlowlog runs the same commands against evkv and Redis with
+// every command logged and compares what each slow log kept of them: the
+// arguments, cut and redacted, and the order; ids, times and addresses
+// differ by nature.
+func TestCompatSlowlog(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	servers := map[string]*rawConn{"evkv": dialRaw(t, addr), "Redis": dialRaw(t, redisServer(t))}
+	long := strings.Repeat("y", 300)
+	mset := []string{"MSET"}
+	for i := range 25 {
+		mset = append(mset, fmt.Sprint("k", i), long)
+	}
+	script := [][]string{
+		{"CONFIG", "SET", "slowlog-log-slower-than", "0"},
+		{"SLOWLOG", "RESET"},
+		mset,
+		{"SET", long, "v"},
+		{"CONFIG", "SET", "requirepass", "pw"},
+		{"AUTH", "pw"},
+		{"AUTH", "default", "pw"},
+		{"HELLO", "2", "AUTH", "default", "pw", "SETNAME", "x"},
+		{"CONFIG", "SET", "requirepass", ""},
+		{"MULTI"}, {"INCR", "n"}, {"EXEC"},
+		{"SLOWLOG", "GET", "nope"},
+		{"CONFIG", "SET", "slowlog-max-len", "5"},
+		{"GET", "n"},
+	}
+	logged := map[string][]string{}
+	for name, rc := range servers {
+		for _, args := range script {
+			rc.do(args...)
+		}
+		reply := rc.do("SLOWLOG", "GET", "-1")
+		v, _, err := resp.Parse([]byte(reply))
+		if err != nil {
+			t.Fatalf("%s: SLOWLOG GET: %v", name, err)
+		}
+		for _, e := range v.Elems {
+			var args []string
+			for _, a := range e.Elems[3].Elems {
+				args = append(args, string(a.Str))
+			}
+			logged[name] = append(logged[name], strings.Join(args, " "))
+		}
+	}
+	if got, want := logged["evkv"], logged["Redis"]; strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("slow log entries:\nevkv  %q\nRedis %q", got, want)
+	}
+}
