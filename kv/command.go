@@ -241,8 +241,8 @@ func (s *Server) exec(c *client, cmd *command, args [][]byte) {
 	took := end - s.mono
 	st.time += took
 	s.mono = end
-	if cmd.flags&cmdSkipSlowlog == 0 {
-		s.slowlog.note(c, args, took, s.ms)
+	if l := &s.slowlog; l.slowerThan >= 0 && took.Microseconds() >= l.slowerThan && cmd.flags&cmdSkipSlowlog == 0 {
+		l.note(c, args, took, s.ms)
 	}
 	st.calls++
 	s.stats.commands++

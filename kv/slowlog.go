@@ -47,14 +47,11 @@ type slowEntry struct {
 
 func newSlowlog() slowlog { return slowlog{slowerThan: 10000, maxLen: 128} }
 
-// note logs c's command args if it ran for d or longer, and trims the log
-// to maxLen, as Redis trims it: when an entry is added.
+// note logs c's command args, which ran for d, and trims the log to
+// maxLen, as Redis trims it: when an entry is added. The caller checks d
+// against slowerThan.
 func (l *slowlog) note(c *client, args [][]byte, d time.Duration, nowMs int64) {
-	micros := d.Microseconds()
-	if l.slowerThan < 0 || micros < l.slowerThan {
-		return
-	}
-	e := slowEntry{id: l.nextID, at: nowMs / 1000, micros: micros, name: c.name}
+	e := slowEntry{id: l.nextID, at: nowMs / 1000, micros: d.Microseconds(), name: c.name}
 	l.nextID++
 	if c.conn != nil {
 		if a := c.conn.RemoteAddr(); a != nil {
