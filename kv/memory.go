@@ -1,0 +1,192 @@
+package kv
+
+import (
+	"strconv"
+	"strings"
+	"unsafe"
+)
+
+func init() {
+	register(
+		cmd("memory", -2, "", 0, 0, 0, "server", "4.0.0", "A container for memory diagnostics commands.", nil).withSubs(
+			cmd("usage", -3, "readonly", 2, 2, 1, "", "4.0.0", "Estimates the memory usage of a key.", memoryUsage),
+			cmd("help", 2, "loading stale", 0, 0, 0, "", "4.0.0", "Returns helpful text about the different subcommands.", memoryHelp),
+		),
+	)
+}
+
+// memorySamples is how many elements of a list, hash, set or sorted set
+// MEMORY USAGE looks at by default, as Redis's OBJ_COMPUTE_SIZE_DEF_SAMPLES.
+const memorySamples = 5
+
+// memoryUsage answers MEMORY USAGE key [SAMPLES count]: an estimate of the
+// bytes key and its value take in evkv's structures, the elements of an
+// aggregate sampled (count of them, every one with 0) and the average
+// taken for the rest, as Redis estimates them. It does not touch the key's
+// access time.
+func memoryUsage(s *Server, c *client, args [][]byte) {
+	samples := memorySamples
+	for i := 3; i < len(args); i += 2 {
+		if !strings.EqualFold(string(args[i]), "samples") || i+1 == len(args) {
+			s.w.Error(errSyntax)
+			return
+		}
+		n, err := strconv.ParseInt(string(args[i+1]), 10, 64)
+		if err != nil {
+			s.w.Error("ERR value is not an integer or out of range")
+			return
+		}
+		if n < 0 {
+			s.w.Error(errSyntax)
+			return
+		}
+		samples = int(min(n, 1<<31))
+		if samples == 0 {
+			samples = -1 // every element
+		}
+	}
+	key := args[2]
+	e := c.db.keys.get(key)
+	if e == nil || e.exp != 0 && e.exp <= s.now() {
+		s.w.Null()
+		return
+	}
+	size := c.db.keys.slotBytes() + heapBytes(len(key)) + valueBytes(e, samples)
+	if e.exp != 0 {
+		size += c.db.expires.slotBytes()
+	}
+	s.w.Int(int64(size))
+}
+
+func memoryHelp(s *Server, c *client, args [][]byte) {
+	s.help("MEMORY",
+		"USAGE <key> [SAMPLES <count>]", "    Return memory in bytes used by <key> and its value. Nested values are",
+		"    sampled up to <count> times (default: 5, 0 means sample all).",
+	)
+}
+
+// heapBytes is what the allocator hands out for n bytes: Go's size
+// classes, approximately (multiples of 16 to 1 KiB, of 128 to 8 KiB, of
+// pages beyond).
+func heapBytes(n int) int {
+	switch {
+	case n == 0:
+		return 0
+	case n <= 8:
+		return 8
+	case n <= 1024:
+		return (n + 15) &^ 15
+	case n <= 8192:
+		return (n + 127) &^ 127
+	}
+	return (n + 8191) &^ 8191
+}
+
+// slotBytes is what one entry of d costs besides its key's and value's
+// own bytes: its slot and its share of the index.
+func (d *dict[V]) slotBytes() int {
+	n := int(unsafe.Sizeof(dictSlot[V]{}))
+	if d.n > 0 {
+		n += 8 * len(d.index) / d.n
+	}
+	return n
+}
+
+// bytes estimates d: its slots and index, and the keys' and values' own
+// bytes, as elem gives them for samples of its entries (all when samples
+// is negative), averaged over the rest.
+func (d *dict[V]) bytes(samples int, elem func(key string, val *V) int) int {
+	n := int(unsafe.Sizeof(*d)) + 8*len(d.index) + 24*len(d.chunks)
+	for _, ch := range d.chunks {
+		n += cap(ch) * int(unsafe.Sizeof(dictSlot[V]{}))
+	}
+	if samples < 0 || samples > d.n {
+		samples = d.n
+	}
+	sum := 0
+	for i := range samples {
+		sl := d.slot(i)
+		sum += elem(sl.key, &sl.val)
+	}
+	if samples > 0 {
+		n += sum * d.n / samples
+	}
+	return n
+}
+
+// valueBytes estimates the bytes of e's value.
+func valueBytes(e *entry, samples int) int {
+	switch o := e.obj.(type) {
+	case nil:
+		return heapBytes(len(e.str))
+	case *list:
+		return o.bytes(samples)
+	case *hash:
+		return o.bytes(samples)
+	case *set:
+		return int(unsafe.Sizeof(*o)) + o.members.bytes(samples, func(m string, _ *struct{}) int { return heapBytes(len(m)) })
+	case *zset:
+		return o.bytes(samples)
+	}
+	return 0
+}
+
+// bytes estimates l: its ring of nodes, and its nodes as samples of them
+// (all when samples is negative) average.
+func (l *list) bytes(samples int) int {
+	n := int(unsafe.Sizeof(*l)) + 8*cap(l.nodes)
+	if samples < 0 || samples > l.count {
+		samples = l.count
+	}
+	sum := 0
+	for i := range samples {
+		nd := l.nodes[(l.head+i)&(len(l.nodes)-1)]
+		sum += int(unsafe.Sizeof(*nd)) + heapBytes(cap(nd.data)) + heapBytes(2*cap(nd.offs))
+	}
+	if samples > 0 {
+		n += sum * l.count / samples
+	}
+	return n
+}
+
+// bytes estimates h: its pairs and their hashes while small, its table
+// once big, the fields and values as samples of them average.
+func (h *hash) bytes(samples int) int {
+	n := int(unsafe.Sizeof(*h))
+	if h.big() {
+		return n + h.ht.bytes(samples, func(f string, v *string) int { return heapBytes(len(f)) + heapBytes(len(*v)) })
+	}
+	n += heapBytes(16*cap(h.pairs)) + heapBytes(4*cap(h.tags))
+	for _, p := range h.pairs {
+		n += heapBytes(len(p)) // a small hash: every field and value
+	}
+	return n
+}
+
+// bytes estimates z: its table of members and its tree, whose leaves and
+// inner nodes hold each member's string header and score again.
+func (z *zset) bytes(samples int) int {
+	n := int(unsafe.Sizeof(*z)) + z.members.bytes(samples, func(m string, _ *float64) int { return heapBytes(len(m)) })
+	for lf := z.tree.head; lf != nil; lf = lf.next {
+		n += int(unsafe.Sizeof(*lf))
+	}
+	if z.tree.root != nil {
+		n += z.tree.innerNodes() * int(unsafe.Sizeof(*z.tree.root))
+	}
+	return n
+}
+
+// innerNodes counts t's inner nodes.
+func (t *ztree) innerNodes() int {
+	var count func(nd *zinner, height int) int
+	count = func(nd *zinner, height int) int {
+		n := 1
+		if height > 1 {
+			for _, child := range nd.inner[:nd.n] {
+				n += count(child, height-1)
+			}
+		}
+		return n
+	}
+	return count(t.root, t.height)
+}

@@ -1,0 +1,98 @@
+package kv
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMemoryUsage checks MEMORY USAGE's estimates against the heap each
+// kind of value takes, measured: every element counted (SAMPLES 0) within
+// a fifth of the truth, the default sample of 5 within a half for values
+// of like elements; and its replies for missing and expired keys.
+func TestMemoryUsage(t *testing.T) {
+	s, c := directServer(t)
+	run := func(args ...string) string {
+		t.Helper()
+		s.w.Reset()
+		s.call(c, argv(args...))
+		return string(s.w.Buf)
+	}
+	usage := func(args ...string) int {
+		t.Helper()
+		reply := run(append([]string{"MEMORY", "USAGE"}, args...)...)
+		n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(reply, ":"), "\r\n"))
+		if err != nil {
+			t.Fatalf("MEMORY USAGE %q = %q", args, reply)
+		}
+		return n
+	}
+	fill := func(cmd, key string, n int, item func(i int) []string) {
+		for i := 0; i < n; i += 1000 {
+			args := []string{cmd, key}
+			for j := i; j < min(i+1000, n); j++ {
+				args = append(args, item(j)...)
+			}
+			if reply := run(args...); strings.HasPrefix(reply, "-") {
+				t.Fatalf("%s: %q", cmd, reply)
+			}
+		}
+	}
+	const n = 100000
+	for _, tc := range []struct {
+		name, cmd string
+		item      func(i int) []string
+	}{
+		{"list", "RPUSH", func(i int) []string { return []string{fmt.Sprintf("item:%08d", i)} }},
+		{"hash", "HSET", func(i int) []string { return []string{fmt.Sprintf("field:%08d", i), "value"} }},
+		{"set", "SADD", func(i int) []string { return []string{fmt.Sprintf("member:%08d", i)} }},
+		{"zset", "ZADD", func(i int) []string { return []string{strconv.Itoa(i), fmt.Sprintf("member:%08d", i)} }},
+		{"string", "SET", func(i int) []string { return []string{strings.Repeat("v", 1<<20)} }},
+	} {
+		count := n
+		if tc.name == "string" {
+			count = 1
+		}
+		before := liveHeap()
+		fill(tc.cmd, tc.name, count, tc.item)
+		grown := int(liveHeap() - before)
+		all, sampled := usage(tc.name, "SAMPLES", "0"), usage(tc.name)
+		t.Logf("%s: heap grew %d, MEMORY USAGE SAMPLES 0 %d, default %d", tc.name, grown, all, sampled)
+		if r := float64(all) / float64(grown); r < 0.8 || r > 1.25 {
+			t.Errorf("%s: MEMORY USAGE SAMPLES 0 = %d; the heap grew by %d (%.2f×)", tc.name, all, grown, r)
+		}
+		if r := float64(sampled) / float64(all); r < 0.5 || r > 2 {
+			t.Errorf("%s: MEMORY USAGE with 5 samples = %d, with all %d (%.2f×)", tc.name, sampled, all, r)
+		}
+	}
+
+	if got := run("MEMORY", "USAGE", "nokey"); got != "$-1\r\n" {
+		t.Errorf("MEMORY USAGE of a missing key = %q; want a null", got)
+	}
+	run("SET", "brief", "v", "PX", "1")
+	time.Sleep(5 * time.Millisecond)
+	s.mono = s.tick() // as serving a connection's requests does
+	if got := run("MEMORY", "USAGE", "brief"); got != "$-1\r\n" {
+		t.Errorf("MEMORY USAGE of an expired key = %q; want a null", got)
+	}
+	// It does not count as an access.
+	run("SET", "k", "v")
+	e := c.db.keys.get([]byte("k"))
+	e.lru = 1
+	usage("k")
+	if e.lru != 1 {
+		t.Error("MEMORY USAGE touched the key's access time")
+	}
+}
+
+func TestCompatMemoryErrors(t *testing.T) {
+	compareWithRedis(t, [][]string{
+		{"SET", "k", "v"},
+		{"MEMORY", "USAGE"}, {"MEMORY", "USAGE", "nokey"}, {"MEMORY", "USAGE", "nokey", "SAMPLES", "3"},
+		{"MEMORY", "USAGE", "k", "SAMPLES"}, {"MEMORY", "USAGE", "k", "SAMPLES", "-1"},
+		{"MEMORY", "USAGE", "k", "SAMPLES", "x"}, {"MEMORY", "USAGE", "k", "FOO", "1"},
+		{"MEMORY", "NOSUCH"},
+	})
+}
