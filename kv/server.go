@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,9 +50,18 @@ type Config struct {
 	// NotifyKeyspaceEvents selects the keyspace events published, in
 	// Redis's notation ("KEA", "Ex", ...); empty publishes none.
 	NotifyKeyspaceEvents string
+	// Settings are other parameters, by their CONFIG SET names, applied
+	// at start as CONFIG SET applies them: {"slowlog-log-slower-than":
+	// "0"}. A name CONFIG SET does not know or cannot change, or one with
+	// a field of its own above, is an error.
+	Settings map[string]string
 	// Logger receives the server's log (default slog.Default()).
 	Logger *slog.Logger
 }
+
+// ownFields are the parameters Config has fields for.
+var ownFields = []string{"bind", "port", "requirepass", "databases", "maxclients", "proto-max-bulk-len",
+	"client-query-buffer-limit", "appendonly", "appendfsync", "dir", "appendfilename", "notify-keyspace-events"}
 
 func (c *Config) defaults() {
 	if c.Databases <= 0 {
@@ -156,6 +168,18 @@ func New(cfg Config) (*Server, error) {
 		slowlog:  newSlowlog(),
 	}
 	s.epoch = s.start
+	for _, name := range slices.Sorted(maps.Keys(cfg.Settings)) {
+		p := findParam(strings.ToLower(name))
+		switch {
+		case p == nil:
+			return nil, fmt.Errorf("kv: unknown setting %q", name)
+		case p.set == nil || slices.Contains(ownFields, p.name):
+			return nil, fmt.Errorf("kv: setting %q cannot be given in Settings", name)
+		}
+		if err := p.set(s, cfg.Settings[name]); err != nil {
+			return nil, fmt.Errorf("kv: setting %s: %v", p.name, err)
+		}
+	}
 	for i := range cfg.Databases {
 		s.dbs = append(s.dbs, newDB(s, i))
 	}

@@ -206,3 +206,25 @@ func TestCompatSlowlog(t *testing.T) {
 		t.Errorf("slow log entries:\nevkv  %q\nRedis %q", got, want)
 	}
 }
+
+// TestConfigSettings checks Config.Settings: applied as CONFIG SET applies
+// them, and refused when unknown, immutable, bad, or a Config field's.
+func TestConfigSettings(t *testing.T) {
+	s, err := New(Config{Logger: quietLogger(), Settings: map[string]string{"SLOWLOG-max-len": "9", "slowlog-log-slower-than": "-1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.slowlog.maxLen != 9 || s.slowlog.slowerThan != -1 {
+		t.Errorf("after Settings, slowlog-max-len %d and slowlog-log-slower-than %d; want 9 and -1", s.slowlog.maxLen, s.slowlog.slowerThan)
+	}
+	for name, want := range map[string]string{
+		"nosuch":          `kv: unknown setting "nosuch"`,
+		"maxmemory":       `kv: setting "maxmemory" cannot be given in Settings`,
+		"requirepass":     `kv: setting "requirepass" cannot be given in Settings`,
+		"slowlog-max-len": "kv: setting slowlog-max-len: argument must be a number of at least 0",
+	} {
+		if _, err := New(Config{Logger: quietLogger(), Settings: map[string]string{name: "-5"}}); err == nil || err.Error() != want {
+			t.Errorf("Settings %s: New error %v; want %q", name, err, want)
+		}
+	}
+}

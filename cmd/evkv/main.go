@@ -3,7 +3,8 @@
 //
 //	evkv [--bind 127.0.0.1] [--port 6379] [--requirepass pw]
 //	     [--appendonly yes|no] [--appendfsync always|everysec|no] [--dir .]
-//	     [--maxclients 10000] [--proto-max-bulk-len 512mb] [--config redis.conf]
+//	     [--maxclients 10000] [--proto-max-bulk-len 512mb]
+//	     [--slowlog-log-slower-than 10000] [--slowlog-max-len 128] [--config redis.conf]
 //
 // Flags given on the command line win over the config file, whose syntax
 // is redis.conf's ("port 6380", "appendonly yes", one setting a line,
@@ -33,7 +34,8 @@ import (
 
 // settings are the configurable values, by their redis.conf names.
 var settings = []string{"bind", "port", "requirepass", "appendonly", "appendfsync", "dir",
-	"maxclients", "proto-max-bulk-len", "notify-keyspace-events", "databases", "appendfilename"}
+	"maxclients", "proto-max-bulk-len", "notify-keyspace-events", "databases", "appendfilename",
+	"slowlog-log-slower-than", "slowlog-max-len"}
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
@@ -46,7 +48,8 @@ func run(argv []string) error {
 	fs := flag.NewFlagSet("evkv", flag.ContinueOnError)
 	values := map[string]*string{}
 	defaults := map[string]string{"bind": "127.0.0.1", "port": "6379", "appendonly": "no", "appendfsync": "everysec",
-		"dir": ".", "maxclients": "10000", "proto-max-bulk-len": "512mb", "databases": "16", "appendfilename": "appendonly.aof"}
+		"dir": ".", "maxclients": "10000", "proto-max-bulk-len": "512mb", "databases": "16", "appendfilename": "appendonly.aof",
+		"slowlog-log-slower-than": "10000", "slowlog-max-len": "128"}
 	for _, name := range settings {
 		values[name] = fs.String(name, defaults[name], "redis.conf's "+name)
 	}
@@ -227,6 +230,10 @@ func buildConfig(v map[string]*string) (kv.Config, error) {
 	cfg.Dir = *v["dir"]
 	cfg.AppendFilename = *v["appendfilename"]
 	cfg.NotifyKeyspaceEvents = *v["notify-keyspace-events"]
+	cfg.Settings = map[string]string{} // checked by kv.New, as CONFIG SET checks them
+	for _, name := range []string{"slowlog-log-slower-than", "slowlog-max-len"} {
+		cfg.Settings[name] = strings.TrimSpace(*v[name])
+	}
 	return cfg, nil
 }
 

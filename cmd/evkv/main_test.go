@@ -126,7 +126,7 @@ func TestPortTaken(t *testing.T) {
 func TestConfigFileAndSIGTERM(t *testing.T) {
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "redis.conf")
-	os.WriteFile(conf, []byte("# a comment\nappendonly yes\nappendfsync always\ndir "+dir+"\nrequirepass pw\n"), 0o644)
+	os.WriteFile(conf, []byte("# a comment\nappendonly yes\nappendfsync always\ndir "+dir+"\nrequirepass pw\nslowlog-max-len 7\nslowlog-log-slower-than 0\n"), 0o644)
 	p := start(t, "--config", conf)
 	c := redis.NewClient(&redis.Options{Addr: p.addr, Password: "pw", DisableIdentity: true})
 	defer c.Close()
@@ -137,6 +137,12 @@ func TestConfigFileAndSIGTERM(t *testing.T) {
 	if v := c.ConfigGet(ctx, "appendfsync").Val()["appendfsync"]; v != "always" {
 		t.Errorf("appendfsync = %q", v)
 	}
+	if v := c.ConfigGet(ctx, "slowlog-*").Val(); v["slowlog-max-len"] != "7" || v["slowlog-log-slower-than"] != "0" {
+		t.Errorf("slowlog settings from the file: %v", v)
+	}
+	if n := c.SlowLogLen(ctx).Val(); n == 0 {
+		t.Error("slowlog-log-slower-than 0 from the file: nothing logged")
+	}
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	if err := p.cmd.Wait(); err != nil {
 		t.Fatalf("exit after SIGTERM: %v\n%s", err, p.stderr)
@@ -146,10 +152,16 @@ func TestConfigFileAndSIGTERM(t *testing.T) {
 		t.Errorf("the log after SIGTERM: %q", data)
 	}
 	bad := filepath.Join(dir, "bad.conf")
-	os.WriteFile(bad, []byte("no-such-setting 1\n"), 0o644)
 	bin, _ := build()
-	if out, err := exec.Command(bin, "--config", bad).CombinedOutput(); err == nil || !strings.Contains(string(out), "no-such-setting") {
-		t.Errorf("bad config: %v, %q", err, out)
+	for line, want := range map[string]string{
+		"no-such-setting 1":         "no-such-setting",
+		"slowlog-max-len -3":        "slowlog-max-len: argument must be a number of at least 0",
+		"slowlog-log-slower-than x": "slowlog-log-slower-than: argument must be a number of at least -1",
+	} {
+		os.WriteFile(bad, []byte(line+"\n"), 0o644)
+		if out, err := exec.Command(bin, "--config", bad).CombinedOutput(); err == nil || !strings.Contains(string(out), want) {
+			t.Errorf("config %q: %v, %q; want an error with %q", line, err, out, want)
+		}
 	}
 }
 
