@@ -322,6 +322,31 @@ func TestParseByteAnywhere(t *testing.T) {
 	}
 }
 
+// TestSkipAgreesWithTables checks that the word-at-a-time scan stops where
+// the byte tables say, for every byte in every lane of a word: skip's
+// masks and the tables must mark the same bytes.
+func TestSkipAgreesWithTables(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		low   uint64
+		class *[256]bool
+	}{{"value", ' ', &valueChar}, {"target", '!', &targetChar}} {
+		for c := range 256 {
+			for at := range 16 {
+				b := []byte(strings.Repeat("a", 16) + "\r\n")
+				b[at] = byte(c)
+				want := at
+				if tc.class[c] {
+					want = 16
+				}
+				if got := skip(b, 0, tc.low, tc.class); got != want {
+					t.Fatalf("%s: byte %#x at %d: skip stops at %d; want %d", tc.name, c, at, got, want)
+				}
+			}
+		}
+	}
+}
+
 // TestParseGrowing feeds each head as a connection delivers it: a growing
 // prefix, a byte more each call, to one Parser.
 func TestParseGrowing(t *testing.T) {

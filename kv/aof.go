@@ -82,8 +82,9 @@ func (s *Server) startLog() error {
 const replayChunk = 1 << 20
 
 // replayLog runs the commands of the log at path, if it exists, reading
-// it a chunk at a time, so that a log of gigabytes needs no more memory
-// than its longest command beyond the keyspace it builds. A last command
+// it a chunk at a time, so that a log of gigabytes needs, beyond the
+// keyspace it builds, a buffer of a megabyte or of up to twice its longest
+// command, no longer than the file (three times while that buffer grows). A last command
 // cut short (a crash while writing it), or a transaction without its EXEC,
 // is cut off the file, with a log line; anything else malformed stops the
 // start.
@@ -96,6 +97,10 @@ func (s *Server) replayLog(path string) error {
 		return fmt.Errorf("kv: reading the append-only file: %w", err)
 	}
 	defer f.Close()
+	var size int64 // to grow the buffer no further than the file needs
+	if st, err := f.Stat(); err == nil {
+		size = st.Size()
+	}
 	s.replay = true
 	defer func() { s.replay = false; s.w.Reset() }()
 	c := &client{s: s, db: s.dbs[0], proto: 2, authenticated: true}
@@ -121,7 +126,11 @@ func (s *Server) replayLog(path string) error {
 			buf = buf[:copy(buf, buf[off:])]
 			off = 0
 			if cap(buf)-len(buf) < replayChunk/2 {
-				buf = append(make([]byte, 0, 2*cap(buf)), buf...)
+				grown := 2 * cap(buf)
+				if left := size - base - int64(len(buf)); left < int64(grown-len(buf)) {
+					grown = len(buf) + int(max(left, replayChunk/2))
+				}
+				buf = append(make([]byte, 0, grown), buf...)
 			}
 			k, err := f.Read(buf[len(buf):cap(buf)])
 			buf = buf[:len(buf)+k]
