@@ -108,10 +108,13 @@ func boolParam(v string) (bool, error) {
 	return false, fmt.Errorf("argument must be 'yes' or 'no'")
 }
 
-func intParam(v string, min int64) (int64, error) {
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < min {
-		return 0, fmt.Errorf("argument must be a number of at least %d", min)
+func intParam(v string, min, max int64) (int64, error) {
+	n, ok := parseInt([]byte(v))
+	if !ok {
+		return 0, fmt.Errorf("argument couldn't be parsed into an integer")
+	}
+	if n < min || n > max {
+		return 0, fmt.Errorf("argument must be between %d and %d inclusive", min, max)
 	}
 	return n, nil
 }
@@ -152,7 +155,7 @@ var configParams = []configParam{
 		return nil
 	}},
 	{"maxclients", func(s *Server) string { return strconv.Itoa(s.cfg.MaxClients) }, func(s *Server, v string) error {
-		n, err := intParam(v, 1)
+		n, err := intParam(v, 1, min(math.MaxUint32, math.MaxInt))
 		if err == nil {
 			s.cfg.MaxClients = int(n)
 		}
@@ -207,16 +210,18 @@ var configParams = []configParam{
 		return nil
 	}},
 	{"slowlog-log-slower-than", func(s *Server) string { return strconv.FormatInt(s.slowlog.slowerThan, 10) }, func(s *Server, v string) error {
-		n, err := intParam(v, -1)
+		n, err := intParam(v, -1, math.MaxInt64)
 		if err == nil {
 			s.slowlog.slowerThan = n
+			s.slowlog.trim() // as the next command does in Redis
 		}
 		return err
 	}},
-	{"slowlog-max-len", func(s *Server) string { return strconv.Itoa(s.slowlog.maxLen) }, func(s *Server, v string) error {
-		n, err := intParam(v, 0)
+	{"slowlog-max-len", func(s *Server) string { return strconv.FormatInt(s.slowlog.maxLen, 10) }, func(s *Server, v string) error {
+		n, err := intParam(v, 0, math.MaxInt64)
 		if err == nil {
-			s.slowlog.maxLen = int(min(n, math.MaxInt32))
+			s.slowlog.maxLen = n
+			s.slowlog.trim()
 		}
 		return err
 	}},
@@ -277,10 +282,22 @@ func configSet(s *Server, c *client, args [][]byte) {
 			s.w.Error("ERR CONFIG SET failed (possibly related to argument '" + name + "') - can't set immutable config")
 			return
 		}
+		for _, ch := range changes {
+			if ch.p == p {
+				s.w.Error("ERR CONFIG SET failed (possibly related to argument '" + string(args[i]) + "') - duplicate parameter")
+				return
+			}
+		}
 		changes = append(changes, change{p, string(args[i+1])})
 	}
-	for _, ch := range changes {
+	// All or nothing, as in Redis: a failure restores what was set before.
+	was := make([]string, len(changes))
+	for k, ch := range changes {
+		was[k] = ch.p.get(s)
 		if err := ch.p.set(s, ch.v); err != nil {
+			for j := k - 1; j >= 0; j-- {
+				changes[j].p.set(s, was[j])
+			}
 			s.w.Error("ERR CONFIG SET failed (possibly related to argument '" + ch.p.name + "') - " + err.Error())
 			return
 		}

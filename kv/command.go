@@ -216,11 +216,13 @@ func (s *Server) call(c *client, args [][]byte) {
 	}
 	if c.inPubSub() && !allowedInPubSub(cmd.name) {
 		s.w.Error("ERR Can't execute '" + cmd.name + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
+		s.skipTime()
 		return
 	}
 	if c.flags&flagMulti != 0 && !controlsMulti(cmd.name) {
 		c.multi = append(c.multi, copyArgs(args))
 		s.w.Simple("QUEUED")
+		s.skipTime()
 		return
 	}
 	s.exec(c, cmd, args)
@@ -241,7 +243,8 @@ func (s *Server) exec(c *client, cmd *command, args [][]byte) {
 	took := end - s.mono
 	st.time += took
 	s.mono = end
-	if l := &s.slowlog; l.slowerThan >= 0 && took.Microseconds() >= l.slowerThan && cmd.flags&cmdSkipSlowlog == 0 {
+	// A command that blocked is not logged: Redis logs it when served.
+	if l := &s.slowlog; l.slowerThan >= 0 && took.Microseconds() >= l.slowerThan && cmd.flags&cmdSkipSlowlog == 0 && !c.blocked() {
 		l.note(c, args, took, s.ms)
 	}
 	st.calls++
@@ -258,7 +261,12 @@ func (s *Server) reject(c *client, msg string) {
 		c.flags |= flagDirtyExec
 	}
 	s.w.Error(msg)
+	s.skipTime()
 }
+
+// skipTime starts the next command's time now, for a request that did not
+// run (rejected, or queued in MULTI): its time is not the next one's.
+func (s *Server) skipTime() { s.mono = s.tick() }
 
 func unknownCommand(args [][]byte) string {
 	var b strings.Builder

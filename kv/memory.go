@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"strconv"
 	"strings"
 	"unsafe"
 )
@@ -31,8 +30,8 @@ func memoryUsage(s *Server, c *client, args [][]byte) {
 			s.w.Error(errSyntax)
 			return
 		}
-		n, err := strconv.ParseInt(string(args[i+1]), 10, 64)
-		if err != nil {
+		n, ok := parseInt(args[i+1])
+		if !ok {
 			s.w.Error("ERR value is not an integer or out of range")
 			return
 		}
@@ -164,16 +163,32 @@ func (h *hash) bytes(samples int) int {
 }
 
 // bytes estimates z: its table of members and its tree, whose leaves and
-// inner nodes hold each member's string header and score again.
+// inner nodes hold each member's string header and score again. With
+// samples, the leaves are counted from how full the first of them are.
 func (z *zset) bytes(samples int) int {
 	n := int(unsafe.Sizeof(*z)) + z.members.bytes(samples, func(m string, _ *float64) int { return heapBytes(len(m)) })
-	for lf := z.tree.head; lf != nil; lf = lf.next {
-		n += int(unsafe.Sizeof(*lf))
+	leaves, inner := 0, 0
+	if samples < 0 {
+		for lf := z.tree.head; lf != nil; lf = lf.next {
+			leaves++
+		}
+		if z.tree.root != nil {
+			inner = z.tree.innerNodes()
+		}
+	} else {
+		seen, held := 0, 0
+		for lf := z.tree.head; lf != nil && seen < max(samples, 1); lf = lf.next {
+			seen++
+			held += lf.n
+		}
+		if held > 0 {
+			leaves = (z.tree.n*seen + held - 1) / held
+		}
+		if z.tree.root != nil {
+			inner = 1 + leaves/(zInnerCap*3/4) // most of them just above the leaves
+		}
 	}
-	if z.tree.root != nil {
-		n += z.tree.innerNodes() * int(unsafe.Sizeof(*z.tree.root))
-	}
-	return n
+	return n + leaves*int(unsafe.Sizeof(zleaf{})) + inner*int(unsafe.Sizeof(zinner{}))
 }
 
 // innerNodes counts t's inner nodes.

@@ -2,7 +2,6 @@ package kv
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -28,7 +27,7 @@ const (
 // microseconds, the latest maxLen of them, as Redis's slow log does.
 type slowlog struct {
 	slowerThan int64 // slowlog-log-slower-than, µs; negative keeps none
-	maxLen     int   // slowlog-max-len
+	maxLen     int64 // slowlog-max-len
 
 	entries []slowEntry // oldest first, from start on
 	start   int
@@ -48,8 +47,7 @@ type slowEntry struct {
 func newSlowlog() slowlog { return slowlog{slowerThan: 10000, maxLen: 128} }
 
 // note logs c's command args, which ran for d, and trims the log to
-// maxLen, as Redis trims it: when an entry is added. The caller checks d
-// against slowerThan.
+// maxLen. The caller checks d against slowerThan.
 func (l *slowlog) note(c *client, args [][]byte, d time.Duration, nowMs int64) {
 	e := slowEntry{id: l.nextID, at: nowMs / 1000, micros: d.Microseconds(), name: c.name}
 	l.nextID++
@@ -77,50 +75,72 @@ func (l *slowlog) note(c *client, args [][]byte, d time.Duration, nowMs int64) {
 }
 
 // redact hides the secrets of a logged command, as Redis does: AUTH's
-// arguments, HELLO's AUTH credentials, and CONFIG SET requirepass's value.
-// argc is the command's count of arguments before they were cut to fit.
+// arguments, HELLO's AUTH credentials (its options read as HELLO reads
+// them) and the values of CONFIG SET's secret settings, whether or not
+// evkv has them. argc is the command's count of
+// arguments before they were cut to fit.
 func redact(args []string, argc int) {
-	const hidden = "(redacted)"
 	kept := len(args)
 	if kept < argc {
 		kept-- // the last place counts what was cut
 	}
+	hide := func(j int) {
+		if j < kept {
+			args[j] = "(redacted)"
+		}
+	}
 	switch strings.ToLower(args[0]) {
 	case "auth":
 		for j := 1; j < kept; j++ {
-			args[j] = hidden
+			hide(j)
 		}
 	case "hello":
 		for j := 2; j < kept; j++ {
-			if strings.EqualFold(args[j], "auth") {
-				for k := j + 1; k < min(j+3, kept); k++ {
-					args[k] = hidden
-				}
+			switch more := argc - 1 - j; {
+			case strings.EqualFold(args[j], "auth") && more >= 2:
+				hide(j + 1)
+				hide(j + 2)
 				j += 2
+			case strings.EqualFold(args[j], "setname") && more >= 1:
+				j++
+			default:
+				return // HELLO stops at a bad option
 			}
 		}
 	case "config":
 		if kept > 1 && strings.EqualFold(args[1], "set") {
 			for j := 2; j+1 < kept; j += 2 {
-				if strings.EqualFold(args[j], "requirepass") {
-					args[j+1] = hidden
+				switch strings.ToLower(args[j]) {
+				case "requirepass", "masterauth", "masteruser": // Redis's secret settings
+					hide(j + 1)
 				}
 			}
 		}
 	}
 }
 
-// trim drops the oldest entries past maxLen.
+// trim drops the oldest entries past maxLen, while the log is on: Redis
+// trims after every command then, so a lower slowlog-max-len shortens the
+// log at once.
 func (l *slowlog) trim() {
-	if n := len(l.entries) - l.start; n > l.maxLen {
-		drop := n - l.maxLen
+	if l.slowerThan < 0 {
+		return
+	}
+	if n := int64(len(l.entries) - l.start); n > l.maxLen {
+		drop := int(n - l.maxLen)
 		clear(l.entries[l.start : l.start+drop])
 		l.start += drop
 	}
 	if l.start > 0 && l.start >= len(l.entries)/2 {
-		n := copy(l.entries, l.entries[l.start:])
-		clear(l.entries[n:])
-		l.entries, l.start = l.entries[:n], 0
+		kept := l.entries[l.start:]
+		if cap(l.entries) > 4*len(kept)+64 {
+			l.entries = append([]slowEntry(nil), kept...) // let a much longer log's array go
+		} else {
+			n := copy(l.entries, kept)
+			clear(l.entries[n:])
+			l.entries = l.entries[:n]
+		}
+		l.start = 0
 	}
 }
 
@@ -133,14 +153,14 @@ func (l *slowlog) reset() {
 func slowlogGet(s *Server, c *client, args [][]byte) {
 	count := int64(10)
 	if len(args) == 3 {
-		n, err := strconv.ParseInt(string(args[2]), 10, 64)
-		if err != nil || n < -1 {
+		n, ok := parseInt(args[2])
+		if !ok || n < -1 {
 			s.w.Error("ERR count should be greater than or equal to -1")
 			return
 		}
 		count = n
 	} else if len(args) > 3 {
-		s.w.Error("ERR unknown subcommand or wrong number of arguments for 'get'. Try SLOWLOG HELP.")
+		s.w.Error("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try SLOWLOG HELP.")
 		return
 	}
 	l := &s.slowlog

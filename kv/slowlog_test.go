@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/evloop/evloop/resp"
 	"github.com/redis/go-redis/v9"
@@ -130,30 +131,59 @@ func TestSlowlog(t *testing.T) {
 	}
 }
 
-// TestSlowlogErrors checks the replies to bad SLOWLOG and CONFIG SET
-// requests, with Redis's wording.
-func TestSlowlogErrors(t *testing.T) {
-	_, addr := startServer(t, Config{})
-	rc := dialRaw(t, addr)
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"SLOWLOG", "GET", "-2"}, "-ERR count should be greater than or equal to -1\r\n"},
-		{[]string{"SLOWLOG", "GET", "many"}, "-ERR count should be greater than or equal to -1\r\n"},
-		{[]string{"SLOWLOG", "GET", "1", "2"}, "-ERR unknown subcommand or wrong number of arguments for 'get'. Try SLOWLOG HELP.\r\n"},
-		{[]string{"SLOWLOG", "LEN", "1"}, "-ERR wrong number of arguments for 'slowlog|len' command\r\n"},
-		{[]string{"SLOWLOG", "FOO"}, "-ERR unknown subcommand 'FOO'. Try SLOWLOG HELP.\r\n"},
-		{[]string{"CONFIG", "SET", "slowlog-log-slower-than", "-2"}, "-ERR CONFIG SET failed (possibly related to argument 'slowlog-log-slower-than') - argument must be a number of at least -1\r\n"},
-		{[]string{"CONFIG", "SET", "slowlog-max-len", "x"}, "-ERR CONFIG SET failed (possibly related to argument 'slowlog-max-len') - argument must be a number of at least 0\r\n"},
-		{[]string{"SLOWLOG", "GET", "0"}, "*0\r\n"},
-	} {
-		if got := rc.do(tc.args...); got != tc.want {
-			t.Errorf("%q = %q; want %q", tc.args, got, tc.want)
-		}
+// TestCompatSlowlogErrors compares the replies to bad SLOWLOG, MEMORY
+// USAGE and CONFIG SET requests, and the slow log's settings, with
+// Redis's.
+func TestCompatSlowlogErrors(t *testing.T) {
+	compareWithRedis(t, [][]string{
+		{"SLOWLOG", "GET", "-2"}, {"SLOWLOG", "GET", "many"}, {"SLOWLOG", "GET", "+1"}, {"SLOWLOG", "GET", "01"},
+		{"SLOWLOG", "GET", "1", "2"}, {"slowlog", "get", "1", "2"}, {"SLOWLOG", "LEN", "1"}, {"SLOWLOG", "FOO"},
+		{"SLOWLOG", "GET", "0"},
+		{"CONFIG", "SET", "slowlog-log-slower-than", "-2"}, {"CONFIG", "SET", "slowlog-max-len", "x"},
+		{"CONFIG", "SET", "slowlog-max-len", "9999999999"}, {"CONFIG", "GET", "slowlog-max-len"},
+		{"CONFIG", "SET", "slowlog-max-len", "5", "slowlog-log-slower-than", "x"}, {"CONFIG", "GET", "slowlog-max-len"},
+		{"CONFIG", "SET", "slowlog-max-len", "6", "SLOWLOG-MAX-LEN", "7"}, {"CONFIG", "GET", "slowlog-max-len"},
+		{"CONFIG", "SET", "maxclients", "0"}, {"CONFIG", "SET", "maxclients", "x"},
+		{"SET", "k", "v"}, {"MEMORY", "USAGE", "k", "SAMPLES", "+1"}, {"MEMORY", "USAGE", "k", "SAMPLES", "01"},
+		// A lower slowlog-max-len shortens the log at once while it is on.
+		{"CONFIG", "SET", "slowlog-log-slower-than", "0"}, {"SET", "a", "1"}, {"SET", "a", "2"},
+		{"CONFIG", "SET", "slowlog-log-slower-than", "10000"}, {"CONFIG", "SET", "slowlog-max-len", "1"}, {"SLOWLOG", "LEN"},
+	})
+}
+
+// TestSlowlogNotChargedForRejected checks that the time spent on requests
+// that do not run (an unknown command, a wrong arity, a command queued in
+// MULTI) is not counted to the command after them. The requests' cost is
+// stood for by moving the start of the next command's time back by 50 ms
+// before each of them; with a 20 ms threshold, the command after must not
+// be logged.
+func TestSlowlogNotChargedForRejected(t *testing.T) {
+	s, c := directServer(t)
+	run := func(args ...string) string {
+		s.w.Reset()
+		s.call(c, argv(args...))
+		return string(s.w.Buf)
 	}
-	if got := rc.do("SLOWLOG", "HELP"); !strings.Contains(got, "SLOWLOG <subcommand>") || !strings.Contains(got, "RESET") {
-		t.Errorf("SLOWLOG HELP = %q", got)
+	run("CONFIG", "SET", "slowlog-log-slower-than", "20000")
+	for _, tc := range []struct {
+		name             string
+		before, rejected []string
+		next             []string
+	}{
+		{"unknown", nil, []string{"NOSUCH"}, []string{"PING"}},
+		{"arity", nil, []string{"GET"}, []string{"PING"}},
+		{"queued", []string{"MULTI"}, []string{"SET", "k", "v"}, []string{"EXEC"}},
+	} {
+		run("SLOWLOG", "RESET")
+		if tc.before != nil {
+			run(tc.before...)
+		}
+		s.mono = s.tick() - 50*time.Millisecond // as if the request took that long
+		run(tc.rejected...)
+		run(tc.next...)
+		if n := s.slowlog.len(); n != 0 {
+			t.Errorf("%s: %q after %q was logged: %+v", tc.name, tc.next, tc.rejected, s.slowlog.entries[s.slowlog.start:])
+		}
 	}
 }
 
@@ -178,7 +208,11 @@ func TestCompatSlowlog(t *testing.T) {
 		{"AUTH", "pw"},
 		{"AUTH", "default", "pw"},
 		{"HELLO", "2", "AUTH", "default", "pw", "SETNAME", "x"},
+		{"HELLO", "2", "SETNAME", "auth", "AUTH", "default", "pw"},
+		{"HELLO", "2", "SETNAME", "x", "AUTH", "default"},
+		{"BLPOP", "nolist", "0.01"},
 		{"CONFIG", "SET", "requirepass", ""},
+		{"CONFIG", "SET", "masterauth", "pw"},
 		{"MULTI"}, {"INCR", "n"}, {"EXEC"},
 		{"SLOWLOG", "GET", "nope"},
 		{"CONFIG", "SET", "slowlog-max-len", "5"},
@@ -221,7 +255,7 @@ func TestConfigSettings(t *testing.T) {
 		"nosuch":          `kv: unknown setting "nosuch"`,
 		"maxmemory":       `kv: setting "maxmemory" cannot be given in Settings`,
 		"requirepass":     `kv: setting "requirepass" cannot be given in Settings`,
-		"slowlog-max-len": "kv: setting slowlog-max-len: argument must be a number of at least 0",
+		"slowlog-max-len": "kv: setting slowlog-max-len: argument must be between 0 and 9223372036854775807 inclusive",
 	} {
 		if _, err := New(Config{Logger: quietLogger(), Settings: map[string]string{name: "-5"}}); err == nil || err.Error() != want {
 			t.Errorf("Settings %s: New error %v; want %q", name, err, want)

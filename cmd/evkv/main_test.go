@@ -155,8 +155,8 @@ func TestConfigFileAndSIGTERM(t *testing.T) {
 	bin, _ := build()
 	for line, want := range map[string]string{
 		"no-such-setting 1":         "no-such-setting",
-		"slowlog-max-len -3":        "slowlog-max-len: argument must be a number of at least 0",
-		"slowlog-log-slower-than x": "slowlog-log-slower-than: argument must be a number of at least -1",
+		"slowlog-max-len -3":        "slowlog-max-len: argument must be between 0 and 9223372036854775807 inclusive",
+		"slowlog-log-slower-than x": "slowlog-log-slower-than: argument couldn't be parsed into an integer",
 	} {
 		os.WriteFile(bad, []byte(line+"\n"), 0o644)
 		if out, err := exec.Command(bin, "--config", bad).CombinedOutput(); err == nil || !strings.Contains(string(out), want) {
