@@ -84,10 +84,10 @@ const replayChunk = 1 << 20
 // replayLog runs the commands of the log at path, if it exists, reading
 // it a chunk at a time, so that a log of gigabytes needs, beyond the
 // keyspace it builds, a buffer of a megabyte or of up to twice its longest
-// command, no longer than the file (three times while that buffer grows). A last command
-// cut short (a crash while writing it), or a transaction without its EXEC,
-// is cut off the file, with a log line; anything else malformed stops the
-// start.
+// command, no longer than the file (three times while that buffer grows).
+// A last command cut short (a crash while writing it), or a transaction
+// without its EXEC, is cut off the file, with a log line; anything else
+// malformed stops the start.
 func (s *Server) replayLog(path string) error {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -120,25 +120,11 @@ func (s *Server) replayLog(path string) error {
 			if eof {
 				break
 			}
-			// Keep the command begun (the parser goes on with its bytes
-			// wherever they are) and read more after it.
 			base += int64(off)
-			buf = buf[:copy(buf, buf[off:])]
-			off = 0
-			if cap(buf)-len(buf) < replayChunk/2 {
-				grown := 2 * cap(buf)
-				if left := size - base - int64(len(buf)); left < int64(grown-len(buf)) {
-					grown = len(buf) + int(max(left, replayChunk/2))
-				}
-				buf = append(make([]byte, 0, grown), buf...)
-			}
-			k, err := f.Read(buf[len(buf):cap(buf)])
-			buf = buf[:len(buf)+k]
-			if err == io.EOF {
-				eof = true
-			} else if err != nil {
+			if buf, eof, err = refill(f, buf, off, size-base); err != nil {
 				return fmt.Errorf("kv: reading the append-only file: %w", err)
 			}
+			off = 0
 			continue
 		}
 		at := base + int64(off)
@@ -176,15 +162,37 @@ func (s *Server) replayLog(path string) error {
 		n++
 		good = base + int64(off)
 	}
-	if size := base + int64(len(buf)); good < size {
+	if end := base + int64(len(buf)); good < end {
 		s.log.Warn("kv: the append-only file ends with an incomplete command or transaction; cutting it off",
-			"file", path, "size", size, "kept", good)
+			"file", path, "size", end, "kept", good)
 		if err := os.Truncate(path, good); err != nil {
 			return fmt.Errorf("kv: cutting the append-only file: %w", err)
 		}
 	}
 	s.log.Info("kv: append-only file loaded", "file", path, "commands", n, "keys", s.keyCount())
 	return nil
+}
+
+// refill keeps buf[off:], the command begun (the parser goes on with its
+// bytes wherever they are), at the front of buf and reads more of f after
+// it, doubling buf when less than half a chunk is free, or growing it to what
+// is left of the file (left bytes from the command's start). It reports
+// the end of the file.
+func refill(f *os.File, buf []byte, off int, left int64) ([]byte, bool, error) {
+	buf = buf[:copy(buf, buf[off:])]
+	if cap(buf)-len(buf) < replayChunk/2 {
+		grown := 2 * cap(buf)
+		if rest := left - int64(len(buf)); rest < int64(grown-len(buf)) {
+			grown = len(buf) + int(max(rest, replayChunk/2))
+		}
+		buf = append(make([]byte, 0, grown), buf...)
+	}
+	k, err := f.Read(buf[len(buf):cap(buf)])
+	buf = buf[:len(buf)+k]
+	if err == io.EOF {
+		return buf, true, nil
+	}
+	return buf, false, err
 }
 
 func (s *Server) replayOne(c *client, args [][]byte) {

@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"net"
 	"time"
 
 	"github.com/evloop/evloop"
@@ -59,3 +60,11 @@ func (c *client) subscriptions() int { return len(c.channels) + len(c.patterns) 
 // inPubSub reports whether c is in RESP2's subscribed mode, where only the
 // subscription commands, PING, QUIT and RESET are served.
 func (c *client) inPubSub() bool { return c.proto == 2 && c.subscriptions() > 0 }
+
+// addrString is a's text, or "" if there is none.
+func addrString(a net.Addr) string {
+	if a == nil {
+		return ""
+	}
+	return a.String()
+}

@@ -262,13 +262,7 @@ func (s *Server) describe(c *client, now time.Time) string {
 	if c.flags&flagMulti != 0 {
 		multi = len(c.multi)
 	}
-	addr, laddr := "", ""
-	if a := c.conn.RemoteAddr(); a != nil {
-		addr = a.String()
-	}
-	if a := c.conn.LocalAddr(); a != nil {
-		laddr = a.String()
-	}
+	addr, laddr := addrString(c.conn.RemoteAddr()), addrString(c.conn.LocalAddr())
 	cmdName := c.lastCmd
 	if cmdName == "" {
 		cmdName = "NULL"
@@ -338,7 +332,7 @@ func clientInfo(s *Server, c *client, args [][]byte) {
 func clientKill(s *Server, c *client, args [][]byte) {
 	if len(args) == 3 { // the old form: CLIENT KILL addr:port
 		for _, cl := range s.sortedClients() {
-			if a := cl.conn.RemoteAddr(); a != nil && a.String() == string(args[2]) {
+			if a := addrString(cl.conn.RemoteAddr()); a != "" && a == string(args[2]) {
 				s.kill(c, cl)
 				s.w.OK()
 				return
@@ -395,8 +389,8 @@ func clientKill(s *Server, c *client, args [][]byte) {
 	for _, cl := range s.sortedClients() {
 		switch {
 		case id != 0 && cl.id != id,
-			addr != "" && (cl.conn.RemoteAddr() == nil || cl.conn.RemoteAddr().String() != addr),
-			laddr != "" && (cl.conn.LocalAddr() == nil || cl.conn.LocalAddr().String() != laddr),
+			addr != "" && addrString(cl.conn.RemoteAddr()) != addr,
+			laddr != "" && addrString(cl.conn.LocalAddr()) != laddr,
 			typ == "pubsub" && cl.subscriptions() == 0,
 			typ == "normal" && cl.subscriptions() > 0,
 			typ == "master" || typ == "replica" || typ == "slave",

@@ -155,9 +155,10 @@ func (p *Parser) Release() {
 // or fewer, or one in a buffer of 4 GiB or more, is kept as slices of b and
 // parsed from its start when b has moved.) Call Reset before giving
 // Command bytes that do not begin with that request, wherever they are:
-// the Parser checks only that the array's header is the same. As in Redis, each bulk
-// string is checked against the limits when its header arrives; limits
-// changed while a request arrives apply to the bulk strings after.
+// the Parser checks only that the array's header is the same. As in
+// Redis, each bulk string is checked against the limits when its header
+// arrives; limits changed while a request arrives apply to the bulk
+// strings after.
 func (p *Parser) Command(b []byte) (args [][]byte, n int, err error) {
 	if len(b) == 0 {
 		return nil, 0, ErrIncomplete
