@@ -98,7 +98,7 @@ func hgetCommand(s *Server, c *client, args [][]byte) {
 	}
 	if h != nil {
 		if v, found := h.get(args[2]); found {
-			s.w.BulkString(v)
+			s.w.Bulk(v)
 			return
 		}
 	}
@@ -114,7 +114,7 @@ func hmgetCommand(s *Server, c *client, args [][]byte) {
 	for _, f := range args[2:] {
 		if h != nil {
 			if v, found := h.get(f); found {
-				s.w.BulkString(v)
+				s.w.Bulk(v)
 				continue
 			}
 		}
@@ -198,7 +198,7 @@ func hincrbyCommand(s *Server, c *client, args [][]byte) {
 	}
 	var cur int64
 	if v, found := h.get(args[2]); found {
-		if cur, ok = parseInt([]byte(v)); !ok {
+		if cur, ok = parseInt(v); !ok {
 			s.w.Error("ERR hash value is not an integer")
 			return
 		}
@@ -231,7 +231,7 @@ func hincrbyfloatCommand(s *Server, c *client, args [][]byte) {
 	}
 	cur := new(big.Float)
 	if v, found := h.get(args[2]); found {
-		if cur, ok = parseLongDouble([]byte(v)); !ok {
+		if cur, ok = parseLongDouble(v); !ok {
 			s.w.Error("ERR hash value is not a float")
 			return
 		}
@@ -277,13 +277,15 @@ func hgetallGeneric(s *Server, c *client, key []byte, what int) {
 	} else {
 		s.w.Array(n)
 	}
-	for i := range n {
-		f, v := h.at(i)
+	if n == 0 {
+		return
+	}
+	for f, v := range h.all() {
 		if what&hashFields != 0 {
-			s.w.BulkString(f)
+			s.w.Bulk(f)
 		}
 		if what&hashValues != 0 {
-			s.w.BulkString(v)
+			s.w.Bulk(v)
 		}
 	}
 }
@@ -299,7 +301,7 @@ func hrandfieldCommand(s *Server, c *client, args [][]byte) {
 			return
 		}
 		f, _ := h.at(h.random())
-		s.w.BulkString(f)
+		s.w.Bulk(f)
 		return
 	}
 	count, ok := parseInt(args[2])
@@ -369,14 +371,23 @@ func hrandfieldCommand(s *Server, c *client, args [][]byte) {
 	default:
 		s.w.Array(len(picks))
 	}
+	pair := h.at
+	if !h.big() {
+		// at walks a small hash from its start: index its pairs once.
+		fields, values := make([][]byte, 0, size), make([][]byte, 0, size)
+		for f, v := range h.all() {
+			fields, values = append(fields, f), append(values, v)
+		}
+		pair = func(i int) ([]byte, []byte) { return fields[i], values[i] }
+	}
 	for _, i := range picks {
-		f, v := h.at(i)
+		f, v := pair(i)
 		if withValues && s.w.Proto >= 3 {
 			s.w.Array(2)
 		}
-		s.w.BulkString(f)
+		s.w.Bulk(f)
 		if withValues {
-			s.w.BulkString(v)
+			s.w.Bulk(v)
 		}
 	}
 }
@@ -408,8 +419,8 @@ func hscanCommand(s *Server, c *client, args [][]byte) {
 	next := uint64(0)
 	if !h.big() {
 		// Redis returns a small hash whole, in order.
-		for i := range h.len() {
-			add(h.at(i))
+		for f, v := range h.all() {
+			add(string(f), string(v))
 		}
 	} else {
 		next = h.ht.scan(cursor, o.count, func(f string, v *string) { add(f, *v) })

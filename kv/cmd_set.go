@@ -195,20 +195,18 @@ func distinctRandom(o *set, n int) []string {
 	if n*3 <= o.len() {
 		seen := make(map[int]struct{}, n)
 		for len(out) < n {
-			i := o.members.random()
+			i := o.randomIndex()
 			if _, dup := seen[i]; dup {
 				continue
 			}
 			seen[i] = struct{}{}
-			m, _ := o.members.at(i)
-			out = append(out, m)
+			out = append(out, o.at(i))
 		}
 		return out
 	}
 	idx := rand.Perm(o.len())
 	for _, i := range idx[:n] {
-		m, _ := o.members.at(i)
-		out = append(out, m)
+		out = append(out, o.at(i))
 	}
 	return out
 }
@@ -374,7 +372,7 @@ func sortBySize(sets []*set) {
 // unionOrDiff builds the union of sets, or the first minus the others, as
 // a new set, whose encoding follows from its members as Redis's would.
 func unionOrDiff(sets []*set, diff bool) *set {
-	out := &set{members: newDict[struct{}](0), intset: true}
+	out := &set{}
 	if diff {
 		if sets[0] == nil {
 			return out
@@ -397,9 +395,8 @@ func unionOrDiff(sets []*set, diff bool) *set {
 		if o == nil {
 			continue
 		}
-		for i := range o.members.len() {
-			m, _ := o.members.at(i)
-			out.add([]byte(m))
+		for i := range o.len() {
+			out.add([]byte(o.at(i)))
 		}
 	}
 	return out
@@ -460,7 +457,7 @@ func sinterstoreCommand(s *Server, c *client, args [][]byte) {
 	if !ok {
 		return
 	}
-	out := &set{members: newDict[struct{}](0), intset: true}
+	out := &set{}
 	for _, m := range intersect(sets, 0) {
 		out.add([]byte(m))
 	}
@@ -524,13 +521,13 @@ func sscanCommand(s *Server, c *client, args [][]byte) {
 		}
 	}
 	next := uint64(0)
-	if o.intset {
+	if o.isIntset() {
 		// Redis returns an intset whole, in order.
 		for _, m := range o.list() {
 			add(m)
 		}
 	} else {
-		next = o.members.scan(cursor, opts.count, func(m string, _ *struct{}) { add(m) })
+		next = o.table.scan(cursor, opts.count, func(m string, _ *struct{}) { add(m) })
 	}
 	s.replyScan(next, out)
 }

@@ -999,7 +999,7 @@ func (src *zsetSource) len() int {
 	case src.z != nil:
 		return src.z.len()
 	case src.s != nil:
-		return src.s.members.len()
+		return src.s.len()
 	}
 	return 0
 }
@@ -1009,7 +1009,7 @@ func (src *zsetSource) score(member []byte) (float64, bool) {
 	case src.z != nil:
 		return src.z.score(member)
 	case src.s != nil:
-		return 1, src.s.members.get(member) != nil
+		return 1, src.s.has(member)
 	}
 	return 0, false
 }
@@ -1022,9 +1022,8 @@ func (src *zsetSource) each(fn func(member string, score float64)) {
 			fn(c.member(), c.score())
 		}
 	case src.s != nil:
-		for i := range src.s.members.len() {
-			m, _ := src.s.members.at(i)
-			fn(m, 1)
+		for i := range src.s.len() {
+			fn(src.s.at(i), 1)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"iter"
 	"math/rand/v2"
 	"slices"
 
@@ -19,19 +20,35 @@ const (
 // hashRewriteBatch is how many fields each HSET of a log rewrite sets.
 const hashRewriteBatch = 64
 
-// hash is a hash value. A small hash is a flat slice of field, value,
-// field, value... in insertion order, searched linearly, as Redis's
-// listpack is: its order is the one Redis replies in, and a delete keeps
-// the order of the rest. Once it outgrows Redis's listpack encoding it
-// becomes a dict, and stays one, as Redis never converts back.
+// hash is a hash value. A small hash is its fields and values packed in
+// one buffer, field, value, field, value... each a length byte and its
+// bytes, in insertion order and searched linearly, as Redis's listpack
+// is: its order is the one Redis replies in, a delete keeps the order of
+// the rest, and a pair costs its bytes and two more (where two Go
+// strings would cost 32 bytes of headers and two allocations). Once it
+// outgrows Redis's listpack encoding it becomes a dict, and stays one, as
+// Redis never converts back.
 //
-// Beside the pairs, a small hash keeps a 32-bit hash of each field, so a
-// lookup scans 4 bytes a field and compares strings only where the hashes
-// agree: at 512 fields it is several times faster than comparing strings.
+// Beside the pack, a small hash keeps a word for each pair: 24 bits of
+// the field's hash and, in the low byte, the pair's length in the pack
+// (at most 130). A lookup scans those words, summing lengths to know
+// where each pair starts, and compares bytes only where the hashes
+// agree: it never walks the pack itself.
+//
+// The bytes get and at return are the hash's own: they must not be
+// written, and hold only until the hash next changes.
 type hash struct {
-	pairs []string      // while small: field, value, ...
-	tags  []uint32      // while small: the hash of each field of pairs
-	ht    *dict[string] // once big: field → value
+	pack []byte        // while small: length, field, length, value, ...
+	tags []uint32      // while small: each pair's field hash and length
+	ht   *dict[string] // once big: field → value
+}
+
+// tagHash is the part of a tag that is the field's hash; the rest is the
+// pair's length.
+const tagHash = ^uint32(0xff)
+
+func pairTag(field []byte, pairLen int) uint32 {
+	return dictHash(field)&tagHash | uint32(pairLen)
 }
 
 func newHash() *hash { return &hash{} }
@@ -42,32 +59,55 @@ func (h *hash) len() int {
 	if h.ht != nil {
 		return h.ht.len()
 	}
-	return len(h.pairs) / 2
+	return len(h.tags)
 }
 
-// find returns the position of field's value in pairs, or -1.
-func (h *hash) find(field []byte) int {
-	tag := dictHash(field)
-	for i, t := range h.tags {
-		if t == tag && h.pairs[2*i] == string(field) {
-			return 2*i + 1
-		}
+// offset returns where pair i of a small hash starts in pack.
+func (h *hash) offset(i int) int {
+	off := 0
+	for _, t := range h.tags[:i] {
+		off += int(t &^ tagHash)
 	}
-	return -1
+	return off
+}
+
+// pairAt returns the field and value of the pair at off in pack.
+func (h *hash) pairAt(off int) (field, value []byte) {
+	n := int(h.pack[off])
+	field = h.pack[off+1 : off+1+n : off+1+n]
+	off += 1 + n
+	n = int(h.pack[off])
+	return field, h.pack[off+1 : off+1+n : off+1+n]
+}
+
+// find returns the position of field in a small hash and where its pair
+// starts in pack, or -1, -1.
+func (h *hash) find(field []byte) (i, off int) {
+	tag := dictHash(field) & tagHash
+	for i, t := range h.tags {
+		if t&tagHash == tag {
+			if f, _ := h.pairAt(off); string(f) == string(field) {
+				return i, off
+			}
+		}
+		off += int(t &^ tagHash)
+	}
+	return -1, -1
 }
 
 // get returns field's value.
-func (h *hash) get(field []byte) (string, bool) {
+func (h *hash) get(field []byte) ([]byte, bool) {
 	if h.ht != nil {
 		if p := h.ht.get(field); p != nil {
-			return *p, true
+			return stringBytes(*p), true
 		}
-		return "", false
+		return nil, false
 	}
-	if i := h.find(field); i >= 0 {
-		return h.pairs[i], true
+	if i, off := h.find(field); i >= 0 {
+		_, v := h.pairAt(off)
+		return v, true
 	}
-	return "", false
+	return nil, false
 }
 
 func (h *hash) exists(field []byte) bool {
@@ -87,40 +127,69 @@ func (h *hash) set(field, value []byte) bool {
 		*p = string(value)
 		return added
 	}
-	if i := h.find(field); i >= 0 {
-		h.pairs[i] = string(value)
+	if i, off := h.find(field); i >= 0 {
+		end := off + int(h.tags[i]&^tagHash)
+		_, old := h.pairAt(off)
+		h.splice(end-len(old)-1, end, value) // from the value's length byte
+		h.tags[i] = pairTag(field, 2+len(field)+len(value))
 		return false
 	}
-	h.pairs = append(h.pairs, string(field), string(value))
-	h.tags = append(h.tags, dictHash(field))
+	h.splice(len(h.pack), len(h.pack), field)
+	h.splice(len(h.pack), len(h.pack), value)
+	h.tags = append(h.tags, pairTag(field, 2+len(field)+len(value)))
 	if h.len() > hashListpackEntries {
 		h.convert()
 	}
 	return true
 }
 
-// fit converts a small hash if one of args is too long for it, as
-// Redis's hashTypeTryConversion does before HSET and HSETNX.
+// splice replaces pack[from:to] with b, length byte first.
+func (h *hash) splice(from, to int, b []byte) {
+	need := len(h.pack) - (to - from) + 1 + len(b)
+	if need > cap(h.pack) {
+		// Grown by a quarter: a small hash is kept for long, so its spare
+		// room stays small.
+		grown := make([]byte, len(h.pack), need+need/4)
+		copy(grown, h.pack)
+		h.pack = grown
+	}
+	tail := h.pack[to:]
+	h.pack = h.pack[:need]
+	copy(h.pack[from+1+len(b):], tail)
+	h.pack[from] = byte(len(b))
+	copy(h.pack[from+1:], b)
+}
+
+// fit converts a small hash if one of args (fields and values) is too
+// long for it, as Redis's hashTypeTryConversion does before HSET and
+// HSETNX; else it makes room for them in the pack, so that the pairs of
+// one HSET grow it once.
 func (h *hash) fit(args [][]byte) {
 	if h.ht != nil {
 		return
 	}
+	need := len(h.pack)
 	for _, a := range args {
 		if len(a) > hashListpackValue {
 			h.convert()
 			return
 		}
+		need += 1 + len(a)
+	}
+	if need > cap(h.pack) && len(args)/2+h.len() <= hashListpackEntries {
+		h.pack = append(make([]byte, 0, need), h.pack...)
+		h.tags = slices.Grow(h.tags, len(args)/2)
 	}
 }
 
 // convert moves the pairs into a dict.
 func (h *hash) convert() {
-	h.ht = newDict[string](len(h.pairs) / 2)
-	for i := 0; i < len(h.pairs); i += 2 {
-		p, _ := h.ht.put([]byte(h.pairs[i]))
-		*p = h.pairs[i+1]
+	ht := newDict[string](h.len())
+	for f, v := range h.all() {
+		p, _ := ht.put(f)
+		*p = string(v)
 	}
-	h.pairs, h.tags = nil, nil
+	h.pack, h.tags, h.ht = nil, nil, ht
 }
 
 // remove deletes field and reports whether it was there.
@@ -128,25 +197,52 @@ func (h *hash) remove(field []byte) bool {
 	if h.ht != nil {
 		return h.ht.delete(field)
 	}
-	i := h.find(field)
+	i, off := h.find(field)
 	if i < 0 {
 		return false
 	}
-	copy(h.pairs[i-1:], h.pairs[i+1:])
-	n := len(h.pairs) - 2
-	h.pairs[n], h.pairs[n+1] = "", ""
-	h.pairs = h.pairs[:n]
-	h.tags = slices.Delete(h.tags, i/2, i/2+1)
+	end := off + int(h.tags[i]&^tagHash)
+	h.pack = append(h.pack[:off], h.pack[end:]...)
+	h.tags = slices.Delete(h.tags, i, i+1)
+	if n := len(h.pack); cap(h.pack) > 64 && n < cap(h.pack)/4 {
+		h.pack = append(make([]byte, 0, n+n/4), h.pack...)
+	}
 	return true
 }
 
-// at returns the field and value at position i, 0 ≤ i < len.
-func (h *hash) at(i int) (string, string) {
+// at returns the field and value at position i, 0 ≤ i < len. For a
+// small hash it sums the lengths of the pairs before i: a walk over all
+// of them is all's.
+func (h *hash) at(i int) (field, value []byte) {
 	if h.ht != nil {
 		f, v := h.ht.at(i)
-		return f, *v
+		return stringBytes(f), stringBytes(*v)
 	}
-	return h.pairs[2*i], h.pairs[2*i+1]
+	f, v := h.pairAt(h.offset(i))
+	return f, v
+}
+
+// all yields the fields and values in order: a small hash's order, or
+// the table's.
+func (h *hash) all() iter.Seq2[[]byte, []byte] {
+	return func(yield func(f, v []byte) bool) {
+		if h.ht != nil {
+			for i := range h.ht.len() {
+				f, v := h.ht.at(i)
+				if !yield(stringBytes(f), stringBytes(*v)) {
+					return
+				}
+			}
+			return
+		}
+		off := 0
+		for _, t := range h.tags {
+			if !yield(h.pairAt(off)) {
+				return
+			}
+			off += int(t &^ tagHash)
+		}
+	}
 }
 
 // random returns the position of a random field; h must not be empty.
@@ -163,13 +259,12 @@ func (h *hash) encoding() string {
 // clone returns a deep copy, in the same encoding.
 func (h *hash) clone() *hash {
 	if h.ht == nil {
-		return &hash{pairs: slices.Clone(h.pairs), tags: slices.Clone(h.tags)}
+		return &hash{pack: slices.Clone(h.pack), tags: slices.Clone(h.tags)}
 	}
 	n := &hash{ht: newDict[string](h.ht.len())}
-	for i := range h.ht.len() {
-		f, v := h.ht.at(i)
-		p, _ := n.ht.put([]byte(f))
-		*p = *v
+	for f, v := range h.all() {
+		p, _ := n.ht.put(f)
+		*p = string(v)
 	}
 	return n
 }
@@ -177,14 +272,18 @@ func (h *hash) clone() *hash {
 // rewrite writes the HSET commands that rebuild the hash under key, 64
 // fields each.
 func (h *hash) rewrite(w *resp.Writer, key []byte) {
-	n := h.len()
 	args := make([][]byte, 0, 2+2*hashRewriteBatch)
-	for i := 0; i < n; {
-		args = append(args[:0], []byte("HSET"), key)
-		for ; i < n && len(args) < 2+2*hashRewriteBatch; i++ {
-			f, v := h.at(i)
-			args = append(args, []byte(f), []byte(v))
+	for f, v := range h.all() {
+		if len(args) == 0 {
+			args = append(args, []byte("HSET"), key)
 		}
+		args = append(args, f, v)
+		if len(args) == cap(args) {
+			w.Command(args...)
+			args = args[:0]
+		}
+	}
+	if len(args) > 0 {
 		w.Command(args...)
 	}
 }

@@ -697,7 +697,7 @@ func TestHashValue(t *testing.T) {
 	}
 	for i := range h.len() {
 		f, v := h.at(i)
-		if got, _ := rebuilt.get([]byte(f)); got != v {
+		if got, _ := rebuilt.get(f); string(got) != string(v) {
 			t.Errorf("rebuilt %s = %q; want %q", f, got, v)
 		}
 	}
@@ -719,7 +719,7 @@ func TestHashValue(t *testing.T) {
 	var order []string
 	for i := range s.clone().len() {
 		f, v := s.clone().at(i)
-		order = append(order, f+"="+v)
+		order = append(order, string(f)+"="+string(v))
 	}
 	if want := []string{"a=changed", "c=cc", "d=dd", "e=ee", "b=new"}; !slices.Equal(order, want) {
 		t.Errorf("order = %q; want %q", order, want)
@@ -933,5 +933,82 @@ func BenchmarkHashGetSet(b *testing.B) {
 				h.set(f, v)
 			}
 		})
+	}
+}
+
+// TestSmallHashModel runs random sets and removes on a small hash against
+// an ordered model, with fields and values of every length a small hash
+// takes (0 to 64 bytes, so that a replaced value grows, shrinks or keeps
+// its length in the pack): the pairs, their order and every look-up must
+// agree, until the hash converts, after which the pairs must still.
+func TestSmallHashModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	word := func(max int) []byte {
+		b := make([]byte, rng.IntN(max+1))
+		for i := range b {
+			b[i] = byte('a' + rng.IntN(3))
+		}
+		return b
+	}
+	for round := range 300 {
+		h := newHash()
+		var fields, values []string
+		index := func(f []byte) int { return slices.Index(fields, string(f)) }
+		for range rng.IntN(700) {
+			f := word(3 + rng.IntN(2)*60)
+			if rng.IntN(4) == 0 {
+				i := index(f)
+				if got := h.remove(f); got != (i >= 0) {
+					t.Fatalf("round %d: remove(%q) = %v", round, f, got)
+				}
+				if i >= 0 {
+					fields, values = slices.Delete(fields, i, i+1), slices.Delete(values, i, i+1)
+				}
+				continue
+			}
+			v := word(64)
+			if rng.IntN(2000) == 0 {
+				v = word(65) // may be one byte too long: the hash converts
+			}
+			i := index(f)
+			if got := h.set(f, v); got != (i < 0) {
+				t.Fatalf("round %d: set(%q) = %v", round, f, got)
+			}
+			if i < 0 {
+				fields, values = append(fields, string(f)), append(values, string(v))
+			} else {
+				values[i] = string(v)
+			}
+		}
+		if h.len() != len(fields) {
+			t.Fatalf("round %d: len %d, model %d", round, h.len(), len(fields))
+		}
+		wantEnc := "listpack"
+		if len(fields) > hashListpackEntries {
+			wantEnc = "hashtable"
+		}
+		if h.encoding() != wantEnc && !h.big() {
+			t.Fatalf("round %d: encoding %s with %d fields", round, h.encoding(), len(fields))
+		}
+		j := 0
+		for f, v := range h.all() {
+			if !h.big() && (string(f) != fields[j] || string(v) != values[j]) {
+				t.Fatalf("round %d: pair %d = %q %q; want %q %q", round, j, f, v, fields[j], values[j])
+			}
+			j++
+		}
+		for i, f := range fields {
+			if v, ok := h.get([]byte(f)); !ok || string(v) != values[i] {
+				t.Fatalf("round %d: get(%q) = %q %v; want %q", round, f, v, ok, values[i])
+			}
+			if !h.big() {
+				if af, av := h.at(i); string(af) != f || string(av) != values[i] {
+					t.Fatalf("round %d: at(%d) = %q %q", round, i, af, av)
+				}
+			}
+		}
+		if _, ok := h.get([]byte("not a field: too long for word")); ok {
+			t.Fatalf("round %d: a field never set found", round)
+		}
 	}
 }

@@ -123,7 +123,10 @@ func valueBytes(e *entry, samples int) int {
 	case *hash:
 		return o.bytes(samples)
 	case *set:
-		return int(unsafe.Sizeof(*o)) + o.members.bytes(samples, func(m string, _ *struct{}) int { return heapBytes(len(m)) })
+		if o.isIntset() {
+			return int(unsafe.Sizeof(*o)) + heapBytes(cap(o.ints.data))
+		}
+		return int(unsafe.Sizeof(*o)) + o.table.bytes(samples, func(m string, _ *struct{}) int { return heapBytes(len(m)) })
 	case *zset:
 		return o.bytes(samples)
 	}
@@ -148,18 +151,14 @@ func (l *list) bytes(samples int) int {
 	return n
 }
 
-// bytes estimates h: its pairs and their hashes while small, its table
+// bytes estimates h: its pack and its fields' hashes while small, its table
 // once big, the fields and values as samples of them average.
 func (h *hash) bytes(samples int) int {
 	n := int(unsafe.Sizeof(*h))
 	if h.big() {
 		return n + h.ht.bytes(samples, func(f string, v *string) int { return heapBytes(len(f)) + heapBytes(len(*v)) })
 	}
-	n += heapBytes(16*cap(h.pairs)) + heapBytes(4*cap(h.tags))
-	for _, p := range h.pairs {
-		n += heapBytes(len(p)) // a small hash: every field and value
-	}
-	return n
+	return n + heapBytes(cap(h.pack)) + heapBytes(4*cap(h.tags))
 }
 
 // bytes estimates z: its table of members and its tree, whose leaves and

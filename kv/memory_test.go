@@ -68,6 +68,36 @@ func TestMemoryUsage(t *testing.T) {
 		}
 	}
 
+	// Small sets of integers and small hashes, in their compact
+	// encodings: a key's estimate, against the heap 20,000 such keys took.
+	const small = 20000
+	for _, tc := range []struct {
+		kind, cmd, enc string
+		item           func(k, i int) []string
+	}{
+		{"set", "SADD", "intset", func(k, i int) []string { return []string{strconv.Itoa(k*10 + i)} }},
+		{"hash", "HSET", "listpack", func(k, i int) []string { return []string{fmt.Sprintf("field:%02d", i), strconv.Itoa(k)} }},
+	} {
+		before := liveHeap()
+		for k := range small {
+			args := []string{tc.cmd, tc.enc + ":" + strconv.Itoa(k)}
+			for i := range 10 {
+				args = append(args, tc.item(k, i)...)
+			}
+			run(args...)
+		}
+		grown := float64(liveHeap()-before) / small
+		key := tc.enc + ":7"
+		if enc := run("OBJECT", "ENCODING", key); enc != fmt.Sprintf("$%d\r\n%s\r\n", len(tc.enc), tc.enc) {
+			t.Fatalf("OBJECT ENCODING of a small %s = %q; want %s", tc.kind, enc, tc.enc)
+		}
+		one := usage(key)
+		t.Logf("%s of 10: heap grew %.0f a key, MEMORY USAGE %d", tc.enc, grown, one)
+		if r := float64(one) / grown; r < 0.8 || r > 1.25 {
+			t.Errorf("%s of 10: MEMORY USAGE = %d; the heap grew by %.0f a key (%.2f×)", tc.enc, one, grown, r)
+		}
+	}
+
 	if got := run("MEMORY", "USAGE", "nokey"); got != "$-1\r\n" {
 		t.Errorf("MEMORY USAGE of a missing key = %q; want a null", got)
 	}

@@ -1,7 +1,7 @@
 package kv
 
 import (
-	"slices"
+	"math/rand/v2"
 	"strconv"
 
 	"github.com/evloop/evloop/resp"
@@ -14,21 +14,23 @@ const setMaxIntset = 512
 // setRewriteBatch is how many members each SADD of a log rewrite adds.
 const setRewriteBatch = 64
 
-// set is a set value: its members in a dict. Redis keeps a set of
-// integers as a sorted array (an intset) until it holds a member that is
-// not an integer or more than setMaxIntset members, then as a hash table
-// for good. OBJECT ENCODING shows which, and an intset's members come out
-// in numeric order: intset tracks that state and the walks sort by it.
+// set is a set value. Redis keeps a set of integers as a sorted array
+// (an intset) until it holds a member that is not an integer or more than
+// setMaxIntset members, then as a hash table for good; so does set: ints
+// while table is nil, table from then on. OBJECT ENCODING shows
+// which, and an intset's members come out in numeric order.
 type set struct {
-	members *dict[struct{}]
-	intset  bool
+	table *dict[struct{}] // nil while the set is an intset
+	ints  intset
 }
 
 // newSet returns an empty set; as Redis creates it for its first member,
 // an intset if that member is an integer.
 func newSet(first []byte) *set {
-	_, isInt := setInt(first)
-	return &set{members: newDict[struct{}](0), intset: isInt}
+	if _, isInt := setInt(first); isInt {
+		return &set{}
+	}
+	return &set{table: newDict[struct{}](0)}
 }
 
 // setInt reports whether m is an integer as Redis's intset takes one (a
@@ -44,39 +46,84 @@ func setInt(m []byte) (int64, bool) {
 	return v, true
 }
 
-func (o *set) len() int { return o.members.len() }
+func (o *set) isIntset() bool { return o.table == nil }
 
-func (o *set) has(m []byte) bool { return o.members.get(m) != nil }
+func (o *set) len() int {
+	if o.table == nil {
+		return o.ints.len()
+	}
+	return o.table.len()
+}
+
+func (o *set) has(m []byte) bool {
+	if o.table == nil {
+		v, isInt := setInt(m)
+		return isInt && o.ints.has(v)
+	}
+	return o.table.get(m) != nil
+}
 
 // add adds m and reports whether it was new.
 func (o *set) add(m []byte) bool {
-	if _, added := o.members.put(m); !added {
-		return false
-	}
-	if o.intset {
-		if _, isInt := setInt(m); !isInt || o.members.len() > setMaxIntset {
-			o.intset = false
+	if o.table == nil {
+		v, isInt := setInt(m)
+		if isInt && o.ints.has(v) {
+			return false
 		}
+		if isInt && o.ints.len() < setMaxIntset {
+			return o.ints.add(v)
+		}
+		o.toTable()
 	}
-	return true
+	_, added := o.table.put(m)
+	return added
+}
+
+// toTable turns an intset into a table, for good.
+func (o *set) toTable() {
+	n := o.ints.len()
+	o.table = newDict[struct{}](n + 1)
+	var buf [20]byte
+	for i := range n {
+		o.table.put(strconv.AppendInt(buf[:0], o.ints.at(i), 10))
+	}
+	o.ints = intset{}
 }
 
 // remove removes m and reports whether it was there.
-func (o *set) remove(m []byte) bool { return o.members.delete(m) }
+func (o *set) remove(m []byte) bool {
+	if o.table == nil {
+		v, isInt := setInt(m)
+		return isInt && o.ints.remove(v)
+	}
+	return o.table.delete(m)
+}
+
+// at returns the member at position i, 0 <= i < o.len(): for an intset
+// the i-th smallest, else the dict's i-th.
+func (o *set) at(i int) string {
+	if o.table == nil {
+		return strconv.FormatInt(o.ints.at(i), 10)
+	}
+	m, _ := o.table.at(i)
+	return m
+}
+
+// randomIndex returns the position of a random member of a set that is
+// not empty.
+func (o *set) randomIndex() int {
+	if o.table == nil {
+		return rand.IntN(o.ints.len())
+	}
+	return o.table.random()
+}
 
 // list returns the members in the order Redis walks them: numeric for an
 // intset, the dict's order otherwise.
 func (o *set) list() []string {
-	out := make([]string, o.members.len())
+	out := make([]string, o.len())
 	for i := range out {
-		out[i], _ = o.members.at(i)
-	}
-	if o.intset {
-		slices.SortFunc(out, func(a, b string) int {
-			x, _ := strconv.ParseInt(a, 10, 64)
-			y, _ := strconv.ParseInt(b, 10, 64)
-			return cmpInt(x, y)
-		})
+		out[i] = o.at(i)
 	}
 	return out
 }
@@ -91,24 +138,24 @@ func cmpInt(a, b int64) int {
 	return 0
 }
 
-// random returns a random member.
-func (o *set) random() string {
-	m, _ := o.members.at(o.members.random())
-	return m
-}
+// random returns a random member of a set that is not empty.
+func (o *set) random() string { return o.at(o.randomIndex()) }
 
 func (o *set) encoding() string {
-	if o.intset {
+	if o.table == nil {
 		return "intset"
 	}
 	return "hashtable"
 }
 
 func (o *set) clone() *set {
-	c := &set{members: newDict[struct{}](o.members.len()), intset: o.intset}
-	for i := range o.members.len() {
-		m, _ := o.members.at(i)
-		c.members.put([]byte(m))
+	if o.table == nil {
+		return &set{ints: o.ints.clone()}
+	}
+	c := &set{table: newDict[struct{}](o.table.len())}
+	for i := range o.table.len() {
+		m, _ := o.table.at(i)
+		c.table.put([]byte(m))
 	}
 	return c
 }

@@ -2,7 +2,8 @@
 // itself, side by side in one run, and prints requests per second, p50 and
 // p99 latency, and requests per second of the server's own CPU time, with
 // each figure's ratio to Redis's; then resident memory with a million
-// keys of 16-byte values and with a million list items; and, with
+// keys of 16-byte values, with a million list items and with small sets
+// and hashes; and, with
 // -bigargs, the CPU one request of many arguments costs.
 //
 //	cd bench && go run ./cmd/kvbench                       # the full run: -n 1000000, minutes
@@ -63,6 +64,7 @@ func main() {
 	configs := flag.String("configs", "P1,P16,c1000", "load shapes: P1 (-c 50 -P 1), P16 (-c 50 -P 16), c1000 (-c 1000 -P 1); empty for none")
 	memKeys := flag.Int("memkeys", 1000000, "keys for the memory comparison (0: skip)")
 	memItems := flag.Int("memitems", 1000000, "list items for the list memory comparison (0: skip)")
+	memSmall := flag.Int("memsmall", 100000, "small sets and hashes for their memory comparison (0: skip)")
 	bigArgs := flag.Int("bigargs", 0, "items of one RPUSH to time, arriving in 64 KiB writes, -runs times per server (0: skip)")
 	pin := flag.Bool("pin", true, "pin servers to CPU 0 and redis-benchmark to CPU 1 with taskset")
 	var also []server
@@ -80,13 +82,13 @@ func main() {
 		return nil
 	})
 	flag.Parse()
-	if err := run(*n, *runs, strings.Split(*tests, ","), strings.Split(*configs, ","), *memKeys, *memItems, *bigArgs, *pin, also); err != nil {
+	if err := run(*n, *runs, strings.Split(*tests, ","), strings.Split(*configs, ","), *memKeys, *memItems, *memSmall, *bigArgs, *pin, also); err != nil {
 		fmt.Fprintln(os.Stderr, "kvbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, runs int, tests, configNames []string, memKeys, memItems, bigArgs int, pin bool, also []server) error {
+func run(n, runs int, tests, configNames []string, memKeys, memItems, memSmall, bigArgs int, pin bool, also []server) error {
 	evkv, err := buildEvkv()
 	if err != nil {
 		return err
@@ -152,10 +154,7 @@ func run(n, runs int, tests, configNames []string, memKeys, memItems, bigArgs in
 		}
 	}
 	if memItems > 0 {
-		lists := []struct {
-			name string
-			line func(w io.Writer, i int)
-		}{
+		lists := []memLoad{
 			{"one list of 3-byte items", func(w io.Writer, i int) {
 				fmt.Fprintf(w, "*3\r\n$5\r\nRPUSH\r\n$4\r\nlist\r\n$3\r\n%03d\r\n", i%1000)
 			}},
@@ -165,15 +164,13 @@ func run(n, runs int, tests, configNames []string, memKeys, memItems, bigArgs in
 			}},
 		}
 		fmt.Printf("\n## Resident memory of %d list items, above the empty server's\n\n| items | server | RSS growth | per item |\n|---|---|---:|---:|\n", memItems)
-		for _, l := range lists {
-			for _, srv := range servers {
-				before, after, err := memoryOnce(srv, memItems, l.line)
-				if err != nil {
-					return err
-				}
-				grown := after - before
-				fmt.Printf("| %s | %s | %.1f MiB | %.1f B |\n", l.name, srv.name, float64(grown)/(1<<20), float64(grown)/float64(memItems))
-			}
+		if err := memoryGrowth(servers, memItems, lists); err != nil {
+			return err
+		}
+	}
+	if memSmall > 0 {
+		if err := smallMemory(servers, memSmall); err != nil {
+			return err
 		}
 	}
 	if bigArgs > 0 {
@@ -467,6 +464,53 @@ func printTable(tests []string, all map[string]map[string][]result, a, b, aName,
 			x.p50, x.p99, y.p50, y.p99, x.cpu, y.cpu,
 			ratio(xs, ys, func(r result) float64 { return r.cpuRPS }))
 	}
+}
+
+// smallMemory compares the resident memory of n small aggregates of each
+// kind, the compact encodings' case: sets of 10 integers (intsets) and
+// hashes of 10 short fields (listpacks).
+func smallMemory(servers []server, n int) error {
+	kinds := []memLoad{
+		{"sets of 10 integers", func(w io.Writer, i int) {
+			k := fmt.Sprintf("set:%08d", i)
+			fmt.Fprintf(w, "*12\r\n$4\r\nSADD\r\n$%d\r\n%s\r\n", len(k), k)
+			for j := range 10 {
+				m := strconv.Itoa(i*10 + j)
+				fmt.Fprintf(w, "$%d\r\n%s\r\n", len(m), m)
+			}
+		}},
+		{"hashes of 10 8-byte fields", func(w io.Writer, i int) {
+			k := fmt.Sprintf("hash:%08d", i)
+			fmt.Fprintf(w, "*22\r\n$4\r\nHSET\r\n$%d\r\n%s\r\n", len(k), k)
+			for j := range 10 {
+				fmt.Fprintf(w, "$8\r\nfield:%02d\r\n$8\r\n%08d\r\n", j, i)
+			}
+		}},
+	}
+	fmt.Printf("\n## Resident memory of %d small aggregates, above the empty server's\n\n| keys | server | RSS growth | per key |\n|---|---|---:|---:|\n", n)
+	return memoryGrowth(servers, n, kinds)
+}
+
+// memLoad is a memory comparison's load: line writes its i-th command.
+type memLoad struct {
+	name string
+	line func(w io.Writer, i int)
+}
+
+// memoryGrowth prints, for each load and server, the resident memory n of
+// the load's commands add to a fresh server, in all and per command.
+func memoryGrowth(servers []server, n int, loads []memLoad) error {
+	for _, l := range loads {
+		for _, srv := range servers {
+			before, after, err := memoryOnce(srv, n, l.line)
+			if err != nil {
+				return err
+			}
+			grown := after - before
+			fmt.Printf("| %s | %s | %.1f MiB | %.1f B |\n", l.name, srv.name, float64(grown)/(1<<20), float64(grown)/float64(n))
+		}
+	}
+	return nil
 }
 
 // memoryOnce starts srv, sends it the n commands line writes through

@@ -1,0 +1,140 @@
+package kv
+
+import (
+	"encoding/binary"
+	"math"
+	"sort"
+)
+
+// intset is a sorted array of distinct integers, each stored in the
+// fewest bytes (2, 4 or 8) that hold every one of them, as Redis's intset
+// stores a small set of integers: 2 bytes a member for numbers below
+// 32,768 in magnitude, where a table of strings takes some 70.
+//
+// Inserting and removing move the members after the place, as Redis's do:
+// the set never holds more than setMaxIntset members, so that is at most
+// 4 KiB.
+type intset struct {
+	data  []byte // the members, little-endian, width bytes each
+	width int    // 2, 4 or 8; 0 while empty
+}
+
+// intWidth returns the bytes v needs: 2, 4 or 8.
+func intWidth(v int64) int {
+	switch {
+	case v >= math.MinInt16 && v <= math.MaxInt16:
+		return 2
+	case v >= math.MinInt32 && v <= math.MaxInt32:
+		return 4
+	}
+	return 8
+}
+
+func (s *intset) len() int {
+	if s.width == 0 {
+		return 0
+	}
+	return len(s.data) / s.width
+}
+
+// at returns the i-th smallest member.
+func (s *intset) at(i int) int64 {
+	switch s.width {
+	case 2:
+		return int64(int16(binary.LittleEndian.Uint16(s.data[2*i:])))
+	case 4:
+		return int64(int32(binary.LittleEndian.Uint32(s.data[4*i:])))
+	}
+	return int64(binary.LittleEndian.Uint64(s.data[8*i:]))
+}
+
+// put stores v as the i-th member, in the set's width.
+func (s *intset) put(i int, v int64) {
+	switch s.width {
+	case 2:
+		binary.LittleEndian.PutUint16(s.data[2*i:], uint16(v))
+	case 4:
+		binary.LittleEndian.PutUint32(s.data[4*i:], uint32(v))
+	default:
+		binary.LittleEndian.PutUint64(s.data[8*i:], uint64(v))
+	}
+}
+
+// search returns where v is, or where it would go, and whether it is
+// there.
+func (s *intset) search(v int64) (int, bool) {
+	n := s.len()
+	if n == 0 || intWidth(v) > s.width {
+		// Wider than every member: past one end.
+		if v < 0 {
+			return 0, false
+		}
+		return n, false
+	}
+	i := sort.Search(n, func(i int) bool { return s.at(i) >= v })
+	return i, i < n && s.at(i) == v
+}
+
+func (s *intset) has(v int64) bool {
+	_, ok := s.search(v)
+	return ok
+}
+
+// add inserts v and reports whether it was new.
+func (s *intset) add(v int64) bool {
+	if w := intWidth(v); w > s.width {
+		s.widen(w)
+	}
+	i, found := s.search(v)
+	if found {
+		return false
+	}
+	n := s.len()
+	s.data = s.grow(s.width)
+	copy(s.data[(i+1)*s.width:], s.data[i*s.width:n*s.width])
+	s.put(i, v)
+	return true
+}
+
+// grow returns data lengthened by extra bytes, reallocated by a quarter
+// more when it is full: an intset grows a member at a time and is kept
+// for long, so its spare room stays small.
+func (s *intset) grow(extra int) []byte {
+	n := len(s.data) + extra
+	if n <= cap(s.data) {
+		return s.data[:n]
+	}
+	b := make([]byte, n, n+n/4)
+	copy(b, s.data)
+	return b
+}
+
+// widen rewrites every member in w bytes.
+func (s *intset) widen(w int) {
+	n := s.len()
+	old := *s
+	s.width = w
+	s.data = make([]byte, n*w, (n+1)*w)
+	for i := range n {
+		s.put(i, old.at(i))
+	}
+}
+
+// remove removes v and reports whether it was there. The width stays, as
+// Redis's does; the array shrinks once it is under a quarter full.
+func (s *intset) remove(v int64) bool {
+	i, found := s.search(v)
+	if !found {
+		return false
+	}
+	copy(s.data[i*s.width:], s.data[(i+1)*s.width:])
+	s.data = s.data[:len(s.data)-s.width]
+	if n := len(s.data); cap(s.data) > 64 && n < cap(s.data)/4 {
+		s.data = append(make([]byte, 0, n+n/4), s.data...)
+	}
+	return true
+}
+
+func (s *intset) clone() intset {
+	return intset{data: append([]byte(nil), s.data...), width: s.width}
+}
