@@ -14,9 +14,11 @@ import (
 // Inserting and removing move the members after the place, as Redis's do:
 // the set never holds more than setMaxIntset members, so that is at most
 // 4 KiB.
+//
+// The width is data's first byte, so that an intset is a slice and a set
+// 32 bytes, a size class below what a field of its own would make it.
 type intset struct {
-	data  []byte // the members, little-endian, width bytes each
-	width int    // 2, 4 or 8; 0 while empty
+	data []byte // the width (2, 4 or 8), then the members, little-endian; nil while empty
 }
 
 // intWidth returns the bytes v needs: 2, 4 or 8.
@@ -30,33 +32,43 @@ func intWidth(v int64) int {
 	return 8
 }
 
-func (s *intset) len() int {
-	if s.width == 0 {
+// width returns the bytes a member takes: 2, 4 or 8, or 0 while empty.
+func (s *intset) width() int {
+	if len(s.data) == 0 {
 		return 0
 	}
-	return len(s.data) / s.width
+	return int(s.data[0])
+}
+
+func (s *intset) len() int {
+	if len(s.data) == 0 {
+		return 0
+	}
+	return (len(s.data) - 1) / int(s.data[0])
 }
 
 // at returns the i-th smallest member.
 func (s *intset) at(i int) int64 {
-	switch s.width {
+	m := s.data[1:]
+	switch s.data[0] {
 	case 2:
-		return int64(int16(binary.LittleEndian.Uint16(s.data[2*i:])))
+		return int64(int16(binary.LittleEndian.Uint16(m[2*i:])))
 	case 4:
-		return int64(int32(binary.LittleEndian.Uint32(s.data[4*i:])))
+		return int64(int32(binary.LittleEndian.Uint32(m[4*i:])))
 	}
-	return int64(binary.LittleEndian.Uint64(s.data[8*i:]))
+	return int64(binary.LittleEndian.Uint64(m[8*i:]))
 }
 
 // put stores v as the i-th member, in the set's width.
 func (s *intset) put(i int, v int64) {
-	switch s.width {
+	m := s.data[1:]
+	switch s.data[0] {
 	case 2:
-		binary.LittleEndian.PutUint16(s.data[2*i:], uint16(v))
+		binary.LittleEndian.PutUint16(m[2*i:], uint16(v))
 	case 4:
-		binary.LittleEndian.PutUint32(s.data[4*i:], uint32(v))
+		binary.LittleEndian.PutUint32(m[4*i:], uint32(v))
 	default:
-		binary.LittleEndian.PutUint64(s.data[8*i:], uint64(v))
+		binary.LittleEndian.PutUint64(m[8*i:], uint64(v))
 	}
 }
 
@@ -64,7 +76,7 @@ func (s *intset) put(i int, v int64) {
 // there.
 func (s *intset) search(v int64) (int, bool) {
 	n := s.len()
-	if n == 0 || intWidth(v) > s.width {
+	if n == 0 || intWidth(v) > s.width() {
 		// Wider than every member: past one end.
 		if v < 0 {
 			return 0, false
@@ -82,16 +94,16 @@ func (s *intset) has(v int64) bool {
 
 // add inserts v and reports whether it was new.
 func (s *intset) add(v int64) bool {
-	if w := intWidth(v); w > s.width {
+	if w := intWidth(v); w > s.width() {
 		s.widen(w)
 	}
 	i, found := s.search(v)
 	if found {
 		return false
 	}
-	n := s.len()
-	s.data = s.grow(s.width)
-	copy(s.data[(i+1)*s.width:], s.data[i*s.width:n*s.width])
+	w := s.width()
+	s.data = s.grow(w)
+	copy(s.data[1+(i+1)*w:], s.data[1+i*w:len(s.data)-w])
 	s.put(i, v)
 	return true
 }
@@ -109,12 +121,12 @@ func (s *intset) grow(extra int) []byte {
 	return b
 }
 
-// widen rewrites every member in w bytes.
+// widen rewrites every member in w bytes, with room for one more.
 func (s *intset) widen(w int) {
 	n := s.len()
 	old := *s
-	s.width = w
-	s.data = make([]byte, n*w, (n+1)*w)
+	s.data = make([]byte, 1+n*w, 1+(n+1)*w)
+	s.data[0] = byte(w)
 	for i := range n {
 		s.put(i, old.at(i))
 	}
@@ -127,8 +139,9 @@ func (s *intset) remove(v int64) bool {
 	if !found {
 		return false
 	}
-	copy(s.data[i*s.width:], s.data[(i+1)*s.width:])
-	s.data = s.data[:len(s.data)-s.width]
+	w := s.width()
+	copy(s.data[1+i*w:], s.data[1+(i+1)*w:])
+	s.data = s.data[:len(s.data)-w]
 	if n := len(s.data); cap(s.data) > 64 && n < cap(s.data)/4 {
 		s.data = append(make([]byte, 0, n+n/4), s.data...)
 	}
@@ -136,5 +149,5 @@ func (s *intset) remove(v int64) bool {
 }
 
 func (s *intset) clone() intset {
-	return intset{data: append([]byte(nil), s.data...), width: s.width}
+	return intset{data: append([]byte(nil), s.data...)}
 }

@@ -55,8 +55,8 @@ func TestIntsetModel(t *testing.T) {
 		for _, v := range model {
 			want = max(want, intWidth(v))
 		}
-		if s.width < want {
-			t.Fatalf("round %d: width %d for members needing %d", round, s.width, want)
+		if s.width() < want {
+			t.Fatalf("round %d: width %d for members needing %d", round, s.width(), want)
 		}
 		for i, v := range model {
 			if got := s.at(i); got != v {
@@ -82,20 +82,20 @@ func TestIntsetWidth(t *testing.T) {
 	for i := range 100 {
 		s.add(int64(i))
 	}
-	if s.width != 2 || len(s.data) != 200 {
-		t.Fatalf("100 small members: width %d, %d bytes", s.width, len(s.data))
+	if s.width() != 2 || len(s.data) != 1+200 {
+		t.Fatalf("100 small members: width %d, %d bytes", s.width(), len(s.data))
 	}
 	s.add(1 << 20)
-	if s.width != 4 || len(s.data) != 404 {
-		t.Fatalf("with 1<<20: width %d, %d bytes", s.width, len(s.data))
+	if s.width() != 4 || len(s.data) != 1+404 {
+		t.Fatalf("with 1<<20: width %d, %d bytes", s.width(), len(s.data))
 	}
 	s.add(math.MinInt64)
-	if s.width != 8 || s.at(0) != math.MinInt64 || s.at(101) != 1<<20 {
-		t.Fatalf("with MinInt64: width %d, first %d, last %d", s.width, s.at(0), s.at(101))
+	if s.width() != 8 || s.at(0) != math.MinInt64 || s.at(101) != 1<<20 {
+		t.Fatalf("with MinInt64: width %d, first %d, last %d", s.width(), s.at(0), s.at(101))
 	}
 	s.remove(math.MinInt64)
-	if s.width != 8 || s.len() != 101 || s.at(0) != 0 {
-		t.Fatalf("after removing MinInt64: width %d, len %d, first %d", s.width, s.len(), s.at(0))
+	if s.width() != 8 || s.len() != 101 || s.at(0) != 0 {
+		t.Fatalf("after removing MinInt64: width %d, len %d, first %d", s.width(), s.len(), s.at(0))
 	}
 	for i := range 100 {
 		s.remove(int64(i))
