@@ -259,7 +259,25 @@ func spopCommand(s *Server, c *client, args [][]byte) {
 		return
 	}
 	s.dirty(int(n) - 1)
-	popped := distinctRandom(o, int(n))
+	var popped []string
+	if remaining := o.len() - int(n); remaining*5 > int(n) {
+		popped = distinctRandom(o, int(n))
+		for _, m := range popped {
+			o.remove([]byte(m))
+		}
+	} else {
+		// Most of the set goes: as Redis does, draw the members that stay
+		// into a new set, whose encoding follows from them (a table may
+		// become an intset again), and pop the rest in the set's order.
+		kept := distinctRandom(o, remaining)
+		rest := newSet([]byte(kept[0]))
+		for _, m := range kept {
+			rest.add([]byte(m))
+			o.remove([]byte(m))
+		}
+		popped = o.list()
+		*o = *rest
+	}
 	s.replySet(popped)
 	const batch = 1024
 	for len(popped) > 0 {
@@ -267,7 +285,6 @@ func spopCommand(s *Server, c *client, args [][]byte) {
 		srem := make([][]byte, 0, 2+k)
 		srem = append(srem, []byte("SREM"), key)
 		for _, m := range popped[:k] {
-			o.remove([]byte(m))
 			srem = append(srem, []byte(m))
 		}
 		s.rewrite(srem...)

@@ -4,6 +4,7 @@ import (
 	"iter"
 	"math/rand/v2"
 	"slices"
+	"unsafe"
 
 	"github.com/evloop/evloop/resp"
 )
@@ -95,6 +96,16 @@ func (h *hash) find(field []byte) (i, off int) {
 	return -1, -1
 }
 
+// within reports whether b's bytes lie in buf's array.
+func within(b, buf []byte) bool {
+	if len(b) == 0 || cap(buf) == 0 {
+		return false
+	}
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+	return p >= base && p < base+uintptr(cap(buf))
+}
+
 // get returns field's value.
 func (h *hash) get(field []byte) ([]byte, bool) {
 	if h.ht != nil {
@@ -143,8 +154,12 @@ func (h *hash) set(field, value []byte) bool {
 	return true
 }
 
-// splice replaces pack[from:to] with b, length byte first.
+// splice replaces pack[from:to] with b, length byte first. b may be
+// bytes of the pack itself (a value get returned).
 func (h *hash) splice(from, to int, b []byte) {
+	if within(b, h.pack) {
+		b = slices.Clone(b)
+	}
 	need := len(h.pack) - (to - from) + 1 + len(b)
 	if need > cap(h.pack) {
 		// Grown by a quarter: a small hash is kept for long, so its spare
@@ -177,6 +192,11 @@ func (h *hash) fit(args [][]byte) {
 		need += 1 + len(a)
 	}
 	if need > cap(h.pack) && len(args)/2+h.len() <= hashListpackEntries {
+		if len(h.pack) > 0 {
+			// Built an HSET at a time: room for more, or each would copy
+			// the whole pack.
+			need += need / 4
+		}
 		h.pack = append(make([]byte, 0, need), h.pack...)
 		h.tags = slices.Grow(h.tags, len(args)/2)
 	}

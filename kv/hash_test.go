@@ -1012,3 +1012,47 @@ func TestSmallHashModel(t *testing.T) {
 		}
 	}
 }
+
+// TestSmallHashSetFromItself sets fields to values read from the same
+// hash, which alias its pack, with room in the pack and lengths that
+// move the pairs after them.
+func TestSmallHashSetFromItself(t *testing.T) {
+	h := newHash()
+	h.fit([][]byte{[]byte("a"), []byte("x"), []byte("b"), []byte("hello"), []byte("c"), []byte("yy")})
+	h.set([]byte("a"), []byte("x"))
+	h.set([]byte("b"), []byte("hello"))
+	h.set([]byte("c"), []byte("yy"))
+	h.pack = slices.Grow(h.pack, 64)
+	v, _ := h.get([]byte("b"))
+	h.set([]byte("a"), v)
+	v, _ = h.get([]byte("c"))
+	h.set([]byte("b"), v)
+	v, _ = h.get([]byte("a"))
+	h.set([]byte("d"), v)
+	want := []string{"a=hello", "b=yy", "c=yy", "d=hello"}
+	var got []string
+	for f, v := range h.all() {
+		got = append(got, string(f)+"="+string(v))
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("pairs = %q; want %q", got, want)
+	}
+}
+
+// BenchmarkHashBuild builds a 500-field hash an HSET at a time, as
+// hsetCommand calls fit and set.
+func BenchmarkHashBuild(b *testing.B) {
+	v := []byte(strings.Repeat("v", 32))
+	fields := make([][]byte, 500)
+	for i := range fields {
+		fields[i] = []byte(fmt.Sprintf("field:%04d", i))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		h := newHash()
+		for _, f := range fields {
+			h.fit([][]byte{f, v})
+			h.set(f, v)
+		}
+	}
+}

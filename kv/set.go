@@ -67,11 +67,11 @@ func (o *set) has(m []byte) bool {
 func (o *set) add(m []byte) bool {
 	if o.table == nil {
 		v, isInt := setInt(m)
-		if isInt && o.ints.has(v) {
-			return false
-		}
-		if isInt && o.ints.len() < setMaxIntset {
+		switch {
+		case isInt && o.ints.len() < setMaxIntset:
 			return o.ints.add(v)
+		case isInt && o.ints.has(v):
+			return false
 		}
 		o.toTable()
 	}
@@ -126,16 +126,6 @@ func (o *set) list() []string {
 		out[i] = o.at(i)
 	}
 	return out
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // random returns a random member of a set that is not empty.
