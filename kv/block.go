@@ -21,6 +21,12 @@ type blockState struct {
 	serve func(key []byte) bool
 	// timedOut writes the reply for a timeout.
 	timedOut func()
+	// took is how long the command ran when it blocked, and args its
+	// arguments, kept while the slow log is on: as Redis does, a command
+	// served when data comes is logged then, for the time it ran at first
+	// and while it was served (not while it waited).
+	took time.Duration
+	args [][]byte
 }
 
 // readyKey is a key that received data while clients were blocked on it.
@@ -216,6 +222,11 @@ func (s *Server) handleReady() {
 				if !served {
 					break // the key holds nothing for it, nor for those after it
 				}
+				end := s.tick()
+				if l := &s.slowlog; b.args != nil && l.slowerThan >= 0 && (b.took+end-s.mono).Microseconds() >= l.slowerThan {
+					l.note(c, b.args, b.took+end-s.mono, s.ms)
+				}
+				s.mono = end
 				s.unblock(c)
 				s.wake(c)
 			}

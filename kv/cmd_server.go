@@ -348,6 +348,9 @@ func topCommands() []*command {
 
 // categories returns a command's ACL categories, as COMMAND reports them.
 func (cm *command) categories() []string {
+	if cm.cats != nil {
+		return cm.cats
+	}
 	var cats []string
 	f := cm.flags
 	if f&cmdWrite != 0 {
@@ -636,6 +639,7 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 		field("multiplexing_api", multiplexingAPI())
 		field("go_version", runtime.Version())
 		field("process_id", os.Getpid())
+		field("run_id", s.runID)
 		field("tcp_port", s.cfg.Port)
 		up := time.Since(s.start)
 		field("uptime_in_seconds", int64(up.Seconds()))
@@ -718,6 +722,15 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 		section("Replication")
 		field("role", "master")
 		field("connected_slaves", 0)
+		field("master_failover_state", "no-failover")
+		field("master_replid", s.replID)
+		field("master_replid2", strings.Repeat("0", 40))
+		field("master_repl_offset", 0)
+		field("second_repl_offset", -1)
+		field("repl_backlog_active", 0)
+		field("repl_backlog_size", 1<<20)
+		field("repl_backlog_first_byte_offset", 0)
+		field("repl_backlog_histlen", 0)
 	}
 	if want("cpu") {
 		section("CPU")

@@ -82,7 +82,8 @@ type command struct {
 	firstKey int // position of the first key argument, 0 if none
 	lastKey  int // of the last; -1 is the last argument
 	step     int
-	group    string // "string", "list", ...: COMMAND DOCS and the ACL categories
+	group    string   // "string", "list", ...: COMMAND DOCS and the ACL categories
+	cats     []string // ACL categories, where they do not follow from flags and group
 	since    string
 	summary  string
 	fn       func(s *Server, c *client, args [][]byte)
@@ -120,6 +121,13 @@ func (c *command) withSubs(subs ...*command) *command {
 		}
 		c.subs[strings.TrimPrefix(sc.name, c.name+"|")] = sc
 	}
+	return c
+}
+
+// withCategories gives c ACL categories of its own, for a command whose
+// categories do not follow from its flags and group.
+func (c *command) withCategories(cats ...string) *command {
+	c.cats = cats
 	return c
 }
 
@@ -243,9 +251,15 @@ func (s *Server) exec(c *client, cmd *command, args [][]byte) {
 	took := end - s.mono
 	st.time += took
 	s.mono = end
-	// A command that blocked is not logged: Redis logs it when served.
-	if l := &s.slowlog; l.slowerThan >= 0 && took.Microseconds() >= l.slowerThan && cmd.flags&cmdSkipSlowlog == 0 && !c.blocked() {
-		l.note(c, args, took, s.ms)
+	// A command that blocked is logged when served, if it is, as Redis
+	// logs it.
+	if l := &s.slowlog; l.slowerThan >= 0 && cmd.flags&cmdSkipSlowlog == 0 {
+		switch {
+		case c.blocked():
+			c.block.took, c.block.args = took, copyArgs(args)
+		case took.Microseconds() >= l.slowerThan:
+			l.note(c, args, took, s.ms)
+		}
 	}
 	st.calls++
 	s.stats.commands++

@@ -113,6 +113,8 @@ type Server struct {
 	cur     *client
 	ms      int64 // the time of the command being run, Unix ms
 	start   time.Time
+	runID   string        // INFO's run_id
+	replID  string        // INFO's master_replid
 	epoch   time.Time     // a recent wall and monotonic reading; see tick
 	mono    time.Duration // when the command being run started, since epoch
 	// ticked is set once the clock has been read in this loop iteration:
@@ -163,6 +165,8 @@ func New(cfg Config) (*Server, error) {
 		channels: make(map[string]map[*client]struct{}),
 		patterns: make(map[string]map[*client]struct{}),
 		start:    time.Now(),
+		runID:    newReplID(),
+		replID:   newReplID(),
 		done:     make(chan struct{}),
 		cmdStats: make([]cmdStat, numCommands),
 		slowlog:  newSlowlog(),

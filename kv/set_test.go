@@ -137,13 +137,17 @@ func TestCompatSetEncoding(t *testing.T) {
 // that stay into a new set: its encoding follows from them, and the
 // popped members come in the old set's order (numeric for an intset).
 // The members drawn are random, so the pops are compared by their order
-// and the sets by encoding and size.
+// and the sets by encoding and size (each case's encoding is the same
+// whichever members stay).
 func TestCompatSpopMost(t *testing.T) {
 	_, addr := startServer(t, Config{})
 	ours, theirs := dialRaw(t, addr), dialRaw(t, redisServer(t))
-	var ints []string
+	var ints, strs []string
 	for i := range 600 {
 		ints = append(ints, strconv.Itoa(i))
+	}
+	for i := range 60 {
+		strs = append(strs, "m"+strconv.Itoa(i))
 	}
 	for _, tc := range []struct {
 		name  string
@@ -152,7 +156,7 @@ func TestCompatSpopMost(t *testing.T) {
 	}{
 		{"table of integers", [][]string{append([]string{"SADD", "k"}, ints...)}, "500"},
 		{"table, a string removed", [][]string{append([]string{"SADD", "k", "a"}, ints...), {"SREM", "k", "a"}}, "590"},
-		{"table, strings stay", [][]string{append([]string{"SADD", "k", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}, ints[:50]...)}, "55"},
+		{"table of strings", [][]string{append([]string{"SADD", "k"}, strs...)}, "55"},
 		{"table, fewer popped", [][]string{append([]string{"SADD", "k"}, ints...)}, "499"},
 		{"intset", [][]string{append([]string{"SADD", "k"}, ints[:10]...)}, "9"},
 	} {

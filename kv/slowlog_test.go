@@ -223,22 +223,68 @@ func TestCompatSlowlog(t *testing.T) {
 		for _, args := range script {
 			rc.do(args...)
 		}
-		reply := rc.do("SLOWLOG", "GET", "-1")
-		v, _, err := resp.Parse([]byte(reply))
-		if err != nil {
-			t.Fatalf("%s: SLOWLOG GET: %v", name, err)
-		}
-		for _, e := range v.Elems {
-			var args []string
-			for _, a := range e.Elems[3].Elems {
-				args = append(args, string(a.Str))
+		logged[name] = loggedCommands(t, rc.do("SLOWLOG", "GET", "-1"))
+	}
+	if got, want := logged["evkv"], logged["Redis"]; strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("slow log entries:\nevkv  %q\nRedis %q", got, want)
+	}
+}
+
+// TestCompatSlowlogBlocked: a blocking command is logged when data
+// serves it, after the push that served it, and not when it times out,
+// nor a WAIT; the same entries as Redis's.
+func TestCompatSlowlogBlocked(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	logged := map[string][]string{}
+	for name, addr := range map[string]string{"evkv": addr, "Redis": redisServer(t)} {
+		waiter, pusher := dialRaw(t, addr), dialRaw(t, addr)
+		pusher.do("CONFIG", "SET", "slowlog-log-slower-than", "0")
+		pusher.do("SLOWLOG", "RESET")
+		waiter.do("BLPOP", "nolist", "0.01")
+		waiter.do("WAIT", "1", "10")
+		blocked := func(cmd string) { // until the waiter blocks in cmd
+			for !strings.Contains(pusher.do("CLIENT", "LIST"), "cmd="+cmd) {
+				time.Sleep(time.Millisecond)
 			}
-			logged[name] = append(logged[name], strings.Join(args, " "))
+		}
+		waiter.send("BLPOP", "l", "0")
+		blocked("blpop")
+		pusher.do("RPUSH", "l", "x")
+		if got := waiter.read(); got != "*2\r\n$1\r\nl\r\n$1\r\nx\r\n" {
+			t.Fatalf("%s: BLPOP = %q", name, got)
+		}
+		waiter.send("BLMOVE", "m", "n", "LEFT", "RIGHT", "0")
+		blocked("blmove")
+		pusher.do("LPUSH", "m", "y")
+		waiter.read()
+		for _, cmd := range loggedCommands(t, pusher.do("SLOWLOG", "GET", "-1")) {
+			if !strings.HasPrefix(cmd, "CLIENT") {
+				logged[name] = append(logged[name], cmd)
+			}
 		}
 	}
 	if got, want := logged["evkv"], logged["Redis"]; strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("slow log entries:\nevkv  %q\nRedis %q", got, want)
 	}
+}
+
+// loggedCommands returns the commands of a SLOWLOG GET reply, each as its
+// arguments joined by spaces, newest first.
+func loggedCommands(t *testing.T, reply string) []string {
+	t.Helper()
+	v, _, err := resp.Parse([]byte(reply))
+	if err != nil {
+		t.Fatalf("SLOWLOG GET: %v", err)
+	}
+	var out []string
+	for _, e := range v.Elems {
+		var args []string
+		for _, a := range e.Elems[3].Elems {
+			args = append(args, string(a.Str))
+		}
+		out = append(out, strings.Join(args, " "))
+	}
+	return out
 }
 
 // TestConfigSettings checks Config.Settings: applied as CONFIG SET applies
