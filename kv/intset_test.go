@@ -20,7 +20,7 @@ func TestIntsetModel(t *testing.T) {
 		case 0:
 			return edges[rng.IntN(len(edges))]
 		case 1:
-			return int64(rng.IntN(1<<31)) - 1<<30
+			return rng.Int64N(1<<31) - 1<<30
 		case 2:
 			return int64(rng.Uint64())
 		}
