@@ -476,13 +476,13 @@ func clientHelp(s *Server, c *client, args [][]byte) {
 
 // help replies with a command's HELP text, in Redis's layout.
 func (s *Server) help(name string, lines ...string) {
-	s.w.Array(len(lines) + 2)
+	s.w.Array(1 + len(lines) + 2)
 	s.w.Simple(name + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
 	for _, l := range lines {
 		s.w.Simple(l)
 	}
 	s.w.Simple("HELP")
-	s.w.Simple("    Print this help.")
+	s.w.Simple("    Prints this help.")
 }
 
 // parseInt parses a decimal integer as Redis's string2ll does: an optional

@@ -225,6 +225,13 @@ var configParams = []configParam{
 		}
 		return err
 	}},
+	{"latency-monitor-threshold", func(s *Server) string { return strconv.FormatInt(s.latency.threshold, 10) }, func(s *Server, v string) error {
+		n, err := intParam(v, 0, math.MaxInt64)
+		if err == nil {
+			s.latency.threshold = n
+		}
+		return err
+	}},
 	{"save", func(s *Server) string { return "" }, func(s *Server, v string) error { return nil }},
 	{"maxmemory", func(s *Server) string { return "0" }, nil},
 	{"maxmemory-policy", func(s *Server) string { return "noeviction" }, nil},

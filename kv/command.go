@@ -261,6 +261,13 @@ func (s *Server) exec(c *client, cmd *command, args [][]byte) {
 			l.note(c, args, took, s.ms)
 		}
 	}
+	if s.latency.on() && !c.blocked() {
+		event := "command"
+		if cmd.flags&cmdFast != 0 {
+			event = "fast-command"
+		}
+		s.latency.note(event, took, s.ms/1000)
+	}
 	st.calls++
 	s.stats.commands++
 	if s.stats.dirty != dirty || s.prop.override {

@@ -124,6 +124,7 @@ type Server struct {
 	stats    stats
 	cmdStats []cmdStat // by command id
 	slowlog  slowlog
+	latency  latencyMonitor
 	prop     propagation
 	aof      *aof
 	channels map[string]map[*client]struct{}
@@ -258,10 +259,12 @@ func (s *Server) requestShutdown() {
 func (s *Server) cron() {
 	s.epoch = time.Now()
 	s.tick()
-	deadline := time.Now().Add(25 * time.Millisecond) // a quarter of the period, as Redis
+	start := time.Now()
+	deadline := start.Add(25 * time.Millisecond) // a quarter of the period, as Redis
 	for _, d := range s.dbs {
 		d.activeExpire(deadline)
 	}
+	s.latency.note("expire-cycle", s.latency.since(start), s.ms/1000)
 	s.handleReady()
 	if s.aof != nil {
 		s.aof.cron()

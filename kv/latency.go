@@ -1,0 +1,307 @@
+package kv
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The latency monitor, as Redis's: with latency-monitor-threshold set (in
+// milliseconds; 0, the default, turns it off), each event that took at
+// least that long is sampled under its class — "command" and
+// "fast-command" for commands, "expire-cycle" for the active expiry,
+// "aof-write" and "aof-fsync-always" for the append-only file — and
+// LATENCY reports the samples.
+
+func init() {
+	register(
+		cmd("latency", -2, "", 0, 0, 0, "server", "2.8.13", "A container for latency diagnostics commands.", nil).withSubs(
+			cmd("latest", 2, "admin noscript loading stale", 0, 0, 0, "", "2.8.13", "Returns the latest latency samples for all events.", latencyLatest),
+			cmd("history", 3, "admin noscript loading stale", 0, 0, 0, "", "2.8.13", "Returns timestamp-latency samples for an event.", latencyHistory),
+			cmd("reset", -2, "admin noscript loading stale", 0, 0, 0, "", "2.8.13", "Resets the latency data for one or more events.", latencyReset),
+			cmd("graph", 3, "admin noscript loading stale", 0, 0, 0, "", "2.8.13", "Returns a latency graph for an event.", latencyGraph),
+			cmd("doctor", 2, "admin noscript loading stale", 0, 0, 0, "", "2.8.13", "Returns a human-readable latency analysis report.", latencyDoctor),
+			cmd("help", 2, "loading stale", 0, 0, 0, "", "2.8.13", "Returns helpful text about the different subcommands.", latencyHelp),
+		),
+	)
+}
+
+// latencySamples is how many samples an event class keeps, one a second
+// at most: Redis's LATENCY_TS_LEN.
+const latencySamples = 160
+
+// latencySample is an event class's worst latency in one second.
+type latencySample struct {
+	at int64 // Unix seconds; 0 for a slot not used yet
+	ms int64
+}
+
+// latencySeries is an event class's samples, a ring, and its worst ever.
+type latencySeries struct {
+	samples [latencySamples]latencySample
+	next    int // the slot the next second's sample takes
+	max     int64
+}
+
+// latencyMonitor holds the event classes sampled, in the order they first
+// were.
+type latencyMonitor struct {
+	threshold int64 // latency-monitor-threshold, ms
+	events    map[string]*latencySeries
+	order     []string
+}
+
+// on reports whether the monitor samples anything.
+func (m *latencyMonitor) on() bool { return m.threshold > 0 }
+
+// note samples d under event if it reaches the threshold.
+func (m *latencyMonitor) note(event string, d time.Duration, nowSec int64) {
+	ms := d.Milliseconds()
+	if m.threshold <= 0 || ms < m.threshold {
+		return
+	}
+	ts := m.events[event]
+	if ts == nil {
+		if m.events == nil {
+			m.events = make(map[string]*latencySeries)
+		}
+		ts = new(latencySeries)
+		m.events[event] = ts
+		m.order = append(m.order, event)
+	}
+	ts.max = max(ts.max, ms)
+	prev := &ts.samples[(ts.next+latencySamples-1)%latencySamples]
+	if prev.at == nowSec {
+		prev.ms = max(prev.ms, ms) // one sample a second: its worst
+		return
+	}
+	ts.samples[ts.next] = latencySample{at: nowSec, ms: ms}
+	ts.next = (ts.next + 1) % latencySamples
+}
+
+// history returns an event class's samples, oldest first.
+func (ts *latencySeries) history() []latencySample {
+	var out []latencySample
+	for j := range latencySamples {
+		if sm := ts.samples[(ts.next+j)%latencySamples]; sm.at != 0 {
+			out = append(out, sm)
+		}
+	}
+	return out
+}
+
+// reset forgets event and reports whether it had samples.
+func (m *latencyMonitor) reset(event string) bool {
+	if m.events[event] == nil {
+		return false
+	}
+	delete(m.events, event)
+	for i, e := range m.order {
+		if e == event {
+			m.order = append(m.order[:i], m.order[i+1:]...)
+			break
+		}
+	}
+	return true
+}
+
+// since returns the time since start when the monitor is on, and 0
+// without reading the clock when it is off.
+func (m *latencyMonitor) since(start time.Time) time.Duration {
+	if !m.on() {
+		return 0
+	}
+	return time.Since(start)
+}
+
+func latencyLatest(s *Server, c *client, args [][]byte) {
+	m := &s.latency
+	s.w.Array(len(m.order))
+	for _, event := range m.order {
+		ts := m.events[event]
+		last := ts.samples[(ts.next+latencySamples-1)%latencySamples]
+		s.w.Array(4)
+		s.w.BulkString(event)
+		s.w.Int(last.at)
+		s.w.Int(last.ms)
+		s.w.Int(ts.max)
+	}
+}
+
+func latencyHistory(s *Server, c *client, args [][]byte) {
+	ts := s.latency.events[string(args[2])]
+	if ts == nil {
+		s.w.Array(0)
+		return
+	}
+	h := ts.history()
+	s.w.Array(len(h))
+	for _, sm := range h {
+		s.w.Array(2)
+		s.w.Int(sm.at)
+		s.w.Int(sm.ms)
+	}
+}
+
+func latencyReset(s *Server, c *client, args [][]byte) {
+	m := &s.latency
+	n := 0
+	if len(args) == 2 {
+		n = len(m.order)
+		m.events, m.order = nil, nil
+	}
+	for _, a := range args[2:] {
+		if m.reset(string(a)) {
+			n++
+		}
+	}
+	s.w.Int(int64(n))
+}
+
+// latencyGraph draws an event class's samples, oldest on the left, as
+// columns scaled between the lowest and the highest, each labelled below
+// with how long ago it was taken.
+func latencyGraph(s *Server, c *client, args [][]byte) {
+	event := string(args[2])
+	ts := s.latency.events[event]
+	if ts == nil {
+		s.w.Error("ERR No samples available for event '" + event + "'")
+		return
+	}
+	h := ts.history()
+	low, high := int64(math.MaxInt64), int64(0)
+	for _, sm := range h {
+		low, high = min(low, sm.ms), max(high, sm.ms)
+	}
+	const rows = 4
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s - high %d ms, low %d ms (all time high %d ms)\n", event, high, low, ts.max)
+	b.WriteString(strings.Repeat("-", 80) + "\n")
+	heights := make([]int, len(h))
+	for i, sm := range h {
+		heights[i] = 1 // the lowest sample still shows
+		if high > low {
+			heights[i] = 1 + int((sm.ms-low)*(rows*2-1)/(high-low))
+		}
+	}
+	for row := rows - 1; row >= 0; row-- {
+		line := make([]byte, len(h))
+		for i, ht := range heights {
+			switch {
+			case ht >= 2*row+2:
+				line[i] = '#'
+			case ht == 2*row+1:
+				line[i] = '_'
+			case ht > 2*row:
+				line[i] = '|'
+			default:
+				line[i] = ' '
+			}
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	// Ages, written down each column: "12s", "5m", "2h", "1d".
+	now := s.now() / 1000
+	ages := make([]string, len(h))
+	depth := 0
+	for i, sm := range h {
+		ages[i] = shortAge(now - sm.at)
+		depth = max(depth, len(ages[i]))
+	}
+	b.WriteByte('\n')
+	for row := range depth {
+		line := make([]byte, len(h))
+		for i, a := range ages {
+			line[i] = ' '
+			if row < len(a) {
+				line[i] = a[row]
+			}
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	s.w.Verbatim("txt", []byte(b.String()))
+}
+
+// shortAge writes an age in seconds in its largest unit.
+func shortAge(sec int64) string {
+	switch {
+	case sec < 60:
+		return strconv.FormatInt(sec, 10) + "s"
+	case sec < 3600:
+		return strconv.FormatInt(sec/60, 10) + "m"
+	case sec < 86400:
+		return strconv.FormatInt(sec/3600, 10) + "h"
+	}
+	return strconv.FormatInt(sec/86400, 10) + "d"
+}
+
+// latencyDoctor reports on each event class: how many spikes, their mean
+// and mean deviation, how often they came, the worst; and what may help.
+func latencyDoctor(s *Server, c *client, args [][]byte) {
+	m := &s.latency
+	var b strings.Builder
+	switch {
+	case !m.on() && len(m.order) == 0:
+		b.WriteString("The latency monitor is off: CONFIG SET latency-monitor-threshold <milliseconds> turns it on, and the events that take at least that long are then sampled.\n")
+	case len(m.order) == 0:
+		fmt.Fprintf(&b, "No event has taken %d ms or more since the latency monitor was turned on or reset.\n", m.threshold)
+	default:
+		b.WriteString("Latency spikes were observed:\n\n")
+		advice := map[string]bool{}
+		for i, event := range m.order {
+			h := m.events[event].history()
+			var sum int64
+			for _, sm := range h {
+				sum += sm.ms
+			}
+			mean := float64(sum) / float64(len(h))
+			var dev float64
+			for _, sm := range h {
+				dev += math.Abs(float64(sm.ms) - mean)
+			}
+			dev /= float64(len(h))
+			period := 0.0
+			if len(h) > 1 {
+				period = float64(h[len(h)-1].at-h[0].at) / float64(len(h)-1)
+			}
+			fmt.Fprintf(&b, "%d. %s: %d latency spikes (average %.0f ms, mean deviation %.0f ms, one every %.2f s). Worst ever %d ms.\n",
+				i+1, event, len(h), mean, dev, period, m.events[event].max)
+			advice[event] = true
+		}
+		b.WriteString("\nWhat may help:\n\n")
+		if advice["command"] || advice["fast-command"] {
+			b.WriteString("- SLOWLOG GET lists the commands that ran longest, with their arguments.\n")
+			if s.slowlog.slowerThan < 0 || s.slowlog.slowerThan > m.threshold*1000 {
+				fmt.Fprintf(&b, "- The slow log keeps only commands slower than the threshold it has: CONFIG SET slowlog-log-slower-than %d logs those this monitor samples.\n", m.threshold*1000)
+			}
+		}
+		if advice["fast-command"] {
+			b.WriteString("- Commands that run in constant or logarithmic time were slow: the process may have been starved of CPU (another process, a virtual machine's neighbours) or paused by the collector.\n")
+		}
+		if advice["command"] {
+			b.WriteString("- Commands over large values (KEYS, SMEMBERS or LRANGE of large collections, DEL of large values) take time in proportion to them: SCAN, HSCAN, SSCAN and UNLINK spread that work.\n")
+		}
+		if advice["expire-cycle"] {
+			b.WriteString("- Many keys expired at once: expiry times spread over a range rather than one instant keep the expiry cycle short.\n")
+		}
+		if advice["aof-write"] || advice["aof-fsync-always"] {
+			b.WriteString("- Writing the append-only file was slow: a faster disk, or appendfsync everysec, which syncs once a second off the loop.\n")
+		}
+	}
+	s.w.Verbatim("txt", []byte(b.String()))
+}
+
+func latencyHelp(s *Server, c *client, args [][]byte) {
+	s.help("LATENCY",
+		"DOCTOR", "    Return a human readable latency analysis report.",
+		"GRAPH <event>", "    Return an ASCII latency graph for the <event> class.",
+		"HISTORY <event>", "    Return time-latency samples for the <event> class.",
+		"LATEST", "    Return the latest latency samples for all events.",
+		"RESET [<event> ...]", "    Reset latency data of one or more <event> classes.",
+		"    (default: reset all data for all event classes)",
+	)
+}

@@ -1,0 +1,149 @@
+package kv
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/evloop/evloop/resp"
+)
+
+// TestLatencyMonitorSamples: one sample a second, its worst; a ring of
+// latencySamples; the worst ever kept past the ring; nothing under the
+// threshold, nor with the monitor off.
+func TestLatencyMonitorSamples(t *testing.T) {
+	var m latencyMonitor
+	m.note("command", time.Second, 100)
+	if len(m.order) != 0 {
+		t.Fatal("sampled with the monitor off")
+	}
+	m.threshold = 5
+	m.note("command", 4*time.Millisecond, 100)
+	if len(m.order) != 0 {
+		t.Fatal("sampled under the threshold")
+	}
+	m.note("command", 7*time.Millisecond, 100)
+	m.note("command", 9*time.Millisecond, 100)
+	m.note("command", 6*time.Millisecond, 100)
+	if h := m.events["command"].history(); len(h) != 1 || h[0] != (latencySample{100, 9}) {
+		t.Fatalf("three spikes in one second: %v; want one sample of the worst, 9 ms", h)
+	}
+	m.note("command", 500*time.Millisecond, 101)
+	for sec := int64(102); sec < 102+latencySamples; sec++ {
+		m.note("command", time.Duration(sec)*time.Millisecond, sec)
+	}
+	ts := m.events["command"]
+	h := ts.history()
+	if len(h) != latencySamples || h[0].at != 102 || h[len(h)-1].at != 101+latencySamples || ts.max != 500 {
+		t.Fatalf("after %d more seconds: %d samples from %d to %d, max %d; want the last %d, max 500",
+			latencySamples, len(h), h[0].at, h[len(h)-1].at, ts.max, latencySamples)
+	}
+	m.note("expire-cycle", time.Second, 300)
+	if !m.reset("command") || m.reset("command") || len(m.order) != 1 || m.order[0] != "expire-cycle" {
+		t.Fatalf("after reset: %v", m.order)
+	}
+}
+
+// TestLatencyCommands samples a slow command and reads it back through
+// every subcommand.
+func TestLatencyCommands(t *testing.T) {
+	c, ctx := serverAndClient(t)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := c.Do(ctx, "LATENCY", "DOCTOR").Val(); !strings.Contains(got.(string), "latency-monitor-threshold") {
+		t.Errorf("LATENCY DOCTOR with the monitor off = %q", got)
+	}
+	must(c.ConfigSet(ctx, "latency-monitor-threshold", "1").Err())
+	items := make([]any, 100000)
+	for i := range items {
+		items[i] = "item"
+	}
+	for range 5 {
+		must(c.RPush(ctx, "l", items...).Err())
+	}
+	// LRANGE of 500,000 items takes well over a millisecond.
+	for range 3 {
+		must(c.LRange(ctx, "l", 0, -1).Err())
+	}
+	latest, err := c.Do(ctx, "LATENCY", "LATEST").Slice()
+	must(err)
+	var events []string
+	for _, e := range latest {
+		f := e.([]any)
+		events = append(events, f[0].(string))
+		if at, ms, worst := f[1].(int64), f[2].(int64), f[3].(int64); at < time.Now().Unix()-60 || ms < 1 || worst < ms {
+			t.Errorf("LATENCY LATEST %q: at %d, latest %d ms, worst %d ms", f[0], at, ms, worst)
+		}
+	}
+	if !strings.Contains(strings.Join(events, " "), "command") {
+		t.Fatalf("LATENCY LATEST = %v; want a command event", latest)
+	}
+	event := "command"
+	if !strings.Contains(" "+strings.Join(events, " ")+" ", " command ") {
+		event = events[0]
+	}
+	hist, err := c.Do(ctx, "LATENCY", "HISTORY", event).Slice()
+	must(err)
+	if len(hist) == 0 || hist[0].([]any)[1].(int64) < 1 {
+		t.Fatalf("LATENCY HISTORY %s = %v", event, hist)
+	}
+	graph, err := c.Do(ctx, "LATENCY", "GRAPH", event).Text()
+	must(err)
+	if !strings.HasPrefix(graph, event+" - high ") || !strings.Contains(graph, "s\n") {
+		t.Errorf("LATENCY GRAPH %s = %q", event, graph)
+	}
+	doctor, err := c.Do(ctx, "LATENCY", "DOCTOR").Text()
+	must(err)
+	if !strings.Contains(doctor, ". "+event+": ") || !strings.Contains(doctor, "SLOWLOG") {
+		t.Errorf("LATENCY DOCTOR = %q", doctor)
+	}
+	if err := c.Do(ctx, "LATENCY", "GRAPH", "nosuch").Err(); err == nil || err.Error() != "ERR No samples available for event 'nosuch'" {
+		t.Errorf("LATENCY GRAPH of an event never sampled: %v", err)
+	}
+	if n := c.Do(ctx, "LATENCY", "RESET", "nosuch", event).Val(); n != int64(1) {
+		t.Errorf("LATENCY RESET nosuch %s = %v; want 1", event, n)
+	}
+	if got := c.Do(ctx, "LATENCY", "HISTORY", event).Val(); len(got.([]any)) != 0 {
+		t.Errorf("LATENCY HISTORY after RESET = %v", got)
+	}
+}
+
+// TestCompatLatency compares the replies that do not depend on timing.
+func TestCompatLatency(t *testing.T) {
+	compareWithRedis(t, [][]string{
+		{"LATENCY", "LATEST"}, {"LATENCY", "HISTORY", "command"}, {"LATENCY", "GRAPH", "command"},
+		{"LATENCY", "RESET"}, {"LATENCY", "RESET", "a", "b"}, {"LATENCY"}, {"LATENCY", "NOSUCH"},
+		{"LATENCY", "HISTORY"}, {"LATENCY", "LATEST", "x"},
+		{"CONFIG", "GET", "latency-monitor-threshold"}, {"CONFIG", "SET", "latency-monitor-threshold", "-1"},
+		{"CONFIG", "SET", "latency-monitor-threshold", "x"}, {"CONFIG", "SET", "latency-monitor-threshold", "100"},
+		{"CONFIG", "GET", "latency-monitor-threshold"}, {"SLOWLOG", "HELP"},
+	})
+}
+
+// TestHelpReplies sends every HELP subcommand followed by a PING: each
+// reply must hold as many elements as its header says, end with HELP's
+// own line as Redis's do, and leave the PING its +PONG.
+func TestHelpReplies(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	rc := dialRaw(t, addr)
+	for _, cm := range topCommands() {
+		if cm.subs["help"] == nil {
+			continue
+		}
+		name := strings.ToUpper(cm.name)
+		v, _, err := resp.Parse([]byte(rc.do(name, "HELP")))
+		if err != nil || len(v.Elems) < 3 {
+			t.Fatalf("%s HELP: %v, %v", name, v, err)
+		}
+		if last := string(v.Elems[len(v.Elems)-1].Str); last != "    Prints this help." {
+			t.Errorf("%s HELP ends with %q", name, last)
+		}
+		if got := rc.do("PING"); got != "+PONG\r\n" {
+			t.Fatalf("PING after %s HELP = %q", name, got)
+		}
+	}
+}
