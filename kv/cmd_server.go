@@ -232,6 +232,20 @@ var configParams = []configParam{
 		}
 		return err
 	}},
+	{"latency-tracking", func(s *Server) string { return yesNo(s.latencyTracking) }, func(s *Server, v string) error {
+		b, err := boolParam(v)
+		if err == nil {
+			s.latencyTracking = b
+		}
+		return err
+	}},
+	{"latency-tracking-info-percentiles", func(s *Server) string { return formatPercentiles(s.latencyPercentiles) }, func(s *Server, v string) error {
+		ps, err := parsePercentiles(v)
+		if err == nil {
+			s.latencyPercentiles = ps
+		}
+		return err
+	}},
 	{"save", func(s *Server) string { return "" }, func(s *Server, v string) error { return nil }},
 	{"maxmemory", func(s *Server) string { return "0" }, nil},
 	{"maxmemory-policy", func(s *Server) string { return "noeviction" }, nil},
@@ -753,6 +767,10 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 				fmt.Fprintf(&b, "cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f\r\n", cm.name, st.calls, st.time.Microseconds(), float64(st.time)/float64(time.Microsecond)/float64(st.calls))
 			}
 		}
+	}
+	if sections["latencystats"] || sections["everything"] || sections["all"] {
+		section("Latencystats")
+		s.latencyStats(&b)
 	}
 	if want("keyspace") {
 		section("Keyspace")

@@ -95,6 +95,7 @@ type command struct {
 type cmdStat struct {
 	calls int64
 	time  time.Duration
+	hist  *latencyHist // with latency-tracking on, once called
 }
 
 // numCommands counts the commands and subcommands registered, for ids.
@@ -250,6 +251,12 @@ func (s *Server) exec(c *client, cmd *command, args [][]byte) {
 	st := &s.cmdStats[cmd.id]
 	took := end - s.mono
 	st.time += took
+	if s.latencyTracking {
+		if st.hist == nil {
+			st.hist = new(latencyHist)
+		}
+		st.hist.record(took)
+	}
 	s.mono = end
 	// A command that blocked is logged when served, if it is, as Redis
 	// logs it.

@@ -2,7 +2,10 @@ package kv
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +26,7 @@ func init() {
 			cmd("reset", -2, "admin noscript loading stale", 0, 0, 0, "", "2.8.13", "Resets the latency data for one or more events.", latencyReset),
 			cmd("graph", 3, "admin noscript loading stale", 0, 0, 0, "", "2.8.13", "Returns a latency graph for an event.", latencyGraph),
 			cmd("doctor", 2, "admin noscript loading stale", 0, 0, 0, "", "2.8.13", "Returns a human-readable latency analysis report.", latencyDoctor),
+			cmd("histogram", -2, "admin noscript loading stale", 0, 0, 0, "", "7.0.0", "Returns the cumulative distribution of latencies of a subset or all commands.", latencyHistogram),
 			cmd("help", 2, "loading stale", 0, 0, 0, "", "2.8.13", "Returns helpful text about the different subcommands.", latencyHelp),
 		),
 	)
@@ -303,5 +307,203 @@ func latencyHelp(s *Server, c *client, args [][]byte) {
 		"LATEST", "    Return the latest latency samples for all events.",
 		"RESET [<event> ...]", "    Reset latency data of one or more <event> classes.",
 		"    (default: reset all data for all event classes)",
+		"HISTOGRAM [COMMAND ...]", "    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
+		"    If no commands are specified then all histograms are replied.",
 	)
+}
+
+// Per-command latency histograms, as Redis 7.0 keeps them with
+// latency-tracking on (the default): each command's durations, whole
+// microseconds in nanoseconds, clamped to [1024 ns, 1 s], counted in
+// buckets of two significant digits (an HDR histogram's: 128 of them in
+// each power of two). LATENCY HISTOGRAM reports their cumulative counts
+// at powers of two; INFO latencystats their percentiles.
+const (
+	histMinNs   = 1024
+	histMaxNs   = 1_000_000_000
+	histMinExp  = 10 // log2(histMinNs)
+	histExps    = 30 - histMinExp
+	histSubBits = 7 // 2^7 sub-buckets in each half-power: two significant digits
+)
+
+// latencyHist counts a command's durations: a row per power of two,
+// allocated when a duration first falls in it.
+type latencyHist struct {
+	rows  [histExps]*[1 << histSubBits]uint64
+	total uint64
+}
+
+// histBucket returns the row and column of ns, clamped to the range.
+func histBucket(ns int64) (row, col int) {
+	ns = min(max(ns, histMinNs), histMaxNs)
+	exp := bits.Len64(uint64(ns)) - 1
+	return exp - histMinExp, int(ns>>(exp-histSubBits)) - 1<<histSubBits
+}
+
+// histHighest returns the highest value that falls in row, col's bucket.
+func histHighest(row, col int) int64 {
+	exp := row + histMinExp
+	low := int64(1<<histSubBits+col) << (exp - histSubBits)
+	return low + 1<<(exp-histSubBits) - 1
+}
+
+// record counts a command that took d.
+func (h *latencyHist) record(d time.Duration) {
+	row, col := histBucket(d.Microseconds() * 1000)
+	r := h.rows[row]
+	if r == nil {
+		r = new([1 << histSubBits]uint64)
+		h.rows[row] = r
+	}
+	r[col]++
+	h.total++
+}
+
+// each calls fn for every bucket that holds counts, in order.
+func (h *latencyHist) each(fn func(row, col int, n uint64) bool) {
+	for row, r := range h.rows {
+		if r == nil {
+			continue
+		}
+		for col, n := range r {
+			if n > 0 && !fn(row, col, n) {
+				return
+			}
+		}
+	}
+}
+
+// percentile returns the highest value of the bucket in which the p-th
+// percentile falls, in nanoseconds, as an HDR histogram reports it.
+func (h *latencyHist) percentile(p float64) int64 {
+	want := max(uint64(min(p, 100)/100*float64(h.total)+0.5), 1)
+	var sum uint64
+	at := int64(0)
+	h.each(func(row, col int, n uint64) bool {
+		sum += n
+		if sum >= want {
+			at = histHighest(row, col)
+			return false
+		}
+		return true
+	})
+	return at
+}
+
+// cumulative returns, for the powers of two from 1024 ns up, the highest
+// value of each one's bucket and how many durations fell at or below it,
+// where that count grew, until it reaches the total: LATENCY HISTOGRAM's
+// buckets.
+func (h *latencyHist) cumulative() (upTo []int64, counts []uint64) {
+	var below, prev uint64 // below: the counts in the rows under row
+	for row := 0; row <= histExps && prev < h.total; row++ {
+		at := below
+		var r *[1 << histSubBits]uint64
+		if row < histExps {
+			r = h.rows[row]
+		}
+		if r != nil {
+			at += r[0] // the power's own bucket
+			for _, n := range r {
+				below += n
+			}
+		}
+		if row == histExps {
+			at = h.total // the power above the clamp's
+		}
+		if at > prev {
+			upTo, counts = append(upTo, histHighest(row, 0)), append(counts, at)
+			prev = at
+		}
+	}
+	return upTo, counts
+}
+
+func latencyHistogram(s *Server, c *client, args [][]byte) {
+	var cmds []*command
+	add := func(cm *command) {
+		if s.cmdStats[cm.id].hist != nil {
+			cmds = append(cmds, cm)
+		}
+	}
+	if len(args) == 2 {
+		for _, cm := range allCommands() {
+			add(cm)
+		}
+	}
+	for _, a := range args[2:] {
+		cm := namedCommand(string(a))
+		if cm == nil {
+			continue // as Redis: no entry for a name it does not know
+		}
+		add(cm)
+		subs := slices.SortedFunc(maps.Values(cm.subs), func(a, b *command) int { return strings.Compare(a.name, b.name) })
+		for _, sc := range subs {
+			add(sc)
+		}
+	}
+	s.w.Map(len(cmds))
+	for _, cm := range cmds {
+		h := s.cmdStats[cm.id].hist
+		s.w.BulkString(cm.name)
+		s.w.Map(2)
+		s.w.BulkString("calls")
+		s.w.Int(int64(h.total))
+		s.w.BulkString("histogram_usec")
+		upTo, counts := h.cumulative()
+		s.w.Map(len(upTo))
+		for i := range upTo {
+			s.w.Int(upTo[i] / 1000)
+			s.w.Int(int64(counts[i]))
+		}
+	}
+}
+
+// latencyStats writes INFO's latencystats lines: each command's
+// percentiles, as latency-tracking-info-percentiles lists them.
+func (s *Server) latencyStats(b *strings.Builder) {
+	if !s.latencyTracking {
+		return
+	}
+	for _, cm := range allCommands() {
+		h := s.cmdStats[cm.id].hist
+		if h == nil {
+			continue
+		}
+		fmt.Fprintf(b, "latency_percentiles_usec_%s:", cm.name)
+		for i, p := range s.latencyPercentiles {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(b, "p%s=%.3f", strconv.FormatFloat(p, 'f', -1, 64), float64(h.percentile(p))/1000)
+		}
+		b.WriteString("\r\n")
+	}
+}
+
+// parsePercentiles parses latency-tracking-info-percentiles: numbers
+// between 0 and 100, separated by spaces.
+func parsePercentiles(v string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Fields(v) {
+		p, err := strconv.ParseFloat(f, 64)
+		if err != nil || math.IsNaN(p) {
+			return nil, fmt.Errorf("Invalid latency-tracking-info-percentiles parameters")
+		}
+		if p < 0 || p > 100 {
+			return nil, fmt.Errorf("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]")
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// formatPercentiles writes latency-tracking-info-percentiles as CONFIG
+// GET shows it.
+func formatPercentiles(ps []float64) string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = strconv.FormatFloat(p, 'f', -1, 64)
+	}
+	return strings.Join(out, " ")
 }

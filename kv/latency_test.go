@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -104,6 +105,19 @@ func TestLatencyCommands(t *testing.T) {
 	if err := c.Do(ctx, "LATENCY", "GRAPH", "nosuch").Err(); err == nil || err.Error() != "ERR No samples available for event 'nosuch'" {
 		t.Errorf("LATENCY GRAPH of an event never sampled: %v", err)
 	}
+	hg, err := c.Do(ctx, "LATENCY", "HISTOGRAM", "lrange", "nosuch", "config").Result()
+	must(err)
+	m, _ := hg.(map[any]any)
+	lr, _ := m["lrange"].(map[any]any)
+	buckets, _ := lr["histogram_usec"].(map[any]any)
+	cs, _ := m["config|set"].(map[any]any)
+	if len(m) != 2 || lr["calls"] != int64(3) || len(buckets) == 0 || cs["calls"] != int64(1) {
+		t.Errorf("LATENCY HISTOGRAM lrange nosuch config = %v; want lrange's 3 calls and config|set's 1", hg)
+	}
+	info := c.Info(ctx, "latencystats").Val()
+	if !strings.Contains(info, "latency_percentiles_usec_lrange:p50=") || !strings.Contains(info, ",p99.9=") {
+		t.Errorf("INFO latencystats = %q", info)
+	}
 	if n := c.Do(ctx, "LATENCY", "RESET", "nosuch", event).Val(); n != int64(1) {
 		t.Errorf("LATENCY RESET nosuch %s = %v; want 1", event, n)
 	}
@@ -120,7 +134,13 @@ func TestCompatLatency(t *testing.T) {
 		{"LATENCY", "HISTORY"}, {"LATENCY", "LATEST", "x"},
 		{"CONFIG", "GET", "latency-monitor-threshold"}, {"CONFIG", "SET", "latency-monitor-threshold", "-1"},
 		{"CONFIG", "SET", "latency-monitor-threshold", "x"}, {"CONFIG", "SET", "latency-monitor-threshold", "100"},
-		{"CONFIG", "GET", "latency-monitor-threshold"}, {"SLOWLOG", "HELP"},
+		{"CONFIG", "GET", "latency-monitor-threshold"}, {"SLOWLOG", "HELP"}, {"LATENCY", "HELP"},
+		{"LATENCY", "HISTOGRAM", "nosuch"}, {"CONFIG", "GET", "latency-tracking"},
+		{"CONFIG", "SET", "latency-tracking-info-percentiles", "101"}, {"CONFIG", "SET", "latency-tracking-info-percentiles", "abc"},
+		{"CONFIG", "SET", "latency-tracking-info-percentiles", "50 99.9 100"}, {"CONFIG", "GET", "latency-tracking-info-percentiles"},
+		{"CONFIG", "SET", "latency-tracking-info-percentiles", ""}, {"CONFIG", "GET", "latency-tracking-info-percentiles"},
+		{"CONFIG", "SET", "latency-tracking", "maybe"}, {"CONFIG", "SET", "latency-tracking", "no"}, {"SET", "k", "v"},
+		{"LATENCY", "HISTOGRAM", "set"}, {"INFO", "latencystats"},
 	})
 }
 
@@ -145,5 +165,43 @@ func TestHelpReplies(t *testing.T) {
 		if got := rc.do("PING"); got != "+PONG\r\n" {
 			t.Fatalf("PING after %s HELP = %q", name, got)
 		}
+	}
+}
+
+// TestLatencyHistogram checks the buckets and percentiles against what
+// Redis 7.0 reported for the same durations: two SETs of 7 µs and one of
+// 9 µs gave histogram_usec {8: 2, 16: 3} and p50=7.007, p99=9.023.
+func TestLatencyHistogram(t *testing.T) {
+	var h latencyHist
+	for _, us := range []int64{7, 7, 9} {
+		h.record(time.Duration(us) * time.Microsecond)
+	}
+	upTo, counts := h.cumulative()
+	if len(upTo) != 2 || upTo[0]/1000 != 8 || counts[0] != 2 || upTo[1]/1000 != 16 || counts[1] != 3 {
+		t.Errorf("buckets %v, counts %v; want 8 µs: 2, 16 µs: 3", upTo, counts)
+	}
+	if p50, p99 := h.percentile(50), h.percentile(99); p50 != 7007 || p99 != 9023 {
+		t.Errorf("p50 %d, p99 %d ns; want 7007 and 9023", p50, p99)
+	}
+	// Durations under a microsecond count as 1024 ns, over a second as
+	// one; 47 µs as Redis's 47.103.
+	var g latencyHist
+	for _, d := range []time.Duration{0, 300 * time.Nanosecond, 47 * time.Microsecond, 5 * time.Second} {
+		g.record(d)
+	}
+	upTo, counts = g.cumulative()
+	want := []int64{1, 66, 1082130}
+	var got []int64
+	for _, u := range upTo {
+		got = append(got, u/1000)
+	}
+	if !slices.Equal(got, want) || !slices.Equal(counts, []uint64{2, 3, 4}) {
+		t.Errorf("buckets %v µs, counts %v; want about %v with 2, 3, 4", got, counts, want)
+	}
+	if p := g.percentile(75); p != 47103 {
+		t.Errorf("p75 = %d ns; want 47103", p)
+	}
+	if p := g.percentile(100); p != 1002438655 {
+		t.Errorf("p100 = %d ns; want 1002438655, the highest of the second's bucket", p)
 	}
 }

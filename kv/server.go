@@ -125,14 +125,18 @@ type Server struct {
 	cmdStats []cmdStat // by command id
 	slowlog  slowlog
 	latency  latencyMonitor
-	prop     propagation
-	aof      *aof
-	channels map[string]map[*client]struct{}
-	patterns map[string]map[*client]struct{}
-	ready    []readyKey // keys of blocked clients that received data
-	warmer   warmer
-	replay   bool // replaying the log: nothing is propagated or sent
-	inExec   bool // running EXEC's queue
+	// latency-tracking and latency-tracking-info-percentiles: per-command
+	// histograms, and the percentiles INFO latencystats shows of them.
+	latencyTracking    bool
+	latencyPercentiles []float64
+	prop               propagation
+	aof                *aof
+	channels           map[string]map[*client]struct{}
+	patterns           map[string]map[*client]struct{}
+	ready              []readyKey // keys of blocked clients that received data
+	warmer             warmer
+	replay             bool // replaying the log: nothing is propagated or sent
+	inExec             bool // running EXEC's queue
 
 	shutdownOnce sync.Once
 	done         chan struct{} // closed by SHUTDOWN
@@ -171,6 +175,9 @@ func New(cfg Config) (*Server, error) {
 		done:     make(chan struct{}),
 		cmdStats: make([]cmdStat, numCommands),
 		slowlog:  newSlowlog(),
+
+		latencyTracking:    true,
+		latencyPercentiles: []float64{50, 99, 99.9},
 	}
 	s.epoch = s.start
 	for _, name := range slices.Sorted(maps.Keys(cfg.Settings)) {
