@@ -21,10 +21,12 @@ type blockState struct {
 	serve func(key []byte) bool
 	// timedOut writes the reply for a timeout.
 	timedOut func()
-	// took is how long the command ran when it blocked, and args its
-	// arguments, kept while the slow log is on: as Redis does, a command
-	// served when data comes is logged then, for the time it ran at first
-	// and while it was served (not while it waited).
+	// cmd is the command that blocked, took how long it ran then, and args
+	// its arguments, kept while the slow log is on: as Redis does, a
+	// command served when data comes is timed then (its histogram, the
+	// slow log), for the time it ran at first and while it was served, not
+	// while it waited.
+	cmd  *command
 	took time.Duration
 	args [][]byte
 }
@@ -223,9 +225,10 @@ func (s *Server) handleReady() {
 					break // the key holds nothing for it, nor for those after it
 				}
 				end := s.tick()
-				if l := &s.slowlog; b.args != nil && l.slowerThan >= 0 && (b.took+end-s.mono).Microseconds() >= l.slowerThan {
-					l.note(c, b.args, b.took+end-s.mono, s.ms)
+				if b.cmd != nil {
+					s.timed(c, b.cmd, b.args, b.took+end-s.mono)
 				}
+				s.latency.note("command-unblocking", end-s.mono, s.ms/1000)
 				s.mono = end
 				s.unblock(c)
 				s.wake(c)

@@ -438,6 +438,9 @@ func clientUnblock(s *Server, c *client, args [][]byte) {
 		s.w.Int(0)
 		return
 	}
+	if b := target.block; b.cmd != nil {
+		s.timed(target, b.cmd, nil, b.took) // Redis's histogram counts it; its slow log does not
+	}
 	if withError {
 		s.unblockWithError(target, "UNBLOCKED client unblocked via CLIENT UNBLOCK")
 	} else {

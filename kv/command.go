@@ -246,39 +246,49 @@ func (s *Server) call(c *client, args [][]byte) {
 func (s *Server) exec(c *client, cmd *command, args [][]byte) {
 	dirty := s.stats.dirty
 	s.prop.begin()
+	start := s.mono
 	cmd.fn(s, c, args)
 	end := s.tick()
 	st := &s.cmdStats[cmd.id]
-	took := end - s.mono
+	took := end - start // EXEC's includes the commands it ran, as Redis's
 	st.time += took
-	if s.latencyTracking {
-		if st.hist == nil {
-			st.hist = new(latencyHist)
-		}
-		st.hist.record(took)
-	}
 	s.mono = end
-	// A command that blocked is logged when served, if it is, as Redis
-	// logs it.
-	if l := &s.slowlog; l.slowerThan >= 0 && cmd.flags&cmdSkipSlowlog == 0 {
-		switch {
-		case c.blocked():
-			c.block.took, c.block.args = took, copyArgs(args)
-		case took.Microseconds() >= l.slowerThan:
-			l.note(c, args, took, s.ms)
+	if b := c.block; b != nil {
+		// A command that blocked is timed when data serves it, if it does,
+		// as Redis times it: its histogram and the slow log wait till then.
+		b.cmd, b.took = cmd, took
+		if s.slowlog.slowerThan >= 0 && cmd.flags&cmdSkipSlowlog == 0 {
+			b.args = copyArgs(args)
 		}
-	}
-	if s.latency.on() && !c.blocked() {
-		event := "command"
-		if cmd.flags&cmdFast != 0 {
-			event = "fast-command"
+	} else {
+		s.timed(c, cmd, args, took)
+		if s.latency.on() {
+			event := "command"
+			if cmd.flags&cmdFast != 0 {
+				event = "fast-command"
+			}
+			s.latency.note(event, took, s.ms/1000)
 		}
-		s.latency.note(event, took, s.ms/1000)
 	}
 	st.calls++
 	s.stats.commands++
 	if s.stats.dirty != dirty || s.prop.override {
 		s.prop.end(s, c.db.id, args)
+	}
+}
+
+// timed counts a command that ran for took in its latency histogram and,
+// if args are given and it was slow enough, in the slow log.
+func (s *Server) timed(c *client, cmd *command, args [][]byte, took time.Duration) {
+	if s.latencyTracking {
+		st := &s.cmdStats[cmd.id]
+		if st.hist == nil {
+			st.hist = new(latencyHist)
+		}
+		st.hist.record(took)
+	}
+	if l := &s.slowlog; args != nil && l.slowerThan >= 0 && cmd.flags&cmdSkipSlowlog == 0 && took.Microseconds() >= l.slowerThan {
+		l.note(c, args, took, s.ms)
 	}
 }
 

@@ -166,7 +166,7 @@ func latencyReset(s *Server, c *client, args [][]byte) {
 
 // latencyGraph draws an event class's samples, oldest on the left, as
 // columns scaled between the lowest and the highest, each labelled below
-// with how long ago it was taken.
+// with how long ago it was taken, in blocks of 80 columns.
 func latencyGraph(s *Server, c *client, args [][]byte) {
 	event := string(args[2])
 	ts := s.latency.events[event]
@@ -183,29 +183,12 @@ func latencyGraph(s *Server, c *client, args [][]byte) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s - high %d ms, low %d ms (all time high %d ms)\n", event, high, low, ts.max)
 	b.WriteString(strings.Repeat("-", 80) + "\n")
-	heights := make([]int, len(h))
+	heights := make([]int, len(h)) // in half cells: 1 to 2*rows
 	for i, sm := range h {
 		heights[i] = 1 // the lowest sample still shows
 		if high > low {
 			heights[i] = 1 + int((sm.ms-low)*(rows*2-1)/(high-low))
 		}
-	}
-	for row := rows - 1; row >= 0; row-- {
-		line := make([]byte, len(h))
-		for i, ht := range heights {
-			switch {
-			case ht >= 2*row+2:
-				line[i] = '#'
-			case ht == 2*row+1:
-				line[i] = '_'
-			case ht > 2*row:
-				line[i] = '|'
-			default:
-				line[i] = ' '
-			}
-		}
-		b.Write(line)
-		b.WriteByte('\n')
 	}
 	// Ages, written down each column: "12s", "5m", "2h", "1d".
 	now := s.now() / 1000
@@ -215,17 +198,40 @@ func latencyGraph(s *Server, c *client, args [][]byte) {
 		ages[i] = shortAge(now - sm.at)
 		depth = max(depth, len(ages[i]))
 	}
-	b.WriteByte('\n')
-	for row := range depth {
-		line := make([]byte, len(h))
-		for i, a := range ages {
-			line[i] = ' '
-			if row < len(a) {
-				line[i] = a[row]
+	// 80 columns a block: a column's top cell is '#' (a whole cell) or
+	// '_' (a half), with '|' under it.
+	for start := 0; start < len(h); start += 80 {
+		end := min(start+80, len(h))
+		for row := rows - 1; row >= 0; row-- {
+			line := make([]byte, end-start)
+			for i, ht := range heights[start:end] {
+				top := (ht - 1) / 2
+				switch {
+				case row < top:
+					line[i] = '|'
+				case row == top && ht%2 == 0:
+					line[i] = '#'
+				case row == top:
+					line[i] = '_'
+				default:
+					line[i] = ' '
+				}
 			}
+			b.Write(line)
+			b.WriteByte('\n')
 		}
-		b.Write(line)
-		b.WriteByte('\n')
+		b.WriteString(strings.Repeat(" ", end-start) + "\n")
+		for row := range depth {
+			line := make([]byte, end-start)
+			for i, a := range ages[start:end] {
+				line[i] = ' '
+				if row < len(a) {
+					line[i] = a[row]
+				}
+			}
+			b.Write(line)
+			b.WriteByte('\n')
+		}
 	}
 	s.w.Verbatim("txt", []byte(b.String()))
 }
@@ -313,38 +319,43 @@ func latencyHelp(s *Server, c *client, args [][]byte) {
 }
 
 // Per-command latency histograms, as Redis 7.0 keeps them with
-// latency-tracking on (the default): each command's durations, whole
-// microseconds in nanoseconds, clamped to [1024 ns, 1 s], counted in
-// buckets of two significant digits (an HDR histogram's: 128 of them in
-// each power of two). LATENCY HISTOGRAM reports their cumulative counts
-// at powers of two; INFO latencystats their percentiles.
+// latency-tracking on (the default): each command's duration in whole
+// microseconds, recorded in nanoseconds and clamped to [1 ns, 1 s],
+// counted in the buckets of an HDR histogram of two significant digits —
+// exact below 256 ns, then 128 buckets in each power of two. LATENCY
+// HISTOGRAM reports cumulative counts at the powers of two from 1024 ns;
+// INFO latencystats percentiles.
 const (
-	histMinNs   = 1024
 	histMaxNs   = 1_000_000_000
-	histMinExp  = 10 // log2(histMinNs)
-	histExps    = 30 - histMinExp
-	histSubBits = 7 // 2^7 sub-buckets in each half-power: two significant digits
+	histSubBits = 7                        // 2^7 buckets in each power of two from 2^7 up
+	histRows    = 1 + 29 - histSubBits + 1 // row 0: values under 2^7, exact; then one a power of two, 2^7 to 2^29
 )
 
-// latencyHist counts a command's durations: a row per power of two,
-// allocated when a duration first falls in it.
+// latencyHist counts a command's durations: a row of buckets per power of
+// two, allocated when a duration first falls in it.
 type latencyHist struct {
-	rows  [histExps]*[1 << histSubBits]uint64
+	rows  [histRows]*[1 << histSubBits]uint64
 	total uint64
 }
 
 // histBucket returns the row and column of ns, clamped to the range.
 func histBucket(ns int64) (row, col int) {
-	ns = min(max(ns, histMinNs), histMaxNs)
+	ns = min(max(ns, 1), histMaxNs)
+	if ns < 1<<histSubBits {
+		return 0, int(ns)
+	}
 	exp := bits.Len64(uint64(ns)) - 1
-	return exp - histMinExp, int(ns>>(exp-histSubBits)) - 1<<histSubBits
+	return exp - histSubBits + 1, int(ns>>(exp-histSubBits)) - 1<<histSubBits
 }
 
-// histHighest returns the highest value that falls in row, col's bucket.
-func histHighest(row, col int) int64 {
-	exp := row + histMinExp
-	low := int64(1<<histSubBits+col) << (exp - histSubBits)
-	return low + 1<<(exp-histSubBits) - 1
+// histRange returns the lowest and highest values row, col's bucket holds.
+func histRange(row, col int) (low, high int64) {
+	if row == 0 {
+		return int64(col), int64(col)
+	}
+	shift := row - 1 // the bucket's width is 2^shift
+	low = int64(1<<histSubBits+col) << shift
+	return low, low + 1<<shift - 1
 }
 
 // record counts a command that took d.
@@ -360,32 +371,38 @@ func (h *latencyHist) record(d time.Duration) {
 }
 
 // each calls fn for every bucket that holds counts, in order.
-func (h *latencyHist) each(fn func(row, col int, n uint64) bool) {
+func (h *latencyHist) each(fn func(low, high int64, n uint64) bool) {
 	for row, r := range h.rows {
 		if r == nil {
 			continue
 		}
 		for col, n := range r {
-			if n > 0 && !fn(row, col, n) {
-				return
+			if n > 0 {
+				if low, high := histRange(row, col); !fn(low, high, n) {
+					return
+				}
 			}
 		}
 	}
 }
 
-// percentile returns the highest value of the bucket in which the p-th
-// percentile falls, in nanoseconds, as an HDR histogram reports it.
+// percentile returns the value at the p-th percentile, in nanoseconds, as
+// an HDR histogram reports it: the highest value of its bucket, the
+// lowest for the 0th.
 func (h *latencyHist) percentile(p float64) int64 {
 	want := max(uint64(min(p, 100)/100*float64(h.total)+0.5), 1)
 	var sum uint64
 	at := int64(0)
-	h.each(func(row, col int, n uint64) bool {
+	h.each(func(low, high int64, n uint64) bool {
 		sum += n
-		if sum >= want {
-			at = histHighest(row, col)
-			return false
+		if sum < want {
+			return true
 		}
-		return true
+		at = high
+		if p == 0 {
+			at = low
+		}
+		return false
 	})
 	return at
 }
@@ -395,26 +412,28 @@ func (h *latencyHist) percentile(p float64) int64 {
 // where that count grew, until it reaches the total: LATENCY HISTOGRAM's
 // buckets.
 func (h *latencyHist) cumulative() (upTo []int64, counts []uint64) {
-	var below, prev uint64 // below: the counts in the rows under row
-	for row := 0; row <= histExps && prev < h.total; row++ {
-		at := below
-		var r *[1 << histSubBits]uint64
-		if row < histExps {
-			r = h.rows[row]
-		}
-		if r != nil {
-			at += r[0] // the power's own bucket
-			for _, n := range r {
-				below += n
+	var sum, prev uint64
+	level := int64(1024)
+	next := func() {
+		if sum > prev {
+			_, high := histRange(histBucket(level))
+			if level > histMaxNs {
+				high = level + level>>histSubBits - 1 // past the clamp: the level's own width
 			}
+			upTo, counts = append(upTo, high), append(counts, sum)
+			prev = sum
 		}
-		if row == histExps {
-			at = h.total // the power above the clamp's
+		level <<= 1
+	}
+	h.each(func(low, high int64, n uint64) bool {
+		for low > level {
+			next() // the levels below this bucket
 		}
-		if at > prev {
-			upTo, counts = append(upTo, histHighest(row, 0)), append(counts, at)
-			prev = at
-		}
+		sum += n // a level's own bucket counts at it
+		return true
+	})
+	for prev < sum {
+		next()
 	}
 	return upTo, counts
 }
@@ -475,17 +494,20 @@ func (s *Server) latencyStats(b *strings.Builder) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			fmt.Fprintf(b, "p%s=%.3f", strconv.FormatFloat(p, 'f', -1, 64), float64(h.percentile(p))/1000)
+			fmt.Fprintf(b, "p%s=%.3f", formatPercentile(p), float64(h.percentile(p))/1000)
 		}
 		b.WriteString("\r\n")
 	}
 }
 
 // parsePercentiles parses latency-tracking-info-percentiles: numbers
-// between 0 and 100, separated by spaces.
+// between 0 and 100, each after one space, as Redis splits them.
 func parsePercentiles(v string) ([]float64, error) {
+	if v == "" {
+		return nil, nil
+	}
 	var out []float64
-	for _, f := range strings.Fields(v) {
+	for _, f := range strings.Split(v, " ") {
 		p, err := strconv.ParseFloat(f, 64)
 		if err != nil || math.IsNaN(p) {
 			return nil, fmt.Errorf("Invalid latency-tracking-info-percentiles parameters")
@@ -498,12 +520,20 @@ func parsePercentiles(v string) ([]float64, error) {
 	return out, nil
 }
 
+// formatPercentile writes p as Redis does: six decimals, trailing zeros
+// and point trimmed.
+func formatPercentile(p float64) string {
+	s := strconv.FormatFloat(p, 'f', 6, 64)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}
+
 // formatPercentiles writes latency-tracking-info-percentiles as CONFIG
 // GET shows it.
 func formatPercentiles(ps []float64) string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
-		out[i] = strconv.FormatFloat(p, 'f', -1, 64)
+		out[i] = formatPercentile(p)
 	}
 	return strings.Join(out, " ")
 }

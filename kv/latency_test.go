@@ -2,6 +2,7 @@ package kv
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -139,6 +140,8 @@ func TestCompatLatency(t *testing.T) {
 		{"CONFIG", "SET", "latency-tracking-info-percentiles", "101"}, {"CONFIG", "SET", "latency-tracking-info-percentiles", "abc"},
 		{"CONFIG", "SET", "latency-tracking-info-percentiles", "50 99.9 100"}, {"CONFIG", "GET", "latency-tracking-info-percentiles"},
 		{"CONFIG", "SET", "latency-tracking-info-percentiles", ""}, {"CONFIG", "GET", "latency-tracking-info-percentiles"},
+		{"CONFIG", "SET", "latency-tracking-info-percentiles", " 50  99"}, {"CONFIG", "SET", "latency-tracking-info-percentiles", "99.123456789 0.0000001"},
+		{"CONFIG", "GET", "latency-tracking-info-percentiles"},
 		{"CONFIG", "SET", "latency-tracking", "maybe"}, {"CONFIG", "SET", "latency-tracking", "no"}, {"SET", "k", "v"},
 		{"LATENCY", "HISTOGRAM", "set"}, {"INFO", "latencystats"},
 	})
@@ -183,8 +186,9 @@ func TestLatencyHistogram(t *testing.T) {
 	if p50, p99 := h.percentile(50), h.percentile(99); p50 != 7007 || p99 != 9023 {
 		t.Errorf("p50 %d, p99 %d ns; want 7007 and 9023", p50, p99)
 	}
-	// Durations under a microsecond count as 1024 ns, over a second as
-	// one; 47 µs as Redis's 47.103.
+	// Durations under a microsecond count as 1 ns (Redis: p50=0.001 for
+	// PING), over a second as one; 47 µs as Redis's 47.103; the 0th
+	// percentile is its bucket's lowest value (Redis: ECHO's p0=1.000).
 	var g latencyHist
 	for _, d := range []time.Duration{0, 300 * time.Nanosecond, 47 * time.Microsecond, 5 * time.Second} {
 		g.record(d)
@@ -198,10 +202,73 @@ func TestLatencyHistogram(t *testing.T) {
 	if !slices.Equal(got, want) || !slices.Equal(counts, []uint64{2, 3, 4}) {
 		t.Errorf("buckets %v µs, counts %v; want about %v with 2, 3, 4", got, counts, want)
 	}
+	if p := g.percentile(50); p != 1 {
+		t.Errorf("p50 = %d ns; want 1", p)
+	}
+	var e latencyHist
+	e.record(time.Microsecond)
+	if p0, p100 := e.percentile(0), e.percentile(100); p0 != 1000 || p100 != 1003 {
+		t.Errorf("1 µs: p0 %d, p100 %d ns; want 1000 and 1003", p0, p100)
+	}
 	if p := g.percentile(75); p != 47103 {
 		t.Errorf("p75 = %d ns; want 47103", p)
 	}
 	if p := g.percentile(100); p != 1002438655 {
 		t.Errorf("p100 = %d ns; want 1002438655, the highest of the second's bucket", p)
+	}
+}
+
+// TestLatencyTimedAsRedis: EXEC's time includes the commands it ran; a
+// blocking command is counted in its histogram when data serves it, not
+// when it times out; the clock's new epoch each cron does not make the
+// command being timed negative.
+func TestLatencyTimedAsRedis(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	rc := dialRaw(t, addr)
+	items := []string{"RPUSH", "big"}
+	for range 200000 {
+		items = append(items, "x")
+	}
+	rc.do(items...)
+	rc.do("MULTI")
+	rc.do("LRANGE", "big", "0", "-1")
+	rc.do("EXEC")
+	usec := func(info, cmd string) int {
+		i := strings.Index(info, "cmdstat_"+cmd+":")
+		if i < 0 {
+			t.Fatalf("no cmdstat_%s in %q", cmd, info)
+		}
+		f := info[i:]
+		f = f[strings.Index(f, "usec=")+5:]
+		n, _ := strconv.Atoi(f[:strings.IndexByte(f, ',')])
+		return n
+	}
+	info := rc.do("INFO", "commandstats")
+	if exec, lrange := usec(info, "exec"), usec(info, "lrange"); exec < lrange {
+		t.Errorf("EXEC took %d µs, the LRANGE it ran %d", exec, lrange)
+	}
+
+	_, addr2 := startServer(t, Config{})
+	for name, addr := range map[string]string{"evkv": addr2, "Redis": redisServer(t)} {
+		waiter, pusher := dialRaw(t, addr), dialRaw(t, addr)
+		waiter.do("BLPOP", "nolist", "0.01")
+		waiter.send("BLPOP", "l", "0")
+		for !strings.Contains(pusher.do("CLIENT", "LIST"), "cmd=blpop") {
+			time.Sleep(time.Millisecond)
+		}
+		pusher.do("RPUSH", "l", "x")
+		waiter.read()
+		v, _, err := resp.Parse([]byte(pusher.do("LATENCY", "HISTOGRAM", "blpop")))
+		if err != nil || len(v.Elems) != 2 || len(v.Elems[1].Elems) < 2 || v.Elems[1].Elems[1].Int != 1 {
+			t.Errorf("%s: LATENCY HISTOGRAM blpop = %v, %v; want 1 call, the served one", name, v, err)
+		}
+	}
+
+	s, _ := directServer(t)
+	s.mono = s.tick()
+	time.Sleep(20 * time.Millisecond)
+	s.cron()
+	if d := s.tick() - s.mono; d < 20*time.Millisecond || d > 10*time.Second {
+		t.Errorf("a command timed across cron took %v; want about 20 ms", d)
 	}
 }

@@ -264,7 +264,9 @@ func (s *Server) requestShutdown() {
 
 // cron runs ten times a second on the loop: expiry and the log's upkeep.
 func (s *Server) cron() {
+	old := s.epoch
 	s.epoch = time.Now()
+	s.mono -= s.epoch.Sub(old) // the command being timed, if any, from the new epoch
 	s.tick()
 	start := time.Now()
 	deadline := start.Add(25 * time.Millisecond) // a quarter of the period, as Redis
