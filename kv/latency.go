@@ -510,10 +510,10 @@ func parsePercentiles(v string) ([]float64, error) {
 	for _, f := range strings.Split(v, " ") {
 		p, err := strconv.ParseFloat(f, 64)
 		if err != nil || math.IsNaN(p) {
-			return nil, fmt.Errorf("Invalid latency-tracking-info-percentiles parameters")
+			return nil, configError("Invalid latency-tracking-info-percentiles parameters")
 		}
 		if p < 0 || p > 100 {
-			return nil, fmt.Errorf("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]")
+			return nil, configError("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]")
 		}
 		out = append(out, p)
 	}
