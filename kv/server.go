@@ -53,11 +53,21 @@ type Config struct {
 	// Settings are other parameters, by their CONFIG SET names, applied
 	// at start as CONFIG SET applies them: {"slowlog-log-slower-than":
 	// "0"}. A name CONFIG SET does not know or cannot change, or one with
-	// a field of its own above, is an error.
+	// a field of its own above, is an error: a *SettingError.
 	Settings map[string]string
 	// Logger receives the server's log (default slog.Default()).
 	Logger *slog.Logger
 }
+
+// A SettingError is an entry of Config.Settings that New could not apply.
+type SettingError struct {
+	Name string // as given in Settings
+	Err  error
+}
+
+func (e *SettingError) Error() string { return "kv: setting " + e.Name + ": " + e.Err.Error() }
+
+func (e *SettingError) Unwrap() error { return e.Err }
 
 // ownFields are the parameters Config has fields for.
 var ownFields = []string{"bind", "port", "requirepass", "databases", "maxclients", "proto-max-bulk-len",
@@ -184,12 +194,14 @@ func New(cfg Config) (*Server, error) {
 		p := findParam(strings.ToLower(name))
 		switch {
 		case p == nil:
-			return nil, fmt.Errorf("kv: unknown setting %q", name)
-		case p.set == nil || slices.Contains(ownFields, p.name):
-			return nil, fmt.Errorf("kv: setting %q cannot be given in Settings", name)
+			return nil, &SettingError{name, errors.New("unknown setting")}
+		case p.set == nil:
+			return nil, &SettingError{name, errors.New("cannot be set: evkv has it fixed")}
+		case slices.Contains(ownFields, p.name):
+			return nil, &SettingError{name, errors.New("has a field of its own in Config")}
 		}
 		if err := p.set(s, cfg.Settings[name]); err != nil {
-			return nil, fmt.Errorf("kv: setting %s: %v", p.name, err)
+			return nil, &SettingError{name, err}
 		}
 	}
 	for i := range cfg.Databases {

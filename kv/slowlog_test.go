@@ -298,9 +298,9 @@ func TestConfigSettings(t *testing.T) {
 		t.Errorf("after Settings, slowlog-max-len %d and slowlog-log-slower-than %d; want 9 and -1", s.slowlog.maxLen, s.slowlog.slowerThan)
 	}
 	for name, want := range map[string]string{
-		"nosuch":          `kv: unknown setting "nosuch"`,
-		"maxmemory":       `kv: setting "maxmemory" cannot be given in Settings`,
-		"requirepass":     `kv: setting "requirepass" cannot be given in Settings`,
+		"nosuch":          `kv: setting nosuch: unknown setting`,
+		"maxmemory":       `kv: setting maxmemory: cannot be set: evkv has it fixed`,
+		"requirepass":     `kv: setting requirepass: has a field of its own in Config`,
 		"slowlog-max-len": "kv: setting slowlog-max-len: argument must be between 0 and 9223372036854775807 inclusive",
 	} {
 		if _, err := New(Config{Logger: quietLogger(), Settings: map[string]string{name: "-5"}}); err == nil || err.Error() != want {

@@ -22,13 +22,16 @@ func TestParseConfig(t *testing.T) {
 		{name: "bind quoted", in: "bind \"127.0.0.2 ::1\"\n", want: map[string]string{"bind": "127.0.0.2"}},
 		{name: "bind optional", in: "bind -::1 127.0.0.1\n", want: map[string]string{"bind": "::1"}},
 		{name: "bind all", in: "bind * -::*\n", want: map[string]string{"bind": ""}},
-		{name: "unknown", in: "port 1\nsave 900 1\n", err: `c:2: unknown or unsupported setting "save"`},
+		{name: "other settings", in: "port 1\nsave 900 1\nLatency-Monitor-Threshold 100\nsave \"\"\n",
+			want: map[string]string{"port": "1", "latency-monitor-threshold": "100", "save": ""}},
+		{name: "not a name", in: "port 1\n\"se ve\" 1\n", err: `c:2: unknown or unsupported setting "se ve"`},
+		{name: "other without value", in: "daemonize\n", err: "c:1: wrong number of arguments for daemonize"},
 		{name: "no value", in: "port\n", err: "c:1: wrong number of arguments for port"},
 		{name: "two values", in: "requirepass a b\n", err: "c:1: wrong number of arguments for requirepass"},
 		{name: "bind without address", in: "bind\n", err: "c:1: wrong number of arguments for bind"},
 		{name: "unbalanced", in: "requirepass \"abc\n", err: "c:1: unbalanced quotes in configuration line"},
 	} {
-		got, err := parseConfig("c", []byte(tc.in))
+		got, _, err := parseConfig("c", []byte(tc.in))
 		if tc.err != "" {
 			if err == nil || err.Error() != tc.err {
 				t.Errorf("%s: parseConfig = %v, %v; want error %q", tc.name, got, err, tc.err)
@@ -59,23 +62,26 @@ func TestParseMemory(t *testing.T) {
 	}
 }
 
-// FuzzParseConfig checks that parseConfig never panics, takes only known
-// settings, and reads back what it read when each value is written out
-// quoted (but bind's, which it reads as an address list).
+// FuzzParseConfig checks that parseConfig never panics, takes only names
+// a setting could have, and reads back what it read when each value is
+// written out quoted (but bind's, which it reads as an address list).
 func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("# c\nport 6380\nrequirepass \"a b\\x00\"\nbind 127.0.0.1 ::1\n"))
 	f.Add([]byte("dir '/x\\'y'\r\nappendonly yes\n"))
 	f.Add([]byte("port\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := parseConfig("f", data)
+		got, lines, err := parseConfig("f", data)
 		if err != nil {
 			return
+		}
+		if len(lines) != len(got) {
+			t.Fatalf("parseConfig(%q): %d settings, lines of %d", data, len(got), len(lines))
 		}
 		var b strings.Builder
 		delete(got, "bind")
 		for k, v := range got {
-			if _, ok := indexOf(k); !ok {
-				t.Fatalf("parseConfig(%q) took unknown setting %q", data, k)
+			if !validSettingName(k) {
+				t.Fatalf("parseConfig(%q) took setting %q", data, k)
 			}
 			fmt.Fprintf(&b, "%s \"", k)
 			for _, c := range []byte(v) {
@@ -83,7 +89,7 @@ func FuzzParseConfig(f *testing.F) {
 			}
 			b.WriteString("\"\n")
 		}
-		again, err := parseConfig("f", []byte(b.String()))
+		again, _, err := parseConfig("f", []byte(b.String()))
 		if err != nil || !maps.Equal(again, got) {
 			t.Fatalf("parseConfig(%q) = %q; written out and read again: %q, %v", data, got, again, err)
 		}

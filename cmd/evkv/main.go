@@ -8,7 +8,10 @@
 //
 // Flags given on the command line win over the config file, whose syntax
 // is redis.conf's ("port 6380", "appendonly yes", one setting a line,
-// values quoted as Redis quotes them, # comments). SIGTERM and SIGINT shut
+// values quoted as Redis quotes them, # comments). The file may also give
+// the other parameters CONFIG SET takes ("latency-monitor-threshold 100",
+// "save 900 1"), checked as CONFIG SET checks them; a setting evkv does
+// not have stops the start with its line named. SIGTERM and SIGINT shut
 // down gracefully: the append-only file is written and synced first.
 package main
 
@@ -19,6 +22,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"net"
 	"os"
@@ -59,14 +63,25 @@ func run(argv []string) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	// Settings evkv has no flag for (latency-monitor-threshold, ...) go
+	// to the server as CONFIG SET parameters, checked as CONFIG SET
+	// checks them; lines are where the file gave each.
+	others := map[string]string{}
+	var lines map[string]int
 	if *configFile != "" {
-		conf, err := readConfig(*configFile)
+		conf, at, err := readConfig(*configFile)
 		if err != nil {
 			return err
 		}
+		lines = at
 		for k, v := range conf {
-			if !set[k] {
+			switch _, flag := indexOf(k); {
+			case !flag:
+				others[k] = v
+			case !set[k]:
 				*values[k] = v
+			default:
+				delete(lines, k) // the flag's value is the one used
 			}
 		}
 	}
@@ -74,10 +89,17 @@ func run(argv []string) error {
 	if err != nil {
 		return err
 	}
+	maps.Copy(cfg.Settings, others)
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	cfg.Logger = log
 	srv, err := kv.New(cfg)
 	if err != nil {
+		var se *kv.SettingError
+		if errors.As(err, &se) {
+			if line, ok := lines[se.Name]; ok {
+				return fmt.Errorf("%s:%d: %s: %v", *configFile, line, se.Name, se.Err)
+			}
+		}
 		return err
 	}
 	addr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.Port))
@@ -110,11 +132,12 @@ func run(argv []string) error {
 	return nil
 }
 
-// readConfig reads the settings evkv knows from a redis.conf-style file.
-func readConfig(path string) (map[string]string, error) {
+// readConfig reads the settings of a redis.conf-style file, and the line
+// of each.
+func readConfig(path string) (map[string]string, map[string]int, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return parseConfig(path, data)
 }
@@ -122,9 +145,13 @@ func readConfig(path string) (map[string]string, error) {
 // parseConfig parses a redis.conf-style file, named name in errors: a
 // setting a line, its name and value split into words as Redis splits
 // them (blanks between words; "..." with escapes, '...'), # comments.
-// A setting given twice takes the later value, as in Redis.
-func parseConfig(name string, data []byte) (map[string]string, error) {
-	out := map[string]string{}
+// A setting given twice takes the later value, as in Redis. evkv's own
+// settings (its flags) take one value, bind several addresses; any other
+// takes its words joined by spaces, as CONFIG SET takes them ("save 900
+// 1" is "900 1"), for the server to check. lines holds each setting's
+// line.
+func parseConfig(name string, data []byte) (settings map[string]string, lines map[string]int, err error) {
+	out, at := map[string]string{}, map[string]int{}
 	for i, line := range bytes.Split(data, []byte("\n")) {
 		line = bytes.Trim(line, " \t\r\n")
 		if len(line) == 0 || line[0] == '#' {
@@ -132,25 +159,39 @@ func parseConfig(name string, data []byte) (map[string]string, error) {
 		}
 		args, err := resp.SplitArgs(line)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: unbalanced quotes in configuration line", name, i+1)
+			return nil, nil, fmt.Errorf("%s:%d: unbalanced quotes in configuration line", name, i+1)
 		}
 		if len(args) == 0 {
 			continue
 		}
 		setting := strings.ToLower(string(args[0]))
-		if _, ok := indexOf(setting); !ok {
-			return nil, fmt.Errorf("%s:%d: unknown or unsupported setting %q", name, i+1, args[0])
-		}
-		if setting == "bind" && len(args) >= 2 {
+		_, own := indexOf(setting)
+		switch {
+		case !validSettingName(setting):
+			return nil, nil, fmt.Errorf("%s:%d: unknown or unsupported setting %q", name, i+1, args[0])
+		case setting == "bind" && len(args) >= 2:
 			out[setting] = firstBind(args[1:])
-			continue
+		case own && len(args) == 2:
+			out[setting] = string(args[1])
+		case own || len(args) < 2:
+			return nil, nil, fmt.Errorf("%s:%d: wrong number of arguments for %s", name, i+1, setting)
+		default:
+			out[setting] = string(bytes.Join(args[1:], []byte(" ")))
 		}
-		if len(args) != 2 {
-			return nil, fmt.Errorf("%s:%d: wrong number of arguments for %s", name, i+1, setting)
-		}
-		out[setting] = string(args[1])
+		at[setting] = i + 1
 	}
-	return out, nil
+	return out, at, nil
+}
+
+// validSettingName reports whether name could be a setting's: lower-case
+// letters, digits and dashes.
+func validSettingName(name string) bool {
+	for _, c := range []byte(name) {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+			return false
+		}
+	}
+	return name != ""
 }
 
 // firstBind returns the first of bind's addresses, which may also come as

@@ -126,7 +126,8 @@ func TestPortTaken(t *testing.T) {
 func TestConfigFileAndSIGTERM(t *testing.T) {
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "redis.conf")
-	os.WriteFile(conf, []byte("# a comment\nappendonly yes\nappendfsync always\ndir "+dir+"\nrequirepass pw\nslowlog-max-len 7\nslowlog-log-slower-than 0\n"), 0o644)
+	os.WriteFile(conf, []byte("# a comment\nappendonly yes\nappendfsync always\ndir "+dir+"\nrequirepass pw\nslowlog-max-len 7\nslowlog-log-slower-than 0\n"+
+		"latency-monitor-threshold 250\nsave 900 1\nlatency-tracking-info-percentiles \"50 99.9\"\n"), 0o644)
 	p := start(t, "--config", conf)
 	c := redis.NewClient(&redis.Options{Addr: p.addr, Password: "pw", DisableIdentity: true})
 	defer c.Close()
@@ -139,6 +140,9 @@ func TestConfigFileAndSIGTERM(t *testing.T) {
 	}
 	if v := c.ConfigGet(ctx, "slowlog-*").Val(); v["slowlog-max-len"] != "7" || v["slowlog-log-slower-than"] != "0" {
 		t.Errorf("slowlog settings from the file: %v", v)
+	}
+	if v := c.ConfigGet(ctx, "latency-*").Val(); v["latency-monitor-threshold"] != "250" || v["latency-tracking-info-percentiles"] != "50 99.9" {
+		t.Errorf("latency settings from the file: %v", v)
 	}
 	if n := c.SlowLogLen(ctx).Val(); n == 0 {
 		t.Error("slowlog-log-slower-than 0 from the file: nothing logged")
@@ -154,11 +158,14 @@ func TestConfigFileAndSIGTERM(t *testing.T) {
 	bad := filepath.Join(dir, "bad.conf")
 	bin, _ := build()
 	for line, want := range map[string]string{
-		"no-such-setting 1":         "no-such-setting",
-		"slowlog-max-len -3":        "slowlog-max-len: argument must be between 0 and 9223372036854775807 inclusive",
-		"slowlog-log-slower-than x": "slowlog-log-slower-than: argument couldn't be parsed into an integer",
+		"no-such-setting 1":            bad + ":2: no-such-setting: unknown setting",
+		"slowlog-max-len -3":           bad + ":2: slowlog-max-len: argument must be between 0 and 9223372036854775807 inclusive",
+		"slowlog-log-slower-than x":    bad + ":2: slowlog-log-slower-than: argument couldn't be parsed into an integer",
+		"latency-monitor-threshold -1": bad + ":2: latency-monitor-threshold: argument must be between 0",
+		"daemonize yes":                bad + ":2: daemonize: unknown setting",
+		"maxmemory 1gb":                bad + ":2: maxmemory: cannot be set: evkv has it fixed",
 	} {
-		os.WriteFile(bad, []byte(line+"\n"), 0o644)
+		os.WriteFile(bad, []byte("# the line below\n"+line+"\n"), 0o644)
 		if out, err := exec.Command(bin, "--config", bad).CombinedOutput(); err == nil || !strings.Contains(string(out), want) {
 			t.Errorf("config %q: %v, %q; want an error with %q", line, err, out, want)
 		}
