@@ -247,15 +247,15 @@ func (a *aof) flush() {
 		a.buf = a.buf[:0] // the first rewrite keeps what it needs
 		return
 	}
-	lm := &a.s.latency
-	start := time.Now()
+	lm, sec := &a.s.latency, a.s.ms/1000
+	start := lm.clock()
 	n, err := a.f.Write(a.buf)
 	a.size += int64(n)
-	lm.note("aof-write", lm.since(start), start.Unix())
+	lm.note("aof-write", lm.since(start), sec)
 	if err == nil && a.fsync == "always" {
-		start = time.Now()
+		start = lm.clock()
 		err = a.f.Sync()
-		lm.note("aof-fsync-always", lm.since(start), start.Unix())
+		lm.note("aof-fsync-always", lm.since(start), sec)
 	}
 	if err != nil {
 		if a.err == nil {

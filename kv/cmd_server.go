@@ -119,6 +119,18 @@ func intParam(v string, min, max int64) (int64, error) {
 	return n, nil
 }
 
+// setInt returns a parameter's setter: an integer in [min, max], read by
+// intParam, given to apply.
+func setInt(min, max int64, apply func(s *Server, n int64)) func(*Server, string) error {
+	return func(s *Server, v string) error {
+		n, err := intParam(v, min, max)
+		if err == nil {
+			apply(s, n)
+		}
+		return err
+	}
+}
+
 // memoryParam parses "1gb", "512mb", "100" as Redis does.
 func memoryParam(v string) (int64, error) {
 	l := strings.ToLower(v)
@@ -154,13 +166,9 @@ var configParams = []configParam{
 		s.cfg.RequirePass = v
 		return nil
 	}},
-	{"maxclients", func(s *Server) string { return strconv.Itoa(s.cfg.MaxClients) }, func(s *Server, v string) error {
-		n, err := intParam(v, 1, min(math.MaxUint32, math.MaxInt))
-		if err == nil {
-			s.cfg.MaxClients = int(n)
-		}
-		return err
-	}},
+	{"maxclients", func(s *Server) string { return strconv.Itoa(s.cfg.MaxClients) }, setInt(1, min(math.MaxUint32, math.MaxInt), func(s *Server, n int64) {
+		s.cfg.MaxClients = int(n)
+	})},
 	{"proto-max-bulk-len", func(s *Server) string { return strconv.Itoa(s.cfg.ProtoMaxBulkLen) }, func(s *Server, v string) error {
 		n, err := memoryParam(v)
 		if err == nil && n < 1<<20 {
@@ -209,29 +217,17 @@ var configParams = []configParam{
 		s.events = f
 		return nil
 	}},
-	{"slowlog-log-slower-than", func(s *Server) string { return strconv.FormatInt(s.slowlog.slowerThan, 10) }, func(s *Server, v string) error {
-		n, err := intParam(v, -1, math.MaxInt64)
-		if err == nil {
-			s.slowlog.slowerThan = n
-			s.slowlog.trim() // as the next command does in Redis
-		}
-		return err
-	}},
-	{"slowlog-max-len", func(s *Server) string { return strconv.FormatInt(s.slowlog.maxLen, 10) }, func(s *Server, v string) error {
-		n, err := intParam(v, 0, math.MaxInt64)
-		if err == nil {
-			s.slowlog.maxLen = n
-			s.slowlog.trim()
-		}
-		return err
-	}},
-	{"latency-monitor-threshold", func(s *Server) string { return strconv.FormatInt(s.latency.threshold, 10) }, func(s *Server, v string) error {
-		n, err := intParam(v, 0, math.MaxInt64)
-		if err == nil {
-			s.latency.threshold = n
-		}
-		return err
-	}},
+	{"slowlog-log-slower-than", func(s *Server) string { return strconv.FormatInt(s.slowlog.slowerThan, 10) }, setInt(-1, math.MaxInt64, func(s *Server, n int64) {
+		s.slowlog.slowerThan = n
+		s.slowlog.trim() // as the next command does in Redis
+	})},
+	{"slowlog-max-len", func(s *Server) string { return strconv.FormatInt(s.slowlog.maxLen, 10) }, setInt(0, math.MaxInt64, func(s *Server, n int64) {
+		s.slowlog.maxLen = n
+		s.slowlog.trim()
+	})},
+	{"latency-monitor-threshold", func(s *Server) string { return strconv.FormatInt(s.latency.threshold, 10) }, setInt(0, math.MaxInt64, func(s *Server, n int64) {
+		s.latency.threshold = n
+	})},
 	{"latency-tracking", func(s *Server) string { return yesNo(s.latencyTracking) }, func(s *Server, v string) error {
 		b, err := boolParam(v)
 		if err == nil {

@@ -52,6 +52,9 @@ func pairTag(field []byte, pairLen int) uint32 {
 	return dictHash(field)&tagHash | uint32(pairLen)
 }
 
+// tagLen returns the length in the pack of the pair whose tag t is.
+func tagLen(t uint32) int { return int(t &^ tagHash) }
+
 func newHash() *hash { return &hash{} }
 
 func (h *hash) big() bool { return h.ht != nil }
@@ -67,7 +70,7 @@ func (h *hash) len() int {
 func (h *hash) offset(i int) int {
 	off := 0
 	for _, t := range h.tags[:i] {
-		off += int(t &^ tagHash)
+		off += tagLen(t)
 	}
 	return off
 }
@@ -91,7 +94,7 @@ func (h *hash) find(field []byte) (i, off int) {
 				return i, off
 			}
 		}
-		off += int(t &^ tagHash)
+		off += tagLen(t)
 	}
 	return -1, -1
 }
@@ -139,7 +142,7 @@ func (h *hash) set(field, value []byte) bool {
 		return added
 	}
 	if i, off := h.find(field); i >= 0 {
-		end := off + int(h.tags[i]&^tagHash)
+		end := off + tagLen(h.tags[i])
 		_, old := h.pairAt(off)
 		h.splice(end-len(old)-1, end, value) // from the value's length byte
 		h.tags[i] = pairTag(field, 2+len(field)+len(value))
@@ -160,17 +163,9 @@ func (h *hash) splice(from, to int, b []byte) {
 	if within(b, h.pack) {
 		b = slices.Clone(b)
 	}
-	need := len(h.pack) - (to - from) + 1 + len(b)
-	if need > cap(h.pack) {
-		// Grown by a quarter: a small hash is kept for long, so its spare
-		// room stays small.
-		grown := make([]byte, len(h.pack), need+need/4)
-		copy(grown, h.pack)
-		h.pack = grown
-	}
-	tail := h.pack[to:]
-	h.pack = h.pack[:need]
-	copy(h.pack[from+1+len(b):], tail)
+	old := len(h.pack)
+	h.pack = resizePacked(h.pack, old-(to-from)+1+len(b))
+	copy(h.pack[from+1+len(b):], h.pack[to:old])
 	h.pack[from] = byte(len(b))
 	copy(h.pack[from+1:], b)
 }
@@ -221,12 +216,9 @@ func (h *hash) remove(field []byte) bool {
 	if i < 0 {
 		return false
 	}
-	end := off + int(h.tags[i]&^tagHash)
-	h.pack = append(h.pack[:off], h.pack[end:]...)
+	end := off + tagLen(h.tags[i])
+	h.pack = shrinkPacked(append(h.pack[:off], h.pack[end:]...))
 	h.tags = slices.Delete(h.tags, i, i+1)
-	if n := len(h.pack); cap(h.pack) > 64 && n < cap(h.pack)/4 {
-		h.pack = append(make([]byte, 0, n+n/4), h.pack...)
-	}
 	return true
 }
 
@@ -238,8 +230,7 @@ func (h *hash) at(i int) (field, value []byte) {
 		f, v := h.ht.at(i)
 		return stringBytes(f), stringBytes(*v)
 	}
-	f, v := h.pairAt(h.offset(i))
-	return f, v
+	return h.pairAt(h.offset(i))
 }
 
 // all yields the fields and values in order: a small hash's order, or
@@ -260,7 +251,7 @@ func (h *hash) all() iter.Seq2[[]byte, []byte] {
 			if !yield(h.pairAt(off)) {
 				return
 			}
-			off += int(t &^ tagHash)
+			off += tagLen(t)
 		}
 	}
 }

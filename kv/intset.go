@@ -102,22 +102,31 @@ func (s *intset) add(v int64) bool {
 		return false
 	}
 	w := s.width()
-	s.data = s.grow(w)
+	s.data = resizePacked(s.data, len(s.data)+w)
 	copy(s.data[1+(i+1)*w:], s.data[1+i*w:len(s.data)-w])
 	s.put(i, v)
 	return true
 }
 
-// grow returns data lengthened by extra bytes, reallocated by a quarter
-// more when it is full: an intset grows a member at a time and is kept
-// for long, so its spare room stays small.
-func (s *intset) grow(extra int) []byte {
-	n := len(s.data) + extra
-	if n <= cap(s.data) {
-		return s.data[:n]
+// resizePacked returns b at length n, its bytes kept up to the shorter
+// length, reallocated with a quarter more room when n is past its
+// capacity. The packed encodings (intsets, small hashes) grow an element
+// at a time and are kept for long, so their spare room stays small.
+func resizePacked(b []byte, n int) []byte {
+	if n <= cap(b) {
+		return b[:n]
 	}
-	b := make([]byte, n, n+n/4)
-	copy(b, s.data)
+	grown := make([]byte, n, n+n/4)
+	copy(grown, b)
+	return grown
+}
+
+// shrinkPacked returns b in a smaller array once it is under a quarter
+// full, a packed encoding's counterpart of resizePacked.
+func shrinkPacked(b []byte) []byte {
+	if n := len(b); cap(b) > 64 && n < cap(b)/4 {
+		return append(make([]byte, 0, n+n/4), b...)
+	}
 	return b
 }
 
@@ -141,10 +150,7 @@ func (s *intset) remove(v int64) bool {
 	}
 	w := s.width()
 	copy(s.data[1+i*w:], s.data[1+(i+1)*w:])
-	s.data = s.data[:len(s.data)-w]
-	if n := len(s.data); cap(s.data) > 64 && n < cap(s.data)/4 {
-		s.data = append(make([]byte, 0, n+n/4), s.data...)
-	}
+	s.data = shrinkPacked(s.data[:len(s.data)-w])
 	return true
 }
 

@@ -76,13 +76,17 @@ func (m *latencyMonitor) note(event string, d time.Duration, nowSec int64) {
 		m.order = append(m.order, event)
 	}
 	ts.max = max(ts.max, ms)
-	prev := &ts.samples[(ts.next+latencySamples-1)%latencySamples]
-	if prev.at == nowSec {
+	if prev := ts.last(); prev.at == nowSec {
 		prev.ms = max(prev.ms, ms) // one sample a second: its worst
 		return
 	}
 	ts.samples[ts.next] = latencySample{at: nowSec, ms: ms}
 	ts.next = (ts.next + 1) % latencySamples
+}
+
+// last returns the latest sample.
+func (ts *latencySeries) last() *latencySample {
+	return &ts.samples[(ts.next+latencySamples-1)%latencySamples]
 }
 
 // history returns an event class's samples, oldest first.
@@ -102,19 +106,23 @@ func (m *latencyMonitor) reset(event string) bool {
 		return false
 	}
 	delete(m.events, event)
-	for i, e := range m.order {
-		if e == event {
-			m.order = append(m.order[:i], m.order[i+1:]...)
-			break
-		}
-	}
+	m.order = slices.DeleteFunc(m.order, func(e string) bool { return e == event })
 	return true
 }
 
-// since returns the time since start when the monitor is on, and 0
-// without reading the clock when it is off.
-func (m *latencyMonitor) since(start time.Time) time.Duration {
+// clock returns the time, to time an event with since, when the monitor
+// is on; when it is off, the zero time, without reading the clock.
+func (m *latencyMonitor) clock() time.Time {
 	if !m.on() {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
+// since returns the time since start, a time from clock, or 0 when the
+// monitor is off.
+func (m *latencyMonitor) since(start time.Time) time.Duration {
+	if !m.on() || start.IsZero() {
 		return 0
 	}
 	return time.Since(start)
@@ -125,7 +133,7 @@ func latencyLatest(s *Server, c *client, args [][]byte) {
 	s.w.Array(len(m.order))
 	for _, event := range m.order {
 		ts := m.events[event]
-		last := ts.samples[(ts.next+latencySamples-1)%latencySamples]
+		last := ts.last()
 		s.w.Array(4)
 		s.w.BulkString(event)
 		s.w.Int(last.at)

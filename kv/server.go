@@ -280,7 +280,7 @@ func (s *Server) cron() {
 	s.epoch = time.Now()
 	s.mono -= s.epoch.Sub(old) // the command being timed, if any, from the new epoch
 	s.tick()
-	start := time.Now()
+	start := s.epoch
 	deadline := start.Add(25 * time.Millisecond) // a quarter of the period, as Redis
 	for _, d := range s.dbs {
 		d.activeExpire(deadline)

@@ -25,25 +25,14 @@ type set struct {
 }
 
 // newSet returns an empty set; as Redis creates it for its first member,
-// an intset if that member is an integer.
+// an intset if that member is an integer as an intset takes one (a
+// canonical decimal int64, as parseInt reads it: no sign but '-', no
+// leading zeros, no "-0").
 func newSet(first []byte) *set {
-	if _, isInt := setInt(first); isInt {
+	if _, isInt := parseInt(first); isInt {
 		return &set{}
 	}
 	return &set{table: newDict[struct{}](0)}
-}
-
-// setInt reports whether m is an integer as Redis's intset takes one (a
-// canonical decimal int64: no sign but '-', no leading zeros, no "-0").
-func setInt(m []byte) (int64, bool) {
-	if len(m) == 0 || len(m) > 20 {
-		return 0, false
-	}
-	v, err := strconv.ParseInt(string(m), 10, 64)
-	if err != nil || m[0] == '+' || (m[0] == '0' && len(m) > 1) || (m[0] == '-' && (len(m) == 1 || m[1] == '0')) {
-		return 0, false
-	}
-	return v, true
 }
 
 func (o *set) isIntset() bool { return o.table == nil }
@@ -57,7 +46,7 @@ func (o *set) len() int {
 
 func (o *set) has(m []byte) bool {
 	if o.table == nil {
-		v, isInt := setInt(m)
+		v, isInt := parseInt(m)
 		return isInt && o.ints.has(v)
 	}
 	return o.table.get(m) != nil
@@ -66,7 +55,7 @@ func (o *set) has(m []byte) bool {
 // add adds m and reports whether it was new.
 func (o *set) add(m []byte) bool {
 	if o.table == nil {
-		v, isInt := setInt(m)
+		v, isInt := parseInt(m)
 		switch {
 		case isInt && o.ints.len() < setMaxIntset:
 			return o.ints.add(v)
@@ -93,7 +82,7 @@ func (o *set) toTable() {
 // remove removes m and reports whether it was there.
 func (o *set) remove(m []byte) bool {
 	if o.table == nil {
-		v, isInt := setInt(m)
+		v, isInt := parseInt(m)
 		return isInt && o.ints.remove(v)
 	}
 	return o.table.delete(m)

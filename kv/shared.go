@@ -3,7 +3,6 @@ package kv
 import (
 	"strconv"
 	"strings"
-	"unsafe"
 )
 
 // sharedInts is how many small integers string values share, as Redis's
@@ -55,11 +54,4 @@ func valueString(b []byte) string {
 }
 
 // isShared reports whether s is one of the shared integers.
-func isShared(s string) bool {
-	if len(s) == 0 {
-		return false
-	}
-	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
-	base := uintptr(unsafe.Pointer(unsafe.StringData(sharedDigits)))
-	return p >= base && p < base+uintptr(len(sharedDigits))
-}
+func isShared(s string) bool { return within(stringBytes(s), stringBytes(sharedDigits)) }
