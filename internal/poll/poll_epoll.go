@@ -23,13 +23,16 @@ type Poller struct {
 	raw    []unix.EpollEvent
 
 	// file is epfd registered with the Go runtime's poller, so that a
-	// blocking Wait parks the goroutine instead of its thread; rc is nil
-	// where that could not be done, and Wait blocks in epoll_wait.
-	file     *os.File
-	rc       syscall.RawConn
-	deadline bool // a read deadline is set on file
-	ready    func(uintptr) bool
-	parked   parked
+	// blocking Wait parks the goroutine instead of its thread; it is made
+	// by the first Wait that parks (register). rc is nil until then, and
+	// where that could not be done (unregistrable), Wait blocks in
+	// epoll_wait.
+	file          *os.File
+	rc            syscall.RawConn
+	unregistrable bool
+	deadline      bool // a read deadline is set on file
+	ready         func(uintptr) bool
+	parked        parked
 
 	// blocking: a Wait that must block does so in epoll_wait, on its
 	// thread (see SetBlocking).
@@ -70,17 +73,36 @@ func New() (*Poller, error) {
 		unix.Close(epfd)
 		return nil, os.NewSyscallError("epoll_ctl", err)
 	}
-	p := &Poller{epfd: epfd, wakefd: wakefd}
+	return &Poller{epfd: epfd, wakefd: wakefd}, nil
+}
+
+// register makes epfd known to the runtime's poller, which a parked Wait
+// needs, at the first such Wait: a Poller whose Waits block their thread
+// must not be registered, or every event would also wake the runtime's
+// poller, on another thread, for nothing. It reports whether it could;
+// a Wait that cannot park blocks its thread.
+func (p *Poller) register() bool {
+	if p.rc != nil {
+		return true
+	}
+	if p.unregistrable {
+		return false
+	}
 	// epoll_wait ignores O_NONBLOCK; os.NewFile needs it to register the fd
 	// with the runtime's poller.
-	if unix.SetNonblock(epfd, true) == nil {
-		p.file = os.NewFile(uintptr(epfd), "epoll")
-		if rc, err := p.file.SyscallConn(); err == nil {
-			p.rc = rc
-			p.ready = p.readyFunc
-		}
+	if err := unix.SetNonblock(p.epfd, true); err != nil {
+		p.unregistrable = true
+		return false
 	}
-	return p, nil
+	p.file = os.NewFile(uintptr(p.epfd), "epoll")
+	rc, err := p.file.SyscallConn()
+	if err != nil {
+		p.unregistrable = true
+		return false
+	}
+	p.rc = rc
+	p.ready = p.readyFunc
+	return true
 }
 
 func epollEvents(in Interest) uint32 {
@@ -164,7 +186,7 @@ func (p *Poller) Wait(events []Event, timeout time.Duration) (int, error) {
 	// yield itself does not look at the runtime's poller: the scheduler
 	// takes a yielded goroutine back from its queue before it polls.
 	runtime.Gosched()
-	if p.blocking || p.rc == nil {
+	if p.blocking || !p.register() {
 		n, _, err = p.poll(events, timeoutMillis(timeout))
 		return n, err
 	}
@@ -200,16 +222,21 @@ func (p *Poller) Wait(events []Event, timeout time.Duration) (int, error) {
 // On, the thread blocks in epoll_wait, as a system call the runtime knows
 // of, and the kernel wakes it when an fd is ready: measured with wrk at 256
 // connections on two loops, p99 6 ms where parked loops had 6 to 207 ms.
-// The runtime hands the thread's P to other goroutines only once its
+// The epoll fd is then not registered with the runtime's poller, whose
+// threads its events would otherwise wake as well, for nothing. The poll
+// and the yield before the wait stay: a loop that went straight to
+// epoll_wait served wrk's pipelined requests at 256 connections with a
+// fifth more CPU a request. The runtime hands the thread's P to other goroutines only once its
 // monitor sees the call blocked (20µs to 10ms), and while every P is held
 // so, goroutines waiting on the runtime's poller are woken by that monitor
 // alone: an in-process net.Conn client of a loop took 340µs a round trip
 // this way against 24µs parked. It suits loops whose clients are other
-// processes.
+// processes. Set it before the first Wait: a Poller that has parked once
+// stays registered with the runtime's poller.
 func (p *Poller) SetBlocking(on bool) { p.blocking = on }
 
 // ready is the callback of a parked Wait: it polls, and tells the runtime
-// whether to go on waiting. It is a method value bound once, in New, so
+// whether to go on waiting. It is a method value bound once, in register, so
 // that parking allocates nothing.
 func (p *Poller) readyFunc(uintptr) bool {
 	n, woke, err := p.poll(p.parked.events, 0)
