@@ -41,6 +41,17 @@ type aof struct {
 	lastRWErr  error
 	rewrites   int64
 	rewriteGen uint16
+
+	// base is the file's size after the last rewrite, or at start: the
+	// automatic rewrite measures growth from it.
+	base int64
+	// failures counts the rewrites that failed in a row; from the third,
+	// automatic rewrites wait until retryAt, a minute after the first
+	// refusal, then twice as long each time, up to an hour (Redis's
+	// limits).
+	failures   int
+	retryAt    time.Time
+	retryDelay time.Duration
 }
 
 // openLog opens the log, replaying what it holds.
@@ -58,7 +69,7 @@ func (s *Server) openLog() error {
 		f.Close()
 		return err
 	}
-	s.aof = &aof{s: s, path: path, f: f, fsync: s.cfg.AppendFsync, curDB: -1, size: st.Size()}
+	s.aof = &aof{s: s, path: path, f: f, fsync: s.cfg.AppendFsync, curDB: -1, size: st.Size(), base: st.Size()}
 	return nil
 }
 
@@ -304,11 +315,55 @@ func (a *aof) startSyncer() {
 	}()
 }
 
-// cron runs ten times a second: a write that failed is tried again.
-func (a *aof) cron() {
+// cron runs ten times a second: a write that failed is tried again, and a
+// file grown past auto-aof-rewrite-min-size by auto-aof-rewrite-percentage
+// of its size after the last rewrite is rewritten, as Redis does.
+func (a *aof) cron(now time.Time) {
 	if a.err != nil {
 		a.flush()
 	}
+	s := a.s
+	if a.rw != nil || a.f == nil || s.autoRewritePerc == 0 || a.size <= s.autoRewriteMin {
+		return
+	}
+	growth := a.size*100/max(a.base, 1) - 100
+	if growth < s.autoRewritePerc || a.limited(now) {
+		return
+	}
+	s.log.Info("kv: starting an automatic rewrite of the append-only file", "growth_percent", growth)
+	if err := s.startRewrite(); err != nil {
+		s.log.Error("kv: the automatic rewrite of the append-only file could not start", "err", err)
+		a.failed(err)
+	}
+}
+
+// limited reports whether automatic rewrites are held back after three or
+// more failures in a row: the first time it is asked, for a minute, then
+// for twice the last delay each time the last one has passed, up to an
+// hour.
+func (a *aof) limited(now time.Time) bool {
+	if a.failures < 3 {
+		a.retryAt, a.retryDelay = time.Time{}, 0
+		return false
+	}
+	if !a.retryAt.IsZero() {
+		if now.Before(a.retryAt) {
+			return true
+		}
+		a.retryAt = time.Time{}
+		return false
+	}
+	a.retryDelay = min(max(2*a.retryDelay, time.Minute), time.Hour)
+	a.retryAt = now.Add(a.retryDelay)
+	a.s.log.Warn("kv: the append-only file's rewrite has failed repeatedly; the next automatic one waits",
+		"failures", a.failures, "delay", a.retryDelay)
+	return true
+}
+
+// failed records a rewrite that failed, or could not start.
+func (a *aof) failed(err error) {
+	a.lastRWErr = err
+	a.failures++
 }
 
 // closeLog writes and syncs what is pending and closes the file. It runs
@@ -551,8 +606,10 @@ func (rw *rewrite) finish() {
 	if a.curDB < 0 {
 		a.curDB = rw.curDB
 	}
+	a.base = a.size
 	a.rw = nil
 	a.lastRWErr = nil
+	a.failures = 0
 	a.rewrites++
 	rw.s.log.Info("kv: append-only file rewritten", "file", a.path, "bytes", a.size, "took", time.Since(rw.started))
 }
@@ -560,7 +617,7 @@ func (rw *rewrite) finish() {
 // abort gives the rewrite up; the old log stays in use.
 func (rw *rewrite) abort(err error) {
 	rw.a.rw = nil
-	rw.a.lastRWErr = err
+	rw.a.failed(err)
 	rw.tmp.Close()
 	os.Remove(rw.tmp.Name())
 	rw.s.log.Error("kv: append-only file rewrite failed", "err", err)

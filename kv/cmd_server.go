@@ -131,7 +131,8 @@ func setInt(min, max int64, apply func(s *Server, n int64)) func(*Server, string
 	}
 }
 
-// memoryParam parses "1gb", "512mb", "100" as Redis does.
+// memoryParam parses "1gb", "512mb", "100" as Redis does; a value past
+// the int64 range is refused, where Redis's would wrap around.
 func memoryParam(v string) (int64, error) {
 	l := strings.ToLower(v)
 	mult := int64(1)
@@ -147,6 +148,9 @@ func memoryParam(v string) (int64, error) {
 	n, err := strconv.ParseInt(l, 10, 64)
 	if err != nil || n < 0 {
 		return 0, fmt.Errorf("argument must be a memory value")
+	}
+	if n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("argument must be between 0 and %d inclusive", int64(math.MaxInt64))
 	}
 	return n * mult, nil
 }
@@ -242,6 +246,16 @@ var configParams = []configParam{
 		}
 		return err
 	}},
+	{"auto-aof-rewrite-min-size", func(s *Server) string { return strconv.FormatInt(s.autoRewriteMin, 10) }, func(s *Server, v string) error {
+		n, err := memoryParam(v)
+		if err == nil {
+			s.autoRewriteMin = n
+		}
+		return err
+	}},
+	{"auto-aof-rewrite-percentage", func(s *Server) string { return strconv.FormatInt(s.autoRewritePerc, 10) }, setInt(0, math.MaxInt32, func(s *Server, n int64) {
+		s.autoRewritePerc = n
+	})},
 	{"save", func(s *Server) string { return "" }, func(s *Server, v string) error { return nil }},
 	{"maxmemory", func(s *Server) string { return "0" }, nil},
 	{"maxmemory-policy", func(s *Server) string { return "noeviction" }, nil},
@@ -717,6 +731,7 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 		field("aof_rewrites", rewrites)
 		if s.aof != nil {
 			field("aof_current_size", size)
+			field("aof_base_size", s.aof.base)
 		}
 	}
 	if want("stats") {

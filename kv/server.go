@@ -148,6 +148,10 @@ type Server struct {
 	replay             bool // replaying the log: nothing is propagated or sent
 	inExec             bool // running EXEC's queue
 
+	// autoRewritePerc and autoRewriteMin are auto-aof-rewrite-percentage
+	// and auto-aof-rewrite-min-size (see aof.cron).
+	autoRewritePerc, autoRewriteMin int64
+
 	shutdownOnce sync.Once
 	done         chan struct{} // closed by SHUTDOWN
 }
@@ -188,6 +192,8 @@ func New(cfg Config) (*Server, error) {
 
 		latencyTracking:    true,
 		latencyPercentiles: []float64{50, 99, 99.9},
+		autoRewritePerc:    100,
+		autoRewriteMin:     64 << 20,
 	}
 	s.epoch = s.start
 	for _, name := range slices.Sorted(maps.Keys(cfg.Settings)) {
@@ -288,7 +294,7 @@ func (s *Server) cron() {
 	s.latency.note("expire-cycle", s.latency.since(start), s.ms/1000)
 	s.handleReady()
 	if s.aof != nil {
-		s.aof.cron()
+		s.aof.cron(start)
 	}
 }
 

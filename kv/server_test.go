@@ -432,16 +432,7 @@ func TestRewriteWhileWriting(t *testing.T) {
 	want := snapshot(t, c)
 	c.Close()
 	s1.Shutdown(ctx)
-	_, addr2 := startServer(t, cfg)
-	got := snapshot(t, goRedis(t, addr2))
-	if len(got) != len(want) {
-		t.Fatalf("%d keys after replay; want %d", len(got), len(want))
-	}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%s = %q after replay; want %q", k, got[k], v)
-		}
-	}
+	replayedAs(t, cfg, want)
 }
 
 // TestConfigSetAppendOnly turns the log on while clients write: the first
@@ -495,8 +486,15 @@ func TestConfigSetAppendOnly(t *testing.T) {
 	c.Set(ctx, "not-logged", "1", 0)
 	c.Close()
 	s1.Shutdown(ctx)
-	_, addr2 := startServer(t, Config{Dir: dir, AppendOnly: true})
-	got := snapshot(t, goRedis(t, addr2))
+	replayedAs(t, Config{Dir: dir, AppendOnly: true}, want)
+}
+
+// replayedAs starts a server with cfg, which replays its log, and checks
+// that its string keys are want.
+func replayedAs(t *testing.T, cfg Config, want map[string]string) {
+	t.Helper()
+	_, addr := startServer(t, cfg)
+	got := snapshot(t, goRedis(t, addr))
 	if len(got) != len(want) {
 		t.Fatalf("%d keys after replay; want %d", len(got), len(want))
 	}
