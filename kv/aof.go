@@ -97,7 +97,8 @@ const replayChunk = 1 << 20
 // keyspace it builds, a buffer of a megabyte or of up to twice its longest
 // command, no longer than the file (three times while that buffer grows).
 // A last command cut short (a crash while writing it), or a transaction
-// without its EXEC, is cut off the file, with a log line; anything else
+// without its EXEC, is cut off the file, with a log line (or, with
+// aof-load-truncated no, stops the start, naming where); anything else
 // malformed stops the start.
 func (s *Server) replayLog(path string) error {
 	f, err := os.Open(path)
@@ -174,6 +175,9 @@ func (s *Server) replayLog(path string) error {
 		good = base + int64(off)
 	}
 	if end := base + int64(len(buf)); good < end {
+		if !s.loadTruncated {
+			return fmt.Errorf("kv: the append-only file %s ends with an incomplete command or transaction at byte %d of %d, and aof-load-truncated is no: cut it there, or set aof-load-truncated yes", path, good, end)
+		}
 		s.log.Warn("kv: the append-only file ends with an incomplete command or transaction; cutting it off",
 			"file", path, "size", end, "kept", good)
 		if err := os.Truncate(path, good); err != nil {

@@ -119,6 +119,17 @@ func intParam(v string, min, max int64) (int64, error) {
 	return n, nil
 }
 
+// boolConfig is a yes/no parameter held in the field f returns.
+func boolConfig(name string, f func(s *Server) *bool) configParam {
+	return configParam{name, func(s *Server) string { return yesNo(*f(s)) }, func(s *Server, v string) error {
+		on, err := boolParam(v)
+		if err == nil {
+			*f(s) = on
+		}
+		return err
+	}}
+}
+
 // setInt returns a parameter's setter: an integer in [min, max], read by
 // intParam, given to apply.
 func setInt(min, max int64, apply func(s *Server, n int64)) func(*Server, string) error {
@@ -166,6 +177,13 @@ var configParams = []configParam{
 		return s.cfg.Dir
 	}, nil},
 	{"appendfilename", func(s *Server) string { return s.cfg.AppendFilename }, nil},
+	// tcp-keepalive applies to the connections of the next Listen: evkv's
+	// listener takes it when it starts (Redis's, at each accept).
+	{"tcp-keepalive", func(s *Server) string { return strconv.FormatInt(s.keepAlive, 10) }, setInt(0, math.MaxInt32, func(s *Server, n int64) {
+		s.keepAlive = n
+	})},
+	boolConfig("aof-load-truncated", func(s *Server) *bool { return &s.loadTruncated }),
+	boolConfig("protected-mode", func(s *Server) *bool { return &s.protectedMode }),
 	{"requirepass", func(s *Server) string { return s.cfg.RequirePass }, func(s *Server, v string) error {
 		s.cfg.RequirePass = v
 		return nil
@@ -232,13 +250,7 @@ var configParams = []configParam{
 	{"latency-monitor-threshold", func(s *Server) string { return strconv.FormatInt(s.latency.threshold, 10) }, setInt(0, math.MaxInt64, func(s *Server, n int64) {
 		s.latency.threshold = n
 	})},
-	{"latency-tracking", func(s *Server) string { return yesNo(s.latencyTracking) }, func(s *Server, v string) error {
-		b, err := boolParam(v)
-		if err == nil {
-			s.latencyTracking = b
-		}
-		return err
-	}},
+	boolConfig("latency-tracking", func(s *Server) *bool { return &s.latencyTracking }),
 	{"latency-tracking-info-percentiles", func(s *Server) string { return formatPercentiles(s.latencyPercentiles) }, func(s *Server, v string) error {
 		ps, err := parsePercentiles(v)
 		if err == nil {
@@ -263,6 +275,170 @@ var configParams = []configParam{
 	{"hz", func(s *Server) string { return "10" }, nil},
 	{"io-threads", func(s *Server) string { return "1" }, nil},
 	{"loglevel", func(s *Server) string { return "notice" }, func(s *Server, v string) error { return nil }},
+}
+
+// inertParams are Redis 7.0 parameters of what evkv has no counterpart
+// for, or keeps its own way: RDB snapshots, replication, the ACL log,
+// lazy freeing (the collector frees), the allocator, the process's title
+// and OOM score, the encodings of lists, sorted sets, streams and
+// HyperLogLogs and the thresholds of the compact ones (evkv's are Redis
+// 7.0's defaults, fixed), client output buffer classes. They are taken,
+// checked as Redis checks them, and kept for CONFIG GET, so that a Redis
+// configuration file starts evkv; they have no effect, and New logs the
+// ones Config.Settings gives. pidfile and logfile are kept for the program
+// around the server to act on, as cmd/evkv does.
+var inertParams = []inertParam{
+	{"always-show-logo", "no", checkBool, true, false},
+	{"set-proc-title", "yes", checkBool, true, false},
+	{"proc-title-template", "{title} {listen-addr} {server-mode}", nil, false, false},
+	{"supervised", "no", checkEnum("upstart", "systemd", "auto", "no"), true, false},
+	{"tcp-backlog", "511", checkInt(0, math.MaxInt32), true, false},
+	{"stop-writes-on-bgsave-error", "yes", checkBool, false, false},
+	{"rdbcompression", "yes", checkBool, false, false},
+	{"rdbchecksum", "yes", checkBool, true, false},
+	{"dbfilename", "dump.rdb", nil, false, false},
+	{"rdb-del-sync-files", "no", checkBool, false, false},
+	{"rdb-save-incremental-fsync", "yes", checkBool, false, false},
+	{"replica-serve-stale-data", "yes", checkBool, false, false},
+	{"replica-read-only", "yes", checkBool, false, false},
+	{"repl-diskless-sync", "yes", checkBool, false, false},
+	{"repl-diskless-sync-delay", "5", checkInt(0, math.MaxInt32), false, false},
+	{"repl-diskless-sync-max-replicas", "0", checkInt(0, math.MaxInt32), false, false},
+	{"repl-diskless-load", "disabled", checkEnum("disabled", "on-empty-db", "swapdb"), false, false},
+	{"repl-disable-tcp-nodelay", "no", checkBool, false, false},
+	{"replica-priority", "100", checkInt(0, math.MaxInt32), false, false},
+	{"acllog-max-len", "128", checkInt(0, math.MaxInt64), false, false},
+	{"lazyfree-lazy-eviction", "no", checkBool, false, false},
+	{"lazyfree-lazy-expire", "no", checkBool, false, false},
+	{"lazyfree-lazy-server-del", "no", checkBool, false, false},
+	{"lazyfree-lazy-user-del", "no", checkBool, false, false},
+	{"lazyfree-lazy-user-flush", "no", checkBool, false, false},
+	{"replica-lazy-flush", "no", checkBool, false, false},
+	{"oom-score-adj", "no", checkEnum("no", "yes", "relative", "absolute"), false, false},
+	{"oom-score-adj-values", "0 200 800", checkOOMValues, false, false},
+	{"disable-thp", "yes", checkBool, true, false},
+	{"jemalloc-bg-thread", "yes", checkBool, false, false},
+	{"appenddirname", "appendonlydir", nil, true, false},
+	{"no-appendfsync-on-rewrite", "no", checkBool, false, false},
+	{"aof-use-rdb-preamble", "yes", checkBool, false, false},
+	{"aof-timestamp-enabled", "no", checkBool, false, false},
+	{"aof-rewrite-incremental-fsync", "yes", checkBool, false, false},
+	{"hash-max-listpack-entries", "512", checkInt(0, math.MaxInt64), false, false},
+	{"hash-max-listpack-value", "64", checkInt(0, math.MaxInt64), false, false},
+	{"set-max-intset-entries", "512", checkInt(0, math.MaxInt64), false, false},
+	{"zset-max-listpack-entries", "128", checkInt(0, math.MaxInt64), false, false},
+	{"zset-max-listpack-value", "64", checkInt(0, math.MaxInt64), false, false},
+	{"list-max-listpack-size", "-2", checkInt(math.MinInt32, math.MaxInt32), false, false},
+	{"list-compress-depth", "0", checkInt(0, math.MaxInt32), false, false},
+	{"hll-sparse-max-bytes", "3000", checkMemory, false, false},
+	{"stream-node-max-bytes", "4096", checkMemory, false, false},
+	{"stream-node-max-entries", "100", checkInt(0, math.MaxInt64), false, false},
+	{"activerehashing", "yes", checkBool, false, false},
+	{"dynamic-hz", "yes", checkBool, false, false},
+	{"client-output-buffer-limit", "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60", nil, false, false},
+	{"pidfile", "", nil, true, true},
+	{"logfile", "", nil, true, true},
+	{"daemonize", "no", checkNoDaemon, true, false},
+}
+
+// An inertParam is a parameter taken and kept with no effect: its Redis
+// default, its check (nil: any text), and whether it is immutable to
+// CONFIG SET, as in Redis, and so given only at start.
+type inertParam struct {
+	name, def string
+	check     func(string) (string, error) // the value as CONFIG GET shows it
+	startOnly bool
+	byHost    bool // the program around the server acts on it (cmd/evkv)
+}
+
+func init() {
+	for _, ip := range inertParams {
+		name, def, check := ip.name, ip.def, ip.check
+		configParams = append(configParams, configParam{
+			name: name,
+			get: func(s *Server) string {
+				if v, ok := s.inert[name]; ok {
+					return v
+				}
+				return def
+			},
+			set: func(s *Server, v string) error {
+				if check != nil {
+					var err error
+					if v, err = check(v); err != nil {
+						return err
+					}
+				}
+				if s.inert == nil {
+					s.inert = map[string]string{}
+				}
+				s.inert[name] = v
+				return nil
+			},
+		})
+	}
+}
+
+// findInert returns the inert parameter called name, or nil.
+func findInert(name string) *inertParam {
+	for i := range inertParams {
+		if inertParams[i].name == name {
+			return &inertParams[i]
+		}
+	}
+	return nil
+}
+
+func checkBool(v string) (string, error) {
+	on, err := boolParam(v)
+	return yesNo(on), err
+}
+
+func checkInt(min, max int64) func(string) (string, error) {
+	return func(v string) (string, error) {
+		n, err := intParam(v, min, max)
+		return strconv.FormatInt(n, 10), err
+	}
+}
+
+func checkMemory(v string) (string, error) {
+	n, err := memoryParam(v)
+	return strconv.FormatInt(n, 10), err
+}
+
+func checkEnum(values ...string) func(string) (string, error) {
+	return func(v string) (string, error) {
+		v = strings.ToLower(v)
+		if slices.Contains(values, v) {
+			return v, nil
+		}
+		return "", fmt.Errorf("argument(s) must be one of the following: %s", strings.Join(values, ", "))
+	}
+}
+
+// checkOOMValues checks oom-score-adj-values: three integers in
+// [-2000, 2000], split on single spaces as Redis splits them.
+func checkOOMValues(v string) (string, error) {
+	f := strings.Split(v, " ")
+	if len(f) != 3 {
+		return "", fmt.Errorf("wrong number of arguments")
+	}
+	for _, x := range f {
+		if n, ok := parseInt([]byte(x)); !ok || n < -2000 || n > 2000 {
+			return "", fmt.Errorf("Invalid oom-score-adj-values, elements must be between -2000 and 2000.")
+		}
+	}
+	return v, nil
+}
+
+// checkNoDaemon takes daemonize no: evkv does not fork itself into the
+// background (a Go process cannot safely); a supervisor runs it.
+func checkNoDaemon(v string) (string, error) {
+	on, err := boolParam(v)
+	if err == nil && on {
+		err = fmt.Errorf("evkv does not daemonize itself: run it under a supervisor (systemd, ...) with daemonize no")
+	}
+	return yesNo(on), err
 }
 
 func findParam(name string) *configParam {
@@ -309,7 +485,11 @@ func configSet(s *Server, c *client, args [][]byte) {
 			s.w.Error("ERR Unknown option or number of arguments for CONFIG SET - '" + string(args[i]) + "'")
 			return
 		}
-		if p.set == nil {
+		if name == "dir" || name == "dbfilename" {
+			s.w.Error("ERR CONFIG SET failed (possibly related to argument '" + name + "') - can't set protected config")
+			return
+		}
+		if p.set == nil || findInert(name) != nil && findInert(name).startOnly {
 			s.w.Error("ERR CONFIG SET failed (possibly related to argument '" + name + "') - can't set immutable config")
 			return
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -151,6 +152,17 @@ type Server struct {
 	// autoRewritePerc and autoRewriteMin are auto-aof-rewrite-percentage
 	// and auto-aof-rewrite-min-size (see aof.cron).
 	autoRewritePerc, autoRewriteMin int64
+	// protectedMode is protected-mode: without a password, clients not at
+	// 127.0.0.1 or ::1 are refused, as Redis 7.0 refuses them.
+	protectedMode bool
+	// keepAlive is tcp-keepalive, in seconds (0: off), for the
+	// connections of a Listen after it is set.
+	keepAlive int64
+	// loadTruncated is aof-load-truncated: a log that ends in a command
+	// cut short is cut there (yes, the default) or stops the start.
+	loadTruncated bool
+	// inert holds the inertParams set, by name.
+	inert map[string]string
 
 	shutdownOnce sync.Once
 	done         chan struct{} // closed by SHUTDOWN
@@ -194,21 +206,33 @@ func New(cfg Config) (*Server, error) {
 		latencyPercentiles: []float64{50, 99, 99.9},
 		autoRewritePerc:    100,
 		autoRewriteMin:     64 << 20,
+		protectedMode:      true,
+		loadTruncated:      true,
+		keepAlive:          300,
 	}
 	s.epoch = s.start
+	var inert []string
 	for _, name := range slices.Sorted(maps.Keys(cfg.Settings)) {
 		p := findParam(strings.ToLower(name))
 		switch {
 		case p == nil:
 			return nil, &SettingError{name, errors.New("unknown setting")}
-		case p.set == nil:
-			return nil, &SettingError{name, errors.New("cannot be set: evkv has it fixed")}
 		case slices.Contains(ownFields, p.name):
 			return nil, &SettingError{name, errors.New("has a field of its own in Config")}
+		case p.set == nil && strings.EqualFold(strings.TrimSpace(cfg.Settings[name]), p.get(s)):
+			continue // evkv's fixed value, given: nothing to do
+		case p.set == nil:
+			return nil, &SettingError{name, errors.New("cannot be set: evkv has it fixed at " + strconv.Quote(p.get(s)))}
 		}
 		if err := p.set(s, cfg.Settings[name]); err != nil {
 			return nil, &SettingError{name, err}
 		}
+		if ip := findInert(p.name); ip != nil && !ip.byHost {
+			inert = append(inert, p.name)
+		}
+	}
+	if len(inert) > 0 {
+		s.log.Warn("kv: settings taken for compatibility with Redis, with no effect here", "settings", strings.Join(inert, " "))
 	}
 	for i := range cfg.Databases {
 		s.dbs = append(s.dbs, newDB(s, i))
@@ -224,8 +248,13 @@ func New(cfg Config) (*Server, error) {
 // Listen starts serving on network and addr ("tcp", "127.0.0.1:6379"; or
 // "unix" and a path) and returns the address it listens on.
 func (s *Server) Listen(network, addr string) (net.Addr, error) {
+	keepAlive := time.Duration(s.keepAlive) * time.Second
+	if keepAlive == 0 {
+		keepAlive = -1 // off; evloop's zero is its default
+	}
 	ev, err := evloop.NewServer(s, evloop.Options{
 		Loops:       1,
+		KeepAlive:   keepAlive,
 		MaxInbound:  s.cfg.QueryBufferLimit,
 		HighWater:   4 << 20,
 		MaxOutbound: 1 << 30,
@@ -326,14 +355,44 @@ func (s *Server) now() int64 {
 	return s.ms
 }
 
+// deniedProtected is Redis 7.0's answer to a client refused by protected
+// mode, word for word.
+const deniedProtected = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. " +
+	"In this mode connections are only accepted from the loopback interface. " +
+	"If you want to connect from external computers to Redis you may adopt one of the following solutions: " +
+	"1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. " +
+	"2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. " +
+	"3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. " +
+	"4) Setup a an authentication password for the default user. " +
+	"NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n"
+
+// loopbackPeer reports whether a client at addr is one protected mode
+// admits: at 127.0.0.1 or ::1 (not the rest of 127.0.0.0/8, as Redis 7.0
+// compares the address's text), or on a Unix socket.
+func loopbackPeer(addr net.Addr) bool {
+	a, ok := addr.(*net.TCPAddr)
+	if !ok {
+		return true
+	}
+	return a.IP.Equal(net.IPv4(127, 0, 0, 1)) || a.IP.Equal(net.IPv6loopback)
+}
+
 // clock is the access clock of OBJECT IDLETIME: seconds since start.
 func (s *Server) clock() uint32 { return uint32((s.now() - s.start.UnixMilli()) / 1000) }
 
-// OnOpen admits a client, or refuses it past MaxClients.
+// OnOpen admits a client, or refuses it past MaxClients, or, in protected
+// mode without a password, when it is not on the loopback interface.
 func (s *Server) OnOpen(conn *evloop.Conn) {
-	if len(s.clients) >= s.cfg.MaxClients {
+	refuse := ""
+	switch {
+	case len(s.clients) >= s.cfg.MaxClients:
+		refuse = "-ERR max number of clients reached\r\n"
+	case s.protectedMode && s.cfg.RequirePass == "" && !loopbackPeer(conn.RemoteAddr()):
+		refuse = deniedProtected
+	}
+	if refuse != "" {
 		s.stats.rejectedConns++
-		conn.Write([]byte("-ERR max number of clients reached\r\n"))
+		conn.Write([]byte(refuse))
 		conn.Close()
 		return
 	}

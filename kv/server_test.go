@@ -270,7 +270,8 @@ func TestAppendOnlyReplay(t *testing.T) {
 }
 
 // TestAppendOnlyTruncated cuts the log inside its last command: the start
-// keeps what came before, cuts the rest off the file, and goes on.
+// keeps what came before, cuts the rest off the file, and goes on; unless
+// aof-load-truncated is no.
 func TestAppendOnlyTruncated(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "appendonly.aof")
@@ -295,6 +296,15 @@ func TestAppendOnlyTruncated(t *testing.T) {
 		if string(data) != whole {
 			t.Errorf("file after the cut = %q; want %q", data, whole)
 		}
+	}
+	// With aof-load-truncated no, a cut log stops the start, untouched.
+	os.WriteFile(path, []byte(whole+cut), 0o644)
+	_, err := New(Config{AppendOnly: true, Dir: dir, Logger: quietLogger(), Settings: map[string]string{"aof-load-truncated": "no"}})
+	if err == nil || !strings.Contains(err.Error(), "aof-load-truncated is no") {
+		t.Errorf("New with a cut log and aof-load-truncated no: %v", err)
+	}
+	if data, _ := os.ReadFile(path); string(data) != whole+cut {
+		t.Errorf("file after a refused start = %q; want it as it was", data)
 	}
 	// Garbage in the middle is not a crash: the start fails, clearly.
 	os.WriteFile(path, []byte("*1\r\n$x\r\n"+whole), 0o644)

@@ -288,7 +288,8 @@ func loggedCommands(t *testing.T, reply string) []string {
 }
 
 // TestConfigSettings checks Config.Settings: applied as CONFIG SET applies
-// them, and refused when unknown, immutable, bad, or a Config field's.
+// them, and refused when unknown, immutable (unless given the value evkv
+// has), bad, or a Config field's.
 func TestConfigSettings(t *testing.T) {
 	s, err := New(Config{Logger: quietLogger(), Settings: map[string]string{"SLOWLOG-max-len": "9", "slowlog-log-slower-than": "-1"}})
 	if err != nil {
@@ -299,12 +300,17 @@ func TestConfigSettings(t *testing.T) {
 	}
 	for name, want := range map[string]string{
 		"nosuch":          `kv: setting nosuch: unknown setting`,
-		"maxmemory":       `kv: setting maxmemory: cannot be set: evkv has it fixed`,
+		"maxmemory":       `kv: setting maxmemory: cannot be set: evkv has it fixed at "0"`,
 		"requirepass":     `kv: setting requirepass: has a field of its own in Config`,
 		"slowlog-max-len": "kv: setting slowlog-max-len: argument must be between 0 and 9223372036854775807 inclusive",
 	} {
 		if _, err := New(Config{Logger: quietLogger(), Settings: map[string]string{name: "-5"}}); err == nil || err.Error() != want {
 			t.Errorf("Settings %s: New error %v; want %q", name, err, want)
 		}
+	}
+	// A fixed parameter given its fixed value is taken (a Redis file's
+	// "timeout 0", "hz 10").
+	if _, err := New(Config{Logger: quietLogger(), Settings: map[string]string{"timeout": "0", "hz": "10", "maxmemory": "0"}}); err != nil {
+		t.Errorf("Settings of fixed parameters at their values: %v", err)
 	}
 }

@@ -4,14 +4,19 @@
 //	evkv [--bind 127.0.0.1] [--port 6379] [--requirepass pw]
 //	     [--appendonly yes|no] [--appendfsync always|everysec|no] [--dir .]
 //	     [--maxclients 10000] [--proto-max-bulk-len 512mb]
-//	     [--slowlog-log-slower-than 10000] [--slowlog-max-len 128] [--config redis.conf]
+//	     [--slowlog-log-slower-than 10000] [--slowlog-max-len 128]
+//	     [--protected-mode yes|no] [--pidfile path] [--logfile path]
+//	     [--daemonize no] [--supervised no|systemd|...] [--config redis.conf]
 //
 // Flags given on the command line win over the config file, whose syntax
 // is redis.conf's ("port 6380", "appendonly yes", one setting a line,
 // values quoted as Redis quotes them, # comments). The file may also give
 // the other parameters CONFIG SET takes ("latency-monitor-threshold 100",
-// "save 900 1"), checked as CONFIG SET checks them; a setting evkv does
-// not have stops the start with its line named. SIGTERM and SIGINT shut
+// "save 900 1"), checked as CONFIG SET checks them, and the other
+// parameters of Redis 7.0's redis.conf, most of which have no effect here
+// (RDB snapshots, replication, encodings' thresholds, ...: the log names
+// them at start), so that a Redis configuration file starts evkv; a
+// setting evkv does not know stops the start with its line named. SIGTERM and SIGINT shut
 // down gracefully: the append-only file is written and synced first.
 package main
 
@@ -21,6 +26,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"math"
@@ -35,6 +41,17 @@ import (
 	"github.com/evloop/evloop/kv"
 	"github.com/evloop/evloop/resp"
 )
+
+// passFlags are the flags of parameters the server keeps (kv's CONFIG
+// parameters), besides those of settings; pidfile and logfile are acted on
+// here.
+var passFlags = []struct{ name, def, usage string }{
+	{"protected-mode", "yes", "without a password, refuse clients not at 127.0.0.1 or ::1"},
+	{"daemonize", "no", "only no: evkv runs in the foreground, under a supervisor"},
+	{"supervised", "no", "taken for redis-server's systemd unit; no effect"},
+	{"pidfile", "", "a file to write the process id to while running"},
+	{"logfile", "", "a file to append the log to (default standard error)"},
+}
 
 // settings are the configurable values, by their redis.conf names.
 var settings = []string{"bind", "port", "requirepass", "appendonly", "appendfsync", "dir",
@@ -58,6 +75,13 @@ func run(argv []string) error {
 		values[name] = fs.String(name, defaults[name], "redis.conf's "+name)
 	}
 	configFile := fs.String("config", "", "a config file in redis.conf syntax")
+	// Parameters the server keeps, given as flags as redis-server takes
+	// them (its systemd unit runs it with --supervised systemd
+	// --daemonize no): they win over the file.
+	passed := map[string]*string{}
+	for _, f := range passFlags {
+		passed[f.name] = fs.String(f.name, f.def, f.usage)
+	}
 	if err := fs.Parse(argv); err != nil {
 		return err
 	}
@@ -90,7 +114,22 @@ func run(argv []string) error {
 		return err
 	}
 	maps.Copy(cfg.Settings, others)
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	for name, v := range passed {
+		if set[name] {
+			cfg.Settings[name] = *v
+			delete(lines, name)
+		}
+	}
+	logOut := io.Writer(os.Stderr)
+	if path := cfg.Settings["logfile"]; path != "" {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("logfile: %w", err)
+		}
+		defer f.Close()
+		logOut = f
+	}
+	log := slog.New(slog.NewTextHandler(logOut, nil))
 	cfg.Logger = log
 	srv, err := kv.New(cfg)
 	if err != nil {
@@ -110,6 +149,13 @@ func run(argv []string) error {
 			return fmt.Errorf("cannot listen on %s: the address is already in use (is another server running on port %d?)", addr, cfg.Port)
 		}
 		return fmt.Errorf("cannot listen on %s: %w", addr, err)
+	}
+	if path := cfg.Settings["pidfile"]; path != "" {
+		if err := os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+			log.Warn("evkv: writing the pid file", "err", err) // as Redis: not fatal
+		} else {
+			defer os.Remove(path)
+		}
 	}
 	log.Info("evkv ready to accept connections", "addr", a.String(), "appendonly", cfg.AppendOnly)
 	gcCtx, stopGC := context.WithCancel(context.Background())
@@ -175,6 +221,9 @@ func parseConfig(name string, data []byte) (settings map[string]string, lines ma
 			out[setting] = string(args[1])
 		case own || len(args) < 2:
 			return nil, nil, fmt.Errorf("%s:%d: wrong number of arguments for %s", name, i+1, setting)
+		case setting == "client-output-buffer-limit" && out[setting] != "":
+			// One line a class, as Redis's file gives them: the classes add up.
+			out[setting] += " " + string(bytes.Join(args[1:], []byte(" ")))
 		default:
 			out[setting] = string(bytes.Join(args[1:], []byte(" ")))
 		}

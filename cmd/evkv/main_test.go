@@ -162,12 +162,60 @@ func TestConfigFileAndSIGTERM(t *testing.T) {
 		"slowlog-max-len -3":           bad + ":2: slowlog-max-len: argument must be between 0 and 9223372036854775807 inclusive",
 		"slowlog-log-slower-than x":    bad + ":2: slowlog-log-slower-than: argument couldn't be parsed into an integer",
 		"latency-monitor-threshold -1": bad + ":2: latency-monitor-threshold: argument must be between 0",
-		"daemonize yes":                bad + ":2: daemonize: unknown setting",
-		"maxmemory 1gb":                bad + ":2: maxmemory: cannot be set: evkv has it fixed",
+		"daemonize yes":                bad + ":2: daemonize: evkv does not daemonize itself",
+		"maxmemory 1gb":                bad + ":2: maxmemory: cannot be set: evkv has it fixed at \"0\"",
+		"rdbcompression maybe":         bad + ":2: rdbcompression: argument must be 'yes' or 'no'",
+		"cluster-enabled yes":          bad + ":2: cluster-enabled: unknown setting",
 	} {
 		os.WriteFile(bad, []byte("# the line below\n"+line+"\n"), 0o644)
 		if out, err := exec.Command(bin, "--config", bad).CombinedOutput(); err == nil || !strings.Contains(string(out), want) {
 			t.Errorf("config %q: %v, %q; want an error with %q", line, err, out, want)
+		}
+	}
+}
+
+// TestRedisConfigFile starts evkv on the settings of the redis.conf Debian
+// ships, as its systemd unit starts Redis (--daemonize no): it serves,
+// writes the pid file and the log file the file names, names the settings
+// that have no effect, and removes the pid file when it stops.
+func TestRedisConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile("testdata/redis7-debian.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(dir, "redis.conf")
+	os.WriteFile(conf, bytes.ReplaceAll(data, []byte("DIR"), []byte(dir)), 0o644)
+	p := start(t, "--config", conf, "--supervised", "systemd", "--daemonize", "no")
+	c := redis.NewClient(&redis.Options{Addr: p.addr, DisableIdentity: true})
+	defer c.Close()
+	ctx := context.Background()
+	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	got := c.ConfigGet(ctx, "*").Val()
+	for name, want := range map[string]string{"tcp-keepalive": "300", "auto-aof-rewrite-min-size": "67108864", "hash-max-listpack-entries": "512",
+		"client-output-buffer-limit": "normal 0 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60", "supervised": "systemd", "daemonize": "no",
+		"dbfilename": "dump.rdb", "pidfile": filepath.Join(dir, "redis-server.pid")} {
+		if got[name] != want {
+			t.Errorf("CONFIG GET %s = %q; want %q", name, got[name], want)
+		}
+	}
+	pidfile := filepath.Join(dir, "redis-server.pid")
+	if pid, err := os.ReadFile(pidfile); err != nil || strings.TrimSpace(string(pid)) != strconv.Itoa(p.cmd.Process.Pid) {
+		t.Errorf("pid file: %q, %v; want %d", pid, err, p.cmd.Process.Pid)
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v", err)
+	}
+	if _, err := os.Stat(pidfile); !os.IsNotExist(err) {
+		t.Errorf("pid file after the stop: %v", err)
+	}
+	log, _ := os.ReadFile(filepath.Join(dir, "redis-server.log"))
+	for _, want := range []string{"evkv ready to accept connections", "with no effect here", "rdbcompression", "evkv stopped"} {
+		if !bytes.Contains(log, []byte(want)) {
+			t.Errorf("the log file has no %q:\n%s", want, log)
 		}
 	}
 }
