@@ -425,7 +425,7 @@ func checkOOMValues(v string) (string, error) {
 	}
 	for _, x := range f {
 		if n, ok := parseInt([]byte(x)); !ok || n < -2000 || n > 2000 {
-			return "", fmt.Errorf("Invalid oom-score-adj-values, elements must be between -2000 and 2000.")
+			return "", configError("Invalid oom-score-adj-values, elements must be between -2000 and 2000.")
 		}
 	}
 	return v, nil
