@@ -451,6 +451,7 @@ func (s *Server) startRewrite() error {
 	if err != nil {
 		return fmt.Errorf("ERR can't create the rewrite file: %v", err)
 	}
+	tmp.Chmod(0o644) // as the log's own mode; CreateTemp makes it 0600
 	a.rewriteGen++
 	if a.rewriteGen == 0 { // wrapped: no entry may carry the new generation
 		for _, d := range s.dbs {
@@ -610,6 +611,13 @@ func (rw *rewrite) finish() {
 	if a.curDB < 0 {
 		a.curDB = rw.curDB
 	}
+	// What the old file could not take when a write failed (a.buf, which
+	// may begin inside a command) is in the new one, walked or kept in the
+	// tail: the failure ends with the old file.
+	if a.err != nil {
+		a.s.log.Info("kv: the append-only file is writable again")
+	}
+	a.buf, a.err = a.buf[:0], nil
 	a.base = a.size
 	a.rw = nil
 	a.lastRWErr = nil
@@ -620,14 +628,43 @@ func (rw *rewrite) finish() {
 
 // abort gives the rewrite up; the old log stays in use.
 func (rw *rewrite) abort(err error) {
+	rw.discard()
+	rw.s.log.Error("kv: append-only file rewrite failed", "err", err)
+	rw.a.giveUp(err)
+}
+
+// restart gives the rewrite up for a new one that walks the keyspace from
+// the start, as SWAPDB needs; it is not a failure unless the new one
+// cannot start. The new one starts after the running command, which the
+// old file alone logs (its effect is in what the new one walks).
+func (rw *rewrite) restart(why string) {
+	rw.discard()
+	rw.s.log.Info("kv: append-only file rewrite starts again", "reason", why)
+	s, a := rw.s, rw.a
+	s.ev.Submit(0, func() {
+		if s.aof != a || a.rw != nil {
+			return // the log was turned off, or another rewrite runs
+		}
+		if err := s.startRewrite(); err != nil {
+			s.log.Error("kv: append-only file rewrite failed", "err", err)
+			a.giveUp(err)
+		}
+	})
+}
+
+// discard ends the rewrite and removes its file.
+func (rw *rewrite) discard() {
 	rw.a.rw = nil
-	rw.a.failed(err)
 	rw.tmp.Close()
 	os.Remove(rw.tmp.Name())
-	rw.s.log.Error("kv: append-only file rewrite failed", "err", err)
-	if rw.a.f == nil && rw.s.aof == rw.a {
-		// The first rewrite of CONFIG SET appendonly yes: no log without it.
-		rw.s.log.Error("kv: append-only file disabled: its first rewrite failed")
-		rw.s.closeLog()
+}
+
+// giveUp records a rewrite that failed; the log the first rewrite of
+// CONFIG SET appendonly yes was to start is turned off again.
+func (a *aof) giveUp(err error) {
+	a.failed(err)
+	if a.f == nil && a.s.aof == a {
+		a.s.log.Error("kv: append-only file disabled: its first rewrite failed")
+		a.s.closeLog()
 	}
 }

@@ -3,6 +3,7 @@ package kv
 import (
 	"context"
 	"fmt"
+	"github.com/redis/go-redis/v9"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -134,7 +135,11 @@ func TestCompatAutoRewriteConfig(t *testing.T) {
 		{"CONFIG", "SET", "auto-aof-rewrite-min-size", "1mb"}, {"CONFIG", "GET", "auto-aof-rewrite-min-size"},
 		{"CONFIG", "SET", "auto-aof-rewrite-min-size", "2k"}, {"CONFIG", "GET", "auto-aof-rewrite-min-size"},
 		{"CONFIG", "SET", "auto-aof-rewrite-min-size", "-1"}, {"CONFIG", "SET", "auto-aof-rewrite-min-size", "1xb"},
-		{"CONFIG", "SET", "auto-aof-rewrite-min-size", "99999999999gb"}, {"CONFIG", "GET", "auto-aof-rewrite-percentage"}, {"CONFIG", "GET", "auto-aof-rewrite-min-size"},
+		{"CONFIG", "SET", "auto-aof-rewrite-min-size", "99999999999gb"}, {"CONFIG", "SET", "auto-aof-rewrite-min-size", "9223372036854775808"},
+		{"CONFIG", "SET", "auto-aof-rewrite-min-size", "99999999999999999999"}, {"CONFIG", "SET", "auto-aof-rewrite-min-size", "+1"},
+		{"CONFIG", "SET", "auto-aof-rewrite-min-size", "-0"}, {"CONFIG", "SET", "auto-aof-rewrite-min-size", "kb"},
+		{"CONFIG", "GET", "auto-aof-rewrite-min-size"}, {"CONFIG", "SET", "auto-aof-rewrite-min-size", ""},
+		{"CONFIG", "GET", "auto-aof-rewrite-min-size"}, {"CONFIG", "GET", "auto-aof-rewrite-percentage"}, {"CONFIG", "GET", "auto-aof-rewrite-min-size"},
 	})
 }
 
@@ -164,4 +169,100 @@ func TestCompatRedisParameters(t *testing.T) {
 		{"CONFIG", "SET", "dbfilename", "other.rdb"}, {"CONFIG", "GET", "dbfilename"},
 	}...)
 	compareWithRedis(t, script)
+}
+
+// waitRewritten waits for INFO's aof_rewrites to reach n, with the last
+// rewrite's status ok.
+func waitRewritten(t *testing.T, rc *rawConn, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		info := rc.do("INFO", "persistence")
+		if strings.Contains(info, fmt.Sprintf("aof_rewrites:%d\r\n", n)) && strings.Contains(info, "aof_rewrite_in_progress:0") {
+			if !strings.Contains(info, "aof_last_bgrewrite_status:ok") {
+				t.Fatalf("rewrite failed:\n%s", info)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no rewrite:\n%s", info)
+		}
+	}
+}
+
+// TestRewriteAfterFailedWrite: a write that failed leaves in the buffer
+// what the file did not take, which may begin inside a command; the
+// rewrite's new file holds all of it, so the failure and the leftover end
+// with the old file, and the new file replays.
+func TestRewriteAfterFailedWrite(t *testing.T) {
+	cfg := Config{AppendOnly: true, Dir: t.TempDir()}
+	s, addr := startServer(t, cfg)
+	rc := dialRaw(t, addr)
+	rc.do("SET", "a", "1")
+	done := make(chan struct{})
+	s.ev.Submit(0, func() {
+		defer close(done)
+		// The file turns unwritable, as a full disk would make it, after
+		// taking the first byte of a command.
+		a := s.aof
+		ro, err := os.Open(a.path)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		a.mu.Lock()
+		a.f.Close()
+		a.f = ro
+		a.mu.Unlock()
+		a.buf = append(a.buf, "*3\r\n$3\r\nSET\r\n$1\r\nb\r\n$1\r\n2\r\n"...)
+		a.flush()
+		if a.err == nil {
+			t.Error("a write to a read-only file did not fail")
+		}
+	})
+	<-done
+	rc.do("BGREWRITEAOF")
+	waitRewritten(t, rc, 1)
+	if info := rc.do("INFO", "persistence"); !strings.Contains(info, "aof_last_write_status:ok") {
+		t.Errorf("after the rewrite:\n%s", info)
+	}
+	rc.do("SET", "c", "3")
+	s.Shutdown(context.Background())
+	replayedAs(t, cfg, map[string]string{"a": "1", "c": "3"})
+}
+
+// TestSwapDBDuringRewrite: SWAPDB gives a running rewrite up for one that
+// starts over after it, not counted as a failure; the file it makes
+// replays to the swapped databases.
+func TestSwapDBDuringRewrite(t *testing.T) {
+	cfg := Config{AppendOnly: true, Dir: t.TempDir()}
+	s, addr := startServer(t, cfg)
+	c := goRedis(t, addr)
+	ctx := context.Background()
+	pipe := c.Pipeline()
+	for i := range 50000 {
+		pipe.Set(ctx, fmt.Sprint("k", i), i, 0)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rc := dialRaw(t, addr)
+	rc.do("SELECT", "1")
+	rc.do("SET", "only1", "x")
+	rc.send("BGREWRITEAOF")
+	rc.send("SWAPDB", "0", "1")
+	for _, want := range []string{"+Background append only file rewriting started\r\n", "+OK\r\n"} {
+		if got := rc.read(); got != want {
+			t.Fatalf("reply %q; want %q", got, want)
+		}
+	}
+	waitRewritten(t, rc, 1)
+	if info := rc.do("INFO", "persistence"); !strings.Contains(info, "aof_rewrites:1\r\n") {
+		t.Errorf("after SWAPDB during a rewrite:\n%s", info)
+	}
+	s.Shutdown(ctx)
+	replayedAs(t, cfg, map[string]string{"only1": "x"})
+	_, addr2 := startServer(t, cfg)
+	if n := goRedis(t, addr2, func(o *redis.Options) { o.DB = 1 }).DBSize(ctx).Val(); n != 50000 {
+		t.Errorf("db 1 after replay: %d keys; want 50000", n)
+	}
 }

@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -600,7 +599,7 @@ func swapdbCommand(s *Server, c *client, args [][]byte) {
 	}
 	da, dbb := s.dbs[a], s.dbs[b]
 	if s.aof != nil && s.aof.rw != nil {
-		s.aof.rw.abort(errors.New("SWAPDB during the rewrite"))
+		s.aof.rw.restart("SWAPDB")
 	}
 	for _, d := range []*db{da, dbb} {
 		for i := range d.keys.len() {

@@ -143,7 +143,8 @@ func setInt(min, max int64, apply func(s *Server, n int64)) func(*Server, string
 }
 
 // memoryParam parses "1gb", "512mb", "100" as Redis does; a value past
-// the int64 range is refused, where Redis's would wrap around.
+// the int64 range is refused with Redis's range error, also where Redis's
+// arithmetic would wrap around to a value in range.
 func memoryParam(v string) (int64, error) {
 	l := strings.ToLower(v)
 	mult := int64(1)
@@ -156,11 +157,19 @@ func memoryParam(v string) (int64, error) {
 			break
 		}
 	}
-	n, err := strconv.ParseInt(l, 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("argument must be a memory value")
+	// Digits only, none meaning 0, as Redis's memtoull reads them.
+	var n int64
+	tooBig := false
+	for _, c := range []byte(l) {
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("argument must be a memory value")
+		}
+		if n > (math.MaxInt64-9)/10 {
+			tooBig = true
+		}
+		n = n*10 + int64(c-'0')
 	}
-	if n > math.MaxInt64/mult {
+	if tooBig || n > math.MaxInt64/mult {
 		return 0, fmt.Errorf("argument must be between 0 and %d inclusive", int64(math.MaxInt64))
 	}
 	return n * mult, nil
@@ -892,7 +901,7 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 		field("rdb_changes_since_last_save", s.stats.dirty)
 		field("rdb_bgsave_in_progress", 0)
 		field("aof_enabled", b2i(s.aof != nil && s.aof.f != nil))
-		inProgress, status, size, rewrites := 0, "ok", int64(0), int64(0)
+		inProgress, status, size, rewrites, failures := 0, "ok", int64(0), int64(0), 0
 		writeStatus := "ok"
 		if a := s.aof; a != nil {
 			inProgress = b2i(a.rw != nil)
@@ -902,13 +911,14 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 			if a.err != nil {
 				writeStatus = "err"
 			}
-			size, rewrites = a.size, a.rewrites
+			size, rewrites, failures = a.size, a.rewrites, a.failures
 		}
 		field("aof_rewrite_in_progress", inProgress)
 		field("aof_rewrite_scheduled", 0)
 		field("aof_last_bgrewrite_status", status)
-		field("aof_last_write_status", writeStatus)
 		field("aof_rewrites", rewrites)
+		field("aof_rewrites_consecutive_failures", failures)
+		field("aof_last_write_status", writeStatus)
 		if s.aof != nil {
 			field("aof_current_size", size)
 			field("aof_base_size", s.aof.base)
