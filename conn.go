@@ -844,6 +844,16 @@ func (c *Conn) RemoteAddr() net.Addr {
 	return sock.RemoteAddr(int(c.fd))
 }
 
+// SetKeepAlive sets the connection's TCP keep-alive period, in place of
+// Options.KeepAlive's (negative: off). Call it on the loop goroutine, in
+// a handler; it fails once the connection is closed.
+func (c *Conn) SetKeepAlive(period time.Duration) error {
+	if c.state == closed {
+		return net.ErrClosed
+	}
+	return sock.SetKeepAlive(int(c.fd), period)
+}
+
 // Timer is a timer on a connection's loop.
 type Timer struct {
 	l  *loop.Loop

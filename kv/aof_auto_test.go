@@ -148,7 +148,7 @@ func TestCompatAutoRewriteConfig(t *testing.T) {
 // defaults, checks and immutability.
 func TestCompatRedisParameters(t *testing.T) {
 	var script [][]string
-	names := []string{"tcp-keepalive", "protected-mode", "aof-load-truncated"}
+	names := []string{"tcp-keepalive", "protected-mode", "aof-load-truncated", "client-output-buffer-limit"}
 	for _, p := range inertParams {
 		names = append(names, p.name)
 	}
@@ -167,6 +167,15 @@ func TestCompatRedisParameters(t *testing.T) {
 		{"CONFIG", "SET", "daemonize", "no"}, {"CONFIG", "SET", "pidfile", "/tmp/x.pid"}, {"CONFIG", "SET", "appenddirname", "d"},
 		{"CONFIG", "SET", "tcp-backlog", "10"}, {"CONFIG", "SET", "supervised", "no"},
 		{"CONFIG", "SET", "dbfilename", "other.rdb"}, {"CONFIG", "GET", "dbfilename"},
+		{"CONFIG", "SET", "DIR", "/tmp"}, {"CONFIG", "SET", "Daemonize", "no"},
+		{"CONFIG", "SET", "hash-max-listpack-value", "1kb"}, {"CONFIG", "GET", "hash-max-listpack-value"},
+		{"CONFIG", "SET", "oom-score-adj", "relative"}, {"CONFIG", "GET", "oom-score-adj"},
+		{"CONFIG", "SET", "hll-sparse-max-bytes", "9223372036854775807"}, {"CONFIG", "SET", "hll-sparse-max-bytes", "9223372036854775808"},
+		{"CONFIG", "SET", "client-output-buffer-limit", "yes"}, {"CONFIG", "SET", "client-output-buffer-limit", "bogus 1 2 3"},
+		{"CONFIG", "SET", "client-output-buffer-limit", "normal 0 0"}, {"CONFIG", "SET", "client-output-buffer-limit", "normal 1x 0 0"},
+		{"CONFIG", "SET", "client-output-buffer-limit", "normal 1 2 x"}, {"CONFIG", "SET", "client-output-buffer-limit", "normal -1 0 0"},
+		{"CONFIG", "SET", "client-output-buffer-limit", "master 1 2 3"}, {"CONFIG", "GET", "client-output-buffer-limit"},
+		{"CONFIG", "SET", "client-output-buffer-limit", "replica 1mb 2 3 normal 5 6 7"}, {"CONFIG", "GET", "client-output-buffer-limit"},
 	}...)
 	compareWithRedis(t, script)
 }

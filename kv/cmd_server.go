@@ -164,10 +164,11 @@ func memoryParam(v string) (int64, error) {
 		if c < '0' || c > '9' {
 			return 0, fmt.Errorf("argument must be a memory value")
 		}
-		if n > (math.MaxInt64-9)/10 {
+		if d := int64(c - '0'); tooBig || n > (math.MaxInt64-d)/10 {
 			tooBig = true
+		} else {
+			n = n*10 + d
 		}
-		n = n*10 + int64(c-'0')
 	}
 	if tooBig || n > math.MaxInt64/mult {
 		return 0, fmt.Errorf("argument must be between 0 and %d inclusive", int64(math.MaxInt64))
@@ -186,11 +187,11 @@ var configParams = []configParam{
 		return s.cfg.Dir
 	}, nil},
 	{"appendfilename", func(s *Server) string { return s.cfg.AppendFilename }, nil},
-	// tcp-keepalive applies to the connections of the next Listen: evkv's
-	// listener takes it when it starts (Redis's, at each accept).
+	// tcp-keepalive applies to the connections accepted after it is set.
 	{"tcp-keepalive", func(s *Server) string { return strconv.FormatInt(s.keepAlive, 10) }, setInt(0, math.MaxInt32, func(s *Server, n int64) {
 		s.keepAlive = n
 	})},
+	{"client-output-buffer-limit", func(s *Server) string { return formatOutputLimits(s.outputLimits) }, (*Server).setOutputLimits},
 	boolConfig("aof-load-truncated", func(s *Server) *bool { return &s.loadTruncated }),
 	boolConfig("protected-mode", func(s *Server) *bool { return &s.protectedMode }),
 	{"requirepass", func(s *Server) string { return s.cfg.RequirePass }, func(s *Server, v string) error {
@@ -294,13 +295,13 @@ var configParams = []configParam{
 // 7.0's defaults, fixed), client output buffer classes. They are taken,
 // checked as Redis checks them, and kept for CONFIG GET, so that a Redis
 // configuration file starts evkv; they have no effect, and New logs the
-// ones Config.Settings gives. pidfile and logfile are kept for the program
-// around the server to act on, as cmd/evkv does.
+// ones Config.Settings gives. pidfile, logfile and supervised are kept for
+// the program around the server to act on, as cmd/evkv does.
 var inertParams = []inertParam{
 	{"always-show-logo", "no", checkBool, true, false},
 	{"set-proc-title", "yes", checkBool, true, false},
 	{"proc-title-template", "{title} {listen-addr} {server-mode}", nil, false, false},
-	{"supervised", "no", checkEnum("upstart", "systemd", "auto", "no"), true, false},
+	{"supervised", "no", checkEnum("upstart", "systemd", "auto", "no"), true, true},
 	{"tcp-backlog", "511", checkInt(0, math.MaxInt32), true, false},
 	{"stop-writes-on-bgsave-error", "yes", checkBool, false, false},
 	{"rdbcompression", "yes", checkBool, false, false},
@@ -323,7 +324,7 @@ var inertParams = []inertParam{
 	{"lazyfree-lazy-user-del", "no", checkBool, false, false},
 	{"lazyfree-lazy-user-flush", "no", checkBool, false, false},
 	{"replica-lazy-flush", "no", checkBool, false, false},
-	{"oom-score-adj", "no", checkEnum("no", "yes", "relative", "absolute"), false, false},
+	{"oom-score-adj", "no", checkOOMAdj, false, false},
 	{"oom-score-adj-values", "0 200 800", checkOOMValues, false, false},
 	{"disable-thp", "yes", checkBool, true, false},
 	{"jemalloc-bg-thread", "yes", checkBool, false, false},
@@ -333,10 +334,10 @@ var inertParams = []inertParam{
 	{"aof-timestamp-enabled", "no", checkBool, false, false},
 	{"aof-rewrite-incremental-fsync", "yes", checkBool, false, false},
 	{"hash-max-listpack-entries", "512", checkInt(0, math.MaxInt64), false, false},
-	{"hash-max-listpack-value", "64", checkInt(0, math.MaxInt64), false, false},
+	{"hash-max-listpack-value", "64", checkMemory, false, false},
 	{"set-max-intset-entries", "512", checkInt(0, math.MaxInt64), false, false},
 	{"zset-max-listpack-entries", "128", checkInt(0, math.MaxInt64), false, false},
-	{"zset-max-listpack-value", "64", checkInt(0, math.MaxInt64), false, false},
+	{"zset-max-listpack-value", "64", checkMemory, false, false},
 	{"list-max-listpack-size", "-2", checkInt(math.MinInt32, math.MaxInt32), false, false},
 	{"list-compress-depth", "0", checkInt(0, math.MaxInt32), false, false},
 	{"hll-sparse-max-bytes", "3000", checkMemory, false, false},
@@ -344,7 +345,6 @@ var inertParams = []inertParam{
 	{"stream-node-max-entries", "100", checkInt(0, math.MaxInt64), false, false},
 	{"activerehashing", "yes", checkBool, false, false},
 	{"dynamic-hz", "yes", checkBool, false, false},
-	{"client-output-buffer-limit", "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60", nil, false, false},
 	{"pidfile", "", nil, true, true},
 	{"logfile", "", nil, true, true},
 	{"daemonize", "no", checkNoDaemon, true, false},
@@ -425,6 +425,61 @@ func checkEnum(values ...string) func(string) (string, error) {
 	}
 }
 
+// checkOOMAdj checks oom-score-adj; "relative" is "yes", as Redis shows it.
+func checkOOMAdj(v string) (string, error) {
+	v, err := checkEnum("no", "yes", "relative", "absolute")(v)
+	if v == "relative" {
+		v = "yes"
+	}
+	return v, err
+}
+
+// Output buffer limits of client-output-buffer-limit, taken with no effect
+// (evkv bounds every client's outbound queue at 1 GiB): hard, soft and
+// soft seconds of the classes normal, replica and pubsub.
+var outputLimitClasses = []string{"normal", "slave", "pubsub"}
+
+var defaultOutputLimits = [3][3]int64{{0, 0, 0}, {256 << 20, 64 << 20, 60}, {32 << 20, 8 << 20, 60}}
+
+func formatOutputLimits(l [3][3]int64) string {
+	var b strings.Builder
+	for i, class := range outputLimitClasses {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s %d %d %d", class, l[i][0], l[i][1], l[i][2])
+	}
+	return b.String()
+}
+
+// setOutputLimits sets the classes v names, as Redis reads them: all or
+// none, "replica" also naming "slave".
+func (s *Server) setOutputLimits(v string) error {
+	f := strings.Fields(v)
+	if len(f)%4 != 0 {
+		return configError("Wrong number of arguments in buffer limit configuration.")
+	}
+	l := s.outputLimits
+	for i := 0; i < len(f); i += 4 {
+		class := slices.Index(outputLimitClasses, strings.ToLower(f[i]))
+		if strings.EqualFold(f[i], "replica") {
+			class = 1
+		}
+		if class < 0 {
+			return configError("Invalid client class specified in buffer limit configuration.")
+		}
+		hard, err1 := memoryParam(f[i+1])
+		soft, err2 := memoryParam(f[i+2])
+		secs, ok := parseInt([]byte(f[i+3]))
+		if err1 != nil || err2 != nil || !ok || secs < 0 {
+			return configError("Error in hard, soft or soft_seconds setting in buffer limit configuration.")
+		}
+		l[class] = [3]int64{hard, soft, secs}
+	}
+	s.outputLimits = l
+	return nil
+}
+
 // checkOOMValues checks oom-score-adj-values: three integers in
 // [-2000, 2000], split on single spaces as Redis splits them.
 func checkOOMValues(v string) (string, error) {
@@ -495,11 +550,11 @@ func configSet(s *Server, c *client, args [][]byte) {
 			return
 		}
 		if name == "dir" || name == "dbfilename" {
-			s.w.Error("ERR CONFIG SET failed (possibly related to argument '" + name + "') - can't set protected config")
+			s.w.Error("ERR CONFIG SET failed (possibly related to argument '" + string(args[i]) + "') - can't set protected config")
 			return
 		}
 		if p.set == nil || findInert(name) != nil && findInert(name).startOnly {
-			s.w.Error("ERR CONFIG SET failed (possibly related to argument '" + name + "') - can't set immutable config")
+			s.w.Error("ERR CONFIG SET failed (possibly related to argument '" + string(args[i]) + "') - can't set immutable config")
 			return
 		}
 		for _, ch := range changes {

@@ -156,11 +156,13 @@ type Server struct {
 	// 127.0.0.1 or ::1 are refused, as Redis 7.0 refuses them.
 	protectedMode bool
 	// keepAlive is tcp-keepalive, in seconds (0: off), for the
-	// connections of a Listen after it is set.
+	// connections accepted after it is set.
 	keepAlive int64
 	// loadTruncated is aof-load-truncated: a log that ends in a command
 	// cut short is cut there (yes, the default) or stops the start.
 	loadTruncated bool
+	// outputLimits is client-output-buffer-limit, kept with no effect.
+	outputLimits [3][3]int64
 	// inert holds the inertParams set, by name.
 	inert map[string]string
 
@@ -209,6 +211,7 @@ func New(cfg Config) (*Server, error) {
 		protectedMode:      true,
 		loadTruncated:      true,
 		keepAlive:          300,
+		outputLimits:       defaultOutputLimits,
 	}
 	s.epoch = s.start
 	var inert []string
@@ -227,7 +230,7 @@ func New(cfg Config) (*Server, error) {
 		if err := p.set(s, cfg.Settings[name]); err != nil {
 			return nil, &SettingError{name, err}
 		}
-		if ip := findInert(p.name); ip != nil && !ip.byHost {
+		if ip := findInert(p.name); ip != nil && !ip.byHost || p.name == "client-output-buffer-limit" {
 			inert = append(inert, p.name)
 		}
 	}
@@ -248,13 +251,9 @@ func New(cfg Config) (*Server, error) {
 // Listen starts serving on network and addr ("tcp", "127.0.0.1:6379"; or
 // "unix" and a path) and returns the address it listens on.
 func (s *Server) Listen(network, addr string) (net.Addr, error) {
-	keepAlive := time.Duration(s.keepAlive) * time.Second
-	if keepAlive == 0 {
-		keepAlive = -1 // off; evloop's zero is its default
-	}
 	ev, err := evloop.NewServer(s, evloop.Options{
 		Loops:       1,
-		KeepAlive:   keepAlive,
+		KeepAlive:   -1, // set by OnOpen, from tcp-keepalive
 		MaxInbound:  s.cfg.QueryBufferLimit,
 		HighWater:   4 << 20,
 		MaxOutbound: 1 << 30,
@@ -395,6 +394,9 @@ func (s *Server) OnOpen(conn *evloop.Conn) {
 		conn.Write([]byte(refuse))
 		conn.Close()
 		return
+	}
+	if s.keepAlive > 0 {
+		conn.SetKeepAlive(time.Duration(s.keepAlive) * time.Second)
 	}
 	s.nextID++
 	c := newClient(s, conn, s.nextID)

@@ -6,7 +6,8 @@
 //	     [--maxclients 10000] [--proto-max-bulk-len 512mb]
 //	     [--slowlog-log-slower-than 10000] [--slowlog-max-len 128]
 //	     [--protected-mode yes|no] [--pidfile path] [--logfile path]
-//	     [--daemonize no] [--supervised no|systemd|...] [--config redis.conf]
+//	     [--daemonize no] [--supervised no|systemd|auto] [--config redis.conf]
+//	evkv redis.conf [flags]
 //
 // Flags given on the command line win over the config file, whose syntax
 // is redis.conf's ("port 6380", "appendonly yes", one setting a line,
@@ -48,7 +49,7 @@ import (
 var passFlags = []struct{ name, def, usage string }{
 	{"protected-mode", "yes", "without a password, refuse clients not at 127.0.0.1 or ::1"},
 	{"daemonize", "no", "only no: evkv runs in the foreground, under a supervisor"},
-	{"supervised", "no", "taken for redis-server's systemd unit; no effect"},
+	{"supervised", "no", "systemd or auto: tell systemd (NOTIFY_SOCKET) when ready and when stopping"},
 	{"pidfile", "", "a file to write the process id to while running"},
 	{"logfile", "", "a file to append the log to (default standard error)"},
 }
@@ -82,8 +83,16 @@ func run(argv []string) error {
 	for _, f := range passFlags {
 		passed[f.name] = fs.String(f.name, f.def, f.usage)
 	}
+	// As redis-server, a first argument that is not a flag is the config
+	// file: "evkv /etc/redis/redis.conf --daemonize no".
+	if len(argv) > 0 && !strings.HasPrefix(argv[0], "-") {
+		argv = append([]string{"--config", argv[0]}, argv[1:]...)
+	}
 	if err := fs.Parse(argv); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q: a config file comes first, flags after it", fs.Arg(0))
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -158,6 +167,12 @@ func run(argv []string) error {
 		}
 	}
 	log.Info("evkv ready to accept connections", "addr", a.String(), "appendonly", cfg.AppendOnly)
+	supervised := strings.ToLower(cfg.Settings["supervised"])
+	if supervised == "systemd" || supervised == "auto" {
+		if err := notify("READY=1\nSTATUS=Ready to accept connections"); err != nil {
+			log.Warn("evkv: telling systemd it is ready", "err", err)
+		}
+	}
 	gcCtx, stopGC := context.WithCancel(context.Background())
 	defer stopGC()
 	go tuneGC(gcCtx, time.Second)
@@ -169,6 +184,9 @@ func run(argv []string) error {
 	case <-srv.Done():
 		log.Info("evkv shutting down", "reason", "SHUTDOWN")
 	}
+	if supervised == "systemd" || supervised == "auto" {
+		notify("STOPPING=1")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
@@ -176,6 +194,26 @@ func run(argv []string) error {
 	}
 	log.Info("evkv stopped")
 	return nil
+}
+
+// notify sends state to systemd's notification socket, named by
+// NOTIFY_SOCKET when systemd runs evkv as a notify service (redis-server's
+// unit does), as redis-server does under supervised systemd; without the
+// variable it does nothing.
+func notify(state string) error {
+	path := os.Getenv("NOTIFY_SOCKET")
+	if path == "" {
+		return nil
+	}
+	// An abstract socket's name starts with '@', which the net package
+	// reads as such.
+	c, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: path, Net: "unixgram"})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_, err = c.Write([]byte(state))
+	return err
 }
 
 // readConfig reads the settings of a redis.conf-style file, and the line

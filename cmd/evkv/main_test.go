@@ -174,20 +174,50 @@ func TestConfigFileAndSIGTERM(t *testing.T) {
 	}
 }
 
-// TestRedisConfigFile starts evkv on the settings of the redis.conf Debian
-// ships, as its systemd unit starts Redis (--daemonize no): it serves,
-// writes the pid file and the log file the file names, names the settings
-// that have no effect, and removes the pid file when it stops.
+// TestRedisConfigFile starts evkv as Debian's systemd unit starts Redis
+// (the file first, then --supervised systemd --daemonize no) on the
+// settings of the redis.conf Debian ships: it tells systemd it is ready,
+// serves, writes the pid file and the log file the file names, names the
+// settings that have no effect, and tells systemd it is stopping and
+// removes the pid file when it stops.
 func TestRedisConfigFile(t *testing.T) {
+	bin, err := build()
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
 	data, err := os.ReadFile("testdata/redis7-debian.conf")
 	if err != nil {
 		t.Fatal(err)
 	}
+	port := freePort(t)
+	data = bytes.ReplaceAll(data, []byte("DIR"), []byte(dir))
+	data = bytes.ReplaceAll(data, []byte("port 6379"), []byte("port "+strconv.Itoa(port)))
 	conf := filepath.Join(dir, "redis.conf")
-	os.WriteFile(conf, bytes.ReplaceAll(data, []byte("DIR"), []byte(dir)), 0o644)
-	p := start(t, "--config", conf, "--supervised", "systemd", "--daemonize", "no")
-	c := redis.NewClient(&redis.Options{Addr: p.addr, DisableIdentity: true})
+	os.WriteFile(conf, data, 0o644)
+	sock := filepath.Join(dir, "notify")
+	systemd, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer systemd.Close()
+	cmd := exec.Command(bin, conf, "--supervised", "systemd", "--daemonize", "no")
+	cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+sock)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	heard := func(want string) {
+		t.Helper()
+		systemd.SetReadDeadline(time.Now().Add(20 * time.Second))
+		buf := make([]byte, 512)
+		n, err := systemd.Read(buf)
+		if err != nil || !strings.HasPrefix(string(buf[:n]), want) {
+			t.Fatalf("notification %q, %v; want %q", buf[:n], err, want)
+		}
+	}
+	heard("READY=1")
+	c := redis.NewClient(&redis.Options{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), DisableIdentity: true})
 	defer c.Close()
 	ctx := context.Background()
 	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
@@ -195,18 +225,19 @@ func TestRedisConfigFile(t *testing.T) {
 	}
 	got := c.ConfigGet(ctx, "*").Val()
 	for name, want := range map[string]string{"tcp-keepalive": "300", "auto-aof-rewrite-min-size": "67108864", "hash-max-listpack-entries": "512",
-		"client-output-buffer-limit": "normal 0 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60", "supervised": "systemd", "daemonize": "no",
+		"client-output-buffer-limit": "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60", "supervised": "systemd", "daemonize": "no",
 		"dbfilename": "dump.rdb", "pidfile": filepath.Join(dir, "redis-server.pid")} {
 		if got[name] != want {
 			t.Errorf("CONFIG GET %s = %q; want %q", name, got[name], want)
 		}
 	}
 	pidfile := filepath.Join(dir, "redis-server.pid")
-	if pid, err := os.ReadFile(pidfile); err != nil || strings.TrimSpace(string(pid)) != strconv.Itoa(p.cmd.Process.Pid) {
-		t.Errorf("pid file: %q, %v; want %d", pid, err, p.cmd.Process.Pid)
+	if pid, err := os.ReadFile(pidfile); err != nil || strings.TrimSpace(string(pid)) != strconv.Itoa(cmd.Process.Pid) {
+		t.Errorf("pid file: %q, %v; want %d", pid, err, cmd.Process.Pid)
 	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	if err := p.cmd.Wait(); err != nil {
+	cmd.Process.Signal(syscall.SIGTERM)
+	heard("STOPPING=1")
+	if err := cmd.Wait(); err != nil {
 		t.Fatalf("exit after SIGTERM: %v", err)
 	}
 	if _, err := os.Stat(pidfile); !os.IsNotExist(err) {
@@ -217,6 +248,9 @@ func TestRedisConfigFile(t *testing.T) {
 		if !bytes.Contains(log, []byte(want)) {
 			t.Errorf("the log file has no %q:\n%s", want, log)
 		}
+	}
+	if out, err := exec.Command(bin, conf, "stray").CombinedOutput(); err == nil || !strings.Contains(string(out), `unexpected argument "stray"`) {
+		t.Errorf("a stray argument: %v, %s", err, out)
 	}
 }
 
