@@ -553,7 +553,7 @@ func configSet(s *Server, c *client, args [][]byte) {
 			s.w.Error("ERR CONFIG SET failed (possibly related to argument '" + string(args[i]) + "') - can't set protected config")
 			return
 		}
-		if p.set == nil || findInert(name) != nil && findInert(name).startOnly {
+		if ip := findInert(name); p.set == nil || ip != nil && ip.startOnly {
 			s.w.Error("ERR CONFIG SET failed (possibly related to argument '" + string(args[i]) + "') - can't set immutable config")
 			return
 		}

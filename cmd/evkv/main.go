@@ -168,7 +168,8 @@ func run(argv []string) error {
 	}
 	log.Info("evkv ready to accept connections", "addr", a.String(), "appendonly", cfg.AppendOnly)
 	supervised := strings.ToLower(cfg.Settings["supervised"])
-	if supervised == "systemd" || supervised == "auto" {
+	underSystemd := supervised == "systemd" || supervised == "auto"
+	if underSystemd {
 		if err := notify("READY=1\nSTATUS=Ready to accept connections"); err != nil {
 			log.Warn("evkv: telling systemd it is ready", "err", err)
 		}
@@ -184,7 +185,7 @@ func run(argv []string) error {
 	case <-srv.Done():
 		log.Info("evkv shutting down", "reason", "SHUTDOWN")
 	}
-	if supervised == "systemd" || supervised == "auto" {
+	if underSystemd {
 		notify("STOPPING=1")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
