@@ -854,6 +854,29 @@ func (c *Conn) SetKeepAlive(period time.Duration) error {
 	return sock.SetKeepAlive(int(c.fd), period)
 }
 
+// SetKeepAliveConfig sets the connection's TCP keep-alive as
+// net.TCPConn's SetKeepAliveConfig does: an Idle or Interval of zero is
+// 15 seconds, a Count of zero 9 probes, a negative field leaves the
+// system's value; times are rounded up to whole seconds. Where the system
+// sets keep-alive timing only for itself (OpenBSD), only Enable applies.
+// Call it on the loop goroutine, in a handler; it fails once the
+// connection is closed.
+func (c *Conn) SetKeepAliveConfig(cfg net.KeepAliveConfig) error {
+	if c.state == closed {
+		return net.ErrClosed
+	}
+	if cfg.Idle == 0 {
+		cfg.Idle = 15 * time.Second
+	}
+	if cfg.Interval == 0 {
+		cfg.Interval = 15 * time.Second
+	}
+	if cfg.Count == 0 {
+		cfg.Count = 9
+	}
+	return sock.SetKeepAliveConfig(int(c.fd), cfg)
+}
+
 // Timer is a timer on a connection's loop.
 type Timer struct {
 	l  *loop.Loop

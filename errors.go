@@ -34,6 +34,9 @@ var (
 	// ErrUnsupported is returned where the OS has no event loop backend,
 	// and by Adopt and Serve for conns and listeners with no file descriptor.
 	ErrUnsupported = errors.New("evloop: unsupported")
+	// ErrNotListening is returned by Unlisten for an address the server
+	// does not listen on.
+	ErrNotListening = errors.New("evloop: not listening on the address")
 )
 
 // PanicError is the error OnClose receives for a connection whose handler

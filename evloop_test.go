@@ -9,6 +9,9 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -228,6 +231,54 @@ func TestStopAccepting(t *testing.T) {
 	}
 	if b, err := io.ReadAll(c); err != nil || len(b) != 0 {
 		t.Fatalf("client after Shutdown: %q, %v; want EOF", b, err)
+	}
+}
+
+// Unlisten closes one listener; the others, and the connections it
+// accepted, go on.
+func TestUnlisten(t *testing.T) {
+	for _, lb := range []LoadBalancing{RoundRobin, ReusePort} {
+		srv, err := Listen("tcp", "127.0.0.1:0", &echoHandler{}, Options{Loops: 2, LoadBalancing: lb, Logger: quietLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := srv.Addrs()[0]
+		second, err := srv.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sock := filepath.Join(t.TempDir(), "s")
+		unixAddr, err := srv.Listen("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := dial(t, first.String())
+		if err := srv.Unlisten(first); err != nil {
+			t.Fatalf("%v: Unlisten = %v", lb, err)
+		}
+		if nc, err := net.Dial("tcp", first.String()); err == nil {
+			nc.Close()
+			t.Fatalf("%v: a connection was accepted after Unlisten", lb)
+		}
+		if got, err := roundTrip(c, []byte("still here")); err != nil || string(got) != "still here" {
+			t.Fatalf("%v: echo after Unlisten = %q, %v", lb, got, err)
+		}
+		if got, err := roundTrip(dial(t, second.String()), []byte("other")); err != nil || string(got) != "other" {
+			t.Fatalf("%v: echo on the other listener = %q, %v", lb, got, err)
+		}
+		if err := srv.Unlisten(first); !errors.Is(err, ErrNotListening) {
+			t.Errorf("%v: second Unlisten = %v; want ErrNotListening", lb, err)
+		}
+		if err := srv.Unlisten(unixAddr); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(sock); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%v: the socket file after Unlisten: %v", lb, err)
+		}
+		if got := srv.Addrs(); len(got) == 0 || slices.ContainsFunc(got, func(a net.Addr) bool { return a.String() == first.String() }) {
+			t.Errorf("%v: Addrs after Unlisten = %v", lb, got)
+		}
+		srv.Close()
 	}
 }
 

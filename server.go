@@ -9,6 +9,7 @@ import (
 	"net"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -382,6 +383,30 @@ func (s *Server) isShutdown() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.shutdown
+}
+
+// Unlisten closes the listener bound to addr (as Listen or Addrs returned
+// it) and returns once it is closed; the connections it accepted stay. It
+// fails with ErrNotListening if no listener has that address. With
+// ReusePort, it closes every loop's listener of the address.
+func (s *Server) Unlisten(addr net.Addr) error {
+	s.mu.Lock()
+	var gone []*listener
+	s.listeners = slices.DeleteFunc(s.listeners, func(ln *listener) bool {
+		if ln.addr.Network() == addr.Network() && ln.addr.String() == addr.String() {
+			gone = append(gone, ln)
+			return true
+		}
+		return false
+	})
+	s.mu.Unlock()
+	if len(gone) == 0 {
+		return fmt.Errorf("%w: %s", ErrNotListening, addr)
+	}
+	for _, ln := range gone {
+		s.onLoop(ln.ls, ln.close)
+	}
+	return nil
 }
 
 // Addrs returns the addresses the Server listens on.

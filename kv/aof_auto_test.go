@@ -176,6 +176,14 @@ func TestCompatRedisParameters(t *testing.T) {
 		{"CONFIG", "SET", "client-output-buffer-limit", "normal 1 2 x"}, {"CONFIG", "SET", "client-output-buffer-limit", "normal -1 0 0"},
 		{"CONFIG", "SET", "client-output-buffer-limit", "master 1 2 3"}, {"CONFIG", "GET", "client-output-buffer-limit"},
 		{"CONFIG", "SET", "client-output-buffer-limit", "replica 1mb 2 3 normal 5 6 7"}, {"CONFIG", "GET", "client-output-buffer-limit"},
+		// Old names, and names as typed.
+		{"CONFIG", "GET", "MAXMEMORY"}, {"CONFIG", "GET", "Slave-Read-Only"},
+		{"CONFIG", "SET", "slave-read-only", "no"}, {"CONFIG", "GET", "replica-read-only"},
+		{"CONFIG", "SET", "Slave-Read-Only", "x"}, {"CONFIG", "SET", "hash-max-ziplist-value", "2kb"},
+		{"CONFIG", "GET", "hash-max-listpack-value"}, {"CONFIG", "GET", "hash-max-ziplist-value"},
+		{"CONFIG", "SET", "lua-time-limit", "100", "busy-reply-threshold", "200"}, {"CONFIG", "GET", "lua-time-limit"},
+		{"CONFIG", "SET", "repl-backlog-size", "0"}, {"CONFIG", "SET", "repl-ping-slave-period", "0"},
+		{"CONFIG", "SET", "min-slaves-to-write", "3"}, {"CONFIG", "GET", "min-replicas-to-write"},
 	}...)
 	compareWithRedis(t, script)
 }

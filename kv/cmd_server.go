@@ -2,6 +2,7 @@ package kv
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -317,6 +318,17 @@ var inertParams = []inertParam{
 	{"repl-diskless-load", "disabled", checkEnum("disabled", "on-empty-db", "swapdb"), false, false},
 	{"repl-disable-tcp-nodelay", "no", checkBool, false, false},
 	{"replica-priority", "100", checkInt(0, math.MaxInt32), false, false},
+	{"replica-ignore-maxmemory", "yes", checkBool, false, false},
+	{"replica-announced", "yes", checkBool, false, false},
+	{"replica-announce-ip", "", nil, false, false},
+	{"replica-announce-port", "0", checkInt(0, 65535), false, false},
+	{"repl-ping-replica-period", "10", checkInt(1, math.MaxInt32), false, false},
+	{"repl-timeout", "60", checkInt(1, math.MaxInt32), false, false},
+	{"repl-backlog-size", "1048576", checkMemoryFrom(1), false, false},
+	{"repl-backlog-ttl", "3600", checkInt(0, math.MaxInt64), false, false},
+	{"min-replicas-to-write", "0", checkInt(0, math.MaxInt32), false, false},
+	{"min-replicas-max-lag", "10", checkInt(0, math.MaxInt32), false, false},
+	{"busy-reply-threshold", "5000", checkInt(0, math.MaxInt64), false, false},
 	{"acllog-max-len", "128", checkInt(0, math.MaxInt64), false, false},
 	{"lazyfree-lazy-eviction", "no", checkBool, false, false},
 	{"lazyfree-lazy-expire", "no", checkBool, false, false},
@@ -415,6 +427,17 @@ func checkMemory(v string) (string, error) {
 	return strconv.FormatInt(n, 10), err
 }
 
+// checkMemoryFrom checks a memory value of at least least.
+func checkMemoryFrom(least int64) func(string) (string, error) {
+	return func(v string) (string, error) {
+		n, err := memoryParam(v)
+		if err == nil && n < least {
+			err = fmt.Errorf("argument must be between %d and %d inclusive", least, int64(math.MaxInt64))
+		}
+		return strconv.FormatInt(n, 10), err
+	}
+}
+
 func checkEnum(values ...string) func(string) (string, error) {
 	return func(v string) (string, error) {
 		v = strings.ToLower(v)
@@ -505,7 +528,12 @@ func checkNoDaemon(v string) (string, error) {
 	return yesNo(on), err
 }
 
+// findParam returns the parameter called name, by its name or its old
+// one, or nil.
 func findParam(name string) *configParam {
+	if n, ok := configAliases[name]; ok {
+		name = n
+	}
 	for i := range configParams {
 		if configParams[i].name == name {
 			return &configParams[i]
@@ -514,15 +542,55 @@ func findParam(name string) *configParam {
 	return nil
 }
 
+// configAliases are the old names Redis 7.0 still takes for parameters,
+// from the days of slaves and ziplists, by old name.
+var configAliases = map[string]string{
+	"slave-serve-stale-data":   "replica-serve-stale-data",
+	"slave-read-only":          "replica-read-only",
+	"slave-ignore-maxmemory":   "replica-ignore-maxmemory",
+	"slave-announce-ip":        "replica-announce-ip",
+	"slave-announce-port":      "replica-announce-port",
+	"slave-priority":           "replica-priority",
+	"slave-lazy-flush":         "replica-lazy-flush",
+	"repl-ping-slave-period":   "repl-ping-replica-period",
+	"min-slaves-to-write":      "min-replicas-to-write",
+	"min-slaves-max-lag":       "min-replicas-max-lag",
+	"lua-time-limit":           "busy-reply-threshold",
+	"list-max-ziplist-size":    "list-max-listpack-size",
+	"hash-max-ziplist-entries": "hash-max-listpack-entries",
+	"hash-max-ziplist-value":   "hash-max-listpack-value",
+	"zset-max-ziplist-entries": "zset-max-listpack-entries",
+	"zset-max-ziplist-value":   "zset-max-listpack-value",
+}
+
+// configGet answers CONFIG GET as Redis 7.0 does: a name without glob
+// characters is looked up (by either name) and answered as given; a
+// pattern matches names and old names alike.
 func configGet(s *Server, c *client, args [][]byte) {
 	seen := map[string]bool{}
 	var out []string
+	add := func(name string, p *configParam) {
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, name, p.get(s))
+		}
+	}
 	for _, pat := range args[2:] {
-		p := []byte(strings.ToLower(string(pat)))
-		for _, cp := range configParams {
-			if !seen[cp.name] && globMatch(p, []byte(cp.name), true) {
-				seen[cp.name] = true
-				out = append(out, cp.name, cp.get(s))
+		lower := strings.ToLower(string(pat))
+		if !strings.ContainsAny(lower, "[*?") {
+			if p := findParam(lower); p != nil {
+				add(string(pat), p)
+			}
+			continue
+		}
+		for i := range configParams {
+			if globMatch([]byte(lower), []byte(configParams[i].name), true) {
+				add(configParams[i].name, &configParams[i])
+			}
+		}
+		for _, old := range slices.Sorted(maps.Keys(configAliases)) {
+			if globMatch([]byte(lower), []byte(old), true) {
+				add(old, findParam(old))
 			}
 		}
 	}
@@ -538,8 +606,9 @@ func configSet(s *Server, c *client, args [][]byte) {
 		return
 	}
 	type change struct {
-		p *configParam
-		v string
+		name string // as given, lower-cased: Redis lets a name and its old one both through
+		p    *configParam
+		v    string
 	}
 	var changes []change
 	for i := 2; i < len(args); i += 2 {
@@ -558,12 +627,12 @@ func configSet(s *Server, c *client, args [][]byte) {
 			return
 		}
 		for _, ch := range changes {
-			if ch.p == p {
+			if ch.name == name {
 				s.w.Error("ERR CONFIG SET failed (possibly related to argument '" + string(args[i]) + "') - duplicate parameter")
 				return
 			}
 		}
-		changes = append(changes, change{p, string(args[i+1])})
+		changes = append(changes, change{name, p, string(args[i+1])})
 	}
 	// All or nothing, as in Redis: a failure restores what was set before.
 	was := make([]string, len(changes))
@@ -573,7 +642,7 @@ func configSet(s *Server, c *client, args [][]byte) {
 			for j := k - 1; j >= 0; j-- {
 				changes[j].p.set(s, was[j])
 			}
-			s.w.Error("ERR CONFIG SET failed (possibly related to argument '" + ch.p.name + "') - " + err.Error())
+			s.w.Error("ERR CONFIG SET failed (possibly related to argument '" + ch.name + "') - " + err.Error())
 			return
 		}
 	}

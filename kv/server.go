@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/evloop/evloop"
@@ -22,8 +23,9 @@ import (
 // Config is the server's configuration. The zero value serves 16 empty
 // databases without persistence or password.
 type Config struct {
-	// Bind and Port are what INFO and CONFIG GET report; Listen takes the
-	// address to listen on.
+	// Bind is the addresses ListenBind listens on, separated by spaces as
+	// in Redis's bind ("127.0.0.1 -::1"), and Port their port (default
+	// 127.0.0.1 and 0, a free port). Listen takes an address of its own.
 	Bind string
 	Port int
 	// RequirePass, if set, is the password AUTH must give before any other
@@ -109,10 +111,11 @@ func (c *Config) defaults() {
 // there one at a time, as in Redis, without locks. Its exported methods
 // may be called from any goroutine.
 type Server struct {
-	cfg    Config
-	log    *slog.Logger
-	ev     *evloop.Server
-	events notifyFlags // notify-keyspace-events
+	cfg      Config
+	log      *slog.Logger
+	ev       *evloop.Server
+	listenMu sync.Mutex  // Listen's, which makes ev
+	events   notifyFlags // notify-keyspace-events
 
 	// The loop's own.
 	dbs     []*db
@@ -249,33 +252,129 @@ func New(cfg Config) (*Server, error) {
 }
 
 // Listen starts serving on network and addr ("tcp", "127.0.0.1:6379"; or
-// "unix" and a path) and returns the address it listens on.
+// "unix" and a path) and returns the address it listens on. It may be
+// called again for more addresses; all are served by the one loop.
 func (s *Server) Listen(network, addr string) (net.Addr, error) {
-	ev, err := evloop.NewServer(s, evloop.Options{
-		Loops:       1,
-		KeepAlive:   -1, // set by OnOpen, from tcp-keepalive
-		MaxInbound:  s.cfg.QueryBufferLimit,
-		HighWater:   4 << 20,
-		MaxOutbound: 1 << 30,
-		Logger:      s.log,
-		BeforeFlush: func(int) { s.beforeFlush() },
-	})
-	if err != nil {
-		return nil, err
-	}
-	a, err := ev.Listen(network, addr)
-	if err != nil {
-		ev.Close()
-		return nil, err
-	}
-	s.ev = ev
-	ev.Submit(0, func() {
-		s.ev.Every(0, 100*time.Millisecond, s.cron)
-		if s.aof != nil {
-			s.aof.startSyncer()
+	s.listenMu.Lock()
+	defer s.listenMu.Unlock()
+	if s.ev == nil {
+		ev, err := evloop.NewServer(s, evloop.Options{
+			Loops:       1,
+			KeepAlive:   -1, // set by OnOpen, from tcp-keepalive
+			MaxInbound:  s.cfg.QueryBufferLimit,
+			HighWater:   4 << 20,
+			MaxOutbound: 1 << 30,
+			Logger:      s.log,
+			BeforeFlush: func(int) { s.beforeFlush() },
+		})
+		if err != nil {
+			return nil, err
 		}
-	})
-	return a, nil
+		a, err := ev.Listen(network, addr)
+		if err != nil {
+			ev.Close()
+			return nil, err
+		}
+		s.ev = ev
+		ev.Submit(0, func() {
+			s.ev.Every(0, 100*time.Millisecond, s.cron)
+			if s.aof != nil {
+				s.aof.startSyncer()
+			}
+		})
+		return a, nil
+	}
+	return s.ev.Listen(network, addr)
+}
+
+// maxBindAddrs is how many addresses bind may name, as in Redis.
+const maxBindAddrs = 16
+
+// ListenBind listens on the Config's Bind addresses at its Port, as Redis
+// reads bind: addresses separated by spaces, an IPv6 one (with a colon)
+// for IPv6 alone, "*" for every IPv4 address and "::*" for every IPv6
+// one; one with a leading "-" is skipped if the system does not have it,
+// and any is skipped if the system lacks its address family. Port 0
+// takes a free port, which the addresses after the first share. It
+// returns the addresses listened on; if one fails otherwise, or none is
+// left, it fails and listens on none it started.
+func (s *Server) ListenBind() ([]net.Addr, error) {
+	addrs := bindAddrs(s.cfg.Bind)
+	if len(addrs) > maxBindAddrs {
+		return nil, errors.New("too many bind addresses specified (at most 16)")
+	}
+	port := s.cfg.Port
+	var bound []net.Addr
+	for _, a := range addrs {
+		hostPort := net.JoinHostPort(a.host, strconv.Itoa(port))
+		got, err := s.Listen(a.network, hostPort)
+		switch {
+		case err == nil:
+			bound = append(bound, got)
+			if ta, ok := got.(*net.TCPAddr); ok && port == 0 {
+				port = ta.Port
+			}
+		case a.optional && errors.Is(err, syscall.EADDRNOTAVAIL), unsupportedFamily(err):
+			s.log.Warn("kv: could not listen; skipped", "bind", a.word, "err", err)
+		default:
+			for _, b := range bound {
+				s.ev.Unlisten(b)
+			}
+			return nil, &BindError{Addr: hostPort, Err: err}
+		}
+	}
+	if len(bound) == 0 {
+		return nil, fmt.Errorf("configured to listen nowhere: no address of bind %q could be listened on", s.cfg.Bind)
+	}
+	return bound, nil
+}
+
+// bindAddr is one of bind's addresses, as ListenBind listens on it.
+type bindAddr struct {
+	word     string // as bind gives it
+	network  string // "tcp4" or "tcp6"
+	host     string
+	optional bool
+}
+
+// bindAddrs reads bind's addresses.
+func bindAddrs(bind string) []bindAddr {
+	var out []bindAddr
+	for _, w := range strings.Fields(bind) {
+		a := bindAddr{word: w, network: "tcp4", host: strings.TrimPrefix(w, "-")}
+		a.optional = len(a.host) < len(w)
+		switch {
+		case a.host == "*":
+			a.host = "0.0.0.0"
+		case a.host == "::*":
+			a.host, a.network = "::", "tcp6"
+		case strings.Contains(a.host, ":"):
+			a.network = "tcp6"
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// BindError is ListenBind's failure to listen on one of bind's addresses.
+type BindError struct {
+	Addr string // host:port
+	Err  error
+}
+
+func (e *BindError) Error() string { return "cannot listen on " + e.Addr + ": " + e.Err.Error() }
+func (e *BindError) Unwrap() error { return e.Err }
+
+// unsupportedFamily reports an error of a socket whose protocol or address
+// family the system lacks (IPv6 turned off, say), which Redis skips.
+func unsupportedFamily(err error) bool {
+	for _, e := range []syscall.Errno{syscall.EAFNOSUPPORT, syscall.EPROTONOSUPPORT,
+		syscall.ESOCKTNOSUPPORT, syscall.EPFNOSUPPORT, syscall.ENOPROTOOPT} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // Done is closed when a client asks the server to SHUTDOWN; the program
@@ -396,7 +495,10 @@ func (s *Server) OnOpen(conn *evloop.Conn) {
 		return
 	}
 	if s.keepAlive > 0 {
-		conn.SetKeepAlive(time.Duration(s.keepAlive) * time.Second)
+		// As Redis's: the first probe after the period, then one every
+		// third of it, three unanswered ending the connection.
+		conn.SetKeepAliveConfig(net.KeepAliveConfig{Enable: true, Idle: time.Duration(s.keepAlive) * time.Second,
+			Interval: time.Duration(max(s.keepAlive/3, 1)) * time.Second, Count: 3})
 	}
 	s.nextID++
 	c := newClient(s, conn, s.nextID)

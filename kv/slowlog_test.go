@@ -314,3 +314,23 @@ func TestConfigSettings(t *testing.T) {
 		t.Errorf("Settings of fixed parameters at their values: %v", err)
 	}
 }
+
+// Old names (slave-*, *-ziplist-*, lua-time-limit) reach their parameters
+// from a file, and CONFIG GET's patterns list them beside the new ones, as
+// Redis 7.0's do.
+func TestConfigOldNames(t *testing.T) {
+	_, addr := startServer(t, Config{Settings: map[string]string{"hash-max-ziplist-entries": "100", "slave-read-only": "no"}})
+	rc := dialRaw(t, addr)
+	if got := rc.do("CONFIG", "GET", "hash-max-listpack-entries"); !strings.Contains(got, "\r\n100\r\n") {
+		t.Errorf("hash-max-listpack-entries after hash-max-ziplist-entries 100: %q", got)
+	}
+	got := rc.do("CONFIG", "GET", "*read-only")
+	for _, want := range []string{"replica-read-only\r\n$2\r\nno", "slave-read-only\r\n$2\r\nno"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("CONFIG GET *read-only = %q; want %q in it", got, want)
+		}
+	}
+	if got := rc.do("CONFIG", "GET", "*"); !strings.HasPrefix(got, fmt.Sprintf("*%d\r\n", 2*(len(configParams)+len(configAliases)))) {
+		t.Errorf("CONFIG GET * does not list every name and old name: %.40q", got)
+	}
+}

@@ -17,8 +17,11 @@
 // parameters of Redis 7.0's redis.conf, most of which have no effect here
 // (RDB snapshots, replication, encodings' thresholds, ...: the log names
 // them at start), so that a Redis configuration file starts evkv; a
-// setting evkv does not know stops the start with its line named. SIGTERM and SIGINT shut
-// down gracefully: the append-only file is written and synced first.
+// setting evkv does not know stops the start with its line named. As in
+// Redis, bind may name several addresses ("127.0.0.1 -::1": a leading '-'
+// marks one the system may lack, "*" is every IPv4 address, "::*" every
+// IPv6 one), all listened on. SIGTERM and SIGINT shut down gracefully:
+// the append-only file is written and synced first.
 package main
 
 import (
@@ -34,6 +37,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -130,7 +134,7 @@ func run(argv []string) error {
 		}
 	}
 	logOut := io.Writer(os.Stderr)
-	if path := cfg.Settings["logfile"]; path != "" {
+	if path := inDir(cfg, "logfile"); path != "" {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
 			return fmt.Errorf("logfile: %w", err)
@@ -150,23 +154,23 @@ func run(argv []string) error {
 		}
 		return err
 	}
-	addr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.Port))
-	a, err := srv.Listen("tcp", addr)
+	addrs, err := srv.ListenBind()
 	if err != nil {
 		srv.Shutdown(context.Background())
-		if errors.Is(err, syscall.EADDRINUSE) {
-			return fmt.Errorf("cannot listen on %s: the address is already in use (is another server running on port %d?)", addr, cfg.Port)
+		var be *kv.BindError
+		if errors.As(err, &be) && errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("cannot listen on %s: the address is already in use (is another server running on port %d?)", be.Addr, cfg.Port)
 		}
-		return fmt.Errorf("cannot listen on %s: %w", addr, err)
+		return err
 	}
-	if path := cfg.Settings["pidfile"]; path != "" {
+	if path := inDir(cfg, "pidfile"); path != "" {
 		if err := os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
 			log.Warn("evkv: writing the pid file", "err", err) // as Redis: not fatal
 		} else {
 			defer os.Remove(path)
 		}
 	}
-	log.Info("evkv ready to accept connections", "addr", a.String(), "appendonly", cfg.AppendOnly)
+	log.Info("evkv ready to accept connections", "addr", joinAddrs(addrs), "appendonly", cfg.AppendOnly)
 	supervised := strings.ToLower(cfg.Settings["supervised"])
 	underSystemd := supervised == "systemd" || supervised == "auto"
 	if underSystemd {
@@ -195,6 +199,26 @@ func run(argv []string) error {
 	}
 	log.Info("evkv stopped")
 	return nil
+}
+
+// inDir returns the path of the file setting name gives, taken from dir if
+// it is relative: Redis changes to dir before it writes its pid file and
+// its log.
+func inDir(cfg kv.Config, name string) string {
+	path := cfg.Settings[name]
+	if path == "" || filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(cfg.Dir, path)
+}
+
+// joinAddrs returns addrs separated by spaces.
+func joinAddrs(addrs []net.Addr) string {
+	s := make([]string, len(addrs))
+	for i, a := range addrs {
+		s[i] = a.String()
+	}
+	return strings.Join(s, " ")
 }
 
 // notify sends state to systemd's notification socket, named by
@@ -255,7 +279,9 @@ func parseConfig(name string, data []byte) (settings map[string]string, lines ma
 		case !validSettingName(setting):
 			return nil, nil, fmt.Errorf("%s:%d: unknown or unsupported setting %q", name, i+1, args[0])
 		case setting == "bind" && len(args) >= 2:
-			out[setting] = firstBind(args[1:])
+			if out[setting] = bindList(args[1:]); out[setting] == "" {
+				return nil, nil, fmt.Errorf("%s:%d: bind names no address: evkv would listen nowhere", name, i+1)
+			}
 		case own && len(args) == 2:
 			out[setting] = string(args[1])
 		case own || len(args) < 2:
@@ -282,20 +308,16 @@ func validSettingName(name string) bool {
 	return name != ""
 }
 
-// firstBind returns the first of bind's addresses, which may also come as
-// one quoted word ("127.0.0.1 ::1"), as Redis reads them: a leading '-'
-// (the address may be missing) is dropped, and "*" is every address.
-func firstBind(args [][]byte) string {
+// bindList returns bind's addresses joined by spaces, as CONFIG GET shows
+// them; they may also come as one quoted word ("127.0.0.1 ::1"), as Redis
+// reads them.
+func bindList(args [][]byte) string {
 	if len(args) == 1 {
-		if words, err := resp.SplitArgs(args[0]); err == nil && len(words) > 0 {
+		if words, err := resp.SplitArgs(args[0]); err == nil {
 			args = words
 		}
 	}
-	addr := strings.TrimPrefix(string(args[0]), "-")
-	if addr == "*" {
-		return ""
-	}
-	return addr
+	return string(bytes.Join(args, []byte(" ")))
 }
 
 func indexOf(name string) (int, bool) {

@@ -128,7 +128,12 @@ func TestConfigFileAndSIGTERM(t *testing.T) {
 	conf := filepath.Join(dir, "redis.conf")
 	os.WriteFile(conf, []byte("# a comment\nappendonly yes\nappendfsync always\ndir "+dir+"\nrequirepass pw\nslowlog-max-len 7\nslowlog-log-slower-than 0\n"+
 		"latency-monitor-threshold 250\nsave 900 1\nlatency-tracking-info-percentiles \"50 99.9\"\n"), 0o644)
-	p := start(t, "--config", conf)
+	// A relative pid file and log file are taken from dir, as Redis
+	// takes them (it changes to dir first).
+	p := start(t, "--config", conf, "--pidfile", "evkv.pid", "--logfile", "evkv.log")
+	if pid, err := os.ReadFile(filepath.Join(dir, "evkv.pid")); err != nil || strings.TrimSpace(string(pid)) != strconv.Itoa(p.cmd.Process.Pid) {
+		t.Errorf("pid file in dir: %q, %v", pid, err)
+	}
 	c := redis.NewClient(&redis.Options{Addr: p.addr, Password: "pw", DisableIdentity: true})
 	defer c.Close()
 	ctx := context.Background()
@@ -154,6 +159,9 @@ func TestConfigFileAndSIGTERM(t *testing.T) {
 	data, _ := os.ReadFile(filepath.Join(dir, "appendonly.aof"))
 	if !bytes.Contains(bytes.ToUpper(data), []byte("SET\r\n$1\r\nK\r\n")) {
 		t.Errorf("the log after SIGTERM: %q", data)
+	}
+	if log, err := os.ReadFile(filepath.Join(dir, "evkv.log")); err != nil || !bytes.Contains(log, []byte("evkv stopped")) {
+		t.Errorf("log file in dir: %q, %v", log, err)
 	}
 	bad := filepath.Join(dir, "bad.conf")
 	bin, _ := build()
@@ -223,8 +231,18 @@ func TestRedisConfigFile(t *testing.T) {
 	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
+	// The file binds "127.0.0.1 -::1": both are listened on, where the
+	// system has IPv6.
+	if ln, err := net.Listen("tcp6", "[::1]:0"); err == nil {
+		ln.Close()
+		c6 := redis.NewClient(&redis.Options{Addr: net.JoinHostPort("::1", strconv.Itoa(port)), DisableIdentity: true})
+		defer c6.Close()
+		if got, err := c6.Get(ctx, "k").Result(); err != nil || got != "v" {
+			t.Errorf("GET at [::1] = %q, %v", got, err)
+		}
+	}
 	got := c.ConfigGet(ctx, "*").Val()
-	for name, want := range map[string]string{"tcp-keepalive": "300", "auto-aof-rewrite-min-size": "67108864", "hash-max-listpack-entries": "512",
+	for name, want := range map[string]string{"tcp-keepalive": "300", "bind": "127.0.0.1 -::1", "auto-aof-rewrite-min-size": "67108864", "hash-max-listpack-entries": "512",
 		"client-output-buffer-limit": "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60", "supervised": "systemd", "daemonize": "no",
 		"dbfilename": "dump.rdb", "pidfile": filepath.Join(dir, "redis-server.pid")} {
 		if got[name] != want {

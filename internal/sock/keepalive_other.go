@@ -2,6 +2,6 @@
 
 package sock
 
-// setKeepAlivePeriod does nothing: OpenBSD and the rest set keep-alive
+// setKeepAliveTimes does nothing: OpenBSD and the rest set keep-alive
 // timing for the whole system only (sysctl net.inet.tcp.keepidle).
-func setKeepAlivePeriod(fd, secs int) error { return nil }
+func setKeepAliveTimes(fd, idle, interval, count int) error { return nil }

@@ -203,16 +203,26 @@ func ConnectError(fd int) error {
 // SetKeepAlive turns TCP keep-alive on with the given idle time and probe
 // interval (0: the system's), or off for a negative period.
 func SetKeepAlive(fd int, period time.Duration) error {
-	if period < 0 {
+	return SetKeepAliveConfig(fd, net.KeepAliveConfig{Enable: period >= 0, Idle: period, Interval: period, Count: -1})
+}
+
+// SetKeepAliveConfig sets TCP keep-alive as cfg says; a field of zero or
+// less leaves the system's value (where package net would put its own).
+// Times are rounded up to whole seconds.
+func SetKeepAliveConfig(fd int, cfg net.KeepAliveConfig) error {
+	if !cfg.Enable {
 		return setInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, 0)
 	}
 	if err := setInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, 1); err != nil {
 		return err
 	}
-	if period == 0 {
-		return nil
+	secs := func(d time.Duration) int {
+		if d <= 0 {
+			return 0
+		}
+		return int((d + time.Second - 1) / time.Second)
 	}
-	return setKeepAlivePeriod(fd, int((period+time.Second-1)/time.Second))
+	return setKeepAliveTimes(fd, secs(cfg.Idle), secs(cfg.Interval), max(cfg.Count, 0))
 }
 
 // SetBuffers sets the kernel's send and receive buffer sizes (0: leave).

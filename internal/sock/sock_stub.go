@@ -43,6 +43,9 @@ func SetNoDelay(fd int, noDelay bool) error { return errUnsupported }
 // SetKeepAlive fails.
 func SetKeepAlive(fd int, period time.Duration) error { return errUnsupported }
 
+// SetKeepAliveConfig fails.
+func SetKeepAliveConfig(fd int, cfg net.KeepAliveConfig) error { return errUnsupported }
+
 // SetBuffers fails.
 func SetBuffers(fd, send, recv int) error { return errUnsupported }
 
