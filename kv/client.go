@@ -43,6 +43,12 @@ type client struct {
 	patterns map[string]struct{}
 
 	block *blockState // non-nil while blocked
+
+	// softLimitSince is when, in Unix seconds, the output buffer was first
+	// seen past its soft limit (0: it is not); closeASAP marks a client
+	// to be closed before the loop flushes.
+	softLimitSince int64
+	closeASAP      bool
 }
 
 func newClient(s *Server, conn *evloop.Conn, id int64) *client {

@@ -293,7 +293,7 @@ var configParams = []configParam{
 // lazy freeing (the collector frees), the allocator, the process's title
 // and OOM score, the encodings of lists, sorted sets, streams and
 // HyperLogLogs and the thresholds of the compact ones (evkv's are Redis
-// 7.0's defaults, fixed), client output buffer classes. They are taken,
+// 7.0's defaults, fixed). They are taken,
 // checked as Redis checks them, and kept for CONFIG GET, so that a Redis
 // configuration file starts evkv; they have no effect, and New logs the
 // ones Config.Settings gives. pidfile, logfile and supervised are kept for
@@ -457,9 +457,10 @@ func checkOOMAdj(v string) (string, error) {
 	return v, err
 }
 
-// Output buffer limits of client-output-buffer-limit, taken with no effect
-// (evkv bounds every client's outbound queue at 1 GiB): hard, soft and
-// soft seconds of the classes normal, replica and pubsub.
+// Output buffer limits of client-output-buffer-limit: hard, soft and soft
+// seconds of the classes normal, replica (which evkv has no clients of)
+// and pubsub. Past them, a client is closed (Server.checkOutput); evloop
+// bounds any client's at 1 GiB besides.
 var outputLimitClasses = []string{"normal", "slave", "pubsub"}
 
 var defaultOutputLimits = [3][3]int64{{0, 0, 0}, {256 << 20, 64 << 20, 60}, {32 << 20, 8 << 20, 60}}
@@ -1063,6 +1064,7 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 		field("pubsub_patterns", len(s.patterns))
 		field("total_error_replies", 0)
 		field("unexpected_error_replies", s.stats.protoErrors)
+		field("client_output_buffer_limit_disconnections", s.stats.outputLimitCloses) // as Redis 7.2
 	}
 	if want("replication") {
 		section("Replication")

@@ -164,8 +164,10 @@ type Server struct {
 	// loadTruncated is aof-load-truncated: a log that ends in a command
 	// cut short is cut there (yes, the default) or stops the start.
 	loadTruncated bool
-	// outputLimits is client-output-buffer-limit, kept with no effect.
+	// outputLimits is client-output-buffer-limit; closing, the clients
+	// that passed theirs in this iteration of the loop.
 	outputLimits [3][3]int64
+	closing      []*client
 	// inert holds the inertParams set, by name.
 	inert map[string]string
 
@@ -174,15 +176,16 @@ type Server struct {
 }
 
 type stats struct {
-	connections   int64
-	commands      int64
-	expiredKeys   int64
-	rejectedConns int64
-	keyspaceHits  int64
-	keyspaceMiss  int64
-	netIn, netOut int64
-	dirty         int64 // changes since start
-	protoErrors   int64
+	connections       int64
+	commands          int64
+	expiredKeys       int64
+	rejectedConns     int64
+	outputLimitCloses int64 // clients closed for their output buffers
+	keyspaceHits      int64
+	keyspaceMiss      int64
+	netIn, netOut     int64
+	dirty             int64 // changes since start
+	protoErrors       int64
 }
 
 // New returns a server with cfg, its state loaded from the append-only
@@ -233,7 +236,7 @@ func New(cfg Config) (*Server, error) {
 		if err := p.set(s, cfg.Settings[name]); err != nil {
 			return nil, &SettingError{name, err}
 		}
-		if ip := findInert(p.name); ip != nil && !ip.byHost || p.name == "client-output-buffer-limit" {
+		if ip := findInert(p.name); ip != nil && !ip.byHost {
 			inert = append(inert, p.name)
 		}
 	}
@@ -429,6 +432,11 @@ func (s *Server) cron() {
 // written: the log gets this iteration's changes first.
 func (s *Server) beforeFlush() {
 	s.ticked = false
+	for i, c := range s.closing {
+		c.conn.Abort()
+		s.closing[i] = nil
+	}
+	s.closing = s.closing[:0]
 	if s.aof != nil {
 		s.aof.flush()
 	}
@@ -518,6 +526,10 @@ func (s *Server) OnData(conn *evloop.Conn) {
 	s.serve(c)
 }
 
+// replyBatch is how many bytes of replies serve holds before it queues
+// them on the connection.
+const replyBatch = 256 << 10
+
 // serve runs c's buffered requests until they run out, c blocks or c is to
 // be closed.
 func (s *Server) serve(c *client) {
@@ -540,7 +552,7 @@ func (s *Server) serve(c *client) {
 			}
 		}
 	}()
-	for off < len(b) && !c.blocked() && c.flags&flagCloseAfterReply == 0 {
+	for off < len(b) && !c.blocked() && c.flags&flagCloseAfterReply == 0 && !c.closeASAP {
 		mark = len(s.w.Buf)
 		c.parser.Unauthenticated = s.cfg.RequirePass != "" && !c.authenticated
 		args, n, err := c.parser.Command(b[off:])
@@ -559,6 +571,12 @@ func (s *Server) serve(c *client) {
 			s.stats.netIn += int64(n)
 			s.call(c, args)
 			s.w.Proto = c.proto
+		}
+		if len(s.w.Buf) >= replyBatch {
+			// A long pipeline's replies go out as they come, so that
+			// the output buffer limits see them.
+			s.send(c, s.w.Buf)
+			s.w.Reset()
 		}
 	}
 	c.conn.Discard(off)
@@ -589,13 +607,77 @@ func (s *Server) abandon(c *client, mark int) {
 // flushReply writes what the writer holds for c.
 func (s *Server) flushReply(c *client) {
 	if len(s.w.Buf) > 0 {
-		s.stats.netOut += int64(len(s.w.Buf))
-		c.conn.Write(s.w.Buf)
+		s.send(c, s.w.Buf)
 		s.w.Reset()
 	}
 	if c.flags&flagCloseAfterReply != 0 {
 		c.conn.Close()
 	}
+}
+
+// send queues b for c, unless c is to be closed, and checks c's output
+// buffer limits.
+func (s *Server) send(c *client, b []byte) {
+	if c.closeASAP {
+		return // as Redis: nothing more for a client to be closed
+	}
+	s.stats.netOut += int64(len(b))
+	if _, err := c.conn.Write(b); errors.Is(err, evloop.ErrOutboundFull) {
+		// Past evloop's bound on any client (MaxOutbound): a reply
+		// dropped would put the client out of step, so it goes.
+		s.closeSoon(c, "its output buffer reached evkv's limit of any client's")
+		return
+	}
+	s.checkOutput(c)
+}
+
+// checkOutput closes c (at the end of the loop's iteration, dropping what
+// is queued for it) if its output buffer has passed its class's
+// client-output-buffer-limit: the hard limit, or the soft one for longer
+// than its seconds, as Redis's checkClientOutputBufferLimits checks. A
+// client subscribed to a channel or pattern is of the pubsub class, any
+// other normal. A buffer is the bytes queued and not yet taken by the
+// kernel, less the 16 KiB a Redis client holds in a buffer of its own,
+// which Redis does not count.
+func (s *Server) checkOutput(c *client) {
+	used := int64(c.conn.OutboundBuffered()) - uncountedOutput
+	if used <= 0 {
+		return
+	}
+	class := 0
+	if c.subscriptions() > 0 {
+		class = 2
+	}
+	l := &s.outputLimits[class]
+	hard := l[0] > 0 && used >= l[0]
+	soft := l[1] > 0 && used >= l[1]
+	if !soft {
+		c.softLimitSince = 0
+	} else if now := s.now() / 1000; c.softLimitSince == 0 {
+		c.softLimitSince, soft = now, false
+	} else if now-c.softLimitSince <= l[2] {
+		soft = false
+	}
+	if hard || soft {
+		s.closeSoon(c, "overcoming of output buffer limits")
+	}
+}
+
+// uncountedOutput is the size of a Redis client's own reply buffer
+// (PROTO_REPLY_CHUNK_BYTES), whose bytes its output buffer limits leave out.
+const uncountedOutput = 16 << 10
+
+// closeSoon marks c to be closed before the loop flushes, for why: what
+// is queued for it is dropped, as Redis's freeClientAsync drops it, and it
+// is sent nothing more nor served.
+func (s *Server) closeSoon(c *client, why string) {
+	if c.closeASAP {
+		return
+	}
+	c.closeASAP = true
+	s.closing = append(s.closing, c)
+	s.stats.outputLimitCloses++
+	s.log.Warn("kv: client scheduled to be closed ASAP", "reason", why, "client", s.describe(c, time.Now()))
 }
 
 // to returns the writer for a message to c, and a function that sends it:
@@ -609,8 +691,7 @@ func (s *Server) to(c *client) (*resp.Writer, func()) {
 	s.ow.Proto = c.proto
 	return &s.ow, func() {
 		if len(s.ow.Buf) > 0 && !s.replay {
-			s.stats.netOut += int64(len(s.ow.Buf))
-			c.conn.Write(s.ow.Buf)
+			s.send(c, s.ow.Buf)
 		}
 		s.ow.Reset()
 	}
