@@ -282,6 +282,40 @@ func TestUnlisten(t *testing.T) {
 	}
 }
 
+// Unlisten racing Shutdown or StopAccepting: every listener ends closed,
+// and nothing panics.
+func TestUnlistenDuringShutdown(t *testing.T) {
+	for round := range 20 {
+		srv, err := Listen("tcp", "127.0.0.1:0", &echoHandler{}, Options{Loops: 2, Logger: quietLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 5 {
+			if _, err := srv.Listen("tcp", "127.0.0.1:0"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		addrs := srv.Addrs()
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for _, a := range addrs {
+				srv.Unlisten(a)
+			}
+		})
+		if round%2 == 0 {
+			srv.StopAccepting()
+		}
+		srv.Shutdown(context.Background())
+		wg.Wait()
+		for _, a := range addrs {
+			if nc, err := net.Dial("tcp", a.String()); err == nil {
+				nc.Close()
+				t.Fatalf("round %d: %v still accepts", round, a)
+			}
+		}
+	}
+}
+
 func TestShutdownTwiceAndAfter(t *testing.T) {
 	srv, err := Listen("tcp", "127.0.0.1:0", &echoHandler{}, Options{Loops: 2, Logger: quietLogger()})
 	if err != nil {

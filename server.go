@@ -388,24 +388,33 @@ func (s *Server) isShutdown() bool {
 // Unlisten closes the listener bound to addr (as Listen or Addrs returned
 // it) and returns once it is closed; the connections it accepted stay. It
 // fails with ErrNotListening if no listener has that address. With
-// ReusePort, it closes every loop's listener of the address.
+// ReusePort, it closes every loop's listener of the address. Like
+// StopAccepting, it waits for the loops: call it from another goroutine.
 func (s *Server) Unlisten(addr net.Addr) error {
+	match := func(ln *listener) bool {
+		return ln.addr.Network() == addr.Network() && ln.addr.String() == addr.String()
+	}
 	s.mu.Lock()
 	var gone []*listener
-	s.listeners = slices.DeleteFunc(s.listeners, func(ln *listener) bool {
-		if ln.addr.Network() == addr.Network() && ln.addr.String() == addr.String() {
+	for _, ln := range s.listeners {
+		if match(ln) {
 			gone = append(gone, ln)
-			return true
 		}
-		return false
-	})
+	}
 	s.mu.Unlock()
 	if len(gone) == 0 {
 		return fmt.Errorf("%w: %s", ErrNotListening, addr)
 	}
+	// Closed while still listed, so that a Shutdown that lists them
+	// meanwhile closes them too (closing twice does nothing) rather than
+	// stopping the loops with one neither has closed.
 	for _, ln := range gone {
 		s.onLoop(ln.ls, ln.close)
 	}
+	s.mu.Lock()
+	// A new slice: StopAccepting and Shutdown range over the old one.
+	s.listeners = slices.DeleteFunc(slices.Clone(s.listeners), func(ln *listener) bool { return slices.Contains(gone, ln) })
+	s.mu.Unlock()
 	return nil
 }
 

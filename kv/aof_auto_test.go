@@ -183,6 +183,8 @@ func TestCompatRedisParameters(t *testing.T) {
 		{"CONFIG", "GET", "hash-max-listpack-value"}, {"CONFIG", "GET", "hash-max-ziplist-value"},
 		{"CONFIG", "SET", "lua-time-limit", "100", "busy-reply-threshold", "200"}, {"CONFIG", "GET", "lua-time-limit"},
 		{"CONFIG", "SET", "repl-backlog-size", "0"}, {"CONFIG", "SET", "repl-ping-slave-period", "0"},
+		{"CONFIG", "SET", "repl-backlog-size", "1k"}, {"CONFIG", "GET", "repl-backlog-size"},
+		{"CONFIG", "GET", "MAXMEMORY", "maxmemory"},
 		{"CONFIG", "SET", "min-slaves-to-write", "3"}, {"CONFIG", "GET", "min-replicas-to-write"},
 	}...)
 	compareWithRedis(t, script)

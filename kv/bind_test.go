@@ -106,6 +106,7 @@ func TestListenBind(t *testing.T) {
 		{bind: "127.0.0.1 192.0.2.1", errno: syscall.EADDRNOTAVAIL}, // not optional
 		{bind: "127.0.0.1 127.0.0.1", errno: syscall.EADDRINUSE},
 		{bind: "-192.0.2.1", err: `configured to listen nowhere: no address of bind "-192.0.2.1" could be listened on`},
+		{bind: "127.0.0.1 -", err: ": no address"}, // not every address
 		{bind: strings.Repeat("127.0.0.1 ", 17), err: "too many bind addresses specified (at most 16)"},
 	} {
 		s, addrs, err := listenBind(t, tc.bind)
@@ -115,7 +116,7 @@ func TestListenBind(t *testing.T) {
 			t.Errorf("bind %q: listening on %v; want an error", tc.bind, addrs)
 		case tc.errno != nil && (!errors.As(err, &be) || !errors.Is(err, tc.errno)):
 			t.Errorf("bind %q: %v; want a BindError of %v", tc.bind, err, tc.errno)
-		case tc.errno == nil && err.Error() != tc.err:
+		case tc.errno == nil && !strings.Contains(err.Error(), tc.err):
 			t.Errorf("bind %q: %v; want %q", tc.bind, err, tc.err)
 		}
 		// What it listened on before the failure is closed again.

@@ -324,7 +324,7 @@ var inertParams = []inertParam{
 	{"replica-announce-port", "0", checkInt(0, 65535), false, false},
 	{"repl-ping-replica-period", "10", checkInt(1, math.MaxInt32), false, false},
 	{"repl-timeout", "60", checkInt(1, math.MaxInt32), false, false},
-	{"repl-backlog-size", "1048576", checkMemoryFrom(1), false, false},
+	{"repl-backlog-size", "1048576", checkBacklogSize, false, false},
 	{"repl-backlog-ttl", "3600", checkInt(0, math.MaxInt64), false, false},
 	{"min-replicas-to-write", "0", checkInt(0, math.MaxInt32), false, false},
 	{"min-replicas-max-lag", "10", checkInt(0, math.MaxInt32), false, false},
@@ -427,15 +427,23 @@ func checkMemory(v string) (string, error) {
 	return strconv.FormatInt(n, 10), err
 }
 
-// checkMemoryFrom checks a memory value of at least least.
-func checkMemoryFrom(least int64) func(string) (string, error) {
-	return func(v string) (string, error) {
-		n, err := memoryParam(v)
-		if err == nil && n < least {
-			err = fmt.Errorf("argument must be between %d and %d inclusive", least, int64(math.MaxInt64))
-		}
-		return strconv.FormatInt(n, 10), err
+// checkBacklogSize checks repl-backlog-size: a memory value of at least 1,
+// raised to 16 KiB as Redis raises it.
+func checkBacklogSize(v string) (string, error) {
+	n, err := memoryParam(v)
+	if err == nil && n < 1 {
+		err = fmt.Errorf("argument must be between 1 and %d inclusive", int64(math.MaxInt64))
 	}
+	return strconv.FormatInt(max(n, 16<<10), 10), err
+}
+
+// ParamName returns the name of the parameter that name, an old name Redis
+// 7.0 still takes ("slave-read-only"), stands for, or name itself.
+func ParamName(name string) string {
+	if n, ok := configAliases[strings.ToLower(name)]; ok {
+		return n
+	}
+	return name
 }
 
 func checkEnum(values ...string) func(string) (string, error) {
@@ -571,8 +579,8 @@ func configGet(s *Server, c *client, args [][]byte) {
 	seen := map[string]bool{}
 	var out []string
 	add := func(name string, p *configParam) {
-		if !seen[name] {
-			seen[name] = true
+		if key := strings.ToLower(name); !seen[key] {
+			seen[key] = true
 			out = append(out, name, p.get(s))
 		}
 	}
@@ -1062,7 +1070,7 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 		field("keyspace_misses", s.stats.keyspaceMiss)
 		field("pubsub_channels", len(s.channels))
 		field("pubsub_patterns", len(s.patterns))
-		field("total_error_replies", 0)
+		field("total_error_replies", s.stats.errorReplies)
 		field("unexpected_error_replies", s.stats.protoErrors)
 		field("client_output_buffer_limit_disconnections", s.stats.outputLimitCloses) // as Redis 7.2
 	}
@@ -1090,9 +1098,20 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 	if sections["commandstats"] || sections["everything"] || sections["all"] {
 		section("Commandstats")
 		for _, cm := range allCommands() {
-			if st := s.cmdStats[cm.id]; st.calls > 0 {
-				fmt.Fprintf(&b, "cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f\r\n", cm.name, st.calls, st.time.Microseconds(), float64(st.time)/float64(time.Microsecond)/float64(st.calls))
+			if st := s.cmdStats[cm.id]; st.calls > 0 || st.rejected > 0 || st.failed > 0 {
+				perCall := 0.0
+				if st.calls > 0 {
+					perCall = float64(st.time) / float64(time.Microsecond) / float64(st.calls)
+				}
+				fmt.Fprintf(&b, "cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d\r\n",
+					cm.name, st.calls, st.time.Microseconds(), perCall, st.rejected, st.failed)
 			}
+		}
+	}
+	if want("errorstats") {
+		section("Errorstats")
+		for _, code := range slices.Sorted(maps.Keys(s.stats.errorCodes)) {
+			fmt.Fprintf(&b, "errorstat_%s:count=%d\r\n", code, s.stats.errorCodes[code])
 		}
 	}
 	if sections["latencystats"] || sections["everything"] || sections["all"] {

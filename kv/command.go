@@ -96,6 +96,9 @@ type cmdStat struct {
 	calls int64
 	time  time.Duration
 	hist  *latencyHist // with latency-tracking on, once called
+	// rejected counts the requests refused before running (arity,
+	// authentication, ...), failed the calls that replied an error.
+	rejected, failed int64
 }
 
 // numCommands counts the commands and subcommands registered, for ids.
@@ -187,45 +190,44 @@ func (s *Server) call(c *client, args [][]byte) {
 		// A client mostly sends one command over and over: the map only
 		// when it changes.
 		if cmd = lookupName(commands, args[0]); cmd == nil {
-			s.reject(c, unknownCommand(args))
+			s.reject(c, nil, unknownCommand(args))
 			return
 		}
 		c.lastTop = cmd
 	}
 	if !arityOK(cmd.arity, len(args)) {
-		s.reject(c, "ERR wrong number of arguments for '"+cmd.name+"' command")
+		s.reject(c, cmd, "ERR wrong number of arguments for '"+cmd.name+"' command")
 		return
 	}
 	if cmd.subs != nil {
 		sub := lookupName(cmd.subs, args[1])
 		if sub == nil {
-			s.reject(c, "ERR unknown subcommand '"+trunc(string(args[1]), 128)+"'. Try "+strings.ToUpper(cmd.name)+" HELP.")
+			s.reject(c, nil, "ERR unknown subcommand '"+trunc(string(args[1]), 128)+"'. Try "+strings.ToUpper(cmd.name)+" HELP.")
 			return
 		}
 		if !arityOK(sub.arity, len(args)) {
-			s.reject(c, "ERR wrong number of arguments for '"+sub.name+"' command")
+			s.reject(c, sub, "ERR wrong number of arguments for '"+sub.name+"' command")
 			return
 		}
 		cmd = sub
 	}
 	c.lastCmd = cmd.name
 	if !c.authenticated && cmd.flags&cmdNoAuth == 0 {
-		s.reject(c, errNoAuth)
+		s.reject(c, cmd, errNoAuth)
 		return
 	}
 	if c.flags&flagMulti != 0 && cmd.flags&cmdNoMulti != 0 {
-		s.reject(c, errNotInMulti)
+		s.reject(c, cmd, errNotInMulti)
 		return
 	}
 	if cmd.flags&cmdWrite != 0 {
 		if msg := s.writeError(); msg != "" {
-			s.reject(c, msg)
+			s.reject(c, cmd, msg)
 			return
 		}
 	}
 	if c.inPubSub() && !allowedInPubSub(cmd.name) {
-		s.w.Error("ERR Can't execute '" + cmd.name + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
-		s.skipTime()
+		s.reject(c, cmd, "ERR Can't execute '"+cmd.name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 		return
 	}
 	if c.flags&flagMulti != 0 && !controlsMulti(cmd.name) {
@@ -247,9 +249,16 @@ func (s *Server) exec(c *client, cmd *command, args [][]byte) {
 	dirty := s.stats.dirty
 	s.prop.begin()
 	start := s.mono
+	s.errMark = s.stats.errorReplies
 	cmd.fn(s, c, args)
 	end := s.tick()
 	st := &s.cmdStats[cmd.id]
+	// As Redis counts them: a call failed if it replied an error after
+	// the last command it ran itself (EXEC's) was counted.
+	if s.stats.errorReplies != s.errMark {
+		st.failed++
+		s.errMark = s.stats.errorReplies
+	}
 	took := end - start // EXEC's includes the commands it ran, as Redis's
 	st.time += took
 	s.mono = end
@@ -292,14 +301,35 @@ func (s *Server) timed(c *client, cmd *command, args [][]byte, took time.Duratio
 	}
 }
 
-// reject answers a request that cannot run, and spoils the transaction
+// reject answers a request for cmd (nil if there is no such command)
+// that cannot run, counts it against cmd, and spoils the transaction
 // being queued, if any, as Redis does.
-func (s *Server) reject(c *client, msg string) {
+func (s *Server) reject(c *client, cmd *command, msg string) {
 	if c.flags&flagMulti != 0 {
 		c.flags |= flagDirtyExec
 	}
+	if cmd != nil {
+		s.cmdStats[cmd.id].rejected++
+	}
 	s.w.Error(msg)
 	s.skipTime()
+}
+
+// countError counts an error reply, by its code (its first word, as
+// Redis reads it: within its first 31 bytes, else ERR), for INFO.
+func (s *Server) countError(msg string) {
+	if s.replay {
+		return
+	}
+	s.stats.errorReplies++
+	code := "ERR"
+	if i := strings.IndexByte(msg[:min(len(msg), 31)], ' '); i >= 0 {
+		code = msg[:i]
+	}
+	if s.stats.errorCodes == nil {
+		s.stats.errorCodes = map[string]int64{}
+	}
+	s.stats.errorCodes[code]++
 }
 
 // skipTime starts the next command's time now, for a request that did not

@@ -116,9 +116,9 @@ func outputLimitScenario(t *testing.T, addr string) {
 	}
 	admin.Set(ctx, "big", strings.Repeat("v", 100<<10), 0)
 	greedy := dialRaw(t, addr)
-	for range 200 {
-		greedy.send("GET", "big")
-	}
+	// One write, whose end the server may refuse: it can close the
+	// client before it has read all of it.
+	greedy.c.Write([]byte(strings.Repeat("*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n", 200)))
 	if !gone(greedy) {
 		t.Error("normal class: the client that does not read its replies is still connected")
 	}

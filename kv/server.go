@@ -123,6 +123,7 @@ type Server struct {
 	nextID  int64
 	w       resp.Writer // replies of the client being served
 	ow      resp.Writer // messages to other clients
+	errMark int64       // stats.errorReplies when the last command was counted
 	bw      []byte      // s.w's buffer while a blocked client is answered; see answer
 	cur     *client
 	ms      int64 // the time of the command being run, Unix ms
@@ -181,6 +182,8 @@ type stats struct {
 	expiredKeys       int64
 	rejectedConns     int64
 	outputLimitCloses int64 // clients closed for their output buffers
+	errorReplies      int64
+	errorCodes        map[string]int64 // error replies by code, as INFO errorstats
 	keyspaceHits      int64
 	keyspaceMiss      int64
 	netIn, netOut     int64
@@ -220,6 +223,7 @@ func New(cfg Config) (*Server, error) {
 		outputLimits:       defaultOutputLimits,
 	}
 	s.epoch = s.start
+	s.w.OnError, s.ow.OnError = s.countError, s.countError
 	var inert []string
 	for _, name := range slices.Sorted(maps.Keys(cfg.Settings)) {
 		p := findParam(strings.ToLower(name))
@@ -310,14 +314,22 @@ func (s *Server) ListenBind() ([]net.Addr, error) {
 	var bound []net.Addr
 	for _, a := range addrs {
 		hostPort := net.JoinHostPort(a.host, strconv.Itoa(port))
-		got, err := s.Listen(a.network, hostPort)
+		var got net.Addr
+		var err error
+		if a.host == "" {
+			// A lone "-": no address, which Redis cannot resolve either
+			// (and which would mean every address to the system).
+			err = errors.New("no address")
+		} else {
+			got, err = s.Listen(a.network, hostPort)
+		}
 		switch {
 		case err == nil:
 			bound = append(bound, got)
 			if ta, ok := got.(*net.TCPAddr); ok && port == 0 {
 				port = ta.Port
 			}
-		case a.optional && errors.Is(err, syscall.EADDRNOTAVAIL), unsupportedFamily(err):
+		case a.host != "" && (a.optional && errors.Is(err, syscall.EADDRNOTAVAIL) || unsupportedFamily(err)):
 			s.log.Warn("kv: could not listen; skipped", "bind", a.word, "err", err)
 		default:
 			for _, b := range bound {

@@ -15,6 +15,9 @@ type Writer struct {
 	Buf []byte
 	// Proto is the protocol version: 3 for RESP3; 2, or 0, for RESP2.
 	Proto int
+	// OnError, if set, is called with each error reply's message as Error
+	// appends it: a server counts its errors with it.
+	OnError func(msg string)
 }
 
 func (w *Writer) resp3() bool { return w.Proto >= 3 }
@@ -40,6 +43,9 @@ func (w *Writer) Simple(s string) {
 func (w *Writer) Error(msg string) {
 	w.Buf = append(w.Buf, '-')
 	w.Buf = appendLine(w.Buf, msg)
+	if w.OnError != nil {
+		w.OnError(msg)
+	}
 }
 
 // appendLine appends s and "\r\n" to dst, with '\r' and '\n' in s made

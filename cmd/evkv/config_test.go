@@ -23,6 +23,8 @@ func TestParseConfig(t *testing.T) {
 		{name: "bind optional", in: "bind -::1 127.0.0.1\n", want: map[string]string{"bind": "-::1 127.0.0.1"}},
 		{name: "bind all", in: "bind * -::*\n", want: map[string]string{"bind": "* -::*"}},
 		{name: "bind empty", in: "bind \"\"\n", err: "c:1: bind names no address: evkv would listen nowhere"},
+		{name: "old name then new", in: "hash-max-ziplist-entries 100\nhash-max-listpack-entries 200\n", want: map[string]string{"hash-max-listpack-entries": "200"}},
+		{name: "new name then old", in: "replica-read-only no\nSlave-Read-Only yes\n", want: map[string]string{"replica-read-only": "yes"}},
 		{name: "other settings", in: "port 1\nsave 900 1\nLatency-Monitor-Threshold 100\nsave \"\"\n",
 			want: map[string]string{"port": "1", "latency-monitor-threshold": "100", "save": ""}},
 		{name: "not a name", in: "port 1\n\"se ve\" 1\n", err: `c:2: unknown or unsupported setting "se ve"`},

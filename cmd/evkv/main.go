@@ -71,6 +71,11 @@ func main() {
 }
 
 func run(argv []string) error {
+	// Caught from the start: a supervisor's SIGTERM right after the
+	// ready notice must shut down gracefully too.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sig)
 	fs := flag.NewFlagSet("evkv", flag.ContinueOnError)
 	values := map[string]*string{}
 	defaults := map[string]string{"bind": "127.0.0.1", "port": "6379", "appendonly": "no", "appendfsync": "everysec",
@@ -125,6 +130,9 @@ func run(argv []string) error {
 	cfg, err := buildConfig(values)
 	if err != nil {
 		return err
+	}
+	if strings.TrimSpace(cfg.Bind) == "" {
+		return errors.New("bind names no address: evkv would listen nowhere")
 	}
 	maps.Copy(cfg.Settings, others)
 	for name, v := range passed {
@@ -181,8 +189,6 @@ func run(argv []string) error {
 	gcCtx, stopGC := context.WithCancel(context.Background())
 	defer stopGC()
 	go tuneGC(gcCtx, time.Second)
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	select {
 	case s := <-sig:
 		log.Info("evkv shutting down", "signal", s.String())
@@ -273,7 +279,8 @@ func parseConfig(name string, data []byte) (settings map[string]string, lines ma
 		if len(args) == 0 {
 			continue
 		}
-		setting := strings.ToLower(string(args[0]))
+		// An old name is its parameter's, so that the later line wins.
+		setting := kv.ParamName(strings.ToLower(string(args[0])))
 		_, own := indexOf(setting)
 		switch {
 		case !validSettingName(setting):

@@ -270,6 +270,9 @@ func TestRedisConfigFile(t *testing.T) {
 	if out, err := exec.Command(bin, conf, "stray").CombinedOutput(); err == nil || !strings.Contains(string(out), `unexpected argument "stray"`) {
 		t.Errorf("a stray argument: %v, %s", err, out)
 	}
+	if out, err := exec.Command(bin, "--bind", " ").CombinedOutput(); err == nil || !strings.Contains(string(out), "bind names no address") {
+		t.Errorf("--bind of no address: %v, %s", err, out)
+	}
 }
 
 // TestKillDurability kills the server with SIGKILL while clients write and
@@ -409,5 +412,41 @@ func TestRedisBenchmark(t *testing.T) {
 	}
 	if strings.Contains(string(out), "ERR") {
 		t.Errorf("redis-benchmark saw errors:\n%s", out)
+	}
+}
+
+// A SIGTERM that comes as soon as evkv says it is ready (a supervisor
+// stopping it at once) shuts it down gracefully too.
+func TestSIGTERMAtReady(t *testing.T) {
+	bin, err := build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		dir := t.TempDir()
+		sock := filepath.Join(dir, "notify")
+		systemd, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, "--port", strconv.Itoa(freePort(t)), "--supervised", "systemd", "--dir", dir, "--pidfile", "evkv.pid")
+		cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+sock)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		systemd.SetReadDeadline(time.Now().Add(20 * time.Second))
+		buf := make([]byte, 512)
+		if n, err := systemd.Read(buf); err != nil || !strings.HasPrefix(string(buf[:n]), "READY=1") {
+			cmd.Process.Kill()
+			t.Fatalf("notification %q, %v; want READY=1", buf[:n], err)
+		}
+		cmd.Process.Signal(syscall.SIGTERM)
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("exit after a SIGTERM at once: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "evkv.pid")); !os.IsNotExist(err) {
+			t.Errorf("the pid file is left after a SIGTERM at once: %v", err)
+		}
+		systemd.Close()
 	}
 }
