@@ -126,3 +126,64 @@ func TestListenBind(t *testing.T) {
 		}
 	}
 }
+
+// CONFIG SET bind and port move the listeners, as Redis's do: the old
+// ones close, connections stay, a pipelined command after it is answered
+// after it; addresses that cannot all be listened on leave the old ones
+// (and the other parameters set with them) as they were.
+func TestConfigSetBind(t *testing.T) {
+	_, addrs, err := listenBind(t, "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(addrs[0].(*net.TCPAddr).Port)
+	accepts := func(host, port string) bool {
+		nc, err := net.Dial("tcp", net.JoinHostPort(host, port))
+		if err == nil {
+			nc.Close()
+		}
+		return err == nil
+	}
+	rc := dialRaw(t, addrs[0].String())
+	rc.c.Write([]byte("*4\r\n$6\r\nCONFIG\r\n$3\r\nSET\r\n$4\r\nbind\r\n$9\r\n127.0.0.2\r\n*1\r\n$4\r\nPING\r\n"))
+	if got := rc.read() + rc.read(); got != "+OK\r\n+PONG\r\n" {
+		t.Fatalf("CONFIG SET bind, PING = %q", got)
+	}
+	if accepts("127.0.0.1", port) || !accepts("127.0.0.2", port) {
+		t.Errorf("after CONFIG SET bind 127.0.0.2: 127.0.0.1 accepts %v, 127.0.0.2 %v", accepts("127.0.0.1", port), accepts("127.0.0.2", port))
+	}
+	for _, tc := range []struct{ args, want string }{
+		{"bind|127.0.0.1 192.0.2.1", "-ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind to specified addresses.\r\n"},
+		{"slowlog-max-len|5|bind|192.0.2.1", "-ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind to specified addresses.\r\n"},
+		{"port|0", "-ERR CONFIG SET failed (possibly related to argument 'port') - evkv listens on TCP only: port 0 would leave it unreachable\r\n"},
+		{"bind|" + strings.Repeat("127.0.0.1 ", 17), "-ERR CONFIG SET failed (possibly related to argument 'bind') - Too many bind addresses specified.\r\n"},
+	} {
+		if got := rc.do(append([]string{"CONFIG", "SET"}, strings.Split(tc.args, "|")...)...); got != tc.want {
+			t.Errorf("CONFIG SET %s = %q; want %q", tc.args, got, tc.want)
+		}
+	}
+	if !accepts("127.0.0.2", port) || accepts("127.0.0.1", port) {
+		t.Error("after failed changes, the listeners are not the old ones")
+	}
+	if got := rc.do("CONFIG", "GET", "slowlog-max-len"); !strings.Contains(got, "\r\n128\r\n") {
+		t.Errorf("slowlog-max-len after a failed CONFIG SET with bind = %q; want 128 restored", got)
+	}
+	port2 := strconv.Itoa(freePort(t))
+	if got := rc.do("CONFIG", "SET", "port", port2); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET port = %q", got)
+	}
+	if accepts("127.0.0.2", port) || !accepts("127.0.0.2", port2) {
+		t.Error("CONFIG SET port: not listening on the new port alone")
+	}
+	if got := rc.do("CONFIG", "GET", "port"); !strings.Contains(got, port2) {
+		t.Errorf("CONFIG GET port = %q", got)
+	}
+	rc.do("MULTI")
+	rc.do("CONFIG", "SET", "bind", "127.0.0.1")
+	if got := rc.do("EXEC"); !strings.Contains(got, "outside a transaction") {
+		t.Errorf("CONFIG SET bind in a transaction = %q", got)
+	}
+	if got := rc.do("PING"); got != "+PONG\r\n" {
+		t.Errorf("the connection after it all: PING = %q", got)
+	}
+}

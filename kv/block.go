@@ -121,7 +121,7 @@ func (s *Server) unblock(c *client) {
 // not sent, and the client being served, if any, goes on.
 func (s *Server) answer(c *client, reply func() bool) (answered bool) {
 	w, cur := s.w, s.cur
-	s.w, s.cur = resp.Writer{Buf: s.bw[:0], Proto: c.proto}, c
+	s.w, s.cur = resp.Writer{Buf: s.bw[:0], Proto: c.proto, OnError: s.countError}, c
 	defer func() {
 		v := recover()
 		s.bw = s.w.Buf[:0]

@@ -49,6 +49,9 @@ type client struct {
 	// to be closed before the loop flushes.
 	softLimitSince int64
 	closeASAP      bool
+	// pending is set while the client waits for its command's work off
+	// the loop (CONFIG SET bind): its next commands wait too.
+	pending bool
 }
 
 func newClient(s *Server, conn *evloop.Conn, id int64) *client {

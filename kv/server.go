@@ -114,8 +114,13 @@ type Server struct {
 	cfg      Config
 	log      *slog.Logger
 	ev       *evloop.Server
-	listenMu sync.Mutex  // Listen's, which makes ev
-	events   notifyFlags // notify-keyspace-events
+	listenMu sync.Mutex // Listen's, which makes ev
+	// bound is what ListenBind and rebind listen on, under bindMu.
+	bindMu sync.Mutex
+	bound  []net.Addr
+	// rebinding is set while a CONFIG SET of bind or port is under way.
+	rebinding bool
+	events    notifyFlags // notify-keyspace-events
 
 	// The loop's own.
 	dbs     []*db
@@ -304,13 +309,25 @@ const maxBindAddrs = 16
 // and any is skipped if the system lacks its address family. Port 0
 // takes a free port, which the addresses after the first share. It
 // returns the addresses listened on; if one fails otherwise, or none is
-// left, it fails and listens on none it started.
+// left, it fails and listens on none it started. CONFIG SET bind and port
+// move these listeners (not Listen's), as Redis's move its own.
 func (s *Server) ListenBind() ([]net.Addr, error) {
-	addrs := bindAddrs(s.cfg.Bind)
+	s.bindMu.Lock()
+	defer s.bindMu.Unlock()
+	addrs, err := s.listenOn(s.cfg.Bind, s.cfg.Port)
+	if err != nil {
+		return nil, err
+	}
+	s.bound = append(s.bound, addrs...)
+	return addrs, nil
+}
+
+// listenOn listens on bind's addresses at port, as ListenBind does.
+func (s *Server) listenOn(bind string, port int) ([]net.Addr, error) {
+	addrs := bindAddrs(bind)
 	if len(addrs) > maxBindAddrs {
 		return nil, errors.New("too many bind addresses specified (at most 16)")
 	}
-	port := s.cfg.Port
 	var bound []net.Addr
 	for _, a := range addrs {
 		hostPort := net.JoinHostPort(a.host, strconv.Itoa(port))
@@ -339,9 +356,36 @@ func (s *Server) ListenBind() ([]net.Addr, error) {
 		}
 	}
 	if len(bound) == 0 {
-		return nil, fmt.Errorf("configured to listen nowhere: no address of bind %q could be listened on", s.cfg.Bind)
+		return nil, fmt.Errorf("configured to listen nowhere: no address of bind %q could be listened on", bind)
 	}
 	return bound, nil
+}
+
+// rebind listens on bind's addresses at port in place of those ListenBind
+// and rebind listened on before, as CONFIG SET bind and port do in Redis:
+// the old ones are closed first (the new may be the same), and listened
+// on again if the new cannot all be. It waits for the loop: it runs on a
+// goroutine of its own.
+func (s *Server) rebind(bind string, port int, oldBind string, oldPort int) error {
+	s.bindMu.Lock()
+	defer s.bindMu.Unlock()
+	for _, a := range s.bound {
+		s.ev.Unlisten(a)
+	}
+	s.bound = nil
+	addrs, err := s.listenOn(bind, port)
+	if err != nil {
+		s.log.Warn("kv: could not listen on the new addresses; listening on the old again", "bind", bind, "port", port, "err", err)
+		if addrs, err := s.listenOn(oldBind, oldPort); err == nil {
+			s.bound = addrs
+		} else {
+			s.log.Error("kv: could not listen on the old addresses again", "bind", oldBind, "port", oldPort, "err", err)
+		}
+		return err
+	}
+	s.bound = addrs
+	s.log.Info("kv: listening", "bind", bind, "port", port)
+	return nil
 }
 
 // bindAddr is one of bind's addresses, as ListenBind listens on it.
@@ -564,7 +608,7 @@ func (s *Server) serve(c *client) {
 			}
 		}
 	}()
-	for off < len(b) && !c.blocked() && c.flags&flagCloseAfterReply == 0 && !c.closeASAP {
+	for off < len(b) && !c.blocked() && !c.pending && c.flags&flagCloseAfterReply == 0 && !c.closeASAP {
 		mark = len(s.w.Buf)
 		c.parser.Unauthenticated = s.cfg.RequirePass != "" && !c.authenticated
 		args, n, err := c.parser.Command(b[off:])
