@@ -15,6 +15,7 @@ const (
 	flagDirtyExec                          // a command failed to queue: EXEC aborts
 	flagCloseAfterReply                    // QUIT, a protocol error: close once the replies are out
 	flagNoEvict
+	flagMonitor // MONITOR: sent every command run
 )
 
 // client is one connection's state. Owned by the loop.
@@ -52,6 +53,7 @@ type client struct {
 	// pending is set while the client waits for its command's work off
 	// the loop (CONFIG SET bind): its next commands wait too.
 	pending bool
+	peerID  string // the peer's address, as monitors see it, once asked
 }
 
 func newClient(s *Server, conn *evloop.Conn, id int64) *client {
@@ -62,6 +64,14 @@ func newClient(s *Server, conn *evloop.Conn, id int64) *client {
 }
 
 func (c *client) blocked() bool { return c.block != nil }
+
+// peer returns the client's address ("127.0.0.1:5000"), read once.
+func (c *client) peer() string {
+	if c.peerID == "" {
+		c.peerID = addrString(c.conn.RemoteAddr())
+	}
+	return c.peerID
+}
 
 // subscriptions returns how many channels and patterns c is subscribed to.
 func (c *client) subscriptions() int { return len(c.channels) + len(c.patterns) }

@@ -179,6 +179,7 @@ func resetCommand(s *Server, c *client, args [][]byte) {
 	s.discardMulti(c)
 	s.unwatchAll(c)
 	s.unsubscribeAll(c, false)
+	s.stopMonitor(c)
 	c.db = s.dbs[0]
 	c.proto = 2
 	s.w.Proto = 2
@@ -240,6 +241,9 @@ func clientSetInfo(s *Server, c *client, args [][]byte) {
 // describe is a client's line in CLIENT LIST and CLIENT INFO.
 func (s *Server) describe(c *client, now time.Time) string {
 	flags := ""
+	if c.flags&flagMonitor != 0 {
+		flags += "O"
+	}
 	if c.flags&flagMulti != 0 {
 		flags += "x"
 	}

@@ -281,6 +281,9 @@ func (s *Server) exec(c *client, cmd *command, args [][]byte) {
 	}
 	st.calls++
 	s.stats.commands++
+	if len(s.monitors) > 0 && cmd.flags&cmdAdmin == 0 && !s.replay {
+		s.feedMonitors(c, cmd, args)
+	}
 	if s.stats.dirty != dirty || s.prop.override {
 		s.prop.end(s, c.db.id, args)
 	}

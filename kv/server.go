@@ -129,14 +129,17 @@ type Server struct {
 	w       resp.Writer // replies of the client being served
 	ow      resp.Writer // messages to other clients
 	errMark int64       // stats.errorReplies when the last command was counted
-	bw      []byte      // s.w's buffer while a blocked client is answered; see answer
-	cur     *client
-	ms      int64 // the time of the command being run, Unix ms
-	start   time.Time
-	runID   string        // INFO's run_id
-	replID  string        // INFO's master_replid
-	epoch   time.Time     // a recent wall and monotonic reading; see tick
-	mono    time.Duration // when the command being run started, since epoch
+
+	monitors   []*client // MONITOR's clients
+	monitorBuf []byte    // the line sent to them
+	bw         []byte    // s.w's buffer while a blocked client is answered; see answer
+	cur        *client
+	ms         int64 // the time of the command being run, Unix ms
+	start      time.Time
+	runID      string        // INFO's run_id
+	replID     string        // INFO's master_replid
+	epoch      time.Time     // a recent wall and monotonic reading; see tick
+	mono       time.Duration // when the command being run started, since epoch
 	// ticked is set once the clock has been read in this loop iteration:
 	// the commands of every connection served in it then take their start
 	// from the end of the one before, not from a read of their own.
@@ -781,6 +784,7 @@ func (s *Server) forget(c *client) {
 	s.unblock(c)
 	s.unwatchAll(c)
 	s.unsubscribeAll(c, false)
+	s.stopMonitor(c)
 	delete(s.clients, c.id)
 	c.closed = true
 }

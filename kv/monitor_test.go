@@ -1,0 +1,50 @@
+package kv
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// MONITOR sees every command run, as Redis's monitors see them: in order,
+// quoted, with the database after the command, passwords redacted, the
+// administrative commands and the refused ones left out, a transaction's
+// commands before its EXEC. The same script runs against Redis when it is
+// installed, and the lines must match but for the time and the address.
+func TestCompatMonitor(t *testing.T) {
+	script := [][]string{
+		{"SET", "k", "a\nb\x01\"\\ é"}, {"GET", "k"}, {"AUTH", "secret"}, {"HELLO", "2", "AUTH", "default", "pw"},
+		{"CONFIG", "GET", "maxmemory"}, {"GET"}, {"SELECT", "1"}, {"INCR", "n"},
+		{"MULTI"}, {"SET", "x", "1"}, {"LPUSH", "x", "y"}, {"EXEC"}, {"NOSUCH"}, {"ECHO", ""},
+	}
+	norm := regexp.MustCompile(`^\+\d+\.\d{6} \[(\d+) [^\]]+\] `)
+	var lines [2][]string
+	_, addr := startServer(t, Config{})
+	for i, a := range []string{addr, redisServer(t)} {
+		mon := dialRaw(t, a)
+		if got := mon.do("MONITOR"); got != "+OK\r\n" {
+			t.Fatalf("MONITOR = %q", got)
+		}
+		rc := dialRaw(t, a)
+		for _, args := range script {
+			rc.do(args...)
+		}
+		rc.do("PING") // the last line
+		for {
+			l := mon.read()
+			if !norm.MatchString(l) {
+				t.Fatalf("a monitor's line %q", l)
+			}
+			lines[i] = append(lines[i], norm.ReplaceAllString(l, "[$1] "))
+			if strings.HasSuffix(l, "\"PING\"\r\n") {
+				break
+			}
+		}
+		if got := mon.do("PING"); got != "+PONG\r\n" && !strings.HasSuffix(got, "\"PING\"\r\n") {
+			t.Errorf("the monitor's own PING: %q", got)
+		}
+	}
+	if strings.Join(lines[0], "") != strings.Join(lines[1], "") {
+		t.Errorf("evkv's monitor saw:\n%s\nRedis's:\n%s", strings.Join(lines[0], ""), strings.Join(lines[1], ""))
+	}
+}
