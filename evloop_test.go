@@ -282,6 +282,49 @@ func TestUnlisten(t *testing.T) {
 	}
 }
 
+// ListenLoop and UnlistenLoop work from a loop's own goroutine, where
+// Listen and Unlisten would wait for it forever.
+func TestListenLoop(t *testing.T) {
+	srv, err := Listen("tcp", "127.0.0.1:0", &echoHandler{}, Options{Loops: 2, LoadBalancing: ReusePort, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	first := srv.Addrs()[0]
+	onLoop := func(fn func()) {
+		done := make(chan struct{})
+		srv.Submit(0, func() { fn(); close(done) })
+		<-done
+	}
+	var added net.Addr
+	onLoop(func() {
+		added, err = srv.ListenLoop(0, "tcp", "127.0.0.1:0")
+		if err == nil {
+			err = srv.UnlistenLoop(0, first) // on both loops
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := roundTrip(dial(t, added.String()), []byte("new")); err != nil || string(got) != "new" {
+		t.Fatalf("echo on ListenLoop's listener = %q, %v", got, err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		nc, err := net.Dial("tcp", first.String())
+		if err != nil {
+			break
+		}
+		nc.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("the first address still accepts after UnlistenLoop")
+		}
+	}
+	onLoop(func() { err = srv.UnlistenLoop(0, first) })
+	if !errors.Is(err, ErrNotListening) {
+		t.Errorf("UnlistenLoop again = %v; want ErrNotListening", err)
+	}
+}
+
 // Unlisten racing Shutdown or StopAccepting: every listener ends closed,
 // and nothing panics.
 func TestUnlistenDuringShutdown(t *testing.T) {

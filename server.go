@@ -351,24 +351,8 @@ func dupFD(v any) (int, error) {
 }
 
 func (s *Server) addListener(ls *loopState, fd int, addr net.Addr) error {
-	ln := &listener{s: s, ls: ls, fd: fd, addr: addr}
 	errc := make(chan error, 1)
-	// Registered and published in one step on the loop, under s.mu, so
-	// that Shutdown either sees the listener (and closes it) or refuses it.
-	if err := ls.l.Submit(func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.shutdown || s.deaf {
-			errc <- ErrClosed
-			return
-		}
-		if err := ls.l.Register(fd, poll.Read, ln); err != nil {
-			errc <- err
-			return
-		}
-		s.listeners = append(s.listeners, ln)
-		errc <- nil
-	}); err != nil {
+	if err := ls.l.Submit(func() { errc <- s.register(ls, fd, addr) }); err != nil {
 		sock.Close(fd)
 		return ErrClosed
 	}
@@ -377,6 +361,39 @@ func (s *Server) addListener(ls *loopState, fd int, addr net.Addr) error {
 		return err
 	}
 	return nil
+}
+
+// register registers a listener on ls and publishes it, in one step under
+// s.mu, so that Shutdown either sees the listener (and closes it) or
+// refuses it. It runs on ls's loop.
+func (s *Server) register(ls *loopState, fd int, addr net.Addr) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shutdown || s.deaf {
+		return ErrClosed
+	}
+	ln := &listener{s: s, ls: ls, fd: fd, addr: addr}
+	if err := ls.l.Register(fd, poll.Read, ln); err != nil {
+		return err
+	}
+	s.listeners = append(s.listeners, ln)
+	return nil
+}
+
+// ListenLoop is Listen for code that runs on loop i (a handler, a function
+// given to Submit, a timer's), where Listen, which waits for the loops,
+// would never return: the listener is registered on loop i before it
+// returns, and loop i accepts its connections (with ReusePort too).
+func (s *Server) ListenLoop(i int, network, addr string) (net.Addr, error) {
+	fd, bound, err := sock.Listen(network, addr, sock.ListenOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.register(s.loops[i], fd, bound); err != nil {
+		sock.Close(fd)
+		return nil, err
+	}
+	return bound, nil
 }
 
 func (s *Server) isShutdown() bool {
@@ -391,6 +408,24 @@ func (s *Server) isShutdown() bool {
 // ReusePort, it closes every loop's listener of the address. Like
 // StopAccepting, it waits for the loops: call it from another goroutine.
 func (s *Server) Unlisten(addr net.Addr) error {
+	return s.unlisten(addr, func(ln *listener) { s.onLoop(ln.ls, ln.close) })
+}
+
+// UnlistenLoop is Unlisten for code that runs on loop i: its listeners of
+// addr close before it returns, those of other loops (with ReusePort) when
+// their loops next run.
+func (s *Server) UnlistenLoop(i int, addr net.Addr) error {
+	return s.unlisten(addr, func(ln *listener) {
+		if ln.ls == s.loops[i] {
+			ln.close()
+		} else {
+			ln.ls.l.Submit(ln.close)
+		}
+	})
+}
+
+// unlisten closes the listeners of addr with closeOne and unlists them.
+func (s *Server) unlisten(addr net.Addr, closeOne func(*listener)) error {
 	match := func(ln *listener) bool {
 		return ln.addr.Network() == addr.Network() && ln.addr.String() == addr.String()
 	}
@@ -409,7 +444,7 @@ func (s *Server) Unlisten(addr net.Addr) error {
 	// meanwhile closes them too (closing twice does nothing) rather than
 	// stopping the loops with one neither has closed.
 	for _, ln := range gone {
-		s.onLoop(ln.ls, ln.close)
+		closeOne(ln)
 	}
 	s.mu.Lock()
 	// A new slice: StopAccepting and Shutdown range over the old one.

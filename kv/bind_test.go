@@ -145,6 +145,16 @@ func TestConfigSetBind(t *testing.T) {
 		return err == nil
 	}
 	rc := dialRaw(t, addrs[0].String())
+	// A subscriber's change, a message published after it: the reply
+	// comes first, in RESP3 as in RESP2.
+	sub := dialRaw(t, addrs[0].String())
+	sub.do("HELLO", "3")
+	sub.do("SUBSCRIBE", "ch")
+	sub.send("CONFIG", "SET", "bind", "127.0.0.1")
+	rc.do("PUBLISH", "ch", "m")
+	if got := sub.read(); got != "+OK\r\n" {
+		t.Errorf("a subscriber's CONFIG SET bind answered %q before its OK", got)
+	}
 	rc.c.Write([]byte("*4\r\n$6\r\nCONFIG\r\n$3\r\nSET\r\n$4\r\nbind\r\n$9\r\n127.0.0.2\r\n*1\r\n$4\r\nPING\r\n"))
 	if got := rc.read() + rc.read(); got != "+OK\r\n+PONG\r\n" {
 		t.Fatalf("CONFIG SET bind, PING = %q", got)
@@ -180,8 +190,11 @@ func TestConfigSetBind(t *testing.T) {
 	}
 	rc.do("MULTI")
 	rc.do("CONFIG", "SET", "bind", "127.0.0.1")
-	if got := rc.do("EXEC"); !strings.Contains(got, "outside a transaction") {
+	if got := rc.do("EXEC"); got != "*1\r\n+OK\r\n" {
 		t.Errorf("CONFIG SET bind in a transaction = %q", got)
+	}
+	if accepts("127.0.0.2", port2) || !accepts("127.0.0.1", port2) {
+		t.Error("CONFIG SET bind in a transaction: not listening on the new address alone")
 	}
 	if got := rc.do("PING"); got != "+PONG\r\n" {
 		t.Errorf("the connection after it all: PING = %q", got)

@@ -208,6 +208,7 @@ func (s *Server) handleReady() {
 				if b == nil || c.closed {
 					continue
 				}
+				errs := s.stats.errorReplies
 				served := s.answer(c, func() bool {
 					dirty := s.stats.dirty
 					s.prop.begin()
@@ -227,6 +228,9 @@ func (s *Server) handleReady() {
 				end := s.tick()
 				if b.cmd != nil {
 					s.timed(c, b.cmd, b.args, b.took+end-s.mono)
+					if s.stats.errorReplies > errs { // WRONGTYPE at BLMOVE's destination, say
+						s.cmdStats[b.cmd.id].failed++
+					}
 				}
 				s.latency.note("command-unblocking", end-s.mono, s.ms/1000)
 				s.mono = end

@@ -50,10 +50,7 @@ type client struct {
 	// to be closed before the loop flushes.
 	softLimitSince int64
 	closeASAP      bool
-	// pending is set while the client waits for its command's work off
-	// the loop (CONFIG SET bind): its next commands wait too.
-	pending bool
-	peerID  string // the peer's address, as monitors see it, once asked
+	peerID         string // the peer's address, as monitors see it, once asked
 }
 
 func newClient(s *Server, conn *evloop.Conn, id int64) *client {

@@ -444,6 +444,7 @@ func clientUnblock(s *Server, c *client, args [][]byte) {
 	}
 	if b := target.block; b.cmd != nil {
 		s.timed(target, b.cmd, nil, b.took) // Redis's histogram counts it; its slow log does not
+		s.cmdStats[b.cmd.id].failed++       // either way, as Redis counts it
 	}
 	if withError {
 		s.unblockWithError(target, "UNBLOCKED client unblocked via CLIENT UNBLOCK")

@@ -178,9 +178,8 @@ func memoryParam(v string) (int64, error) {
 }
 
 var configParams = []configParam{
-	// bind and port are set by configSet itself (setListen).
-	{"bind", func(s *Server) string { return s.cfg.Bind }, nil},
-	{"port", func(s *Server) string { return strconv.Itoa(s.cfg.Port) }, nil},
+	{"bind", func(s *Server) string { return s.cfg.Bind }, (*Server).setBind},
+	{"port", func(s *Server) string { return strconv.Itoa(s.cfg.Port) }, (*Server).setPort},
 	{"databases", func(s *Server) string { return strconv.Itoa(len(s.dbs)) }, nil},
 	{"dir", func(s *Server) string {
 		if d, err := filepathAbs(s.cfg.Dir); err == nil {
@@ -632,7 +631,7 @@ func configSet(s *Server, c *client, args [][]byte) {
 			s.w.Error("ERR CONFIG SET failed (possibly related to argument '" + string(args[i]) + "') - can't set protected config")
 			return
 		}
-		if ip := findInert(name); p.set == nil && !listenParam(p.name) || ip != nil && ip.startOnly {
+		if ip := findInert(name); p.set == nil || ip != nil && ip.startOnly {
 			s.w.Error("ERR CONFIG SET failed (possibly related to argument '" + string(args[i]) + "') - can't set immutable config")
 			return
 		}
@@ -644,98 +643,60 @@ func configSet(s *Server, c *client, args [][]byte) {
 		}
 		changes = append(changes, change{name, p, string(args[i+1])})
 	}
-	// bind and port are checked first and changed last, off the loop.
-	bind, port := s.cfg.Bind, s.cfg.Port
-	listen := ""
-	for _, ch := range changes {
-		switch ch.p.name {
-		case "bind":
-			bind, listen = ch.v, ch.name
-			if len(strings.Fields(bind)) > maxBindAddrs {
-				s.w.Error("ERR CONFIG SET failed (possibly related to argument '" + ch.name + "') - Too many bind addresses specified.")
-				return
-			}
-		case "port":
-			n, err := intParam(ch.v, 0, 65535)
-			if err == nil && n == 0 {
-				err = configError("evkv listens on TCP only: port 0 would leave it unreachable")
-			}
-			if err != nil {
-				s.w.Error("ERR CONFIG SET failed (possibly related to argument '" + ch.name + "') - " + err.Error())
-				return
-			}
-			port, listen = int(n), ch.name
-		}
-	}
-	if listen != "" && (s.inExec || s.replay || s.rebinding) {
-		s.w.Error("ERR CONFIG SET failed (possibly related to argument '" + listen + "') - " +
-			"evkv changes where it listens only outside a transaction, one change at a time")
-		return
-	}
 	// All or nothing, as in Redis: a failure restores what was set before.
 	was := make([]string, len(changes))
-	undo := func(k int) {
-		for j := k - 1; j >= 0; j-- {
-			if !listenParam(changes[j].p.name) {
-				changes[j].p.set(s, was[j])
-			}
-		}
-	}
 	for k, ch := range changes {
 		was[k] = ch.p.get(s)
-		if listenParam(ch.p.name) {
-			continue
-		}
 		if err := ch.p.set(s, ch.v); err != nil {
-			undo(k)
+			for j := k - 1; j >= 0; j-- {
+				changes[j].p.set(s, was[j])
+			}
 			s.w.Error("ERR CONFIG SET failed (possibly related to argument '" + ch.name + "') - " + err.Error())
 			return
 		}
 	}
-	if listen == "" {
-		s.w.OK()
-		return
-	}
-	s.setListen(c, bind, port, listen, func() { undo(len(changes)) })
+	s.w.OK()
 }
 
-// listenParam reports a parameter of where the server listens.
-func listenParam(name string) bool { return name == "bind" || name == "port" }
+// setBind listens on v's addresses in place of the old ones (CONFIG SET
+// bind), as Redis does.
+func (s *Server) setBind(v string) error {
+	if len(strings.Fields(v)) > maxBindAddrs {
+		return configError("Too many bind addresses specified.")
+	}
+	s.bindMu.Lock()
+	listening := len(s.bound) > 0
+	s.bindMu.Unlock()
+	if v == s.cfg.Bind && listening {
+		return nil // a rollback's, or nothing to change
+	}
+	if err := s.rebind(v, s.cfg.Port); err != nil {
+		return configError("Failed to bind to specified addresses.")
+	}
+	s.cfg.Bind = v
+	return nil
+}
 
-// setListen listens on bind's addresses at port in place of the old ones,
-// for CONFIG SET, and then answers c: OK, or the failure named after the
-// argument given (undo restores the other parameters the command set).
-// The listeners change off the loop, which they wait for; c's next
-// commands wait meanwhile.
-func (s *Server) setListen(c *client, bind string, port int, arg string, undo func()) {
-	oldBind, oldPort := s.cfg.Bind, s.cfg.Port
-	c.pending, s.rebinding = true, true
-	go func() {
-		err := s.rebind(bind, port, oldBind, oldPort)
-		s.ev.Submit(0, func() {
-			c.pending, s.rebinding = false, false
-			if err == nil {
-				s.cfg.Bind, s.cfg.Port = bind, port
-			} else {
-				undo()
-			}
-			if c.closed {
-				return
-			}
-			s.answer(c, func() bool {
-				switch {
-				case err == nil:
-					s.w.OK()
-				case arg == "port":
-					s.w.Error("ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. Check server logs.")
-				default:
-					s.w.Error("ERR CONFIG SET failed (possibly related to argument '" + arg + "') - Failed to bind to specified addresses.")
-				}
-				return true
-			})
-			s.wake(c)
-		})
-	}()
+// setPort listens on bind's addresses at port v in place of the old port
+// (CONFIG SET port), as Redis does; 0 is refused, where Redis stops
+// listening on TCP, which would leave evkv (with no Unix socket) out of
+// reach.
+func (s *Server) setPort(v string) error {
+	n, err := intParam(v, 0, 65535)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return configError("evkv listens on TCP only: port 0 would leave it unreachable")
+	}
+	if int(n) == s.cfg.Port {
+		return nil
+	}
+	if err := s.rebind(s.cfg.Bind, int(n)); err != nil {
+		return configError("Unable to listen on this port. Check server logs.")
+	}
+	s.cfg.Port = int(n)
+	return nil
 }
 
 func configResetstat(s *Server, c *client, args [][]byte) {

@@ -255,10 +255,10 @@ func (s *Server) exec(c *client, cmd *command, args [][]byte) {
 	st := &s.cmdStats[cmd.id]
 	// As Redis counts them: a call failed if it replied an error after
 	// the last command it ran itself (EXEC's) was counted.
-	if s.stats.errorReplies != s.errMark {
+	if s.stats.errorReplies > s.errMark { // not after CONFIG RESETSTAT
 		st.failed++
-		s.errMark = s.stats.errorReplies
 	}
+	s.errMark = s.stats.errorReplies
 	took := end - start // EXEC's includes the commands it ran, as Redis's
 	st.time += took
 	s.mono = end

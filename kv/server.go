@@ -118,9 +118,7 @@ type Server struct {
 	// bound is what ListenBind and rebind listen on, under bindMu.
 	bindMu sync.Mutex
 	bound  []net.Addr
-	// rebinding is set while a CONFIG SET of bind or port is under way.
-	rebinding bool
-	events    notifyFlags // notify-keyspace-events
+	events notifyFlags // notify-keyspace-events
 
 	// The loop's own.
 	dbs     []*db
@@ -315,18 +313,24 @@ const maxBindAddrs = 16
 // left, it fails and listens on none it started. CONFIG SET bind and port
 // move these listeners (not Listen's), as Redis's move its own.
 func (s *Server) ListenBind() ([]net.Addr, error) {
-	s.bindMu.Lock()
-	defer s.bindMu.Unlock()
-	addrs, err := s.listenOn(s.cfg.Bind, s.cfg.Port)
+	addrs, err := s.listenOn(s.cfg.Bind, s.cfg.Port, false)
 	if err != nil {
 		return nil, err
 	}
+	s.bindMu.Lock()
 	s.bound = append(s.bound, addrs...)
+	s.bindMu.Unlock()
 	return addrs, nil
 }
 
-// listenOn listens on bind's addresses at port, as ListenBind does.
-func (s *Server) listenOn(bind string, port int) ([]net.Addr, error) {
+// listenOn listens on bind's addresses at port, as ListenBind does, from
+// the loop's goroutine if onLoop is set.
+func (s *Server) listenOn(bind string, port int, onLoop bool) ([]net.Addr, error) {
+	listen, unlisten := s.Listen, func(a net.Addr) error { return s.ev.Unlisten(a) }
+	if onLoop {
+		listen = func(network, addr string) (net.Addr, error) { return s.ev.ListenLoop(0, network, addr) }
+		unlisten = func(a net.Addr) error { return s.ev.UnlistenLoop(0, a) }
+	}
 	addrs := bindAddrs(bind)
 	if len(addrs) > maxBindAddrs {
 		return nil, errors.New("too many bind addresses specified (at most 16)")
@@ -341,7 +345,7 @@ func (s *Server) listenOn(bind string, port int) ([]net.Addr, error) {
 			// (and which would mean every address to the system).
 			err = errors.New("no address")
 		} else {
-			got, err = s.Listen(a.network, hostPort)
+			got, err = listen(a.network, hostPort)
 		}
 		switch {
 		case err == nil:
@@ -353,7 +357,7 @@ func (s *Server) listenOn(bind string, port int) ([]net.Addr, error) {
 			s.log.Warn("kv: could not listen; skipped", "bind", a.word, "err", err)
 		default:
 			for _, b := range bound {
-				s.ev.Unlisten(b)
+				unlisten(b)
 			}
 			return nil, &BindError{Addr: hostPort, Err: err}
 		}
@@ -365,30 +369,48 @@ func (s *Server) listenOn(bind string, port int) ([]net.Addr, error) {
 }
 
 // rebind listens on bind's addresses at port in place of those ListenBind
-// and rebind listened on before, as CONFIG SET bind and port do in Redis:
-// the old ones are closed first (the new may be the same), and listened
-// on again if the new cannot all be. It waits for the loop: it runs on a
-// goroutine of its own.
-func (s *Server) rebind(bind string, port int, oldBind string, oldPort int) error {
+// and rebind listened on before, for CONFIG SET bind and port, as Redis
+// does it: the old ones are closed first (the new may be the same), and
+// listened on again if the new cannot all be. It runs on the loop, which
+// it holds for the system calls (and a host name's look-up), as Redis's
+// one thread does.
+func (s *Server) rebind(bind string, port int) error {
 	s.bindMu.Lock()
-	defer s.bindMu.Unlock()
-	for _, a := range s.bound {
-		s.ev.Unlisten(a)
-	}
+	old := s.bound
 	s.bound = nil
-	addrs, err := s.listenOn(bind, port)
+	s.bindMu.Unlock()
+	if ta, ok := firstAddr(old).(*net.TCPAddr); ok && port == 0 {
+		port = ta.Port // a free port was taken: the new addresses keep it
+	}
+	for _, a := range old {
+		s.ev.UnlistenLoop(0, a)
+	}
+	addrs, err := s.listenOn(bind, port, true)
 	if err != nil {
 		s.log.Warn("kv: could not listen on the new addresses; listening on the old again", "bind", bind, "port", port, "err", err)
-		if addrs, err := s.listenOn(oldBind, oldPort); err == nil {
-			s.bound = addrs
-		} else {
-			s.log.Error("kv: could not listen on the old addresses again", "bind", oldBind, "port", oldPort, "err", err)
+		var back []net.Addr
+		for _, a := range old {
+			if got, err := s.ev.ListenLoop(0, a.Network(), a.String()); err == nil {
+				back = append(back, got)
+			} else {
+				s.log.Error("kv: could not listen on an old address again", "addr", a, "err", err)
+			}
 		}
-		return err
+		addrs = back
+	} else {
+		s.log.Info("kv: listening", "bind", bind, "port", port)
 	}
-	s.bound = addrs
-	s.log.Info("kv: listening", "bind", bind, "port", port)
-	return nil
+	s.bindMu.Lock()
+	s.bound = append(s.bound, addrs...)
+	s.bindMu.Unlock()
+	return err
+}
+
+func firstAddr(addrs []net.Addr) net.Addr {
+	if len(addrs) == 0 {
+		return nil
+	}
+	return addrs[0]
 }
 
 // bindAddr is one of bind's addresses, as ListenBind listens on it.
@@ -484,6 +506,13 @@ func (s *Server) cron() {
 	s.handleReady()
 	if s.aof != nil {
 		s.aof.cron(start)
+	}
+	// As Redis's clientsCron: a client past its soft limit that is sent
+	// nothing more is closed when its seconds are up.
+	for _, c := range s.clients {
+		if c.softLimitSince != 0 {
+			s.checkOutput(c)
+		}
 	}
 }
 
@@ -611,7 +640,7 @@ func (s *Server) serve(c *client) {
 			}
 		}
 	}()
-	for off < len(b) && !c.blocked() && !c.pending && c.flags&flagCloseAfterReply == 0 && !c.closeASAP {
+	for off < len(b) && !c.blocked() && c.flags&flagCloseAfterReply == 0 && !c.closeASAP {
 		mark = len(s.w.Buf)
 		c.parser.Unauthenticated = s.cfg.RequirePass != "" && !c.authenticated
 		args, n, err := c.parser.Command(b[off:])

@@ -152,7 +152,25 @@ func run(argv []string) error {
 	}
 	log := slog.New(slog.NewTextHandler(logOut, nil))
 	cfg.Logger = log
-	srv, err := kv.New(cfg)
+	// The append-only file is replayed in New, which a signal does not
+	// wait for: as Redis, evkv exits while loading, the file untouched.
+	type started struct {
+		srv *kv.Server
+		err error
+	}
+	loaded := make(chan started, 1)
+	go func() {
+		srv, err := kv.New(cfg)
+		loaded <- started{srv, err}
+	}()
+	var srv *kv.Server
+	select {
+	case s := <-sig:
+		log.Warn("evkv: shutting down while loading", "signal", s.String())
+		return nil
+	case st := <-loaded:
+		srv, err = st.srv, st.err
+	}
 	if err != nil {
 		var se *kv.SettingError
 		if errors.As(err, &se) {
@@ -195,6 +213,22 @@ func run(argv []string) error {
 	case <-srv.Done():
 		log.Info("evkv shutting down", "reason", "SHUTDOWN")
 	}
+	stopped := make(chan struct{})
+	defer close(stopped)
+	go func() {
+		// As Redis: a second SIGINT while shutting down exits at once.
+		for {
+			select {
+			case s := <-sig:
+				if s == syscall.SIGINT {
+					log.Warn("evkv: you insist... exiting now")
+					os.Exit(1)
+				}
+			case <-stopped:
+				return
+			}
+		}
+	}()
 	if underSystemd {
 		notify("STOPPING=1")
 	}
