@@ -9,6 +9,10 @@ func init() {
 	register(
 		cmd("memory", -2, "", 0, 0, 0, "server", "4.0.0", "A container for memory diagnostics commands.", nil).withSubs(
 			cmd("usage", -3, "readonly", 2, 2, 1, "", "4.0.0", "Estimates the memory usage of a key.", memoryUsage),
+			cmd("stats", 2, "", 0, 0, 0, "", "4.0.0", "Returns details about memory usage.", memoryStats),
+			cmd("doctor", 2, "", 0, 0, 0, "", "4.0.0", "Outputs a memory problems report.", memoryDoctor),
+			cmd("purge", 2, "", 0, 0, 0, "", "4.0.0", "Asks the allocator to release memory.", memoryPurge),
+			cmd("malloc-stats", 2, "", 0, 0, 0, "", "4.0.0", "Returns the allocator statistics.", memoryMallocStats),
 			cmd("help", 2, "loading stale", 0, 0, 0, "", "4.0.0", "Returns helpful text about the different subcommands.", memoryHelp),
 		),
 	)
@@ -59,6 +63,10 @@ func memoryUsage(s *Server, c *client, args [][]byte) {
 
 func memoryHelp(s *Server, c *client, args [][]byte) {
 	s.help("MEMORY",
+		"DOCTOR", "    Return memory problems reports.",
+		"MALLOC-STATS", "    Return internal statistics report from the memory allocator.",
+		"PURGE", "    Attempt to purge dirty pages for reclamation by the allocator.",
+		"STATS", "    Return information about the memory usage of the server.",
 		"USAGE <key> [SAMPLES <count>]", "    Return memory in bytes used by <key> and its value. Nested values are",
 		"    sampled up to <count> times (default: 5, 0 means sample all).",
 	)
@@ -91,14 +99,21 @@ func (d *dict[V]) slotBytes() int {
 	return n
 }
 
-// bytes estimates d: its slots and index, and the keys' and values' own
-// bytes, as elem gives them for samples of its entries (all when samples
-// is negative), averaged over the rest.
-func (d *dict[V]) bytes(samples int, elem func(key string, val *V) int) int {
+// overheadBytes is d's own memory: its slots and index, without what the
+// keys and values hold.
+func (d *dict[V]) overheadBytes() int {
 	n := int(unsafe.Sizeof(*d)) + 8*len(d.index) + 24*len(d.chunks)
 	for _, ch := range d.chunks {
 		n += cap(ch) * int(unsafe.Sizeof(dictSlot[V]{}))
 	}
+	return n
+}
+
+// bytes estimates d: its slots and index, and the keys' and values' own
+// bytes, as elem gives them for samples of its entries (all when samples
+// is negative), averaged over the rest.
+func (d *dict[V]) bytes(samples int, elem func(key string, val *V) int) int {
+	n := d.overheadBytes()
 	if samples < 0 || samples > d.n {
 		samples = d.n
 	}

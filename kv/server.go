@@ -130,14 +130,16 @@ type Server struct {
 
 	monitors   []*client // MONITOR's clients
 	monitorBuf []byte    // the line sent to them
-	bw         []byte    // s.w's buffer while a blocked client is answered; see answer
-	cur        *client
-	ms         int64 // the time of the command being run, Unix ms
-	start      time.Time
-	runID      string        // INFO's run_id
-	replID     string        // INFO's master_replid
-	epoch      time.Time     // a recent wall and monotonic reading; see tick
-	mono       time.Duration // when the command being run started, since epoch
+
+	memStartup, memPeak int64  // the heap's live bytes at start and at most
+	bw                  []byte // s.w's buffer while a blocked client is answered; see answer
+	cur                 *client
+	ms                  int64 // the time of the command being run, Unix ms
+	start               time.Time
+	runID               string        // INFO's run_id
+	replID              string        // INFO's master_replid
+	epoch               time.Time     // a recent wall and monotonic reading; see tick
+	mono                time.Duration // when the command being run started, since epoch
 	// ticked is set once the clock has been read in this loop iteration:
 	// the commands of every connection served in it then take their start
 	// from the end of the one before, not from a read of their own.
@@ -256,6 +258,8 @@ func New(cfg Config) (*Server, error) {
 	for i := range cfg.Databases {
 		s.dbs = append(s.dbs, newDB(s, i))
 	}
+	s.memStartup = readHeap().objects // before the log's data, as Redis's
+	s.memPeak = s.memStartup
 	if cfg.AppendOnly {
 		if err := s.openLog(); err != nil {
 			return nil, err
@@ -507,6 +511,7 @@ func (s *Server) cron() {
 	if s.aof != nil {
 		s.aof.cron(start)
 	}
+	s.notePeak(readHeap().objects)
 	// As Redis's clientsCron: a client past its soft limit that is sent
 	// nothing more is closed when its seconds are up.
 	for _, c := range s.clients {
