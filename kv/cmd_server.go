@@ -1043,19 +1043,28 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 	}
 	if want("clients") {
 		section("Clients")
-		blocked, pubsub := 0, 0
+		blocked, pubsub, timed := 0, 0, 0
 		for _, cl := range s.clients {
 			if cl.blocked() {
 				blocked++
+				if cl.block.armed {
+					timed++
+				}
 			}
 			if cl.subscriptions() > 0 {
 				pubsub++
 			}
 		}
+		maxIn, maxOut := s.recentBuffers.max()
 		field("connected_clients", len(s.clients))
+		field("cluster_connections", 0)
 		field("maxclients", s.cfg.MaxClients)
+		field("client_recent_max_input_buffer", maxIn)
+		field("client_recent_max_output_buffer", maxOut)
 		field("blocked_clients", blocked)
-		field("pubsub_clients", pubsub)
+		field("tracking_clients", 0)
+		field("clients_in_timeout_table", timed)
+		field("pubsub_clients", pubsub) // as Redis 7.2
 	}
 	if want("memory") {
 		section("Memory")

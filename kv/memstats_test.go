@@ -2,8 +2,12 @@ package kv
 
 import (
 	"context"
+	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -52,4 +56,28 @@ func TestMemoryStats(t *testing.T) {
 			t.Errorf("MEMORY STATS fields:\n%q\nRedis's:\n%q", ours, theirs)
 		}
 	})
+}
+
+// INFO clients has Redis 7.0's fields; the biggest recent input buffer is
+// a client's request half sent.
+func TestInfoClientsBuffers(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	half := dialRaw(t, addr)
+	half.c.Write([]byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1000000\r\n" + strings.Repeat("v", 500000)))
+	rc := dialRaw(t, addr)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		info := rc.do("INFO", "clients")
+		for _, f := range []string{"connected_clients:2", "cluster_connections:0", "client_recent_max_output_buffer:", "tracking_clients:0", "clients_in_timeout_table:0"} {
+			if !strings.Contains(info, f) {
+				t.Fatalf("INFO clients has no %q:\n%s", f, info)
+			}
+		}
+		m := regexp.MustCompile(`client_recent_max_input_buffer:(\d+)`).FindStringSubmatch(info)
+		if n, _ := strconv.Atoi(m[1]); n >= 500000 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("client_recent_max_input_buffer stays under the half-sent request's 500000 bytes:\n%s", info)
+		}
+	}
 }

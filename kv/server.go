@@ -131,8 +131,9 @@ type Server struct {
 	monitors   []*client // MONITOR's clients
 	monitorBuf []byte    // the line sent to them
 
-	memStartup, memPeak int64  // the heap's live bytes at start and at most
-	bw                  []byte // s.w's buffer while a blocked client is answered; see answer
+	memStartup, memPeak int64     // the heap's live bytes at start and at most
+	recentBuffers       recentMax // the biggest client buffers of the last seconds
+	bw                  []byte    // s.w's buffer while a blocked client is answered; see answer
 	cur                 *client
 	ms                  int64 // the time of the command being run, Unix ms
 	start               time.Time
@@ -513,12 +514,40 @@ func (s *Server) cron() {
 	}
 	s.notePeak(readHeap().objects)
 	// As Redis's clientsCron: a client past its soft limit that is sent
-	// nothing more is closed when its seconds are up.
+	// nothing more is closed when its seconds are up; the biggest buffers
+	// are noted for INFO.
+	var in, out int
 	for _, c := range s.clients {
+		in, out = max(in, c.conn.InboundBuffered()), max(out, c.conn.OutboundBuffered())
 		if c.softLimitSince != 0 {
 			s.checkOutput(c)
 		}
 	}
+	s.recentBuffers.note(s.ms/1000, int64(in), int64(out))
+}
+
+// recentMax keeps the biggest client input and output buffers seen in each
+// of the last 8 seconds, as Redis's clientsCronTrackExpansiveClients does
+// for INFO's client_recent_max_input_buffer and _output_buffer.
+type recentMax struct {
+	sec     [8]int64 // the second each slot is of
+	in, out [8]int64
+}
+
+func (r *recentMax) note(now, in, out int64) {
+	i := now % int64(len(r.sec))
+	if r.sec[i] != now {
+		r.sec[i], r.in[i], r.out[i] = now, 0, 0
+	}
+	r.in[i], r.out[i] = max(r.in[i], in), max(r.out[i], out)
+}
+
+// max returns the biggest buffers of the last 8 seconds' slots.
+func (r *recentMax) max() (in, out int64) {
+	for i := range r.sec {
+		in, out = max(in, r.in[i]), max(out, r.out[i])
+	}
+	return in, out
 }
 
 // beforeFlush runs at the end of every loop iteration, before replies are
