@@ -323,6 +323,16 @@ func TestListenLoop(t *testing.T) {
 	if !errors.Is(err, ErrNotListening) {
 		t.Errorf("UnlistenLoop again = %v; want ErrNotListening", err)
 	}
+	// A listener of loop 0 is closed when UnlistenLoop(0) returns: its
+	// address can be listened on again at once.
+	onLoop(func() {
+		if err = srv.UnlistenLoop(0, added); err == nil {
+			_, err = srv.ListenLoop(0, "tcp", added.String())
+		}
+	})
+	if err != nil {
+		t.Errorf("listening again on the address UnlistenLoop closed: %v", err)
+	}
 }
 
 // Unlisten racing Shutdown or StopAccepting: every listener ends closed,

@@ -383,7 +383,8 @@ func (s *Server) register(ls *loopState, fd int, addr net.Addr) error {
 // ListenLoop is Listen for code that runs on loop i (a handler, a function
 // given to Submit, a timer's), where Listen, which waits for the loops,
 // would never return: the listener is registered on loop i before it
-// returns, and loop i accepts its connections (with ReusePort too).
+// returns, and loop i accepts its connections. Its socket is a plain one:
+// with ReusePort it does not join the other loops' sockets of an address.
 func (s *Server) ListenLoop(i int, network, addr string) (net.Addr, error) {
 	fd, bound, err := sock.Listen(network, addr, sock.ListenOptions{})
 	if err != nil {
@@ -412,8 +413,9 @@ func (s *Server) Unlisten(addr net.Addr) error {
 }
 
 // UnlistenLoop is Unlisten for code that runs on loop i: its listeners of
-// addr close before it returns, those of other loops (with ReusePort) when
-// their loops next run.
+// addr close before it returns, those of other loops when their loops next
+// run, so that the address may still be taken when it returns (a listener
+// made by Listen may be on any loop; one made by ListenLoop(i) is on i).
 func (s *Server) UnlistenLoop(i int, addr net.Addr) error {
 	return s.unlisten(addr, func(ln *listener) {
 		if ln.ls == s.loops[i] {

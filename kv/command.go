@@ -230,6 +230,11 @@ func (s *Server) call(c *client, args [][]byte) {
 		s.reject(c, cmd, "ERR Can't execute '"+cmd.name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 		return
 	}
+	if c.flags&flagMonitor != 0 && cmd.flags&(cmdReadonly|cmdWrite|cmdMayReplicate) != 0 {
+		// Redis makes a monitor a replica, which may not.
+		s.reject(c, cmd, "ERR Replica can't interact with the keyspace")
+		return
+	}
 	if c.flags&flagMulti != 0 && !controlsMulti(cmd.name) {
 		c.multi = append(c.multi, copyArgs(args))
 		s.w.Simple("QUEUED")

@@ -81,7 +81,7 @@ func (s *Server) memOverhead() memOverhead {
 		m.keys += int64(d.size())
 	}
 	if m.keys > 0 {
-		m.perKey = (m.total - m.startup) / m.keys
+		m.perKey = max(m.total-m.startup, 0) / m.keys
 	}
 	m.dataset = max(m.total-m.overhead, 0)
 	if net := m.total - m.startup; net > 0 {

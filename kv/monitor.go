@@ -79,9 +79,17 @@ func redacted(cmd *command, args [][]byte, i int) bool {
 	case "auth":
 		return i > 0
 	case "hello":
-		for j := 2; j+2 < len(args); j++ {
-			if strings.EqualFold(string(args[j]), "auth") {
-				return i == j+1 || i == j+2
+		// Its options read as HELLO reads them: SETNAME takes a word,
+		// AUTH two, each AUTH's redacted.
+		for j := 2; j < len(args); j++ {
+			switch {
+			case strings.EqualFold(string(args[j]), "auth") && j+2 < len(args):
+				if i == j+1 || i == j+2 {
+					return true
+				}
+				j += 2
+			case strings.EqualFold(string(args[j]), "setname") && j+1 < len(args):
+				j++
 			}
 		}
 	}

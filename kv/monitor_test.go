@@ -14,6 +14,7 @@ import (
 func TestCompatMonitor(t *testing.T) {
 	script := [][]string{
 		{"SET", "k", "a\nb\x01\"\\ é"}, {"GET", "k"}, {"AUTH", "secret"}, {"HELLO", "2", "AUTH", "default", "pw"},
+		{"HELLO", "2", "AUTH", "default", "p1", "AUTH", "default", "p2"}, {"HELLO", "2", "SETNAME", "AUTH", "AUTH", "default", "p3"},
 		{"CONFIG", "GET", "maxmemory"}, {"GET"}, {"SELECT", "1"}, {"INCR", "n"},
 		{"MULTI"}, {"SET", "x", "1"}, {"LPUSH", "x", "y"}, {"EXEC"}, {"NOSUCH"}, {"ECHO", ""},
 	}
@@ -40,8 +41,15 @@ func TestCompatMonitor(t *testing.T) {
 				break
 			}
 		}
-		if got := mon.do("PING"); got != "+PONG\r\n" && !strings.HasSuffix(got, "\"PING\"\r\n") {
+		// The monitor's own command: its reply, then its line.
+		if got := mon.do("PING") + mon.read(); !strings.HasPrefix(got, "+PONG\r\n+") || !strings.HasSuffix(got, "\"PING\"\r\n") {
 			t.Errorf("the monitor's own PING: %q", got)
+		}
+		// A monitor is a replica to Redis: the keyspace is not its.
+		for _, args := range [][]string{{"GET", "k"}, {"SET", "k", "v"}, {"PUBLISH", "ch", "m"}} {
+			if got := mon.do(args...); got != "-ERR Replica can't interact with the keyspace\r\n" {
+				t.Errorf("a monitor's %v = %q", args, got)
+			}
 		}
 	}
 	if strings.Join(lines[0], "") != strings.Join(lines[1], "") {
