@@ -241,23 +241,18 @@ func clientSetInfo(s *Server, c *client, args [][]byte) {
 // describe is a client's line in CLIENT LIST and CLIENT INFO.
 func (s *Server) describe(c *client, now time.Time) string {
 	flags := ""
-	if c.flags&flagMonitor != 0 {
-		flags += "O"
-	}
-	if c.flags&flagMulti != 0 {
-		flags += "x"
-	}
-	if c.blocked() {
-		flags += "b"
-	}
-	if c.subscriptions() > 0 {
-		flags += "P"
-	}
-	if c.flags&flagCloseAfterReply != 0 {
-		flags += "c"
-	}
-	if c.flags&flagNoEvict != 0 {
-		flags += "e"
+	// In Redis's order.
+	for _, f := range []struct {
+		on bool
+		ch string
+	}{
+		{c.flags&flagMonitor != 0, "O"}, {c.subscriptions() > 0, "P"}, {c.flags&flagMulti != 0, "x"},
+		{c.blocked(), "b"}, {c.flags&flagDirtyCAS != 0, "d"}, {c.flags&flagCloseAfterReply != 0, "c"},
+		{c.closeASAP, "A"}, {c.flags&flagNoEvict != 0, "e"},
+	} {
+		if f.on {
+			flags += f.ch
+		}
 	}
 	if flags == "" {
 		flags = "N"

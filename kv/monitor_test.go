@@ -56,3 +56,37 @@ func TestCompatMonitor(t *testing.T) {
 		t.Errorf("evkv's monitor saw:\n%s\nRedis's:\n%s", strings.Join(lines[0], ""), strings.Join(lines[1], ""))
 	}
 }
+
+// CLIENT LIST's flags come in Redis's order: a RESP3 subscriber in a
+// transaction is "Px", a client whose WATCHed key changed "d".
+func TestCompatClientFlags(t *testing.T) {
+	flagsRe := regexp.MustCompile(` flags=(\S+) `)
+	_, addr := startServer(t, Config{})
+	var got [2][]string
+	for i, a := range []string{addr, redisServer(t)} {
+		admin := dialRaw(t, a)
+		id := func(rc *rawConn) string {
+			return strings.TrimSpace(strings.TrimPrefix(rc.do("CLIENT", "ID"), ":"))
+		}
+		sub := dialRaw(t, a)
+		sub.do("HELLO", "3")
+		subID := id(sub)
+		sub.do("SUBSCRIBE", "ch")
+		sub.do("MULTI")
+		w := dialRaw(t, a)
+		wID := id(w)
+		w.do("WATCH", "k")
+		admin.do("SET", "k", "v")
+		for _, cid := range []string{subID, wID} {
+			line := admin.do("CLIENT", "LIST", "ID", cid)
+			m := flagsRe.FindStringSubmatch(line)
+			if m == nil {
+				t.Fatalf("CLIENT LIST ID %s = %q", cid, line)
+			}
+			got[i] = append(got[i], m[1])
+		}
+	}
+	if strings.Join(got[0], " ") != strings.Join(got[1], " ") {
+		t.Errorf("flags: evkv %q, Redis %q", got[0], got[1])
+	}
+}
