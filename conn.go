@@ -40,6 +40,8 @@ const (
 	fPeerClosed                    // closing because of the peer's EOF: OnClose gets io.EOF
 	fUserPaused                    // PauseReading: not read until ResumeReading
 	fLingering                     // closing: waiting for the peer's EOF, lingerTimeout at most
+	fReadMore                      // on its loop's list to read again: the last read filled its buffer
+	fHungUp                        // readiness reported the peer's hang-up: read until EOF
 )
 
 // segment is a run of outbound bytes: copied by Write into the loop's write
@@ -85,6 +87,9 @@ func (c *Conn) HandleIO(fd int, ev poll.Flags) {
 		c.connected()
 		return
 	}
+	if ev&poll.Hangup != 0 {
+		c.flags |= fHungUp
+	}
 	wasReading := c.reading()
 	if ev&poll.Readable != 0 && wasReading {
 		c.read()
@@ -118,8 +123,15 @@ func (c *Conn) reading() bool {
 	return (c.state == open && c.flags&(fReadPaused|fUserPaused) == 0) || c.state == closing
 }
 
+// interest is what the connection waits for. Readiness is edge-
+// triggered: the kernel reports new bytes once rather than at every wait
+// while some are unread, which spares it a second look at every socket it
+// reported. A read that does not fill its buffer has taken everything;
+// one that does puts the connection on the loop's list to read again (see
+// read). A change of interest makes the kernel look afresh, so bytes that
+// came while reading was paused are reported when it resumes.
 func (c *Conn) interest() poll.Interest {
-	var in poll.Interest
+	in := poll.Edge
 	if c.reading() {
 		in |= poll.Read
 	}
@@ -136,10 +148,14 @@ func (c *Conn) updateInterest() {
 }
 
 // read takes what the socket has and hands it to OnData. One read per
-// readiness event: a full buffer means there may be more, and level-
-// triggered readiness says so on the next iteration.
+// readiness event: a read that fills its buffer may have left bytes in the
+// socket, and one after the peer's hang-up was reported has the EOF still
+// to see, neither of which edge-triggered readiness reports again, so then
+// the connection reads again at the end of the iteration (readMore), after
+// the others have had their turn.
 func (c *Conn) read() {
 	ls := c.ls
+	c.flags &^= fReadMore
 	shared := len(c.in) == 0
 	var p []byte
 	if shared {
@@ -159,7 +175,9 @@ func (c *Conn) read() {
 		return
 	}
 	if c.state == closing {
-		return // closing: drain what comes so that close sends a FIN, not a RST
+		// Closing: drain what comes so that close sends a FIN, not a RST.
+		c.readAgainIf(n == len(p) || c.flags&fHungUp != 0)
+		return
 	}
 	if shared {
 		c.in = p[:n]
@@ -169,6 +187,16 @@ func (c *Conn) read() {
 	}
 	c.ls.h.OnData(c)
 	c.keepInbound()
+	c.readAgainIf(n == len(p) || c.flags&fHungUp != 0)
+}
+
+// readAgainIf puts the connection on its loop's list to read again if
+// more may be there and it still reads.
+func (c *Conn) readAgainIf(more bool) {
+	if more && c.flags&fReadMore == 0 && c.state != closed && c.reading() {
+		c.flags |= fReadMore
+		c.ls.more = append(c.ls.more, c)
+	}
 }
 
 // inSpace returns free space after the buffered inbound bytes, compacting

@@ -692,3 +692,58 @@ func TestInterleavedWrites(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// Readiness is edge-triggered: a read that fills the buffer must be
+// followed by another without a new event, until the socket is drained,
+// although the peer sends nothing more and waits.
+func TestReadsPastTheBufferWithoutAnotherEvent(t *testing.T) {
+	got := make(chan int, 1)
+	var n int
+	const size = 16 * readBufferSize
+	h := &funcHandler{data: func(c *Conn) {
+		n += c.InboundBuffered()
+		c.Discard(c.InboundBuffered())
+		if n == size {
+			got <- n
+		}
+	}}
+	_, addr := serve(t, h, Options{Loops: 1})
+	c := dial(t, addr)
+	if _, err := c.Write(make([]byte, size)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the server has not read the %d bytes sent", size)
+	}
+}
+
+// A peer that sends a little and closes at once: the bytes and the EOF
+// come in one readiness event, and one read takes the bytes only. The
+// EOF must still be seen.
+func TestBytesAndEOFInOneEvent(t *testing.T) {
+	for range 20 {
+		closed := make(chan error, 1)
+		var in []byte
+		h := &funcHandler{
+			data: func(c *Conn) {
+				b, _ := c.Next(-1)
+				in = append(in, b...)
+			},
+			close: func(c *Conn, err error) { closed <- err },
+		}
+		_, addr := serve(t, h, Options{Loops: 1})
+		c := dial(t, addr)
+		io.WriteString(c, "last words")
+		c.Close()
+		select {
+		case err := <-closed:
+			if !errors.Is(err, io.EOF) || string(in) != "last words" {
+				t.Fatalf("OnClose(%v) after %q; want io.EOF after the bytes sent", err, in)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the peer's EOF was not seen")
+		}
+	}
+}

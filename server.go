@@ -148,6 +148,8 @@ type loopState struct {
 	rbuf   []byte   // the loop's shared read buffer
 	dirty  []*Conn  // written to in this iteration
 	spare  []*Conn  // the other buffer of dirty
+	more   []*Conn  // to read again: their last read filled its buffer
+	more2  []*Conn  // the other buffer of more
 	iov    [][]byte // scratch for writev
 	nconns atomic.Int64
 
@@ -499,7 +501,7 @@ func (ls *loopState) open(fd int) *Conn {
 	s := ls.s
 	s.configure(fd)
 	c := &Conn{ls: ls, fd: int32(fd), state: open}
-	if err := ls.l.Register(fd, poll.Read, c); err != nil {
+	if err := ls.l.Register(fd, c.interest(), c); err != nil {
 		s.opts.Logger.Error("evloop: registering a connection failed", "err", err)
 		sock.Close(fd)
 		ls.gone()
@@ -569,6 +571,7 @@ func (ls *loopState) gone() {
 // Connections dirtied while it runs (by a completion writing to another
 // connection, say) are flushed in the same pass.
 func (ls *loopState) flushDirty() {
+	ls.readMore()
 	if f := ls.s.opts.BeforeFlush; f != nil {
 		f(ls.index)
 	}
@@ -655,6 +658,44 @@ func (ls *loopState) getQueue() []segment {
 func (ls *loopState) putQueue(q []segment) {
 	if cap(q) <= 16 && len(ls.queues) < maxQueues {
 		ls.queues = append(ls.queues, q[:0])
+	}
+}
+
+// readMore reads once more from each connection whose last read filled
+// its buffer (Conn.read), before the iteration's answers are flushed. One
+// that fills it again waits for the next iteration, whose wait on the
+// poller then does not block, so that a connection with much to read
+// takes turns with the others.
+func (ls *loopState) readMore() {
+	if len(ls.more) == 0 {
+		return
+	}
+	batch := ls.more
+	ls.more = ls.more2[:0]
+	for i, c := range batch {
+		batch[i] = nil
+		if c.flags&fReadMore != 0 {
+			ls.readOne(c)
+		}
+	}
+	ls.more2 = batch[:0]
+	if len(ls.more) > 0 {
+		ls.l.Again()
+	}
+}
+
+// readOne reads c again; a panic in its handler closes c, as one in a
+// readiness event's does, and spares the rest of the list.
+func (ls *loopState) readOne(c *Conn) {
+	defer func() {
+		if v := recover(); v != nil {
+			ls.s.opts.Logger.Error("evloop: panic recovered on the event loop", "in", "OnData", "panic", v, "stack", string(debug.Stack()))
+			c.closeAfterPanic(v)
+		}
+	}()
+	c.flags &^= fReadMore
+	if c.state != closed && c.reading() {
+		c.read()
 	}
 }
 

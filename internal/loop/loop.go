@@ -149,6 +149,7 @@ type Loop struct {
 	gen    uint32
 	timers timer.Queue[timerFunc]
 	batch  []func() // the tasks being run; swapped with tasks
+	again  bool     // Again: the next wait does not block
 
 	// The task queue: Submit appends under tmu, the loop swaps it out.
 	tmu      sync.Mutex
@@ -401,10 +402,20 @@ func (l *Loop) hasTasks() bool {
 	return n > 0
 }
 
+// Again makes the loop's next wait on the poller return at once, whether
+// or not anything is ready: its owner has work left for the next
+// iteration (a socket read to the end of its buffer, under edge-triggered
+// readiness, has more to read). Loop goroutine only.
+func (l *Loop) Again() { l.again = true }
+
 // wait fills l.events from the poller: without blocking if block is false
 // or work is queued, else until an event, the earliest timer or a wake-up.
 func (l *Loop) wait(block bool) (int, error) {
 	timeout := time.Duration(0)
+	if l.again {
+		l.again = false
+		block = false
+	}
 	if block {
 		timeout = -1
 		if _, when, ok := l.timers.Peek(); ok {

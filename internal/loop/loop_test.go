@@ -654,3 +654,26 @@ func TestSteadyStateDoesNotAllocate(t *testing.T) {
 		t.Fatalf("handler called %d times; want at least 1000", calls)
 	}
 }
+
+func TestAgainSkipsOneBlockingWait(t *testing.T) {
+	l := newLoop(t, Options{})
+	done := make(chan error, 1)
+	go func() {
+		l.Again()
+		err := l.RunOnce(true) // nothing is ready, no timer: would block
+		if err == nil && l.again {
+			err = errors.New("Again still set after the wait")
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		l.Wake() // free the blocked RunOnce for the cleanup
+		<-done
+		t.Fatal("RunOnce blocked after Again")
+	}
+}
