@@ -47,10 +47,14 @@ type conn struct {
 	began      int64 // the loop's tick when the request's first bytes were seen
 	list       phase // which list, plus one; 0: none
 
-	phase    phase
-	cont     bool // "100 Continue" sent for the current request
-	eof      bool // the client sent EOF
-	serving  bool // serve is running
+	phase   phase
+	cont    bool // "100 Continue" sent for the current request
+	eof     bool // the client sent EOF
+	serving bool // serve is running
+	// pressed: the connection's outbound queue passed the engine's
+	// high-water mark (the client does not read its answers as fast as
+	// it pipelines requests): serve answers no more until it drains.
+	pressed  bool
 	released bool // closed or switched while serving: recycle when it returns
 }
 
@@ -64,10 +68,13 @@ const (
 	handling              // a handler has the request: no timeout
 )
 
-// fastBody collects a chunked body for a fast route.
+// fastBody collects a chunked body for a fast route. The request's head
+// is kept aside and the chunks' bytes are dropped from the connection's
+// buffer as they are decoded, so that what the connection holds is the
+// head and the body, whatever the chunks' framing adds.
 type fastBody struct {
 	dec  ChunkedDecoder
-	raw  int // bytes of the request decoded so far, head included
+	head []byte
 	body []byte
 }
 
@@ -90,7 +97,7 @@ func (hc *conn) serve() {
 			hc.ls.recycle(hc)
 		}
 	}()
-	for !c.Closed() {
+	for !c.Closed() && !hc.pressed {
 		if hc.std != nil {
 			hc.std.feed()
 			return
@@ -105,22 +112,24 @@ func (hc *conn) serve() {
 			hc.enter(handling) // the request is done: the next begins afresh
 		}
 		in, _ := c.Peek(0)
-		if len(in) == 0 {
+		switch {
+		case hc.fast != nil:
+			if !hc.decodeFast() {
+				if !c.Closed() {
+					hc.waitBody()
+				}
+				return
+			}
+			in = hc.fast.head
+		case len(in) == 0:
 			if hc.eof {
 				hc.close()
 				return
 			}
 			hc.enter(idle)
 			return
-		}
-		if hc.need > len(in) {
+		case hc.need > len(in):
 			hc.waitBody()
-			return
-		}
-		if hc.fast != nil && !hc.decodeFast(in) {
-			if !c.Closed() {
-				hc.waitBody()
-			}
 			return
 		}
 		ls := hc.ls
@@ -170,9 +179,30 @@ func (hc *conn) batch() []byte {
 // order; serve flushes before it returns.
 func (ls *loopState) flushOut() {
 	if len(ls.out) > 0 {
-		ls.outc.c.Write(ls.out)
+		_, err := ls.outc.c.Write(ls.out)
+		ls.outc.writeFailed(err)
 	}
 	ls.out, ls.outc, ls.answerAt = trim(ls.out), nil, 0
+}
+
+// writeFailed closes the connection if err says its answers could not be
+// queued (its outbound queue is at the engine's bound): the answers queued
+// before go out, the rest cannot, and later ones must not go out of turn.
+func (hc *conn) writeFailed(err error) {
+	if err != nil && !hc.c.Closed() {
+		hc.ls.s.Logger.Warn("http1: answers dropped and the connection closed", "remote", hc.c.RemoteAddr(), "err", err)
+		hc.c.Close()
+	}
+}
+
+// backPressure records whether the connection's outbound queue is past the
+// engine's high-water mark, and serves the requests buffered meanwhile
+// once it has drained.
+func (hc *conn) backPressure(paused bool) {
+	hc.pressed = paused
+	if !paused && !hc.serving && hc.std == nil && !hc.c.Closed() {
+		hc.serve()
+	}
 }
 
 // close closes the connection after the answers batched for it.
@@ -213,16 +243,18 @@ func (hc *conn) dispatch(req *Request, in []byte, n int) bool {
 	switch {
 	case req.Chunked:
 		if hc.fast == nil {
-			hc.fast = &fastBody{raw: n}
+			hc.fast = &fastBody{head: append([]byte(nil), in[:n]...)}
+			c.Discard(n)
+			hc.p.Parse(hc.fast.head, req) // as before, from the copy
 			hc.continue100(req)
-			if !hc.decodeFast(in) {
+			if !hc.decodeFast() {
 				if !c.Closed() {
 					hc.waitBody()
 				}
 				return false
 			}
 		}
-		total, body = hc.fast.raw, hc.fast.body
+		total, body = 0, hc.fast.body // the head and chunks are consumed
 		hc.fast = nil
 	case req.ContentLength > 0:
 		if req.ContentLength > s.fastBodyLimit() {
@@ -295,14 +327,17 @@ func (hc *conn) switchTo(p Protocol) {
 	}
 }
 
-// decodeFast decodes more of a fast route's chunked body from in (the
-// request from its head on). It reports whether the body is complete; a
+// decodeFast decodes more of a fast route's chunked body from the bytes
+// buffered, consuming them. It reports whether the body is complete; a
 // malformed or oversized body fails the request.
-func (hc *conn) decodeFast(in []byte) bool {
+func (hc *conn) decodeFast() bool {
 	f := hc.fast
-	for f.raw < len(in) && !f.dec.Done() {
-		data, n, err := f.dec.Decode(in[f.raw:])
-		f.raw += n
+	for !f.dec.Done() {
+		in, _ := hc.c.Peek(0)
+		if len(in) == 0 {
+			break
+		}
+		data, n, err := f.dec.Decode(in)
 		if err != nil && !errors.Is(err, ErrIncomplete) {
 			var perr *Error
 			errors.As(err, &perr)
@@ -314,6 +349,7 @@ func (hc *conn) decodeFast(in []byte) bool {
 			return false
 		}
 		f.body = append(f.body, data...)
+		hc.c.Discard(n)
 		if n == 0 {
 			break
 		}

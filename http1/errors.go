@@ -48,6 +48,7 @@ var (
 	// Fields the server acts on.
 	errNoHost          = &Error{400, "missing Host"}
 	errManyHosts       = &Error{400, "more than one Host"}
+	errBadHost         = &Error{400, "invalid Host"}
 	errContentLength   = &Error{400, "invalid Content-Length"}
 	errContentLengths  = &Error{400, "differing Content-Length values"}
 	errLengthAndCoding = &Error{400, "both Transfer-Encoding and Content-Length"}

@@ -336,6 +336,9 @@ func (p *Parser) parseHead(b []byte, start int, r *Request) error {
 		switch len(name) {
 		case 4:
 			if foldLower(name, "host") {
+				if !validHost(value) {
+					return errBadHost
+				}
 				hosts++
 				r.Host = value
 			}
@@ -653,4 +656,26 @@ var targetChar = func() (t [256]bool) {
 		t[c] = c != 0x7f
 	}
 	return t
+}()
+
+// validHost reports whether a Host field's value is made of the bytes
+// RFC 3986's uri-host and port allow (RFC 9112 §3.2: any other is
+// answered 400): unreserved characters, sub-delims, percent-escapes, the
+// brackets of an IP literal and the colon before the port. Empty is
+// allowed: a request whose target has no authority sends an empty Host.
+func validHost(v []byte) bool {
+	for _, c := range v {
+		if hostByte[c>>6]&(1<<(c&63)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// hostByte is the set validHost allows, a bit a byte.
+var hostByte = func() (set [4]uint64) {
+	for _, c := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=%:[]") {
+		set[c>>6] |= 1 << (c & 63)
+	}
+	return set
 }()

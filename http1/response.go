@@ -3,6 +3,7 @@ package http1
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/evloop/evloop"
 )
@@ -127,8 +128,13 @@ func (w *Response) serverField(name, value string) bool {
 			w.flags |= rHasType
 		}
 	case len("Connection"):
+		// The server writes the field for close and keep-alive itself.
 		if equalFold(name, "Connection") && hasToken(value, "close") {
 			w.flags |= rClose
+			return false
+		}
+		if equalFold(name, "Connection") && equalFold(strings.TrimSpace(value), "keep-alive") {
+			return false
 		}
 	}
 	return true
@@ -216,9 +222,15 @@ func (hc *conn) runFast(h FastHandler, req *Request, keep bool) bool {
 	// Large: the batch and the body go to the outbound queue side by
 	// side, without the body's copy into the batch.
 	ls.iov[0], ls.iov[1] = b, body
-	hc.c.Writev(ls.iov[:])
+	_, err := hc.c.Writev(ls.iov[:])
 	ls.iov[0], ls.iov[1] = nil, nil
+	if err != nil && ls.answerAt > 0 {
+		// The answers before this one may still fit.
+		_, err2 := hc.c.Write(b[:ls.answerAt])
+		hc.writeFailed(err2)
+	}
 	ls.out, ls.outc = trim(b), nil
+	hc.writeFailed(err)
 	return keep
 }
 

@@ -438,6 +438,18 @@ func (s *Server) OnReadEOF(c *evloop.Conn) {
 	}
 }
 
+// OnBackPressure implements evloop.BackPressureHandler: a connection
+// whose client does not read its answers is not served more requests
+// until they drain; a protocol switched to learns of it if it asks.
+func (s *Server) OnBackPressure(c *evloop.Conn, paused bool) {
+	switch x := c.Context().(type) {
+	case *conn:
+		x.backPressure(paused)
+	case evloop.BackPressureHandler:
+		x.OnBackPressure(c, paused)
+	}
+}
+
 // OnClose implements evloop.Handler.
 func (s *Server) OnClose(c *evloop.Conn, err error) {
 	switch x := c.Context().(type) {
