@@ -47,7 +47,9 @@ type Options struct {
 	CheckOrigin func(origin, host string) bool
 	// MaxMessageSize bounds a message, after decompression (default 1
 	// MiB): a longer one closes the connection with CloseMessageTooBig,
-	// before its bytes are buffered.
+	// before its bytes are buffered. A compressed message's frames may
+	// together be a little longer (by an eighth, plus 256 bytes), as
+	// deflate makes data that does not compress longer.
 	MaxMessageSize int
 	// Compression accepts permessage-deflate when the client offers it;
 	// on a client, offers it. Messages of at least CompressionThreshold
@@ -59,8 +61,10 @@ type Options struct {
 	// Workers, if positive, runs OnMessage on a pool of at most that many
 	// goroutines instead of on the loop (the pool is the Options'): the
 	// messages of one connection are handled one at a time, in order, and
-	// a connection whose messages wait is not read until they are handled.
-	// Such a handler writes with Send, not WriteMessage.
+	// a connection whose message waits is not read until it is handled:
+	// neither its socket nor the frames already received, so that a
+	// close frame after a message is acted on once the message was
+	// handled. Such a handler writes with Send, not WriteMessage.
 	Workers int
 	// CloseTimeout bounds the wait for the peer's close frame after Close
 	// (default 5s); on a client, also the wait for the server to close
@@ -112,7 +116,7 @@ const (
 	fCompressed                   // the message being read is compressed
 	fCloseSent
 	fCloseRecv
-	fBusy // pooled: the connection's messages are being handled
+	fBusy // pooled: a message is being handled, so frames wait unparsed
 )
 
 // Conn is a WebSocket connection on an event loop: a server's, opened by
@@ -183,9 +187,16 @@ func (wc *Conn) OnOpen(c *evloop.Conn) {
 // frame that arrived whole is handed over without a copy; one arriving in
 // pieces, or a fragmented message, is gathered (and checked as it comes).
 func (wc *Conn) OnData(c *evloop.Conn) {
-	for !c.Closed() && wc.flags&fCloseRecv == 0 {
+	for !c.Closed() && wc.flags&fBusy == 0 {
 		in, _ := c.Peek(0)
 		if len(in) == 0 {
+			return
+		}
+		if wc.flags&fCloseRecv != 0 {
+			// Nothing may follow the peer's close frame (RFC 6455 section
+			// 5.5.1): what does is dropped, not kept until the peer
+			// closes the connection.
+			c.Discard(len(in))
 			return
 		}
 		if wc.flags&fInFrame != 0 {
@@ -276,11 +287,16 @@ func (wc *Conn) checkHeader(h *frameHeader) *CloseError {
 	case h.op != Continuation && wc.msgOp != 0:
 		return protocolError("new message inside a fragmented one")
 	}
-	have := 0
+	have, limit := 0, wc.o.maxMessage()
 	if h.op == Continuation {
 		have = len(wc.msg)
 	}
-	if h.length > int64(wc.o.maxMessage()-have) {
+	if h.rsv&4 != 0 || (h.op == Continuation && wc.flags&fCompressed != 0) {
+		// The limit is on the inflated message, which decompress
+		// enforces; its compressed frames get one of their own.
+		limit = maxCompressed(limit)
+	}
+	if h.length > int64(limit-have) {
 		return errTooBig
 	}
 	return nil
@@ -388,14 +404,19 @@ func (wc *Conn) drain() {
 			return
 		}
 		m := p.msgs[0]
+		p.msgs[0] = message{} // else the array keeps the message
 		p.msgs = p.msgs[1:]
+		if len(p.msgs) == 0 {
+			p.msgs = nil // between messages a connection holds no buffer
+		}
 		p.mu.Unlock()
 		wc.h.OnMessage(wc, m.op, m.data)
 	}
 }
 
 // caughtUp resumes reading once the pool handled every message (on the
-// loop); a message that came meanwhile starts it again.
+// loop): the frames received meanwhile are parsed, then the socket is read
+// again. A message that came meanwhile starts the pool again.
 func (wc *Conn) caughtUp() {
 	p := wc.pending
 	p.mu.Lock()
@@ -408,11 +429,10 @@ func (wc *Conn) caughtUp() {
 		wc.o.workers().Submit(wc.drain)
 		return
 	}
-	if wc.c.Closed() {
-		return
-	}
-	wc.c.ResumeReading()
 	wc.OnData(wc.c)
+	if wc.flags&fBusy == 0 && !wc.c.Closed() {
+		wc.c.ResumeReading()
+	}
 }
 
 // control acts on a control frame.
@@ -499,40 +519,51 @@ func (wc *Conn) WriteMessage(op Opcode, data []byte) error {
 	return wc.writeFrame(op, data, false)
 }
 
+// writeFrame queues a frame whole, or not at all: a frame cut short by a
+// full outbound queue would leave the stream unreadable.
 func (wc *Conn) writeFrame(op Opcode, payload []byte, rsv1 bool) error {
 	if wc.client {
 		return wc.writeMasked(op, payload, rsv1)
 	}
 	var hb [maxHeader]byte
-	if _, err := wc.c.Write(appendHeader(hb[:0], true, rsv1, op, len(payload), nil)); err != nil {
-		return err
-	}
-	_, err := wc.c.Write(payload)
+	frame := [2][]byte{appendHeader(hb[:0], true, rsv1, op, len(payload), nil), payload}
+	_, err := wc.c.Writev(frame[:])
 	return err
 }
 
 // writeMasked writes a client's frame: masked with a fresh key, so that
 // the payload is copied, masked, into a pooled buffer first.
 func (wc *Conn) writeMasked(op Opcode, payload []byte, rsv1 bool) error {
-	bp, _ := maskBuffers.Get().(*[]byte)
-	if bp == nil {
-		bp = new([]byte)
-	}
+	bp := getFrameBuffer()
 	mask := newMask()
 	b := appendFrame((*bp)[:0], true, rsv1, op, payload, &mask)
 	_, err := wc.c.Write(b)
-	if cap(b) <= maxMaskBuffer {
-		*bp = b
-		maskBuffers.Put(bp)
-	}
+	putFrameBuffer(bp, b)
 	return err
 }
 
-// maskBuffers hold client frames being masked; those past maxMaskBuffer
-// are not kept.
-var maskBuffers sync.Pool
+// frameBuffers hold frames built before they are queued (a client's
+// frames being masked, and Send's); those past maxFrameBuffer are not
+// kept.
+var frameBuffers sync.Pool
 
-const maxMaskBuffer = 64 << 10
+const maxFrameBuffer = 64 << 10
+
+func getFrameBuffer() *[]byte {
+	bp, _ := frameBuffers.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	return bp
+}
+
+// putFrameBuffer returns bp to the pool, holding b, which was built in it.
+func putFrameBuffer(bp *[]byte, b []byte) {
+	if cap(b) <= maxFrameBuffer {
+		*bp = b
+		frameBuffers.Put(bp)
+	}
+}
 
 // newMask returns a masking key from a strong source of entropy, as RFC
 // 6455 section 5.3 requires: a fresh one for every frame a client sends.
@@ -571,22 +602,35 @@ func (wc *Conn) Close(code int, reason string) error {
 }
 
 // Send sends a message from any goroutine: it is framed (and compressed)
-// on the caller's goroutine and queued with AsyncWrite. Messages sent by
-// one goroutine go out in order.
+// on the caller's goroutine, then queued on the loop. data is copied.
+// Messages sent by one goroutine go out in order. Send reports no error:
+// a message the loop cannot queue is dropped — once this side sent its
+// close frame, after which no message may follow (RFC 6455 section
+// 5.5.1), once the connection is closed, or when its outbound queue is
+// full.
 func (wc *Conn) Send(op Opcode, data []byte) {
 	var mask *[4]byte
 	if wc.client {
 		m := newMask()
 		mask = &m
 	}
+	bp := getFrameBuffer()
 	var b []byte
 	if wc.deflate && len(data) >= wc.o.threshold() {
 		z := compress(nil, data, wc.o.CompressionLevel)
-		b = appendFrame(make([]byte, 0, len(z)+maxHeader), true, true, op, z, mask)
+		b = appendFrame((*bp)[:0], true, true, op, z, mask)
 	} else {
-		b = appendFrame(make([]byte, 0, len(data)+maxHeader), true, false, op, data, mask)
+		b = appendFrame((*bp)[:0], true, false, op, data, mask)
 	}
-	wc.c.AsyncWrite(b, nil)
+	err := wc.c.Submit(func() {
+		if wc.flags&fCloseSent == 0 {
+			wc.c.Write(b)
+		}
+		putFrameBuffer(bp, b)
+	})
+	if err != nil {
+		putFrameBuffer(bp, b)
+	}
 }
 
 // OnShutdown implements http1.Shutdowner: the server is going away, so the

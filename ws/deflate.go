@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/flate"
 	"io"
+	"math"
 	"sync"
 )
 
@@ -55,6 +56,20 @@ var flateReaders sync.Pool
 // errTooBig is what decompress returns when the message inflates past
 // its limit.
 var errTooBig = &CloseError{Code: CloseMessageTooBig, Reason: "message too big"}
+
+// maxCompressed bounds the compressed frames of a message whose inflated
+// length is bounded by limit. Deflate makes data that does not compress
+// longer: by 5 bytes per 64 KiB in stored blocks, by at most an eighth
+// with the fixed Huffman code (9 bits for some bytes); a few bytes more
+// go to block headers and the flush. So a message at the limit is not
+// refused for its compressed length, which can still not grow without
+// bound before decompress checks the inflated length.
+func maxCompressed(limit int) int {
+	if n := limit + limit/8 + 256; n > limit {
+		return n
+	}
+	return math.MaxInt // limit is near the largest int
+}
 
 // decompress appends p inflated to dst, reading at most limit bytes of
 // output: a message that inflates past it fails with errTooBig before

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evloop/evloop"
 	"github.com/evloop/evloop/ws"
 )
 
@@ -473,4 +474,28 @@ func TestDialRequest(t *testing.T) {
 			t.Fatalf("Dial(%q, %v) = %v; want an error saying %q", tc.url, tc.header, err, tc.want)
 		}
 	}
+}
+
+// What a server sends after its close frame is read and dropped, not
+// kept until the server closes: a client whose engine keeps at most 64
+// KiB unread takes 32 MiB of it, then sees the close.
+func TestDialDropsAfterClose(t *testing.T) {
+	junk := make([]byte, 32<<20)
+	wrote := make(chan error, 1)
+	addr := fakeServer(t, func(nc net.Conn, br *bufio.Reader, req *http.Request) {
+		nc.Write(ws.AppendFrame([]byte(answer101(req, "")), true, ws.CloseFrame, []byte{0x03, 0xe8}, nil))
+		if code, err := closeFrom(br); code != ws.CloseNormal || err != nil {
+			t.Errorf("client's close: %d %v; want its echo of 1000", code, err)
+		}
+		_, err := nc.Write(junk)
+		wrote <- err
+	})
+	d := &ws.Dialer{HandshakeTimeout: 10 * time.Second, Engine: evloop.Options{Loops: 1, MaxInbound: 64 << 10}}
+	t.Cleanup(func() { d.Close() })
+	r := newRecorder()
+	dial(t, d, "ws://"+addr+"/", r, &ws.Options{CloseTimeout: 10 * time.Second})
+	if err := recv(t, wrote, "the server's write"); err != nil {
+		t.Fatalf("server's write of 32 MiB after its close frame: %v; want the client to take it", err)
+	}
+	r.closeCode(t, ws.CloseNormal)
 }

@@ -1,6 +1,7 @@
 package ws_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -344,5 +345,35 @@ func TestDialLifecycle(t *testing.T) {
 	r.closeCode(t, ws.CloseAbnormal) // Close ends connections without a close handshake
 	if _, _, err := d.Dial(context.Background(), "ws://"+addr+"/fast", nil, newRecorder(), nil); !errors.Is(err, net.ErrClosed) {
 		t.Fatalf("Dial after Close = %v, want net.ErrClosed", err)
+	}
+}
+
+// A server may answer a permessage-deflate offer with
+// server_max_window_bits, named in the offer or not (RFC 7692 section
+// 7.1.2.1): the client inflates any window, so it takes the answer, and
+// the server's compressed messages.
+func TestDialDeflateWindow(t *testing.T) {
+	msg := []byte(message(100))
+	z := deflated(t, msg) // shorter than 126 bytes: a 7-bit length
+	for _, ext := range []string{
+		"permessage-deflate; server_no_context_takeover; client_no_context_takeover; server_max_window_bits=15",
+		`permessage-deflate; server_max_window_bits="10"; server_no_context_takeover`,
+	} {
+		addr := fakeServer(t, func(nc net.Conn, br *bufio.Reader, req *http.Request) {
+			b := []byte(answer101(req, "Sec-WebSocket-Extensions: "+ext+"\r\n"))
+			b = append(b, 0xC1, byte(len(z))) // FIN, RSV1, text
+			nc.Write(append(b, z...))
+			closeFrom(br)
+		})
+		d := newDialer(t)
+		r := newRecorder()
+		c := dial(t, d, "ws://"+addr+"/", r, &ws.Options{Compression: true})
+		if !c.Compressed() {
+			t.Fatalf("answer %q: Compressed() = false", ext)
+		}
+		if m := r.message(t); m.op != ws.Text || m.data != string(msg) {
+			t.Fatalf("answer %q: message %v of %d bytes; want text of %d", ext, m.op, len(m.data), len(msg))
+		}
+		c.CloseAsync(ws.CloseNormal, "")
 	}
 }

@@ -109,6 +109,7 @@ func FuzzDeflate(f *testing.F) {
 // Close payloads and extension offers parse without panicking.
 func FuzzHandshakeParts(f *testing.F) {
 	f.Add([]byte{0x03, 0xe8, 'o', 'k'}, `permessage-deflate; client_max_window_bits, x-webkit; a="b;c"`)
+	f.Add([]byte{0x03, 0xe8}, `permessage-deflate; server_max_window_bits=15; client_max_window_bits`)
 	f.Fuzz(func(t *testing.T, payload []byte, ext string) {
 		ce, cerr := parseClose(payload)
 		if (ce == nil) == (cerr == nil) {
@@ -118,7 +119,13 @@ func FuzzHandshakeParts(f *testing.F) {
 			t.Fatalf("%x: code %d accepted", payload, ce.Code)
 		}
 		for _, offer := range splitQuoted(ext, ',') {
-			acceptDeflate(offer)
+			// The server's answer to an offer it accepts is one this
+			// package's client accepts.
+			if answer := acceptDeflate(offer); answer != "" {
+				if why := checkDeflateAnswer(splitQuoted(answer, ';')[1:]); why != "" {
+					t.Fatalf("offer %q answered %q, which a client refuses: %s", offer, answer, why)
+				}
+			}
 		}
 	})
 }

@@ -174,8 +174,9 @@ func sameOrigin(origin, host string) bool {
 }
 
 // negotiate decides the subprotocol (the server's first preference the
-// client offered; 0 if none) and whether permessage-deflate is used.
-func (hs *handshake) negotiate(o *Options) (protocol uint8, deflate bool) {
+// client offered; 0 if none) and whether permessage-deflate is used: the
+// answer to the offer accepted, or "".
+func (hs *handshake) negotiate(o *Options) (protocol uint8, deflate string) {
 	// protocol is the index of the choice in o.Subprotocols, plus one.
 choose:
 	for i, p := range o.Subprotocols {
@@ -189,13 +190,13 @@ choose:
 	if o.Compression {
 		for _, v := range hs.extensions {
 			for _, offer := range splitQuoted(v, ',') {
-				if acceptDeflate(offer) {
-					return protocol, true
+				if answer := acceptDeflate(offer); answer != "" {
+					return protocol, answer
 				}
 			}
 		}
 	}
-	return protocol, false
+	return protocol, ""
 }
 
 // deflateResponse is the answer to an accepted permessage-deflate offer:
@@ -203,6 +204,11 @@ choose:
 // may demand that of the client, RFC 7692 section 7.1.1.2), so that an
 // idle connection holds no compressor or decompressor.
 const deflateResponse = "permessage-deflate; server_no_context_takeover; client_no_context_takeover"
+
+// deflateResponseWindow answers an offer that names server_max_window_bits
+// (15, the only value accepted): a server accepting it says so (RFC 7692
+// section 7.1.2.1).
+const deflateResponseWindow = deflateResponse + "; server_max_window_bits=15"
 
 // extensionParam splits one parameter of an extension, "name" or
 // "name=value" (the value maybe quoted), into its lower-case name and its
@@ -212,40 +218,44 @@ func extensionParam(p string) (name, value string, hasValue bool) {
 	return strings.ToLower(strings.TrimSpace(name)), strings.Trim(strings.TrimSpace(value), `"`), hasValue
 }
 
-// acceptDeflate reports whether one extension offer is a permessage-deflate
-// offer this server can accept (RFC 7692 section 7.1). compress/flate
-// always compresses with a 32 KiB window, so an offer that limits the
-// server's window below 15 bits is declined, as the RFC allows.
-func acceptDeflate(offer string) bool {
+// acceptDeflate returns the answer to one extension offer if it is a
+// permessage-deflate offer this server can accept (RFC 7692 section 7.1),
+// else "". compress/flate always compresses with a 32 KiB window, so an
+// offer that limits the server's window below 15 bits is declined, as the
+// RFC allows.
+func acceptDeflate(offer string) string {
 	params := splitQuoted(offer, ';')
 	if len(params) == 0 || !strings.EqualFold(strings.TrimSpace(params[0]), "permessage-deflate") {
-		return false
+		return ""
 	}
 	seen := map[string]bool{}
 	for _, p := range params[1:] {
 		name, value, hasValue := extensionParam(p)
 		if seen[name] {
-			return false
+			return ""
 		}
 		seen[name] = true
 		switch name {
 		case "server_no_context_takeover", "client_no_context_takeover":
 			if hasValue {
-				return false
+				return ""
 			}
 		case "server_max_window_bits":
-			if !hasValue || !windowBits(value) || value != "15" {
-				return false
+			if !hasValue || value != "15" {
+				return ""
 			}
 		case "client_max_window_bits":
 			if hasValue && !windowBits(value) {
-				return false
+				return ""
 			}
 		default:
-			return false
+			return ""
 		}
 	}
-	return true
+	if seen["server_max_window_bits"] {
+		return deflateResponseWindow
+	}
+	return deflateResponse
 }
 
 func windowBits(v string) bool {

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evloop/evloop"
 	"github.com/evloop/evloop/http1"
 	"github.com/evloop/evloop/ws"
 	"github.com/gorilla/websocket"
@@ -27,7 +28,13 @@ import (
 // when the test ends, and returns it with its address.
 func startServer(t *testing.T, h ws.Handler, o *ws.Options) (*http1.Server, string) {
 	t.Helper()
-	srv := &http1.Server{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	return startServerEngine(t, h, o, evloop.Options{})
+}
+
+// startServerEngine is startServer with the server's engine options.
+func startServerEngine(t *testing.T, h ws.Handler, o *ws.Options, eng evloop.Options) (*http1.Server, string) {
+	t.Helper()
+	srv := &http1.Server{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Engine: eng}
 	srv.HandleFastFunc("GET /fast", func(w *http1.Response, r *http1.Request) {
 		ws.Upgrade(w, r, h, o)
 	})

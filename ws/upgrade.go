@@ -34,8 +34,8 @@ func Upgrade(w *http1.Response, r *http1.Request, h Handler, o *Options) error {
 		w.WriteString(herr.Reason + "\n")
 		return herr
 	}
-	wc := newConn(&hs, h, o)
-	wc.answer(hs.key, w.AddHeader)
+	wc, ext := newConn(&hs, h, o)
+	wc.answer(hs.key, ext, w.AddHeader)
 	w.SwitchProtocols(wc)
 	return nil
 }
@@ -71,8 +71,8 @@ func UpgradeHTTP(w http.ResponseWriter, r *http.Request, h Handler, o *Options) 
 		http.Error(w, herr.Reason, herr.Status)
 		return herr
 	}
-	wc := newConn(&hs, h, o)
-	wc.answer(hs.key, w.Header().Set)
+	wc, ext := newConn(&hs, h, o)
+	wc.answer(hs.key, ext, w.Header().Set)
 	return sw.SwitchProtocols(wc)
 }
 
@@ -87,17 +87,20 @@ func checkOrigin(hs *handshake, o *Options) *HandshakeError {
 	return nil
 }
 
-func newConn(hs *handshake, h Handler, o *Options) *Conn {
+// newConn returns the connection a handshake opens, and the answer to the
+// permessage-deflate offer it accepted ("" for none).
+func newConn(hs *handshake, h Handler, o *Options) (*Conn, string) {
 	protocol, deflate := hs.negotiate(o)
-	wc := &Conn{h: h, o: o, protocol: protocol, deflate: deflate}
+	wc := &Conn{h: h, o: o, protocol: protocol, deflate: deflate != ""}
 	if len(o.Subprotocols) > 255 {
 		wc.protocol = 0 // cannot be told apart: none chosen
 	}
-	return wc
+	return wc, deflate
 }
 
-// answer sets the fields of the 101 answer with set.
-func (wc *Conn) answer(key []byte, set func(name, value string)) {
+// answer sets the fields of the 101 answer with set; deflate is the
+// Sec-WebSocket-Extensions answer, "" for none.
+func (wc *Conn) answer(key []byte, deflate string, set func(name, value string)) {
 	var accept [28]byte
 	set("Upgrade", "websocket")
 	set("Connection", "Upgrade")
@@ -105,7 +108,7 @@ func (wc *Conn) answer(key []byte, set func(name, value string)) {
 	if p := wc.Subprotocol(); p != "" {
 		set("Sec-WebSocket-Protocol", p)
 	}
-	if wc.deflate {
-		set("Sec-WebSocket-Extensions", deflateResponse)
+	if deflate != "" {
+		set("Sec-WebSocket-Extensions", deflate)
 	}
 }

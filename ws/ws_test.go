@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"strings"
@@ -509,19 +510,27 @@ func TestCompressionRaw(t *testing.T) {
 	addr := serve(t, e, &ws.Options{Compression: true, MaxMessageSize: 10000, CompressionThreshold: 1})
 	offer := "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n"
 
-	// Negotiation: a window limit on the server below 15 bits is declined.
+	// Negotiation: a window limit on the server below 15 bits is declined;
+	// one of 15 bits is accepted and named in the answer.
+	const (
+		plain  = "permessage-deflate; server_no_context_takeover; client_no_context_takeover"
+		window = plain + "; server_max_window_bits=15"
+	)
 	for _, tc := range []struct {
 		ext    string
-		accept bool
+		answer string
 	}{
-		{"permessage-deflate", true},
-		{"permessage-deflate; client_max_window_bits", true},
-		{"permessage-deflate; client_max_window_bits=10; server_no_context_takeover", true},
-		{"permessage-deflate; server_max_window_bits=10", false},
-		{"permessage-deflate; server_max_window_bits=10, permessage-deflate", true},
-		{"permessage-deflate; client_max_window_bits=16", false},
-		{"permessage-deflate; unknown", false},
-		{"x-webkit-deflate-frame", false},
+		{"permessage-deflate", plain},
+		{"permessage-deflate; client_max_window_bits", plain},
+		{"permessage-deflate; client_max_window_bits=10; server_no_context_takeover", plain},
+		{"permessage-deflate; server_max_window_bits=15", window},
+		{`permessage-deflate; server_max_window_bits="15"; client_max_window_bits`, window},
+		{"permessage-deflate; server_max_window_bits=10", ""},
+		{"permessage-deflate; server_max_window_bits", ""},
+		{"permessage-deflate; server_max_window_bits=10, permessage-deflate", plain},
+		{"permessage-deflate; client_max_window_bits=16", ""},
+		{"permessage-deflate; unknown", ""},
+		{"x-webkit-deflate-frame", ""},
 	} {
 		nc, err := net.Dial("tcp", addr)
 		if err != nil {
@@ -535,9 +544,8 @@ func TestCompressionRaw(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := resp.Header.Get("Sec-WebSocket-Extensions")
-		if tc.accept != (got != "") || (got != "" && got != "permessage-deflate; server_no_context_takeover; client_no_context_takeover") {
-			t.Fatalf("offer %q: answered %q", tc.ext, got)
+		if got := resp.Header.Get("Sec-WebSocket-Extensions"); got != tc.answer {
+			t.Fatalf("offer %q: answered %q; want %q", tc.ext, got, tc.answer)
 		}
 	}
 
@@ -565,6 +573,24 @@ func TestCompressionRaw(t *testing.T) {
 		}
 	}
 
+	// A message of MaxMessageSize that deflate made longer is taken,
+	// whole and fragmented: the limit is on the inflated message.
+	random := make([]byte, 10000)
+	mrand.NewChaCha8([32]byte{}).Read(random)
+	z := deflated(t, random)
+	if len(z) <= len(random) {
+		t.Fatalf("random bytes deflated from %d to %d bytes; want longer", len(random), len(z))
+	}
+	c.frame(0xC2, z, false)
+	if b0, p := c.read(); b0 != 0xC2 || !bytes.Equal(inflated(t, p), random) {
+		t.Fatalf("incompressible message at the limit: %#x, %d bytes; want its echo", b0, len(p))
+	}
+	c.frame(0x42, z[:100], false)
+	c.frame(0x80, z[100:], false)
+	if b0, p := c.read(); b0 != 0xC2 || !bytes.Equal(inflated(t, p), random) {
+		t.Fatalf("incompressible message at the limit, fragmented: %#x, %d bytes; want its echo", b0, len(p))
+	}
+
 	for _, tc := range []struct {
 		name string
 		send func(c *rawConn)
@@ -578,6 +604,11 @@ func TestCompressionRaw(t *testing.T) {
 		{"compressed invalid UTF-8", func(c *rawConn) { c.frame(0xC1, deflated(t, []byte{'a', 0xff}), false) }, 1007},
 		{"not deflate data", func(c *rawConn) { c.frame(0xC1, []byte{0xff, 0xff, 0xff, 0xff}, false) }, 1007},
 		{"inflates past the limit", func(c *rawConn) { c.frame(0xC2, deflated(t, make([]byte, 100000)), false) }, 1009},
+		{"compressed frame past its bound", func(c *rawConn) { c.frame(0xC2, make([]byte, 10000+10000/8+257), false) }, 1009},
+		{"compressed fragments past their bound", func(c *rawConn) {
+			c.frame(0x42, make([]byte, 10000), false)
+			c.frame(0x80, make([]byte, 10000/8+257), false)
+		}, 1009},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := e.count()

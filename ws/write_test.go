@@ -1,0 +1,93 @@
+package ws_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/evloop/evloop"
+	"github.com/evloop/evloop/ws"
+)
+
+// burst answers "burst" with five binary messages of 20000 bytes, written
+// in one OnMessage, and hands the test what each WriteMessage returned;
+// it echoes anything else.
+type burst struct {
+	echo
+	errs chan []error
+}
+
+func (b *burst) OnMessage(c *ws.Conn, op ws.Opcode, data []byte) {
+	if string(data) != "burst" {
+		c.WriteMessage(op, data)
+		return
+	}
+	var errs []error
+	for i := range 5 {
+		errs = append(errs, c.WriteMessage(ws.Binary, bytes.Repeat([]byte{byte('a' + i)}, 20000)))
+	}
+	b.errs <- errs
+}
+
+// A message the outbound queue has no room for is refused whole: the
+// frames queued before it arrive intact, and the stream goes on.
+func TestWriteOutboundFull(t *testing.T) {
+	b := &burst{errs: make(chan []error, 1)}
+	_, addr := startServerEngine(t, b, nil, evloop.Options{MaxOutbound: 64 << 10})
+	c := dialRaw(t, addr, "/fast", "")
+	c.frame(0x81, []byte("burst"), false)
+	errs := recv(t, b.errs, "the results of the writes")
+	queued := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			queued++
+		case !errors.Is(err, evloop.ErrOutboundFull):
+			t.Fatalf("WriteMessage %d = %v; want nil or ErrOutboundFull", i, err)
+		}
+	}
+	if queued == 0 || queued == len(errs) {
+		t.Fatalf("WriteMessage results %v; want the queue to take some of 100000 bytes, not all", errs)
+	}
+	c.frame(0x81, []byte("after"), false)
+	c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for i, err := range errs {
+		if err != nil {
+			continue
+		}
+		if b0, p := c.read(); b0 != 0x82 || !bytes.Equal(p, bytes.Repeat([]byte{byte('a' + i)}, 20000)) {
+			t.Fatalf("frame of message %d: %#x, %d bytes; want binary, 20000 bytes of %q", i, b0, len(p), rune('a'+i))
+		}
+	}
+	if b0, p := c.read(); b0 != 0x81 || string(p) != "after" {
+		t.Fatalf("frame after the queued messages: %#x %q; want the echo of \"after\"", b0, p)
+	}
+}
+
+// closeThenSend answers a message by starting the close handshake, then
+// sending a message.
+type closeThenSend struct{ echo }
+
+func (h *closeThenSend) OnMessage(c *ws.Conn, op ws.Opcode, data []byte) {
+	c.CloseAsync(4000, "bye")
+	c.Send(ws.Text, []byte("after close"))
+}
+
+// A message sent after the close frame is dropped (RFC 6455 section
+// 5.5.1), whether the handler runs on the loop or on a worker.
+func TestSendAfterClose(t *testing.T) {
+	for _, workers := range []int{0, 1} {
+		c := dialPooled(t, &closeThenSend{}, workers)
+		c.frame(0x81, []byte("x"), false)
+		if b0, p := c.read(); b0 != 0x88 || len(p) < 2 || binary.BigEndian.Uint16(p) != 4000 {
+			t.Fatalf("workers=%d: first frame %#x %q; want the close frame, 4000", workers, b0, p)
+		}
+		c.frame(0x88, []byte{0x0f, 0xa0}, false)
+		if rest, err := io.ReadAll(c.br); len(rest) > 0 || err != nil {
+			t.Fatalf("workers=%d: after the close frame: %q, %v; want nothing, then EOF", workers, rest, err)
+		}
+	}
+}
