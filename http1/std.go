@@ -462,22 +462,25 @@ const (
 type responseWriter struct {
 	sr     *stdRequest
 	c      *evloop.Conn
-	header http.Header
+	header http.Header // the handler's
+	sent   http.Header // header as it was at WriteHeader, if the handler may have changed it since
 	status int
 
-	wroteHeader bool
-	headSent    bool
-	chunked     bool
-	closeAfter  bool // the connection closes after this answer
-	isHead      bool
-	minor       int
-	hijacked    bool
-	aborted     bool
-	proto       Protocol
-	declared    int64    // Content-Length from the header, or -1
-	trailers    []string // declared in the head's Trailer field
-	written     int64
-	buf         []byte // buf[chunkReserve:] is body not yet handed over
+	calledHeader bool // the handler got header: it may change it after WriteHeader
+	wroteHeader  bool
+	headSent     bool
+	autoLength   bool // Content-Length is added: the handler returned before the head went out
+	chunked      bool
+	closeAfter   bool // the connection closes after this answer
+	isHead       bool
+	minor        int
+	hijacked     bool
+	aborted      bool
+	proto        Protocol
+	declared     int64    // Content-Length from the header, or -1
+	trailers     []string // declared in the head's Trailer field
+	written      int64
+	buf          []byte // buf[chunkReserve:] is body not yet handed over
 
 	mu       sync.Mutex
 	cond     sync.Cond
@@ -500,8 +503,24 @@ func newResponseWriter(sr *stdRequest, req *Request) *responseWriter {
 	return w
 }
 
-// Header returns the header fields to send.
-func (w *responseWriter) Header() http.Header { return w.header }
+// Header returns the header fields to send. As with net/http's server,
+// changes after WriteHeader do not change the answer's head, but for the
+// trailers.
+func (w *responseWriter) Header() http.Header {
+	if w.wroteHeader && !w.headSent && w.sent == nil {
+		w.sent = w.header.Clone()
+	}
+	w.calledHeader = true
+	return w.header
+}
+
+// head returns the header fields of the answer's head.
+func (w *responseWriter) head() http.Header {
+	if w.sent != nil {
+		return w.sent
+	}
+	return w.header
+}
 
 // WriteHeader sends the status and the header fields (with the body's
 // first bytes, or when the handler returns). 1xx codes other than 101 are
@@ -525,12 +544,16 @@ func (w *responseWriter) WriteHeader(code int) {
 	}
 	w.wroteHeader = true
 	w.status = code
-	if v := w.header.Get("Content-Length"); v != "" {
+	if w.calledHeader {
+		w.sent = w.header.Clone()
+	}
+	h := w.head()
+	if v := h.Get("Content-Length"); v != "" {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
 			w.declared = n
 		} else {
 			w.sr.s.Logger.Warn("http1: invalid Content-Length", "value", v)
-			w.header.Del("Content-Length")
+			h.Del("Content-Length")
 		}
 	}
 }
@@ -654,36 +677,42 @@ func (w *responseWriter) body() []byte {
 	return append(w.buf[start:], "\r\n"...) // within cap: two bytes kept free
 }
 
-// appendHead appends the status line and the fields.
+// appendHead appends the status line and the fields: those of the
+// header as it was at WriteHeader, and the framing's.
 func (w *responseWriter) appendHead(b []byte) []byte {
 	s := w.sr.s
+	h := w.head()
 	b = appendStatusLine(b, w.status)
-	if _, ok := w.header["Date"]; !ok {
+	if _, ok := h["Date"]; !ok {
 		b = append(b, *s.date.Load()...)
 	}
-	if _, ok := w.header["Server"]; !ok && s.Name != "" {
+	if _, ok := h["Server"]; !ok && s.Name != "" {
 		b = appendField(b, "Server", s.Name)
 	}
+	if w.status == http.StatusSwitchingProtocols {
+		b = appendHeader(b, h, "Transfer-Encoding")
+		return append(b, "\r\n"...)
+	}
 	if bodyAllowed(w.status) {
-		if _, ok := w.header["Content-Type"]; !ok && w.buf != nil && len(w.buf) > chunkReserve {
+		if _, ok := h["Content-Type"]; !ok && w.buf != nil && len(w.buf) > chunkReserve {
 			b = appendField(b, "Content-Type", http.DetectContentType(w.buf[chunkReserve:]))
 		}
 	}
-	w.header.Del("Transfer-Encoding")
-	if w.status == http.StatusSwitchingProtocols {
-		b = appendHeader(b, w.header)
-		return append(b, "\r\n"...)
-	}
+	var omitted [2]string
+	omit := append(omitted[:0], "Transfer-Encoding")
 	if !w.closeAfter && (!w.sr.keep || s.closing.Load() || w.sr.bodyFailed()) {
 		w.closeAfter = true
 	}
 	if w.closeAfter {
-		w.header.Del("Connection")
+		omit = append(omit, "Connection")
 	}
-	b = appendHeader(b, w.header) // leaves out TrailerPrefix names: not tokens
+	b = appendHeader(b, h, omit...) // leaves out TrailerPrefix names: not tokens
+	if w.autoLength {
+		b = appendLength(b, w.declared)
+	}
 	if w.chunked {
 		b = append(b, "Transfer-Encoding: chunked\r\n"...)
-		w.declareTrailers()
+		w.declareTrailers(h)
 	}
 	switch {
 	case w.closeAfter:
@@ -694,12 +723,13 @@ func (w *responseWriter) appendHead(b []byte) []byte {
 	return append(b, "\r\n"...)
 }
 
-// appendHeader appends h's fields, sorted by name, with CR and LF in
-// values replaced by spaces and invalid names left out, as net/http does.
-func appendHeader(b []byte, h http.Header) []byte {
+// appendHeader appends h's fields but those named in omit, sorted by
+// name, with CR and LF in values replaced by spaces and invalid names left
+// out, as net/http does.
+func appendHeader(b []byte, h http.Header, omit ...string) []byte {
 	keys := make([]string, 0, len(h))
 	for k := range h {
-		if validFieldName(k) {
+		if validFieldName(k) && !slices.Contains(omit, k) {
 			keys = append(keys, k)
 		}
 	}
@@ -735,8 +765,8 @@ func (w *responseWriter) finish() {
 		// Fewer bytes than declared: the framing is broken; close.
 		w.closeAfter = true
 	}
-	if !w.headSent && w.declared < 0 && bodyAllowed(w.status) && (!w.isHead || w.written > 0) && !w.hasTrailers() {
-		w.header.Set("Content-Length", strconv.FormatInt(w.written, 10))
+	if !w.headSent && w.declared < 0 && bodyAllowed(w.status) && (!w.isHead || w.written > 0) && !hasTrailers(w.head()) {
+		w.autoLength = true
 		w.declared = w.written
 	}
 	if w.flush() == nil && w.chunked {
@@ -746,14 +776,14 @@ func (w *responseWriter) finish() {
 	}
 }
 
-// hasTrailers reports whether the handler has said it will send trailers,
-// as net/http's server sees it before the head: then the body is chunked
-// even when the handler returns before writing it all.
-func (w *responseWriter) hasTrailers() bool {
-	if len(w.header["Trailer"]) > 0 {
+// hasTrailers reports whether the header h says trailers will be sent, as
+// net/http's server sees it: then the body is chunked even when the
+// handler returns before writing it all.
+func hasTrailers(h http.Header) bool {
+	if len(h["Trailer"]) > 0 {
 		return true
 	}
-	for k := range w.header {
+	for k := range h {
 		if strings.HasPrefix(k, http.TrailerPrefix) {
 			return true
 		}
@@ -762,8 +792,8 @@ func (w *responseWriter) hasTrailers() bool {
 }
 
 // declareTrailers records the trailers the head's Trailer field names.
-func (w *responseWriter) declareTrailers() {
-	for _, v := range w.header["Trailer"] {
+func (w *responseWriter) declareTrailers(h http.Header) {
+	for _, v := range h["Trailer"] {
 		for name := range strings.SplitSeq(v, ",") {
 			name = textproto.CanonicalMIMEHeaderKey(strings.TrimSpace(name))
 			if validFieldName(name) && !forbiddenTrailer[name] {
@@ -777,7 +807,7 @@ func (w *responseWriter) declareTrailers() {
 // head declared, with the values the handler set by the end, and any set
 // under http.TrailerPrefix, as net/http's server sends them.
 func (w *responseWriter) appendTrailers(b []byte) []byte {
-	if !w.hasTrailers() {
+	if !hasTrailers(w.header) {
 		return b
 	}
 	t := make(http.Header)

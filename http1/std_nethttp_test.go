@@ -1,0 +1,148 @@
+package http1_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/evloop/evloop/http1"
+)
+
+// twin is one of the two servers a test expects the same answers of: an
+// http1.Server and net/http's.
+type twin struct {
+	name, addr string
+}
+
+// serveTwins serves h with an http1.Server, adjusted by cfg, and with
+// net/http's Server, adjusted by cfgStd; either may be nil.
+func serveTwins(t *testing.T, h http.Handler, cfg func(*http1.Server), cfgStd func(*http.Server)) []twin {
+	t.Helper()
+	srv := &http1.Server{Handler: h}
+	if cfg != nil {
+		cfg(srv)
+	}
+	ev := serve(t, srv)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: h, ErrorLog: log.New(io.Discard, "", 0)}
+	if cfgStd != nil {
+		cfgStd(hs)
+	}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		hs.Serve(ln)
+	}()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := hs.Shutdown(ctx); err != nil {
+			hs.Close()
+		}
+		<-served
+	})
+	return []twin{{"evloop", ev}, {"net/http", ln.Addr().String()}}
+}
+
+// peekHead returns the head of the next answer on c as it came: the
+// status line and the fields, up to the empty line. It does not consume
+// it.
+func (c *rawConn) peekHead() string {
+	c.t.Helper()
+	for n := 4; n <= c.br.Size(); n++ {
+		b, err := c.br.Peek(n)
+		if err != nil {
+			c.t.Fatalf("reading an answer's head: %q, %v", b, err)
+		}
+		if bytes.HasSuffix(b, []byte("\r\n\r\n")) {
+			return string(b)
+		}
+	}
+	c.t.Fatal("an answer's head longer than the reader's buffer")
+	return ""
+}
+
+// get sends a GET for path and reads the answer: its head as it came,
+// the response, and its body.
+func (c *rawConn) get(path string) (string, *http.Response, string) {
+	c.t.Helper()
+	c.send("GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n")
+	head := c.peekHead()
+	resp, body := c.read("GET")
+	return head, resp, body
+}
+
+// fields returns the values of head's name fields, as they came.
+func fields(head, name string) []string {
+	var vv []string
+	for line := range strings.SplitSeq(head, "\r\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(k, name) {
+			vv = append(vv, strings.TrimSpace(v))
+		}
+	}
+	return vv
+}
+
+// The head of a pooled handler's answer holds the header as it was at
+// WriteHeader: later changes go nowhere, but for the declared trailers'
+// values, which go to the trailer. A Content-Length set late does not join
+// the chunked framing.
+func TestStdHeaderAtWriteHeader(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/length":
+			w.WriteHeader(http.StatusOK)
+			w.Header().Set("Content-Length", "3")
+			io.WriteString(w, "hello world")
+			w.(http.Flusher).Flush()
+			io.WriteString(w, "more")
+		case "/after-write":
+			io.WriteString(w, "x")
+			w.Header().Set("X-Late", "1")
+		case "/kept-map":
+			header := w.Header()
+			w.WriteHeader(http.StatusOK)
+			header.Set("X-Late", "1")
+			io.WriteString(w, "x")
+		case "/trailer":
+			w.Header().Set("Trailer", "X-Sum")
+			io.WriteString(w, "data")
+			w.Header().Set("X-Sum", "42")
+		}
+	})
+	tests := []struct {
+		path    string
+		body    string
+		absent  string // a field the head must not have
+		trailer string // X-Sum in the trailer
+	}{
+		{path: "/length", body: "hello worldmore", absent: "Content-Length"},
+		{path: "/after-write", body: "x", absent: "X-Late"},
+		{path: "/kept-map", body: "x", absent: "X-Late"},
+		{path: "/trailer", body: "data", absent: "X-Sum", trailer: "42"},
+	}
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			for _, tc := range tests {
+				head, resp, body := c.get(tc.path)
+				if v := fields(head, tc.absent); v != nil {
+					t.Errorf("GET %s: head has %s: %q", tc.path, tc.absent, v)
+				}
+				if body != tc.body || resp.Trailer.Get("X-Sum") != tc.trailer {
+					t.Errorf("GET %s: body %q, trailer X-Sum %q; want %q, %q",
+						tc.path, body, resp.Trailer.Get("X-Sum"), tc.body, tc.trailer)
+				}
+			}
+		})
+	}
+}
