@@ -308,7 +308,7 @@ func (sr *stdRequest) finished() {
 		c.ResumeReading()
 		hc.switchTo(w.proto)
 		return
-	case w.closeAfter || !sr.keep || sr.bodyFailed() || hc.ls.shuttingDown:
+	case w.closeAfter || !sr.keep || sr.bodyEndsConn() || hc.ls.shuttingDown:
 		c.Close()
 		return
 	}
@@ -341,15 +341,17 @@ type bodyPipe struct {
 	off    int    // buf[off:] is unread
 	err    error  // io.EOF at the end; set when the loop is done, or timed out
 	paused bool   // the loop paused reading for the reader to catch up
+	asked  bool   // the request has "Expect: 100-continue"
 	expect bool   // "100 Continue" owed before the first read
 	closed bool   // the handler closed the body
+	sawEOF bool   // the handler read the body to its end
 
 	deadline time.Time // the handler's read deadline
 	timedOut bool      // the deadline passed before the body's end: reads fail
 }
 
 func newBodyPipe(sr *stdRequest, expect100 bool) *bodyPipe {
-	p := &bodyPipe{sr: sr, expect: expect100}
+	p := &bodyPipe{sr: sr, asked: expect100, expect: expect100}
 	p.cond.L = &p.mu
 	return p
 }
@@ -395,7 +397,16 @@ func (p *bodyPipe) finish(err error) {
 	p.mu.Unlock()
 }
 
-// Read reads the body. The first Read answers "Expect: 100-continue".
+// noContinue drops the "100 Continue" owed, once the answer's final
+// status is written: as net/http's server, no 100 goes out after it.
+func (p *bodyPipe) noContinue() {
+	p.mu.Lock()
+	p.expect = false
+	p.mu.Unlock()
+}
+
+// Read reads the body. The first Read answers "Expect: 100-continue",
+// unless the answer's final status was written.
 func (p *bodyPipe) Read(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -418,10 +429,12 @@ func (p *bodyPipe) Read(b []byte) (int, error) {
 	}
 	a.stop()
 	if p.off == len(p.buf) {
+		p.sawEOF = p.err == io.EOF
 		return 0, p.err
 	}
 	n := copy(b, p.buf[p.off:])
 	p.off += n
+	p.sawEOF = p.off == len(p.buf) && p.err == io.EOF
 	if p.paused && len(p.buf)-p.off < maxBodyAhead/2 {
 		p.paused = false
 		p.sr.c.Submit(p.sr.resume)
@@ -535,6 +548,9 @@ func (w *responseWriter) WriteHeader(code int) {
 		return
 	}
 	checkStatusCode(code)
+	if (code < 101 || code > 199) && w.sr.body != nil {
+		w.sr.body.noContinue()
+	}
 	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
 		b := appendStatusLine(nil, code)
 		b = appendHeader(b, w.header)
@@ -700,7 +716,7 @@ func (w *responseWriter) appendHead(b []byte) []byte {
 	}
 	var omitted [2]string
 	omit := append(omitted[:0], "Transfer-Encoding")
-	if !w.closeAfter && (!w.sr.keep || s.closing.Load() || w.sr.bodyFailed()) {
+	if !w.closeAfter && (!w.sr.keep || s.closing.Load() || w.sr.bodyEndsConn()) {
 		w.closeAfter = true
 	}
 	if w.closeAfter {
@@ -995,17 +1011,19 @@ func (w *responseWriter) SwitchProtocols(p Protocol) error {
 	return w.sendAndWait(w.appendHead(getBuffer()[:0]))
 }
 
-// bodyFailed reports whether the request's body ended
-// in an error (malformed, too long, cut short): the connection then closes
-// after the answer.
-func (sr *stdRequest) bodyFailed() bool {
+// bodyEndsConn reports whether, for the request's body, the connection
+// closes after the answer: the body ended in an error (malformed, too
+// long, cut short, timed out); or the request has "Expect: 100-continue"
+// and the handler has not read the body to its end, as net/http's server
+// does, since the bytes that follow may or may not be the body.
+func (sr *stdRequest) bodyEndsConn() bool {
 	if sr.body == nil {
 		return false
 	}
 	p := sr.body
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.err != nil && p.err != io.EOF
+	return p.err != nil && p.err != io.EOF || p.asked && !p.sawEOF
 }
 
 var buffers = sync.Pool{New: func() any { b := make([]byte, chunkReserve, writeBuffer); return &b }}

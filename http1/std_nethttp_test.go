@@ -146,3 +146,93 @@ func TestStdHeaderAtWriteHeader(t *testing.T) {
 		})
 	}
 }
+
+// A handler that wrote its answer's head before reading a body sent with
+// "Expect: 100-continue" gets no "100 Continue" sent: it cannot follow the
+// final status. The connection closes after the answer, the body not
+// having been read when its head went out.
+func TestStdNoContinueAfterHead(t *testing.T) {
+	firstRead := make(chan struct{}, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "head-first;")
+		w.(http.Flusher).Flush()
+		b := make([]byte, 3)
+		if _, err := io.ReadFull(r.Body, b[:1]); err != nil { // the rest is not sent yet
+			t.Errorf("reading the body's first byte: %v", err)
+		}
+		firstRead <- struct{}{}
+		if _, err := io.ReadFull(r.Body, b[1:]); err != nil {
+			t.Errorf("reading the rest of the body: %v", err)
+		}
+		io.WriteString(w, "body="+string(b))
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send("POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n")
+			if head := c.peekHead(); !strings.HasPrefix(head, "HTTP/1.1 200 ") {
+				t.Fatalf("first answer: %q; want 200, no 100 Continue", head)
+			}
+			resp, err := http.ReadResponse(c.br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.send("a")
+			<-firstRead
+			c.send("bc")
+			b, err := io.ReadAll(resp.Body)
+			if string(b) != "head-first;body=abc" || err != nil {
+				t.Fatalf("body = %q, %v; want %q", b, err, "head-first;body=abc")
+			}
+			if !resp.Close {
+				t.Error("the answer keeps the connection")
+			}
+			c.closed()
+		})
+	}
+}
+
+// A body sent with "Expect: 100-continue" that the handler does not read:
+// the answer says "Connection: close" and the connection closes, whether
+// or not the client sent the body; the bytes after the head are not read
+// as a request. A body the handler read leaves the connection open.
+func TestStdExpectContinueUnread(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/denied":
+			http.Error(w, "denied", http.StatusUnauthorized)
+		case "/read":
+			b, _ := io.ReadAll(r.Body)
+			io.WriteString(w, "read "+string(b))
+		default:
+			io.WriteString(w, "path "+r.URL.Path)
+		}
+	})
+	smuggled := "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send("POST /denied HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n")
+			resp, body := c.read("POST")
+			if resp.StatusCode != 401 || !resp.Close {
+				t.Fatalf("POST /denied: %d close=%v %q; want 401, Connection: close", resp.StatusCode, resp.Close, body)
+			}
+			c.send("abc" + smuggled)
+			c.closed()
+
+			c = dialRaw(t, s.addr)
+			c.send("POST /read HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n")
+			if resp, _ := c.read("POST"); resp.StatusCode != 100 {
+				t.Fatalf("POST /read: %d; want 100 first", resp.StatusCode)
+			}
+			c.send("abc")
+			if resp, body := c.read("POST"); body != "read abc" || resp.Close {
+				t.Fatalf("POST /read: %q close=%v; want %q, kept", body, resp.Close, "read abc")
+			}
+			c.send("GET /next HTTP/1.1\r\nHost: x\r\n\r\n")
+			if _, body := c.read("GET"); body != "path /next" {
+				t.Fatalf("GET /next: %q", body)
+			}
+		})
+	}
+}
