@@ -716,7 +716,8 @@ func (w *responseWriter) appendHead(b []byte) []byte {
 	}
 	var omitted [2]string
 	omit := append(omitted[:0], "Transfer-Encoding")
-	if !w.closeAfter && (!w.sr.keep || s.closing.Load() || w.sr.bodyEndsConn()) {
+	if !w.closeAfter && (!w.sr.keep || s.closing.Load() || fieldHasToken(h, "Connection", "close") ||
+		w.sr.bodyEndsConn()) {
 		w.closeAfter = true
 	}
 	if w.closeAfter {
@@ -733,10 +734,20 @@ func (w *responseWriter) appendHead(b []byte) []byte {
 	switch {
 	case w.closeAfter:
 		b = append(b, "Connection: close\r\n"...)
-	case w.minor == 0:
+	case w.minor == 0 && !fieldHasToken(h, "Connection", "keep-alive"):
 		b = append(b, "Connection: keep-alive\r\n"...)
 	}
 	return append(b, "\r\n"...)
+}
+
+// fieldHasToken reports whether one of h's name fields lists token.
+func fieldHasToken(h http.Header, name, token string) bool {
+	for _, v := range h[name] {
+		if hasToken(v, token) {
+			return true
+		}
+	}
+	return false
 }
 
 // appendHeader appends h's fields but those named in omit, sorted by

@@ -236,3 +236,46 @@ func TestStdExpectContinueUnread(t *testing.T) {
 		})
 	}
 }
+
+// "Connection: close" set by a pooled handler is kept: the connection
+// closes after the answer, and a request pipelined behind is not answered.
+// The answer has one Connection field.
+func TestStdHandlerConnectionClose(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/bye" {
+			w.Header().Set("Connection", "close")
+		}
+		io.WriteString(w, "path "+r.URL.Path)
+	})
+	tests := []struct {
+		name, req string
+		status    int
+		twins     bool // net/http's server answers the same
+	}{
+		{"HTTP/1.1", "GET /bye HTTP/1.1\r\nHost: x\r\n\r\n", 200, true},
+		{"HTTP/1.0 keep-alive", "GET /bye HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", 200, true},
+		// http.ServeMux answers 400 with Connection: close (net/http's
+		// server answers "OPTIONS *" itself, without the ServeMux).
+		{"OPTIONS *", "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", 400, false},
+	}
+	for _, s := range serveTwins(t, mux, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			for _, tc := range tests {
+				if !tc.twins && s.name != "evloop" {
+					continue
+				}
+				c := dialRaw(t, s.addr)
+				c.send(tc.req + "GET /after HTTP/1.1\r\nHost: x\r\n\r\n")
+				head := c.peekHead()
+				if resp, _ := c.read("GET"); resp.StatusCode != tc.status {
+					t.Fatalf("%s: %d; want %d", tc.name, resp.StatusCode, tc.status)
+				}
+				if v := fields(head, "Connection"); len(v) != 1 || v[0] != "close" {
+					t.Errorf("%s: Connection fields %q; want one, close", tc.name, v)
+				}
+				c.closed()
+			}
+		})
+	}
+}
