@@ -495,12 +495,13 @@ func (hc *conn) enter(p phase) {
 }
 
 // timeout runs when the connection's deadline passed: it is closed, with
-// 408 if a request was arriving.
+// 408 if a request was arriving. A pooled handler's body fails instead,
+// and the connection closes after its answer.
 func (hc *conn) timeout() {
 	switch {
 	case hc.c.Closed():
 	case hc.std != nil:
-		hc.close() // a pooled handler reads the body: it fails
+		hc.std.readTimedOut()
 	case hc.discard != 0:
 		hc.close() // the answer went out: no 408 after it
 	case hc.phase == inHead || hc.phase == inBody:

@@ -30,15 +30,15 @@
 // WriteHeader.
 //
 // A pooled handler's deadlines behave as net/http's server makes them:
-// past the read deadline a body Read fails (and one blocked when it
-// passes returns) with a net.Error whose Timeout is true, wrapping
-// os.ErrDeadlineExceeded, and the connection closes after the answer; the
-// handler's read deadline replaces Server.ReadTimeout, so it may extend
-// past it. Past the write deadline (Server.WriteTimeout, unless the
-// handler sets its own), writes and flushes fail alike, one blocked on a
-// client that does not read returns, and the connection is reset once the
-// handler returns. A zero time clears a deadline; one that has passed is
-// not extended.
+// past the read deadline (or Server.ReadTimeout) a body Read fails (and
+// one blocked when it passes returns) with a net.Error whose Timeout is
+// true, wrapping os.ErrDeadlineExceeded, and the connection closes after
+// the answer; the handler's read deadline replaces Server.ReadTimeout, so
+// it may extend past it. Past the write deadline (Server.WriteTimeout,
+// unless the handler sets its own), writes and flushes fail alike, one
+// blocked on a client that does not read returns, and the connection is
+// reset once the handler returns. A zero time clears a deadline; one
+// that has passed is not extended.
 //
 // Per connection the server keeps requests alive, serves pipelined
 // requests in order (a pooled handler's answer is awaited before the next

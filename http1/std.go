@@ -247,6 +247,18 @@ func (sr *stdRequest) clientGone() {
 	}
 }
 
+// readTimedOut: Server.ReadTimeout passed before the body's end. As with
+// net/http's server, the handler's reads fail with a timeout error and its
+// answer is still sent; then the connection closes.
+func (sr *stdRequest) readTimedOut() {
+	if sr.bodyDone {
+		return
+	}
+	err := sr.timeoutError("read")
+	sr.body.timeout(err)
+	sr.finishBody(err)
+}
+
 // connClosed: the connection is gone (or detached by Hijack).
 func (sr *stdRequest) connClosed(err error) {
 	sr.gone = true

@@ -279,3 +279,36 @@ func TestStdHandlerConnectionClose(t *testing.T) {
 		})
 	}
 }
+
+// Past Server.ReadTimeout, a pooled handler's read of the body fails with
+// a timeout error, and the answer it writes then is sent; the connection
+// closes after it.
+func TestStdReadTimeoutAnswered(t *testing.T) {
+	const d = 200 * time.Millisecond
+	readErrs := make(chan error, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, err := io.Copy(io.Discard, r.Body)
+		readErrs <- err
+		if n != 3 {
+			t.Errorf("read %d bytes of the body; want 3", n)
+		}
+		io.WriteString(w, "too slow")
+	})
+	servers := serveTwins(t, h,
+		func(s *http1.Server) { s.ReadTimeout = d },
+		func(s *http.Server) { s.ReadTimeout = d })
+	for _, s := range servers {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send("POST /up HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc")
+			if err := recvErr(t, readErrs); !isDeadlineError(err) {
+				t.Fatalf("Read = %v; want a timeout with os.ErrDeadlineExceeded", err)
+			}
+			resp, body := c.read("POST")
+			if resp.StatusCode != 200 || body != "too slow" || !resp.Close {
+				t.Fatalf("answer: %d %q close=%v; want 200 %q, Connection: close", resp.StatusCode, body, resp.Close, "too slow")
+			}
+			c.closed()
+		})
+	}
+}
