@@ -25,9 +25,10 @@
 // Hijack, informational 1xx answers, trailers (declared in the Trailer
 // field or set under http.TrailerPrefix, sent after a chunked body as
 // net/http's server sends them), and http.NewResponseController's Flush,
-// Hijack, SetReadDeadline and SetWriteDeadline. As with net/http's
-// server, the answer's head holds the header fields as they were at
-// WriteHeader.
+// Hijack, EnableFullDuplex (a pooled handler may always read the body
+// while it writes), SetReadDeadline and SetWriteDeadline. As with
+// net/http's server, the answer's head holds the header fields as they
+// were at WriteHeader.
 //
 // A pooled handler's deadlines behave as net/http's server makes them:
 // past the read deadline (or Server.ReadTimeout) a body Read fails (and

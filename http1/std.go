@@ -72,10 +72,10 @@ func (hc *conn) startStd(h http.Handler, req *Request) {
 	switch {
 	case req.Chunked:
 		sr.dec = new(ChunkedDecoder)
-		sr.body = newBodyPipe(sr, req.Expect100)
+		sr.body = newBodyPipe(sr, req.Expect100, -1)
 	case req.ContentLength > 0:
 		sr.bodyLeft = req.ContentLength
-		sr.body = newBodyPipe(sr, req.Expect100)
+		sr.body = newBodyPipe(sr, req.Expect100, req.ContentLength)
 	default:
 		sr.bodyDone = true
 	}
@@ -199,6 +199,9 @@ func (sr *stdRequest) feed() {
 		case err != nil && !errors.Is(err, ErrIncomplete):
 			sr.finishBody(err)
 		case sr.s.MaxBodyBytes > 0 && sr.bodyRead > sr.s.MaxBodyBytes:
+			// As http.MaxBytesReader: the bytes up to the limit, then the error.
+			over := sr.bodyRead - sr.s.MaxBodyBytes
+			sr.body.push(data[:int64(len(data))-over])
 			sr.finishBody(&http.MaxBytesError{Limit: sr.s.MaxBodyBytes})
 		default:
 			sr.body.push(data)
@@ -320,7 +323,7 @@ func (sr *stdRequest) finished() {
 		c.ResumeReading()
 		hc.switchTo(w.proto)
 		return
-	case w.closeAfter || !sr.keep || sr.bodyEndsConn() || hc.ls.shuttingDown:
+	case w.closeAfter || !sr.keep || sr.bodyEndsConn(true) || hc.ls.shuttingDown:
 		c.Close()
 		return
 	}
@@ -357,13 +360,15 @@ type bodyPipe struct {
 	expect bool   // "100 Continue" owed before the first read
 	closed bool   // the handler closed the body
 	sawEOF bool   // the handler read the body to its end
+	left   int64  // the loop's bodyLeft, for the handler's goroutine; -1: chunked
 
 	deadline time.Time // the handler's read deadline
 	timedOut bool      // the deadline passed before the body's end: reads fail
 }
 
-func newBodyPipe(sr *stdRequest, expect100 bool) *bodyPipe {
-	p := &bodyPipe{sr: sr, asked: expect100, expect: expect100}
+// newBodyPipe returns the pipe for a body of length bytes (-1: chunked).
+func newBodyPipe(sr *stdRequest, expect100 bool, length int64) *bodyPipe {
+	p := &bodyPipe{sr: sr, asked: expect100, expect: expect100, left: length}
 	p.cond.L = &p.mu
 	return p
 }
@@ -374,6 +379,9 @@ func (p *bodyPipe) push(b []byte) {
 		return
 	}
 	p.mu.Lock()
+	if p.left > 0 {
+		p.left -= int64(len(b))
+	}
 	if !p.closed {
 		if p.off == len(p.buf) {
 			p.buf, p.off = p.buf[:0], 0
@@ -479,6 +487,7 @@ const (
 	writeBuffer  = 4 << 10   // bytes gathered before they go to the loop
 	maxInflight  = 256 << 10 // bytes handed to the loop and not yet written
 	chunkReserve = 8         // room for a chunk's size line before its data
+	sniffLen     = 512       // bytes http.DetectContentType looks at
 )
 
 // responseWriter is the http.ResponseWriter of a pooled handler. It
@@ -494,6 +503,7 @@ type responseWriter struct {
 	calledHeader bool // the handler got header: it may change it after WriteHeader
 	wroteHeader  bool
 	headSent     bool
+	handlerDone  bool
 	autoLength   bool // Content-Length is added: the handler returned before the head went out
 	chunked      bool
 	closeAfter   bool // the connection closes after this answer
@@ -549,7 +559,8 @@ func (w *responseWriter) head() http.Header {
 
 // WriteHeader sends the status and the header fields (with the body's
 // first bytes, or when the handler returns). 1xx codes other than 101 are
-// sent at once, as informational answers.
+// sent at once, as informational answers, without the fields that
+// describe a body.
 func (w *responseWriter) WriteHeader(code int) {
 	if w.hijacked {
 		w.sr.s.Logger.Warn("http1: WriteHeader on a hijacked connection", "remote", w.sr.req.RemoteAddr)
@@ -565,7 +576,7 @@ func (w *responseWriter) WriteHeader(code int) {
 	}
 	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
 		b := appendStatusLine(nil, code)
-		b = appendHeader(b, w.header)
+		b = appendHeader(b, w.header, "Content-Length", "Transfer-Encoding")
 		b = append(b, "\r\n"...)
 		w.send(b)
 		return
@@ -609,6 +620,15 @@ func writeBody[T string | []byte](w *responseWriter, p T) (int, error) {
 	}
 	w.written += int64(len(p))
 	if w.isHead {
+		// No body goes out; its first bytes are kept to sniff the
+		// Content-Type from, as for GET.
+		if !w.headSent {
+			if w.buf == nil {
+				w.buf = getBuffer()
+			}
+			k := copy(w.buf[len(w.buf):chunkReserve+sniffLen], p)
+			w.buf = w.buf[:len(w.buf)+k]
+		}
 		return len(p), nil
 	}
 	n := len(p)
@@ -690,7 +710,7 @@ func (w *responseWriter) flush() error {
 // body returns the buffered body framed for the wire: as a chunk when
 // chunked.
 func (w *responseWriter) body() []byte {
-	if w.buf == nil || len(w.buf) == chunkReserve {
+	if w.buf == nil || len(w.buf) == chunkReserve || w.isHead {
 		return nil
 	}
 	data := w.buf[chunkReserve:]
@@ -721,15 +741,20 @@ func (w *responseWriter) appendHead(b []byte) []byte {
 		b = appendHeader(b, h, "Transfer-Encoding")
 		return append(b, "\r\n"...)
 	}
-	if bodyAllowed(w.status) {
+	var omitted [4]string
+	omit := append(omitted[:0], "Transfer-Encoding")
+	switch {
+	case bodyAllowed(w.status):
 		if _, ok := h["Content-Type"]; !ok && w.buf != nil && len(w.buf) > chunkReserve {
 			b = appendField(b, "Content-Type", http.DetectContentType(w.buf[chunkReserve:]))
 		}
+	case w.status == http.StatusNotModified:
+		omit = append(omit, "Content-Length", "Content-Type") // as net/http's server
+	default:
+		omit = append(omit, "Content-Length")
 	}
-	var omitted [2]string
-	omit := append(omitted[:0], "Transfer-Encoding")
 	if !w.closeAfter && (!w.sr.keep || s.closing.Load() || fieldHasToken(h, "Connection", "close") ||
-		w.sr.bodyEndsConn()) {
+		w.sr.bodyEndsConn(w.handlerDone)) {
 		w.closeAfter = true
 	}
 	if w.closeAfter {
@@ -800,7 +825,8 @@ func (w *responseWriter) finish() {
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
 	}
-	if w.declared >= 0 && w.written < w.declared && !w.isHead {
+	w.handlerDone = true
+	if w.declared >= 0 && w.written < w.declared && !w.isHead && bodyAllowed(w.status) {
 		// Fewer bytes than declared: the framing is broken; close.
 		w.closeAfter = true
 	}
@@ -1034,19 +1060,33 @@ func (w *responseWriter) SwitchProtocols(p Protocol) error {
 	return w.sendAndWait(w.appendHead(getBuffer()[:0]))
 }
 
+// EnableFullDuplex returns nil: a pooled handler may always read the
+// request's body while it writes the answer. It is what
+// http.ResponseController's EnableFullDuplex calls.
+func (w *responseWriter) EnableFullDuplex() error { return nil }
+
 // bodyEndsConn reports whether, for the request's body, the connection
 // closes after the answer: the body ended in an error (malformed, too
 // long, cut short, timed out); or the request has "Expect: 100-continue"
 // and the handler has not read the body to its end, as net/http's server
-// does, since the bytes that follow may or may not be the body.
-func (sr *stdRequest) bodyEndsConn() bool {
+// does, since the bytes that follow may or may not be the body; or, once
+// the handler returned (done), more of the body is still to come than
+// the server drops to reach the next request (a chunked body's length is
+// found out while dropping it).
+func (sr *stdRequest) bodyEndsConn(done bool) bool {
 	if sr.body == nil {
 		return false
 	}
 	p := sr.body
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.err != nil && p.err != io.EOF || p.asked && !p.sawEOF
+	switch {
+	case p.err != nil && p.err != io.EOF:
+		return true
+	case p.asked && !p.sawEOF:
+		return true
+	}
+	return done && p.err == nil && p.left > maxDiscard
 }
 
 var buffers = sync.Pool{New: func() any { b := make([]byte, chunkReserve, writeBuffer); return &b }}

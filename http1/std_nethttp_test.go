@@ -3,6 +3,7 @@ package http1_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"log"
 	"net"
@@ -307,6 +308,154 @@ func TestStdReadTimeoutAnswered(t *testing.T) {
 			resp, body := c.read("POST")
 			if resp.StatusCode != 200 || body != "too slow" || !resp.Close {
 				t.Fatalf("answer: %d %q close=%v; want 200 %q, Connection: close", resp.StatusCode, body, resp.Close, "too slow")
+			}
+			c.closed()
+		})
+	}
+}
+
+// 204 and 304 answers have no Content-Length (nor, for 304, Content-Type)
+// even when the handler set one, and keep the connection; 1xx answers
+// leave out the fields that describe a body.
+func TestStdNoBodyStatusFields(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "2")
+		w.Header().Set("Content-Type", "text/html")
+		switch r.URL.Path {
+		case "/204":
+			w.WriteHeader(http.StatusNoContent)
+		case "/304":
+			w.WriteHeader(http.StatusNotModified)
+		case "/103":
+			w.Header().Set("Link", "</a.css>; rel=preload")
+			w.WriteHeader(http.StatusEarlyHints)
+			io.WriteString(w, "ok")
+		}
+	})
+	tests := []struct {
+		path   string
+		status int
+		absent []string
+	}{
+		{"/204", 204, []string{"Content-Length"}},
+		{"/304", 304, []string{"Content-Length", "Content-Type"}},
+		{"/103", 103, []string{"Content-Length"}},
+	}
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			for _, tc := range tests {
+				head, resp, _ := c.get(tc.path)
+				if resp.StatusCode != tc.status || resp.Close {
+					t.Fatalf("GET %s: %d close=%v; want %d, kept", tc.path, resp.StatusCode, resp.Close, tc.status)
+				}
+				for _, name := range tc.absent {
+					if v := fields(head, name); v != nil {
+						t.Errorf("GET %s: head has %s: %q", tc.path, name, v)
+					}
+				}
+				if tc.status == 103 {
+					if v := fields(head, "Link"); len(v) != 1 {
+						t.Errorf("GET %s: Link fields %q; want the one set", tc.path, v)
+					}
+					if _, body := c.read("GET"); body != "ok" {
+						t.Errorf("GET %s: final body %q", tc.path, body)
+					}
+				}
+			}
+		})
+	}
+}
+
+// A HEAD answer's Content-Type is sniffed from what the handler wrote, as
+// a GET answer's.
+func TestStdHeadSniffed(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "<html><body>hi</body></html>")
+		if r.URL.Path == "/flushed" {
+			w.(http.Flusher).Flush()
+		}
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			for _, path := range []string{"/", "/flushed"} {
+				c.send("HEAD " + path + " HTTP/1.1\r\nHost: x\r\n\r\n")
+				if resp, _ := c.read("HEAD"); resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
+					t.Errorf("HEAD %s: Content-Type %q; want text/html; charset=utf-8", path, resp.Header.Get("Content-Type"))
+				}
+			}
+		})
+	}
+}
+
+// http.ResponseController's EnableFullDuplex succeeds: a pooled handler
+// may read the body while it writes.
+func TestStdEnableFullDuplex(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := http.NewResponseController(w).EnableFullDuplex(); err != nil {
+			t.Errorf("EnableFullDuplex = %v; want nil", err)
+		}
+		io.WriteString(w, "hdr;")
+		w.(http.Flusher).Flush()
+		b, _ := io.ReadAll(r.Body)
+		io.WriteString(w, string(b))
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\n")
+			c.peekHead() // the answer began before the body came
+			c.send("abc")
+			if _, body := c.read("POST"); body != "hdr;abc" {
+				t.Fatalf("body %q; want %q", body, "hdr;abc")
+			}
+		})
+	}
+}
+
+// A body left unread, longer than the server drops to reach the next
+// request: the answer, sent after the handler returned, says "Connection:
+// close", and the connection closes.
+func TestStdUnreadBodyTooLong(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ignored") })
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n" + strings.Repeat("a", 1000))
+			if resp, body := c.read("POST"); body != "ignored" || !resp.Close {
+				t.Fatalf("answer %q close=%v; want %q, Connection: close", body, resp.Close, "ignored")
+			}
+			c.closed()
+		})
+	}
+}
+
+// A chunked body over MaxBodyBytes: the handler reads the bytes up to the
+// limit, then *http.MaxBytesError, as from http.MaxBytesReader.
+func TestStdChunkedBodyLimit(t *testing.T) {
+	const limit = 100
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		var tooLarge *http.MaxBytesError
+		if len(b) != limit || !errors.As(err, &tooLarge) {
+			t.Errorf("ReadAll(r.Body) = %d bytes, %v; want %d, *http.MaxBytesError", len(b), err, limit)
+		}
+	})
+	limited := func(s *http.Server) {
+		s.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
+			h.ServeHTTP(w, r)
+		})
+	}
+	servers := serveTwins(t, h, func(s *http1.Server) { s.MaxBodyBytes = limit }, limited)
+	for _, s := range servers {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n65\r\n" +
+				strings.Repeat("a", limit+1) + "\r\n0\r\n\r\n")
+			if resp, _ := c.read("POST"); resp.StatusCode != 200 || !resp.Close {
+				t.Fatalf("answer %d close=%v; want 200, Connection: close", resp.StatusCode, resp.Close)
 			}
 			c.closed()
 		})
