@@ -399,7 +399,7 @@ func TestStdEnableFullDuplex(t *testing.T) {
 		io.WriteString(w, "hdr;")
 		w.(http.Flusher).Flush()
 		b, _ := io.ReadAll(r.Body)
-		io.WriteString(w, string(b))
+		w.Write(b)
 	})
 	for _, s := range serveTwins(t, h, nil, nil) {
 		t.Run(s.name, func(t *testing.T) {
