@@ -110,8 +110,16 @@ func (c *Conn) HandleIO(fd int, ev poll.Flags) {
 }
 
 // HandlePanic closes a connection whose handler panicked; the loop has
-// already logged the panic.
-func (c *Conn) HandlePanic(fd int, v any) { c.closeAfterPanic(v) }
+// already logged the panic. The panic may have cut HandleIO short: an
+// edge-triggered event's writability, which will not be reported again,
+// is used now, and a full read's remainder read on.
+func (c *Conn) HandlePanic(fd int, v any) {
+	c.closeAfterPanic(v)
+	if c.state == closing && c.flags&fWriteArmed != 0 {
+		c.flush()
+	}
+	c.readAgainIf(true)
+}
 
 // reading reports whether the connection wants readability: while open
 // and not paused, and while closing, to drain what the peer still sends, so
@@ -155,7 +163,6 @@ func (c *Conn) updateInterest() {
 // the others have had their turn.
 func (c *Conn) read() {
 	ls := c.ls
-	c.flags &^= fReadMore
 	shared := len(c.in) == 0
 	var p []byte
 	if shared {
