@@ -92,6 +92,11 @@ func (hc *conn) serve() {
 			}
 		}
 		hc.ls.flushOut()
+		if hc.pressed && hc.std == nil && hc.phase == handling && !c.Closed() {
+			// Waiting for the client to read its answers: as long as
+			// it may take to send another request.
+			hc.enter(idle)
+		}
 		hc.serving = false
 		if hc.released {
 			hc.ls.recycle(hc)
@@ -273,7 +278,9 @@ func (hc *conn) dispatch(req *Request, in []byte, n int) bool {
 	hc.need, hc.cont = 0, false
 	hc.enter(handling)
 	req.Body = body
-	keep := req.KeepAlive && !hc.eof && !hc.ls.shuttingDown
+	// A client that half-closed still gets the answers to every request it
+	// sent; serve closes once they are all answered.
+	keep := req.KeepAlive && !hc.ls.shuttingDown
 	switch status {
 	case 0:
 		keep = hc.runFast(rt.fast, req, keep)
