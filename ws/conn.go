@@ -29,7 +29,8 @@ type Handler interface {
 	// *CloseError with the code and reason of the close handshake (the
 	// peer's, or this side's when it failed the connection:
 	// CloseProtocolError, CloseInvalidPayload, CloseMessageTooBig), or
-	// with CloseAbnormal when the connection dropped without one.
+	// with CloseAbnormal when the connection dropped without one. With
+	// Options.Workers it runs after the last OnMessage has returned.
 	OnClose(c *Conn, err error)
 }
 
@@ -144,6 +145,10 @@ type Conn struct {
 
 	closeErr *CloseError
 	pending  *pending // pooled delivery
+	// owed is OnClose's error while the connection closed with messages
+	// still on the pool: OnClose waits for them, so that it runs last and
+	// never beside OnMessage.
+	owed *CloseError
 }
 
 // pending holds a pooled connection's messages not handled yet.
@@ -400,7 +405,11 @@ func (wc *Conn) drain() {
 		p.mu.Lock()
 		if len(p.msgs) == 0 {
 			p.mu.Unlock()
-			wc.c.Submit(wc.caughtUp)
+			if wc.c.Submit(wc.caughtUp) != nil {
+				// The loop is stopped: nothing runs on it any more, so
+				// an OnClose owed runs here.
+				wc.payClose()
+			}
 			return
 		}
 		m := p.msgs[0]
@@ -427,6 +436,10 @@ func (wc *Conn) caughtUp() {
 	p.mu.Unlock()
 	if more {
 		wc.o.workers().Submit(wc.drain)
+		return
+	}
+	if wc.owed != nil {
+		wc.payClose()
 		return
 	}
 	wc.OnData(wc.c)
@@ -502,7 +515,19 @@ func (wc *Conn) OnClose(c *evloop.Conn, err error) {
 			ce.Reason = err.Error()
 		}
 	}
+	if wc.flags&fBusy != 0 {
+		wc.owed = ce // the pool's messages first: caughtUp calls it
+		return
+	}
 	wc.h.OnClose(wc, ce)
+}
+
+// payClose runs the OnClose that waited for the pool's messages.
+func (wc *Conn) payClose() {
+	if ce := wc.owed; ce != nil {
+		wc.owed = nil
+		wc.h.OnClose(wc, ce)
+	}
 }
 
 // WriteMessage sends a message, compressed if permessage-deflate was

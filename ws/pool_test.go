@@ -3,6 +3,7 @@ package ws_test
 import (
 	"bytes"
 	"errors"
+	"net"
 	"runtime"
 	"slices"
 	"strconv"
@@ -108,5 +109,31 @@ func TestPooledIdleHoldsNoMessage(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the handled message is still referenced by its idle connection")
 		}
+	}
+}
+
+// slowJournal records the start and end of each message, handled slowly.
+type slowJournal struct{ journal }
+
+func (j *slowJournal) OnMessage(c *ws.Conn, op ws.Opcode, data []byte) {
+	j.record("start " + string(data))
+	time.Sleep(200 * time.Millisecond)
+	j.record("end " + string(data))
+}
+
+// The peer resets the connection, without a close frame, while its message
+// is on the pool: OnClose waits for OnMessage to return, and runs last.
+func TestPooledCloseWaitsForMessage(t *testing.T) {
+	j := &slowJournal{journal{closed: make(chan struct{})}}
+	c := dialPooled(t, j, 1)
+	c.frame(0x81, []byte("one"), false)
+	time.Sleep(50 * time.Millisecond) // on the pool by now
+	c.nc.(*net.TCPConn).SetLinger(0)  // a reset, seen even while reading waits
+	c.nc.Close()
+	recv(t, j.closed, "OnClose")
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if want := []string{"start one", "end one", "close 1006"}; !slices.Equal(j.events, want) {
+		t.Fatalf("events %q; want %q", j.events, want)
 	}
 }
