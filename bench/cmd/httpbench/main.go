@@ -308,6 +308,11 @@ func idleRun(bin string, names []string, n int) error {
 
 const perClient = 9000 // connections per client process and source address
 
+// idleClients counts the client processes started, each from a source
+// address of its own: the connections of one server's run stay in
+// TIME_WAIT, holding their ports, while the next server's are opened.
+var idleClients int
+
 func idleOne(bin, self, name string, n int) error {
 	cmd, addr, debugAddr, err := startServer(bin, name, false, true)
 	if err != nil {
@@ -332,7 +337,8 @@ func idleOne(bin, self, name string, n int) error {
 	for i := 0; n > 0; i++ {
 		k := min(n, perClient)
 		n -= k
-		c := exec.Command(self, "-client", addr, strconv.Itoa(k), fmt.Sprintf("127.0.0.%d", i+2))
+		c := exec.Command(self, "-client", addr, strconv.Itoa(k), fmt.Sprintf("127.0.0.%d", 2+idleClients%250))
+		idleClients++
 		out, err := c.StdoutPipe()
 		if err != nil {
 			return err

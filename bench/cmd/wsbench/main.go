@@ -268,6 +268,19 @@ func echoRun(bin, name string, conns int, d time.Duration) (echoResult, error) {
 	return r, nil
 }
 
+// sources counts the fan-out connections dialed by this process. Each
+// source address gives about 28,000 ports, and the connections a run
+// closes keep theirs in TIME_WAIT for a minute: successive runs take
+// their connections from successive addresses, 127.0.0.2 to 127.0.0.251,
+// 20,000 each.
+var sources int
+
+func nextSource() net.IP {
+	ip := net.IPv4(127, 0, 0, byte(2+sources/20000%250))
+	sources++
+	return ip
+}
+
 func fanRun(bin, name string, n, broadcasts int) (fanResult, error) {
 	cmd, addr, debug, err := start(bin, name)
 	if err != nil {
@@ -278,8 +291,7 @@ func fanRun(bin, name string, n, broadcasts int) (fanResult, error) {
 	rss0, _ := proc.RSSKiB(cmd.Process.Pid)
 	cs := make([]*wsConn, n)
 	for i := range cs {
-		src := net.IPv4(127, 0, 0, byte(2+i/20000))
-		if cs[i], err = dialWS(addr, src); err != nil {
+		if cs[i], err = dialWS(addr, nextSource()); err != nil {
 			return fanResult{}, fmt.Errorf("connection %d: %w", i, err)
 		}
 		defer cs[i].nc.Close()
