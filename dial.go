@@ -76,7 +76,7 @@ func (c *Conn) connected() {
 	c.state = open
 	c.flags |= fOpened
 	c.ls.s.configure(int(c.fd))
-	if err := c.ls.l.Modify(int(c.fd), poll.Read|poll.Edge); err != nil {
+	if err := c.ls.l.Modify(int(c.fd), c.interest()); err != nil {
 		c.finalize(err)
 		res <- dialResult{err: err}
 		return

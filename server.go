@@ -684,13 +684,13 @@ func (ls *loopState) readMore() {
 	}
 }
 
-// readOne reads c again; a panic in its handler closes c, as one in a
-// readiness event's does, and spares the rest of the list.
+// readOne reads c again; a panic in its handler is handled as one in a
+// readiness event's (HandlePanic), and spares the rest of the list.
 func (ls *loopState) readOne(c *Conn) {
 	defer func() {
 		if v := recover(); v != nil {
 			ls.s.opts.Logger.Error("evloop: panic recovered on the event loop", "in", "OnData", "panic", v, "stack", string(debug.Stack()))
-			c.closeAfterPanic(v)
+			c.HandlePanic(int(c.fd), v)
 		}
 	}()
 	c.flags &^= fReadMore

@@ -129,12 +129,12 @@ func (w *Response) serverField(name, value string) bool {
 		}
 	case len("Connection"):
 		// The server writes the field for close and keep-alive itself.
-		if equalFold(name, "Connection") && hasToken(value, "close") {
-			w.flags |= rClose
-			return false
-		}
-		if equalFold(name, "Connection") && equalFold(strings.TrimSpace(value), "keep-alive") {
-			return false
+		if equalFold(name, "Connection") {
+			if hasToken(value, "close") {
+				w.flags |= rClose
+				return false
+			}
+			return !equalFold(strings.TrimSpace(value), "keep-alive")
 		}
 	}
 	return true
