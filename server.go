@@ -59,6 +59,20 @@ type Options struct {
 	// bought nothing measurable (evkv under redis-benchmark). kqueue
 	// always blocks.
 	BlockingPoll bool
+	// Nap is how long a loop that has just served events, and finds nothing
+	// more ready, sleeps before it waits again (zero: never). What comes in
+	// meanwhile is served in one batch, and clients on other CPUs do not
+	// pay to wake a blocked loop for each request: a loop that answers
+	// each request as it comes, one event a wait, costs such a client more
+	// CPU in wake-ups than it spends answering. It suits a loop whose waits
+	// find one event or two and whose clients' CPU is the bottleneck: evkv
+	// (20µs) under redis-benchmark served 1.1-1.2 times the requests a
+	// second at equal CPU a request. Where waits already find several
+	// events (wrk at 256 connections, about ten) it bought 1-3% in
+	// throughput for 2-6% more CPU a request. A loop whose naps find fewer
+	// than two events naps less and less often, down to one wait in 64.
+	// A request that comes during a nap waits for its end.
+	Nap time.Duration
 	// Nagle leaves Nagle's algorithm on; by default TCP_NODELAY is set.
 	Nagle bool
 	// KeepAlive is the TCP keep-alive period (default 15s; negative: off).
@@ -232,6 +246,7 @@ func NewServer(h Handler, opts Options) (*Server, error) {
 			LockOSThread:   opts.LockOSThread,
 			PinCPU:         opts.PinLoops,
 			BlockingPoll:   opts.BlockingPoll,
+			Nap:            max(0, opts.Nap),
 			CPU:            i % runtime.NumCPU(),
 			Logger:         opts.Logger,
 			EndOfIteration: ls.flushDirty,

@@ -282,6 +282,9 @@ func (s *Server) Listen(network, addr string) (net.Addr, error) {
 			MaxInbound:  s.cfg.QueryBufferLimit,
 			HighWater:   4 << 20,
 			MaxOutbound: 1 << 30,
+			// Clients wait for each answer: without a nap the loop is
+			// woken for every request (see evloop.Options.Nap).
+			Nap:         20 * time.Microsecond,
 			Logger:      s.log,
 			BeforeFlush: func(int) { s.beforeFlush() },
 		})

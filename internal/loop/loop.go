@@ -76,6 +76,17 @@ type Options struct {
 	// in the kernel (epoll_wait) instead of parked in the Go runtime's
 	// poller; see poll.Poller.SetBlocking for what each costs.
 	BlockingPoll bool
+	// Nap is how long a loop that has just served events, and finds nothing
+	// more ready, sleeps before it waits on the poller again (zero: it
+	// waits at once). Events that come in meanwhile are served in one
+	// batch, and a client on another CPU pays no wake-up of a loop blocked
+	// in the kernel for each request it sends: a loop that answers each
+	// request as it comes keeps such a client's CPU busier than its own.
+	// A loop whose naps find fewer than two events naps less and less
+	// often (one wait in up to 64), so a loop under light load, or whose
+	// clients share its CPU, spends next to nothing on it. A request that
+	// comes during a nap waits for its end: Nap is the latency it may add.
+	Nap time.Duration
 	// EventBatch is how many readiness events one wait can return (default 1024).
 	EventBatch int
 	// Logger receives recovered panics (default slog.Default()).
@@ -150,6 +161,11 @@ type Loop struct {
 	timers timer.Queue[timerFunc]
 	batch  []func() // the tasks being run; swapped with tasks
 	again  bool     // Again: the next wait does not block
+	busy   bool     // the last wait returned events
+
+	// Napping (Options.Nap): the waits still to skip the nap, and how many
+	// the next fruitless nap makes skip.
+	napSkip, napBackoff int
 
 	// The task queue: Submit appends under tmu, the loop swaps it out.
 	tmu      sync.Mutex
@@ -425,16 +441,52 @@ func (l *Loop) wait(block bool) (int, error) {
 	if timeout == 0 {
 		return l.poller.Wait(l.events, 0)
 	}
+	napped := false
+	if l.busy && l.opts.Nap > 0 {
+		if l.napSkip > 0 {
+			l.napSkip--
+		} else if !l.hasTasks() && !l.stopReq.Load() {
+			if n, err := l.poller.Wait(l.events, 0); n > 0 || err != nil {
+				return n, err
+			}
+			d := l.opts.Nap
+			if timeout > 0 {
+				d = min(d, timeout)
+				timeout -= d // the nap may oversleep: the timer is never early
+			}
+			nap(d)
+			napped = true
+		}
+	}
 	// Publish that we are going to sleep, then look once more: a Submit
-	// that comes after the look sees sleeping and wakes us.
+	// that comes after the look sees sleeping and wakes us. (A nap does not
+	// publish it: tasks submitted during one are found here.)
 	l.sleeping.Store(true)
 	if l.hasTasks() || l.stopReq.Load() {
 		timeout = 0
 	}
 	n, err := l.poller.Wait(l.events, timeout)
 	l.sleeping.Store(false)
+	if napped {
+		l.napped(n)
+	}
 	return n, err
 }
+
+// napped takes note of what the wait after a nap found. A nap that found
+// one event or none saved nothing: the loop skips the nap in the waits
+// after it, twice as many after each such nap up to 64, until one finds
+// two or more.
+func (l *Loop) napped(n int) {
+	if n >= 2 {
+		l.napBackoff = 0
+		return
+	}
+	l.napBackoff = min(max(1, 2*l.napBackoff), maxNapBackoff)
+	l.napSkip = l.napBackoff
+}
+
+const maxNapBackoff = 64
 
 // iterate is one turn of the loop.
 func (l *Loop) iterate(block bool) error {
@@ -442,6 +494,7 @@ func (l *Loop) iterate(block bool) error {
 	if err != nil {
 		return err
 	}
+	l.busy = n > 0
 	l.iterations.Add(1)
 	for i := range n {
 		ev := l.events[i]
