@@ -216,12 +216,24 @@ func (hc *conn) close() {
 	hc.c.Close()
 }
 
+// optionsStar is dispatch's status for "OPTIONS *": 200, with no body.
+const optionsStar = -1
+
 // dispatch hands the request parsed from in (head of n bytes) to its
 // handler. It reports whether serve goes on with the next request.
 func (hc *conn) dispatch(req *Request, in []byte, n int) bool {
 	s := hc.ls.s
 	c := hc.c
-	rt, status, allowed := s.routes.match(req, &hc.ls.route)
+	var rt *route
+	var status int
+	var allowed string
+	if string(req.Target) == "*" && string(req.Method) == "OPTIONS" {
+		// About the server, not a resource: answered here, whatever the
+		// routes, as net/http's server answers it.
+		rt, status = &route{}, optionsStar
+	} else {
+		rt, status, allowed = s.routes.match(req, &hc.ls.route)
+	}
 	if rt == nil {
 		var other route // no pattern matched: the Handler, or none
 		if status == 0 {
@@ -284,6 +296,9 @@ func (hc *conn) dispatch(req *Request, in []byte, n int) bool {
 	switch status {
 	case 0:
 		keep = hc.runFast(rt.fast, req, keep)
+	case optionsStar:
+		b := hc.ls.appendHead(hc.batch(), http.StatusOK, req, keep, 0)
+		hc.ls.out = append(b, "Content-Length: 0\r\n\r\n"...)
 	case http.StatusMethodNotAllowed:
 		hc.answerStatus(req, status, keep, "Allow", allowed)
 	default:

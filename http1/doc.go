@@ -46,6 +46,9 @@
 // request is read), reads Content-Length and chunked bodies, answers
 // "Expect: 100-continue", frames answers with Content-Length or, when a
 // pooled handler streams, chunked (close-delimited for HTTP/1.0), and
+// answers "OPTIONS *" itself (200, no body: it asks about the server, not
+// a resource), keeps a pooled handler's own Transfer-Encoding (chunked, or
+// identity: the body ends with the connection), and
 // closes with the right status on bad input: 400, 413, 431, 501, 505 and
 // 408 for a client too slow (Server.ReadHeaderTimeout, ReadTimeout,
 // IdleTimeout). Timeouts and pooled handlers' deadlines live in per-loop

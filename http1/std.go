@@ -682,9 +682,14 @@ func (w *responseWriter) flush() error {
 	var b []byte
 	if !w.headSent {
 		w.headSent = true
-		w.chunked = bodyAllowed(w.status) && !w.isHead && w.declared < 0 && w.minor > 0
-		if w.declared < 0 && !w.chunked && bodyAllowed(w.status) && !w.isHead {
-			w.closeAfter = true // HTTP/1.0: the body ends with the connection
+		noLength := bodyAllowed(w.status) && !w.isHead && w.declared < 0
+		// A handler's "Transfer-Encoding: identity" asks for the body to
+		// end with the connection rather than be chunked, as net/http's
+		// server reads it (Server-Sent Events); "chunked" is what it gets
+		// anyway.
+		w.chunked = noLength && w.minor > 0 && w.head().Get("Transfer-Encoding") != "identity"
+		if noLength && !w.chunked {
+			w.closeAfter = true // HTTP/1.0, or identity: the body ends with the connection
 		}
 		b = w.appendHead(getBuffer()[:0])
 	}
@@ -830,7 +835,10 @@ func (w *responseWriter) finish() {
 		// Fewer bytes than declared: the framing is broken; close.
 		w.closeAfter = true
 	}
-	if !w.headSent && w.declared < 0 && bodyAllowed(w.status) && (!w.isHead || w.written > 0) && !hasTrailers(w.head()) {
+	if !w.headSent && w.declared < 0 && bodyAllowed(w.status) && (!w.isHead || w.written > 0) &&
+		!hasTrailers(w.head()) && w.head().Get("Transfer-Encoding") == "" {
+		// A Transfer-Encoding the handler set keeps its framing, as with
+		// net/http's server.
 		w.autoLength = true
 		w.declared = w.written
 	}

@@ -244,28 +244,28 @@ func TestStdExpectContinueUnread(t *testing.T) {
 func TestStdHandlerConnectionClose(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/bye" {
+		switch r.URL.Path {
+		case "/bye":
 			w.Header().Set("Connection", "close")
+		case "/bad":
+			// As http.ServeMux answers a request it cannot route.
+			w.Header().Set("Connection", "close")
+			w.WriteHeader(http.StatusBadRequest)
+			return
 		}
 		io.WriteString(w, "path "+r.URL.Path)
 	})
 	tests := []struct {
 		name, req string
 		status    int
-		twins     bool // net/http's server answers the same
 	}{
-		{"HTTP/1.1", "GET /bye HTTP/1.1\r\nHost: x\r\n\r\n", 200, true},
-		{"HTTP/1.0 keep-alive", "GET /bye HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", 200, true},
-		// http.ServeMux answers 400 with Connection: close (net/http's
-		// server answers "OPTIONS *" itself, without the ServeMux).
-		{"OPTIONS *", "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", 400, false},
+		{"HTTP/1.1", "GET /bye HTTP/1.1\r\nHost: x\r\n\r\n", 200},
+		{"HTTP/1.0 keep-alive", "GET /bye HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", 200},
+		{"400", "GET /bad HTTP/1.1\r\nHost: x\r\n\r\n", 400},
 	}
 	for _, s := range serveTwins(t, mux, nil, nil) {
 		t.Run(s.name, func(t *testing.T) {
 			for _, tc := range tests {
-				if !tc.twins && s.name != "evloop" {
-					continue
-				}
 				c := dialRaw(t, s.addr)
 				c.send(tc.req + "GET /after HTTP/1.1\r\nHost: x\r\n\r\n")
 				head := c.peekHead()
@@ -456,6 +456,68 @@ func TestStdChunkedBodyLimit(t *testing.T) {
 				strings.Repeat("a", limit+1) + "\r\n0\r\n\r\n")
 			if resp, _ := c.read("POST"); resp.StatusCode != 200 || !resp.Close {
 				t.Fatalf("answer %d close=%v; want 200, Connection: close", resp.StatusCode, resp.Close)
+			}
+			c.closed()
+		})
+	}
+}
+
+// "OPTIONS *" asks about the server, not a resource: the server answers
+// it, 200 with an empty body, and the handler never sees it.
+func TestStdOptionsStar(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusTeapot)
+	})
+	check := func(t *testing.T, addr string) {
+		c := dialRaw(t, addr)
+		for _, req := range []string{
+			"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n",
+			"OPTIONS * HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello",
+		} {
+			c.send(req)
+			head := c.peekHead()
+			resp, body := c.read("OPTIONS")
+			if resp.StatusCode != http.StatusOK || body != "" || resp.Close {
+				t.Fatalf("OPTIONS *: %d %q close=%v; want 200, no body, kept", resp.StatusCode, body, resp.Close)
+			}
+			if v := fields(head, "Content-Length"); len(v) != 1 || v[0] != "0" {
+				t.Errorf("OPTIONS *: Content-Length %q; want 0", v)
+			}
+		}
+		// The connection serves the next request as usual.
+		if _, resp, _ := c.get("/"); resp.StatusCode != http.StatusTeapot {
+			t.Errorf("GET / after OPTIONS *: %d; want the handler's 418", resp.StatusCode)
+		}
+	}
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) { check(t, s.addr) })
+	}
+	t.Run("fast routes", func(t *testing.T) {
+		srv := &http1.Server{}
+		srv.HandleFastFunc("/", func(w *http1.Response, r *http1.Request) { w.WriteHeader(http.StatusTeapot) })
+		check(t, serve(t, srv))
+	})
+}
+
+// A handler's own Transfer-Encoding keeps its framing: "chunked" is
+// chunked although the whole body is known when the handler returns, and
+// "identity" sends the body without a length and closes the connection.
+func TestStdHandlerTransferEncoding(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Transfer-Encoding", r.URL.Query().Get("te"))
+		io.WriteString(w, "abc")
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			head, resp, body := c.get("/?te=chunked")
+			if body != "abc" || fields(head, "Content-Length") != nil ||
+				len(resp.TransferEncoding) != 1 || resp.TransferEncoding[0] != "chunked" || resp.Close {
+				t.Fatalf("te=chunked: head %q, body %q; want chunked abc, kept", head, body)
+			}
+			head, resp, body = c.get("/?te=identity")
+			if body != "abc" || fields(head, "Content-Length") != nil || fields(head, "Transfer-Encoding") != nil || !resp.Close {
+				t.Fatalf("te=identity: head %q, body %q; want abc to the connection's end", head, body)
 			}
 			c.closed()
 		})

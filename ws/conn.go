@@ -628,12 +628,16 @@ func (wc *Conn) Close(code int, reason string) error {
 
 // Send sends a message from any goroutine: it is framed (and compressed)
 // on the caller's goroutine, then queued on the loop. data is copied.
-// Messages sent by one goroutine go out in order. Send reports no error:
-// a message the loop cannot queue is dropped — once this side sent its
-// close frame, after which no message may follow (RFC 6455 section
-// 5.5.1), once the connection is closed, or when its outbound queue is
-// full.
-func (wc *Conn) Send(op Opcode, data []byte) {
+// Messages sent by one goroutine go out in order. It fails with ErrClosed
+// once the server's loops have stopped; otherwise the loop takes the
+// message later, and what happens to it there cannot be returned: a
+// message sent once this side sent its close frame, after which no message
+// may follow (RFC 6455 section 5.5.1), or once the connection closed, is
+// dropped; one that does not fit in the outbound queue closes the
+// connection, after the messages queued before it (the peer would
+// otherwise get a stream with one missing), and OnClose follows. A sender
+// that must know uses WriteMessage on the loop (Submit).
+func (wc *Conn) Send(op Opcode, data []byte) error {
 	var mask *[4]byte
 	if wc.client {
 		m := newMask()
@@ -648,14 +652,18 @@ func (wc *Conn) Send(op Opcode, data []byte) {
 		b = appendFrame((*bp)[:0], true, false, op, data, mask)
 	}
 	err := wc.c.Submit(func() {
-		if wc.flags&fCloseSent == 0 {
-			wc.c.Write(b)
+		if wc.flags&fCloseSent == 0 && !wc.c.Closed() {
+			if _, err := wc.c.Write(b); err != nil {
+				wc.c.Close()
+			}
 		}
 		putFrameBuffer(bp, b)
 	})
 	if err != nil {
 		putFrameBuffer(bp, b)
+		return ErrClosed
 	}
+	return nil
 }
 
 // OnShutdown implements http1.Shutdowner: the server is going away, so the

@@ -91,3 +91,55 @@ func TestSendAfterClose(t *testing.T) {
 		}
 	}
 }
+
+// sendBurst answers "burst" by sending, from another goroutine, ten binary
+// messages of 20000 bytes, and reports what each Send returned and when
+// the connection closed.
+type sendBurst struct {
+	echo
+	errs   chan []error
+	closed chan error
+}
+
+func (b *sendBurst) OnMessage(c *ws.Conn, op ws.Opcode, data []byte) {
+	go func() {
+		var errs []error
+		for i := range 10 {
+			errs = append(errs, c.Send(ws.Binary, bytes.Repeat([]byte{byte('a' + i)}, 20000)))
+		}
+		b.errs <- errs
+	}()
+}
+
+func (b *sendBurst) OnClose(c *ws.Conn, err error) { b.closed <- err }
+
+// A Send the outbound queue has no room for closes the connection after
+// the messages queued before it, rather than leave a gap in the stream.
+func TestSendOutboundFullCloses(t *testing.T) {
+	b := &sendBurst{errs: make(chan []error, 1), closed: make(chan error, 1)}
+	_, addr := startServerEngine(t, b, nil, evloop.Options{MaxOutbound: 64 << 10})
+	c := dialRaw(t, addr, "/fast", "")
+	c.frame(0x81, []byte("burst"), false)
+	for i, err := range recv(t, b.errs, "the results of the sends") {
+		if err != nil {
+			t.Fatalf("Send %d = %v; want nil: the loop runs", i, err)
+		}
+	}
+	// The client reads late: what was queued comes, in order, then the end.
+	c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got := 0
+	for {
+		b0, p := c.readOrEOF()
+		if p == nil {
+			break
+		}
+		if b0 != 0x82 || !bytes.Equal(p, bytes.Repeat([]byte{byte('a' + got)}, 20000)) {
+			t.Fatalf("frame %d: %#x, %d bytes; want binary, 20000 bytes of %q", got, b0, len(p), rune('a'+got))
+		}
+		got++
+	}
+	if got == 0 || got == 10 {
+		t.Fatalf("%d messages arrived; want some of ten, for a 64 KiB queue", got)
+	}
+	recv(t, b.closed, "OnClose")
+}

@@ -226,6 +226,20 @@ func (c *rawConn) frame(b0 byte, payload []byte, unmasked bool) {
 	c.nc.Write(append(hdr, p...))
 }
 
+// readOrEOF reads one frame as read does, or returns a nil payload if the
+// connection ended cleanly before one.
+func (c *rawConn) readOrEOF() (byte, []byte) {
+	c.t.Helper()
+	if _, err := c.br.Peek(1); err == io.EOF {
+		return 0, nil
+	}
+	b0, p := c.read()
+	if p == nil {
+		p = []byte{}
+	}
+	return b0, p
+}
+
 // read reads one frame from the server: opcode and payload.
 func (c *rawConn) read() (byte, []byte) {
 	c.t.Helper()
