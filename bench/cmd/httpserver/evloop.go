@@ -2,17 +2,21 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 
 	"github.com/evloop/evloop/http1"
 )
 
 func init() { impls["evloop"] = serveEvloop }
 
+var evloopNap = flag.Duration("evloop-nap", 0, "evloop: how long a loop naps before it waits (evloop.Options.Nap; 0: never)")
+
 // serveEvloop answers on the loops with http1's fast handlers.
 func serveEvloop(addr string) error {
 	srv := &http1.Server{Name: "evloop"}
 	// wrk is another process: idle loops sleep in epoll_wait, as gnet's do.
 	srv.Engine.BlockingPoll = true
+	srv.Engine.Nap = *evloopNap
 	srv.HandleFastFunc("GET /plaintext", func(w *http1.Response, r *http1.Request) {
 		w.AddHeader("Content-Type", "text/plain")
 		w.Write(helloBody)
