@@ -53,6 +53,13 @@ type Config struct {
 	// NotifyKeyspaceEvents selects the keyspace events published, in
 	// Redis's notation ("KEA", "Ex", ...); empty publishes none.
 	NotifyKeyspaceEvents string
+	// Nap is how long the loop sleeps when it has served requests and
+	// finds no more, so that the next ones are served together and their
+	// clients do not each wake it (evloop.Options.Nap). Zero means 20µs,
+	// which under redis-benchmark gave 1.1-1.2 times the requests a second
+	// for the same CPU a request and a p99 higher by up to 0.04 ms;
+	// negative means never.
+	Nap time.Duration
 	// Settings are other parameters, by their CONFIG SET names, applied
 	// at start as CONFIG SET applies them: {"slowlog-log-slower-than":
 	// "0"}. A name CONFIG SET does not know or cannot change, or one with
@@ -77,6 +84,9 @@ var ownFields = []string{"bind", "port", "requirepass", "databases", "maxclients
 	"client-query-buffer-limit", "appendonly", "appendfsync", "dir", "appendfilename", "notify-keyspace-events"}
 
 func (c *Config) defaults() {
+	if c.Nap == 0 {
+		c.Nap = 20 * time.Microsecond
+	}
 	if c.Databases <= 0 {
 		c.Databases = 16
 	}
@@ -282,9 +292,7 @@ func (s *Server) Listen(network, addr string) (net.Addr, error) {
 			MaxInbound:  s.cfg.QueryBufferLimit,
 			HighWater:   4 << 20,
 			MaxOutbound: 1 << 30,
-			// Clients wait for each answer: without a nap the loop is
-			// woken for every request (see evloop.Options.Nap).
-			Nap:         20 * time.Microsecond,
+			Nap:         s.cfg.Nap,
 			Logger:      s.log,
 			BeforeFlush: func(int) { s.beforeFlush() },
 		})

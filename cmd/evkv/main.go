@@ -7,6 +7,7 @@
 //	     [--slowlog-log-slower-than 10000] [--slowlog-max-len 128]
 //	     [--protected-mode yes|no] [--pidfile path] [--logfile path]
 //	     [--daemonize no] [--supervised no|systemd|auto] [--config redis.conf]
+//	     [--nap 20us]
 //	evkv redis.conf [flags]
 //
 // Flags given on the command line win over the config file, whose syntax
@@ -85,6 +86,7 @@ func run(argv []string) error {
 		values[name] = fs.String(name, defaults[name], "redis.conf's "+name)
 	}
 	configFile := fs.String("config", "", "a config file in redis.conf syntax")
+	nap := fs.Duration("nap", 20*time.Microsecond, "how long the loop sleeps when it finds no more requests, so that the next ones come together (0: never; evkv's own, not in redis.conf)")
 	// Parameters the server keeps, given as flags as redis-server takes
 	// them (its systemd unit runs it with --supervised systemd
 	// --daemonize no): they win over the file.
@@ -135,6 +137,10 @@ func run(argv []string) error {
 		return errors.New("bind names no address: evkv would listen nowhere")
 	}
 	maps.Copy(cfg.Settings, others)
+	cfg.Nap = *nap
+	if cfg.Nap <= 0 {
+		cfg.Nap = -1 // never
+	}
 	for name, v := range passed {
 		if set[name] {
 			cfg.Settings[name] = *v

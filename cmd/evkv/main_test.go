@@ -395,7 +395,14 @@ func TestRedisCLI(t *testing.T) {
 
 func TestRedisBenchmark(t *testing.T) {
 	bench := tool(t, "redis-benchmark")
-	p := start(t)
+	// With the loop's nap (the default) and without.
+	for _, args := range [][]string{nil, {"--nap", "0"}} {
+		t.Run(strings.Join(append([]string{"evkv"}, args...), " "), func(t *testing.T) { redisBenchmark(t, bench, args) })
+	}
+}
+
+func redisBenchmark(t *testing.T, bench string, args []string) {
+	p := start(t, args...)
 	_, port, _ := net.SplitHostPort(p.addr)
 	// The tests of the commands evkv serves so far; the set, hash and
 	// sorted-set ones (sadd, hset, spop, zadd, zpopmin) join when those
@@ -448,5 +455,11 @@ func TestSIGTERMAtReady(t *testing.T) {
 			t.Errorf("the pid file is left after a SIGTERM at once: %v", err)
 		}
 		systemd.Close()
+	}
+}
+
+func TestBadNap(t *testing.T) {
+	if err := run([]string{"--port", "0", "--nap", "soon"}); err == nil || !strings.Contains(err.Error(), "nap") {
+		t.Fatalf("--nap soon: %v; want an error naming the flag", err)
 	}
 }
