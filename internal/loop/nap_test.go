@@ -79,7 +79,7 @@ func TestNapServesWhatComesMeanwhileTogether(t *testing.T) {
 }
 
 func TestFruitlessNapsBackOff(t *testing.T) {
-	l, peers, served := nappingLoop(t, time.Millisecond, 1)
+	l, peers, served := nappingLoop(t, 50*time.Microsecond, 1) // a raw nap (maxRawNap)
 	idle := func() {
 		t.Helper()
 		// Nothing comes: the wait ends with a timer.
