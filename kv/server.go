@@ -57,8 +57,8 @@ type Config struct {
 	// finds no more, so that the next ones are served together and their
 	// clients do not each wake it (evloop.Options.Nap). Zero means 20µs,
 	// which under redis-benchmark gave 1.1-1.2 times the requests a second
-	// for the same CPU a request and a p99 higher by up to 0.04 ms;
-	// negative means never.
+	// for the same CPU a request, a request that comes during a nap
+	// waiting for its end; negative means never.
 	Nap time.Duration
 	// Settings are other parameters, by their CONFIG SET names, applied
 	// at start as CONFIG SET applies them: {"slowlog-log-slower-than":
