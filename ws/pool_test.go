@@ -51,6 +51,16 @@ func (j *journal) record(event string) {
 	j.mu.Unlock()
 }
 
+// expect checks that the events recorded are want, in order.
+func (j *journal) expect(t *testing.T, want ...string) {
+	t.Helper()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if !slices.Equal(j.events, want) {
+		t.Fatalf("events %q; want %q", j.events, want)
+	}
+}
+
 // Two messages and a close frame in one write, with Workers: the messages
 // are handled and answered, in order, before the close frame is acted on.
 func TestPooledMessagesBeforeClose(t *testing.T) {
@@ -70,11 +80,7 @@ func TestPooledMessagesBeforeClose(t *testing.T) {
 	c.expectClose(1000)
 	c.nc.Close()
 	recv(t, j.closed, "OnClose")
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if want := []string{"message one", "message two", "close 1000"}; !slices.Equal(j.events, want) {
-		t.Fatalf("events %q; want %q", j.events, want)
-	}
+	j.expect(t, "message one", "message two", "close 1000")
 }
 
 // watcher is a pooled handler that reports when the message it was handed
@@ -131,9 +137,5 @@ func TestPooledCloseWaitsForMessage(t *testing.T) {
 	c.nc.(*net.TCPConn).SetLinger(0)  // a reset, seen even while reading waits
 	c.nc.Close()
 	recv(t, j.closed, "OnClose")
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if want := []string{"start one", "end one", "close 1006"}; !slices.Equal(j.events, want) {
-		t.Fatalf("events %q; want %q", j.events, want)
-	}
+	j.expect(t, "start one", "end one", "close 1006")
 }

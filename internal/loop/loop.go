@@ -441,7 +441,7 @@ func (l *Loop) wait(block bool) (int, error) {
 	if timeout == 0 {
 		return l.poller.Wait(l.events, 0)
 	}
-	napped := false
+	didNap := false
 	if l.busy && l.opts.Nap > 0 {
 		if l.napSkip > 0 {
 			l.napSkip--
@@ -455,7 +455,7 @@ func (l *Loop) wait(block bool) (int, error) {
 				timeout -= d // the nap may oversleep: the timer is never early
 			}
 			nap(d)
-			napped = true
+			didNap = true
 		}
 	}
 	// Publish that we are going to sleep, then look once more: a Submit
@@ -467,7 +467,7 @@ func (l *Loop) wait(block bool) (int, error) {
 	}
 	n, err := l.poller.Wait(l.events, timeout)
 	l.sleeping.Store(false)
-	if napped {
+	if didNap {
 		l.napped(n)
 	}
 	return n, err

@@ -73,7 +73,8 @@ func main() {
 		idleClient(os.Args[2:])
 		return
 	}
-	impls := flag.String("impls", "evloop,gnet,fasthttp,nbio,nethttp", "servers to compare")
+	impls := flag.String("impls", "evloop,gnet,fasthttp,nbio,nethttp",
+		`servers to compare; "label=impl flag ..." runs httpserver's impl with more flags under label ("nap=evloop -evloop-nap=20us")`)
 	runs := flag.Int("runs", 3, "runs of each measurement (medians are reported)")
 	duration := flag.Duration("duration", 10*time.Second, "wrk duration of each measurement")
 	conns := flag.String("conns", "50,256", "connection counts")
@@ -161,7 +162,11 @@ func startServer(bin, name string, pin bool, debug bool) (*exec.Cmd, string, str
 		return nil, "", "", err
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	argv := []string{bin, "-impl", name, "-addr", addr}
+	impl, flags := name, ""
+	if label, spec, ok := strings.Cut(name, "="); ok && label != "" {
+		impl, flags, _ = strings.Cut(strings.TrimSpace(spec), " ")
+	}
+	argv := append([]string{bin, "-impl", impl, "-addr", addr}, strings.Fields(flags)...)
 	debugAddr := ""
 	if debug {
 		dport, err := proc.FreePort()
