@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"net"
 	"testing"
 	"time"
 
@@ -36,8 +37,14 @@ func (b *burst) OnMessage(c *ws.Conn, op ws.Opcode, data []byte) {
 // frames queued before it arrive intact, and the stream goes on.
 func TestWriteOutboundFull(t *testing.T) {
 	b := &burst{errs: make(chan []error, 1)}
-	_, addr := startServerEngine(t, b, nil, evloop.Options{MaxOutbound: 64 << 10})
+	// Small socket buffers on both ends, so that the kernel cannot take
+	// the whole burst in the queue's place: 320,000 bytes against 64 KiB
+	// of queue and 8 KiB of buffer on each side (16 KiB as Linux counts).
+	_, addr := startServerEngine(t, b, nil, evloop.Options{MaxOutbound: 64 << 10, SendBuffer: 8 << 10})
 	c := dialRaw(t, addr, "/fast", "")
+	if err := c.nc.(*net.TCPConn).SetReadBuffer(8 << 10); err != nil {
+		t.Fatal(err)
+	}
 	c.frame(0x81, []byte("burst"), false)
 	errs := recv(t, b.errs, "the results of the writes")
 	queued := 0
@@ -92,8 +99,8 @@ func TestSendAfterClose(t *testing.T) {
 	}
 }
 
-// sendBurst answers "burst" by sending, from another goroutine, ten binary
-// messages of 20000 bytes, and reports what each Send returned and when
+// sendBurst answers "burst" by sending, from another goroutine, sixteen
+// binary messages of 20000 bytes, and reports what each Send returned and when
 // the connection closed.
 type sendBurst struct {
 	echo
@@ -104,7 +111,7 @@ type sendBurst struct {
 func (b *sendBurst) OnMessage(c *ws.Conn, op ws.Opcode, data []byte) {
 	go func() {
 		var errs []error
-		for i := range 10 {
+		for i := range 16 {
 			errs = append(errs, c.Send(ws.Binary, bytes.Repeat([]byte{byte('a' + i)}, 20000)))
 		}
 		b.errs <- errs
@@ -117,8 +124,14 @@ func (b *sendBurst) OnClose(c *ws.Conn, err error) { b.closed <- err }
 // the messages queued before it, rather than leave a gap in the stream.
 func TestSendOutboundFullCloses(t *testing.T) {
 	b := &sendBurst{errs: make(chan []error, 1), closed: make(chan error, 1)}
-	_, addr := startServerEngine(t, b, nil, evloop.Options{MaxOutbound: 64 << 10})
+	// Small socket buffers on both ends, so that the kernel cannot take
+	// the whole burst in the queue's place: 320,000 bytes against 64 KiB
+	// of queue and 8 KiB of buffer on each side (16 KiB as Linux counts).
+	_, addr := startServerEngine(t, b, nil, evloop.Options{MaxOutbound: 64 << 10, SendBuffer: 8 << 10})
 	c := dialRaw(t, addr, "/fast", "")
+	if err := c.nc.(*net.TCPConn).SetReadBuffer(8 << 10); err != nil {
+		t.Fatal(err)
+	}
 	c.frame(0x81, []byte("burst"), false)
 	for i, err := range recv(t, b.errs, "the results of the sends") {
 		if err != nil {
@@ -138,8 +151,9 @@ func TestSendOutboundFullCloses(t *testing.T) {
 		}
 		got++
 	}
-	if got == 0 || got == 10 {
-		t.Fatalf("%d messages arrived; want some of ten, for a 64 KiB queue", got)
+	if got == 0 || got == 16 {
+		t.Fatalf("%d messages arrived; want some of sixteen, for a 64 KiB queue", got)
 	}
+	c.nc.Close() // the server waits for this EOF, a second at most
 	recv(t, b.closed, "OnClose")
 }
