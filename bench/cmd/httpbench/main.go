@@ -1,6 +1,9 @@
 // Command httpbench compares HTTP/1.1 servers side by side with wrk:
 // evloop's http1 against net/http, fasthttp, gnet (parsing every request)
-// and nbio's nbhttp, all built into cmd/httpserver.
+// and nbio's nbhttp, all built into cmd/httpserver, and, as "c" in -impls,
+// c/http_plaintext.c: a minimal C server that counts heads and answers
+// them, the floor of a server that reads and writes once per wake-up
+// (built with cc; run httpbench within bench/).
 //
 //	go run ./cmd/httpbench -runs 3 -duration 10s        # throughput and efficiency
 //	go run ./cmd/httpbench -idle 10000                  # memory of idle connections
@@ -84,12 +87,12 @@ func main() {
 	pin := flag.Bool("pin", false, "pin the server to CPU 0 (wrk gets the other)")
 	flag.Parse()
 
-	bin, err := buildServer()
+	names := strings.Split(*impls, ",")
+	bin, err := buildServer(names)
 	if err != nil {
 		fail(err)
 	}
 	defer os.RemoveAll(filepath.Dir(bin))
-	names := strings.Split(*impls, ",")
 	if *idle > 0 {
 		if err := idleRun(bin, names, *idle); err != nil {
 			fail(err)
@@ -151,9 +154,66 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-// buildServer builds cmd/httpserver into a temporary directory.
-func buildServer() (string, error) {
-	return proc.Build("github.com/evloop/evloop/bench/cmd/httpserver")
+// buildServer builds cmd/httpserver into a temporary directory, and the C
+// server beside it if names has "c".
+func buildServer(names []string) (string, error) {
+	bin, err := proc.Build("github.com/evloop/evloop/bench/cmd/httpserver")
+	if err != nil {
+		return "", err
+	}
+	for _, name := range names {
+		if impl, _ := implOf(name); impl == "c" {
+			src, err := benchFile("c/http_plaintext.c")
+			if err == nil {
+				var out []byte
+				out, err = exec.Command("cc", "-O2", "-o", cServer(bin), src).CombinedOutput()
+				if err != nil {
+					err = fmt.Errorf("building %s: %v\n%s", src, err, out)
+				}
+			}
+			if err != nil {
+				os.RemoveAll(filepath.Dir(bin))
+				return "", err
+			}
+			break
+		}
+	}
+	return bin, nil
+}
+
+// benchFile finds name in the bench module, from the working directory
+// or one above it.
+func benchFile(name string) (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return filepath.Join(dir, name), nil
+		}
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return "", fmt.Errorf("%s not found: run httpbench within bench/", name)
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return "", fmt.Errorf("%s not found: run httpbench within bench/", name)
+		}
+		dir = up
+	}
+}
+
+// cServer is where buildServer puts the C server, beside httpserver.
+func cServer(bin string) string { return filepath.Join(filepath.Dir(bin), "http_plaintext") }
+
+// implOf splits a name of -impls into the server and its further flags:
+// "nap=evloop -evloop-nap=20us" is evloop with -evloop-nap=20us.
+func implOf(name string) (impl, flags string) {
+	if label, spec, ok := strings.Cut(name, "="); ok && label != "" {
+		impl, flags, _ = strings.Cut(strings.TrimSpace(spec), " ")
+		return impl, flags
+	}
+	return name, ""
 }
 
 func startServer(bin, name string, pin bool, debug bool) (*exec.Cmd, string, string, error) {
@@ -162,11 +222,14 @@ func startServer(bin, name string, pin bool, debug bool) (*exec.Cmd, string, str
 		return nil, "", "", err
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	impl, flags := name, ""
-	if label, spec, ok := strings.Cut(name, "="); ok && label != "" {
-		impl, flags, _ = strings.Cut(strings.TrimSpace(spec), " ")
-	}
+	impl, flags := implOf(name)
 	argv := append([]string{bin, "-impl", impl, "-addr", addr}, strings.Fields(flags)...)
+	if impl == "c" {
+		if debug {
+			return nil, "", "", fmt.Errorf("the C server has no debug address (goroutines) for -idle")
+		}
+		argv = append([]string{cServer(bin), "-addr", addr}, strings.Fields(flags)...)
+	}
 	debugAddr := ""
 	if debug {
 		dport, err := proc.FreePort()

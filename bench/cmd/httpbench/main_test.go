@@ -29,19 +29,24 @@ func TestParseWrk(t *testing.T) {
 	}
 }
 
-// A short run of the whole harness against two servers.
+// A short run of the whole harness against two servers, and the C server
+// where there is a C compiler.
 func TestMeasure(t *testing.T) {
 	if _, err := exec.LookPath("wrk"); err != nil {
 		t.Skip("wrk not installed")
 	}
-	bin, err := buildServer()
+	names := []string{"evloop", "nethttp"}
+	if _, err := exec.LookPath("cc"); err == nil {
+		names = append(names, "c")
+	}
+	bin, err := buildServer(names)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(filepath.Dir(bin))
 	script := filepath.Join(t.TempDir(), "p.lua")
 	os.WriteFile(script, []byte(pipelineScript), 0o644)
-	for _, name := range []string{"evloop", "nethttp"} {
+	for _, name := range names {
 		for _, pl := range []bool{false, true} {
 			r, err := measure(bin, name, config{conns: 10, pipeline: pl, path: "/plaintext"}, time.Second, script, false)
 			if err != nil || r.rps <= 0 || r.eff <= 0 {

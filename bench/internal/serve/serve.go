@@ -30,7 +30,7 @@ func Main(command string, impls map[string]func(addr string) error) {
 	list := strings.Join(names, "|")
 	impl := flag.String("impl", "evloop", "server: "+list)
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
-	debug := flag.String("debug-addr", "", "address for /goroutines and /debug/pprof/profile (none if empty)")
+	debug := flag.String("debug-addr", "", "address for /goroutines, /debug/pprof/profile and /debug/pprof/trace (none if empty)")
 	flag.Parse()
 	run, ok := impls[*impl]
 	if !ok {
@@ -43,6 +43,7 @@ func Main(command string, impls map[string]func(addr string) error) {
 			fmt.Fprint(w, strconv.Itoa(runtime.NumGoroutine()))
 		})
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		go http.ListenAndServe(*debug, mux)
 	}
 	log.Fatal(run(*addr))
