@@ -157,6 +157,19 @@ func runDecode(in []byte, cuts ...int) decoded {
 	return decoded{string(body), n, nil, d.Done()}
 }
 
+// headEnd finds what bytes.Index finds.
+func FuzzHeadEnd(f *testing.F) {
+	for _, s := range []string{"", "\r\n\r\n", "\n\r\n", "\r\n\r", "a\r\n\r\n", "GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+		"\r\r\n\r\n", "\n\n\r\n\r\n", "x\r\n\nr\n\r\n\r\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := headEnd(b), bytes.Index(b, []byte("\r\n\r\n")); got != want {
+			t.Fatalf("headEnd(%q) = %d; bytes.Index says %d", b, got, want)
+		}
+	})
+}
+
 func FuzzChunked(f *testing.F) {
 	for _, tc := range chunkedTests {
 		f.Add([]byte(tc.in), uint64(len(tc.in)))
