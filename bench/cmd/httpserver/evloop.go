@@ -9,7 +9,10 @@ import (
 
 func init() { impls["evloop"] = serveEvloop }
 
-var evloopNap = flag.Duration("evloop-nap", 0, "evloop: how long a loop naps before it waits (evloop.Options.Nap; 0: never)")
+var (
+	evloopNap   = flag.Duration("evloop-nap", 0, "evloop: how long a loop naps before it waits (evloop.Options.Nap; 0: never)")
+	evloopLoops = flag.Int("evloop-loops", 0, "evloop: event loops (evloop.Options.Loops; 0: one per P)")
+)
 
 // serveEvloop answers on the loops with http1's fast handlers.
 func serveEvloop(addr string) error {
@@ -17,6 +20,7 @@ func serveEvloop(addr string) error {
 	// wrk is another process: idle loops sleep in epoll_wait, as gnet's do.
 	srv.Engine.BlockingPoll = true
 	srv.Engine.Nap = *evloopNap
+	srv.Engine.Loops = *evloopLoops
 	srv.HandleFastFunc("GET /plaintext", func(w *http1.Response, r *http1.Request) {
 		w.AddHeader("Content-Type", "text/plain")
 		w.Write(helloBody)

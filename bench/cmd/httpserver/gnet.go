@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"net/http"
 	"strconv"
 	"sync"
@@ -102,6 +103,12 @@ func (g *gnetHTTP) OnTraffic(c gnet.Conn) gnet.Action {
 	return gnet.None
 }
 
+var gnetLoops = flag.Int("gnet-loops", 0, "gnet: event loops (gnet.WithNumEventLoop; 0: one per CPU)")
+
 func serveGnet(addr string) error {
-	return gnet.Run(&gnetHTTP{}, "tcp://"+addr, gnet.WithMulticore(true))
+	opts := []gnet.Option{gnet.WithMulticore(true)}
+	if *gnetLoops > 0 {
+		opts = append(opts, gnet.WithNumEventLoop(*gnetLoops))
+	}
+	return gnet.Run(&gnetHTTP{}, "tcp://"+addr, opts...)
 }
