@@ -48,11 +48,7 @@
 // pooled handler streams, chunked (close-delimited for HTTP/1.0), and
 // answers "OPTIONS *" itself (200, no body: it asks about the server, not
 // a resource), keeps a pooled handler's own Transfer-Encoding (chunked, or
-// identity: the body ends with the connection), drops up to 256 KiB of a
-// body a pooled handler left unread to reach the next request (a chunked
-// one is read ahead on the handler's goroutine before the answer's head
-// goes out, as net/http's server does, so that the head says
-// "Connection: close" when the body is longer), and
+// identity: the body ends with the connection), and
 // closes with the right status on bad input: 400, 413, 431, 501, 505 and
 // 408 for a client too slow (Server.ReadHeaderTimeout, ReadTimeout,
 // IdleTimeout). Timeouts and pooled handlers' deadlines live in per-loop

@@ -475,26 +475,6 @@ func (p *bodyPipe) Close() error {
 	return nil
 }
 
-// drainAhead reads and drops what is left of a chunked body the handler
-// did not read, up to maxDiscard bytes, before the answer's head goes out
-// (on the handler's goroutine, once it returned), as net/http's server
-// does: the head can then say whether the connection stays open (the
-// body ended within maxDiscard) or closes. Dropped after the head, as a
-// body of known length is, the rest could prove too long only once the
-// answer had promised to keep the connection. It reports false if the
-// body goes on past maxDiscard; a body that fails (a timeout, bad
-// framing) or that waits for "100 Continue" is left to bodyEndsConn.
-func (p *bodyPipe) drainAhead() bool {
-	p.mu.Lock()
-	skip := p.left >= 0 || p.asked || p.closed || p.sawEOF
-	p.mu.Unlock()
-	if skip {
-		return true
-	}
-	_, err := io.CopyN(io.Discard, p, maxDiscard+1)
-	return err != nil
-}
-
 // rest returns the body bytes received and not read, for Hijack.
 func (p *bodyPipe) rest() []byte {
 	p.mu.Lock()
@@ -851,9 +831,6 @@ func (w *responseWriter) finish() {
 		w.WriteHeader(http.StatusOK)
 	}
 	w.handlerDone = true
-	if !w.headSent && w.sr.body != nil && !w.sr.body.drainAhead() {
-		w.closeAfter = true // more body than the server drops: not a request
-	}
 	if w.declared >= 0 && w.written < w.declared && !w.isHead && bodyAllowed(w.status) {
 		// Fewer bytes than declared: the framing is broken; close.
 		w.closeAfter = true
