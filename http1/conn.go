@@ -140,7 +140,7 @@ func (hc *conn) serve() {
 		ls := hc.ls
 		req := &ls.req
 		n, err := hc.p.Parse(in, req)
-		if errors.Is(err, ErrIncomplete) {
+		if err == ErrIncomplete {
 			if hc.eof {
 				hc.close()
 				return
@@ -288,7 +288,9 @@ func (hc *conn) dispatch(req *Request, in []byte, n int) bool {
 		body = in[n:total]
 	}
 	hc.need, hc.cont = 0, false
-	hc.enter(handling)
+	if hc.phase != handling { // not the second of a pipelined burst
+		hc.enter(handling)
+	}
 	req.Body = body
 	// A client that half-closed still gets the answers to every request it
 	// sent; serve closes once they are all answered.

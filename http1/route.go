@@ -80,9 +80,11 @@ func validMethod(m string) bool {
 // methods (allowed then lists them). last is the caller's cache: the set
 // an exact path matched last time, looked at before the map.
 func (rt *router) match(req *Request, last **routeSet) (r *route, status int, allowed string) {
-	path := req.Path()
 	var set *routeSet
-	if *last != nil && string(path) == (*last).path {
+	var path []byte
+	if *last != nil && string(req.Target) == (*last).path {
+		set = *last // the target is that path, with no query: the usual repeat
+	} else if path = req.Path(); *last != nil && string(path) == (*last).path {
 		set = *last
 	} else if rt.exact != nil {
 		if set = rt.exact[string(path)]; set != nil {
