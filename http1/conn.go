@@ -288,9 +288,7 @@ func (hc *conn) dispatch(req *Request, in []byte, n int) bool {
 		body = in[n:total]
 	}
 	hc.need, hc.cont = 0, false
-	if hc.phase != handling { // not the second of a pipelined burst
-		hc.enter(handling)
-	}
+	hc.enter(handling)
 	req.Body = body
 	// A client that half-closed still gets the answers to every request it
 	// sent; serve closes once they are all answered.
@@ -478,12 +476,16 @@ func (hc *conn) release() {
 // with it: the connection goes to the end of its loop's list for that
 // timeout, which the loop checks every tick.
 func (hc *conn) enter(p phase) {
-	if p == hc.phase && p != idle {
+	// Small enough to inline: the requests of a pipelined burst after the
+	// first are already handling.
+	if p == hc.phase && p != idle || p == inHead && hc.phase == inBody {
 		return
 	}
-	if p == inHead && hc.phase == inBody {
-		return
-	}
+	hc.switchPhase(p)
+}
+
+// switchPhase is enter's change of phase: the timeout of the new one.
+func (hc *conn) switchPhase(p phase) {
 	ls := hc.ls
 	if hc.phase == idle || hc.phase == handling {
 		hc.began = ls.now // a request begins (with ReadTimeout's wait)

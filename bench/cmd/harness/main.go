@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/evloop/evloop/bench/internal/load"
+	"github.com/evloop/evloop/bench/internal/proc"
 )
 
 func main() {
@@ -118,7 +119,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-runs must be at least 1")
 	}
 
-	root, err := benchRoot()
+	root, err := proc.BenchRoot()
 	if err != nil {
 		return err
 	}
@@ -218,23 +219,6 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%d run(s) failed", len(h.failures))
 	}
 	return nil
-}
-
-// benchRoot finds the bench module's directory from the working directory
-// up.
-func benchRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && strings.Contains(string(b), "module github.com/evloop/evloop/bench\n") {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("run the harness inside bench/ (no github.com/evloop/evloop/bench go.mod above %s)", dir)
-		}
-	}
 }
 
 func (h *harness) build(withC bool) error {

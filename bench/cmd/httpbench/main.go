@@ -163,7 +163,8 @@ func buildServer(names []string) (string, error) {
 	}
 	for _, name := range names {
 		if impl, _ := implOf(name); impl == "c" {
-			src, err := benchFile("c/http_plaintext.c")
+			root, err := proc.BenchRoot()
+			src := filepath.Join(root, "c", "http_plaintext.c")
 			if err == nil {
 				var out []byte
 				out, err = exec.Command("cc", "-O2", "-o", cServer(bin), src).CombinedOutput()
@@ -179,28 +180,6 @@ func buildServer(names []string) (string, error) {
 		}
 	}
 	return bin, nil
-}
-
-// benchFile finds name in the bench module, from the working directory
-// or one above it.
-func benchFile(name string) (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
-			return filepath.Join(dir, name), nil
-		}
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return "", fmt.Errorf("%s not found: run httpbench within bench/", name)
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			return "", fmt.Errorf("%s not found: run httpbench within bench/", name)
-		}
-		dir = up
-	}
 }
 
 // cServer is where buildServer puts the C server, beside httpserver.

@@ -129,6 +129,23 @@ func Median(v []float64) float64 {
 // the binary's path; remove its directory when done.
 func Build(pkg string) (string, error) { return BuildIn("", pkg) }
 
+// BenchRoot finds the bench module's directory from the working
+// directory up: the commands that build its C servers run inside bench/.
+func BenchRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && strings.Contains(string(b), "module github.com/evloop/evloop/bench\n") {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("run inside bench/ (no github.com/evloop/evloop/bench go.mod above %s)", dir)
+		}
+	}
+}
+
 // BuildIn is Build run in directory src: with the go.mod found from
 // there, so that a program of the evloop module (cmd/evgate) is built with
 // the dependencies it ships with rather than the bench module's.
