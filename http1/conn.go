@@ -38,8 +38,10 @@ type conn struct {
 
 	// discard counts body bytes still to drop after a pooled handler
 	// returned without reading its body; discardChunked decodes them.
+	// held is the handler's answer, if it waits for the body's end.
 	discard        int64
 	discardChunked *ChunkedDecoder
+	held           *responseWriter
 
 	// The connection's place in its loop's timeouts.
 	prev, next *conn
@@ -112,6 +114,10 @@ func (hc *conn) serve() {
 				if hc.eof && !c.Closed() {
 					hc.close() // the rest of the body will not come
 				}
+				return
+			}
+			if hc.held != nil && !hc.sendHeld(true) {
+				hc.close()
 				return
 			}
 			hc.enter(handling) // the request is done: the next begins afresh
@@ -210,10 +216,34 @@ func (hc *conn) backPressure(paused bool) {
 	}
 }
 
-// close closes the connection after the answers batched for it.
+// close closes the connection after the answers batched for it, and
+// the answer held for the end of its request's body, if there is one.
 func (hc *conn) close() {
+	if hc.held != nil {
+		hc.sendHeld(false)
+	}
 	hc.ls.flushOut()
 	hc.c.Close()
+}
+
+// sendHeld sends the pooled handler's answer that waited for the end of
+// its request's body (responseWriter.holdForBody), with "Connection:
+// close" unless keep. It reports whether the connection stays open.
+func (hc *conn) sendHeld(keep bool) bool {
+	w := hc.held
+	hc.held = nil
+	if !keep {
+		w.closeAfter = true
+	}
+	b := w.take() // the head decides closeAfter
+	if w.chunked {
+		b = w.appendEnd(b)
+	}
+	hc.ls.flushOut()
+	_, err := hc.c.Write(b)
+	putBuffer(b)
+	hc.writeFailed(err)
+	return !w.closeAfter && !hc.c.Closed()
 }
 
 // optionsStar is dispatch's status for "OPTIONS *": 200, with no body.
@@ -321,7 +351,7 @@ func (hc *conn) dispatch(req *Request, in []byte, n int) bool {
 // idle reports whether the connection waits for a request with nothing
 // of it received.
 func (hc *conn) idle() bool {
-	return hc.std == nil && hc.fast == nil && hc.need == 0 && hc.c.InboundBuffered() == 0
+	return hc.std == nil && hc.fast == nil && hc.held == nil && hc.need == 0 && hc.c.InboundBuffered() == 0
 }
 
 // switchTo hands the connection to another protocol: p serves it from
@@ -529,7 +559,7 @@ func (hc *conn) timeout() {
 	case hc.std != nil:
 		hc.std.readTimedOut()
 	case hc.discard != 0:
-		hc.close() // the answer went out: no 408 after it
+		hc.close() // the answer went out, or goes now: no 408 after it
 	case hc.phase == inHead || hc.phase == inBody:
 		hc.fail(408)
 	default:

@@ -41,6 +41,21 @@
 // reset once the handler returns. A zero time clears a deadline; one
 // that has passed is not extended.
 //
+// A body a pooled handler leaves unread is dropped to reach the next
+// request when at most 256 KiB of it is left (of a chunked body, counting
+// what arrived and was not read), as net/http's server drops it; otherwise
+// the connection closes after the answer. When the handler returns before
+// any of its answer went out, a chunked body is still arriving, and the
+// connection would otherwise stay open, the answer waits, on the loop and
+// holding no worker, until the body has ended, so that its head can say
+// "Connection: close" if the connection will not be kept: more than 256
+// KiB left, a malformed body, the client's EOF, ReadTimeout (IdleTimeout
+// without it, or when the handler set its own read deadline), or Shutdown,
+// which sends such an answer at once. Meanwhile the connection keeps the
+// answer's buffered bytes and header. A handler that called
+// EnableFullDuplex, or whose request has "Expect: 100-continue", is
+// answered at once, as by net/http's server.
+//
 // Per connection the server keeps requests alive, serves pipelined
 // requests in order (a pooled handler's answer is awaited before the next
 // request is read), reads Content-Length and chunked bodies, answers

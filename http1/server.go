@@ -271,6 +271,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 				case *conn:
 					if x.idle() {
 						c.Close()
+					} else if x.held != nil {
+						x.close() // its answer goes now, without waiting for the body's end
 					}
 				case Shutdowner:
 					x.OnShutdown(c)

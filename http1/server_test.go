@@ -702,6 +702,28 @@ func TestShutdownFinishesRequests(t *testing.T) {
 	wg.Wait()
 }
 
+// Shutdown does not wait for the end of a body a handler left unread:
+// the answer held for it goes out at once, with "Connection: close".
+func TestShutdownSendsHeldAnswer(t *testing.T) {
+	srv := testServer()
+	answered := make(chan struct{})
+	srv.HandleFunc("/unread", func(w http.ResponseWriter, r *http.Request) {
+		defer close(answered)
+		io.WriteString(w, "ignored")
+	})
+	addr := serve(t, srv)
+	c := dialRaw(t, addr)
+	c.send("POST /unread HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
+	<-answered
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if resp, body := c.read("POST"); body != "ignored" || !resp.Close {
+		t.Fatalf("answer %q close=%v; want %q, Connection: close", body, resp.Close, "ignored")
+	}
+	c.closed()
+}
+
 func TestCurl(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl not installed")

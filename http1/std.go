@@ -323,23 +323,42 @@ func (sr *stdRequest) finished() {
 		c.ResumeReading()
 		hc.switchTo(w.proto)
 		return
-	case w.closeAfter || !sr.keep || sr.bodyEndsConn(true) || hc.ls.shuttingDown:
-		c.Close()
+	}
+	if w.held {
+		hc.held = w // sent by close, or once the body is dropped
+		sr.req = nil
+	}
+	if w.closeAfter || !sr.keep || sr.bodyEndsConn(true) || hc.ls.shuttingDown {
+		hc.close()
 		return
 	}
 	if !sr.bodyDone {
 		// Unread body: drop a little to reach the next request.
 		if sr.dec != nil {
-			hc.discardChunked, hc.discard = sr.dec, maxDiscard
+			// What the handler left in the pipe counts, as it does for
+			// net/http's server, which drops it through the body.
+			left := maxDiscard - sr.body.release()
+			if left <= 0 {
+				hc.close()
+				return
+			}
+			hc.discardChunked, hc.discard = sr.dec, left
 		} else if sr.bodyLeft <= maxDiscard {
 			hc.discard = sr.bodyLeft
 		} else {
-			c.Close()
+			hc.close()
 			return
 		}
-		if hc.ls.s.ReadTimeout <= 0 {
-			hc.enter(idle) // the rest must come within IdleTimeout
+		// The rest must come within ReadTimeout of the request's start,
+		// or within IdleTimeout if there is none or the handler set its
+		// own read deadline (which took the connection off ReadTimeout's
+		// list, and ends with the handler).
+		if hc.ls.s.ReadTimeout <= 0 || hc.list != inBody+1 {
+			hc.enter(idle)
 		}
+	} else if hc.held != nil && !hc.sendHeld(true) {
+		hc.close()
+		return
 	}
 	c.ResumeReading()
 	hc.serve()
@@ -415,6 +434,25 @@ func (p *bodyPipe) finish(err error) {
 	}
 	p.cond.Broadcast()
 	p.mu.Unlock()
+}
+
+// arriving reports whether the body is still arriving, in a request
+// without "Expect: 100-continue": one whose rest the client sends whether
+// or not it is read.
+func (p *bodyPipe) arriving() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err == nil && !p.asked
+}
+
+// release drops the bytes the handler, which returned, did not read, and
+// returns how many there were.
+func (p *bodyPipe) release() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(p.buf) - p.off
+	p.buf, p.off, p.closed = nil, 0, true
+	return int64(n)
 }
 
 // noContinue drops the "100 Continue" owed, once the answer's final
@@ -504,6 +542,8 @@ type responseWriter struct {
 	wroteHeader  bool
 	headSent     bool
 	handlerDone  bool
+	held         bool // the answer waits for the body's end: holdForBody
+	fullDuplex   bool // EnableFullDuplex was called
 	autoLength   bool // Content-Length is added: the handler returned before the head went out
 	chunked      bool
 	closeAfter   bool // the connection closes after this answer
@@ -679,6 +719,16 @@ func (w *responseWriter) flush() error {
 		}
 		return err
 	}
+	b := w.take()
+	if b == nil {
+		return w.failed()
+	}
+	return w.sendAndWait(b)
+}
+
+// take returns what goes out next: the head, if it was not sent yet, and
+// the body buffered, framed for the wire. The buffer is the caller's.
+func (w *responseWriter) take() []byte {
 	var b []byte
 	if !w.headSent {
 		w.headSent = true
@@ -706,10 +756,7 @@ func (w *responseWriter) flush() error {
 		putBuffer(w.buf)
 		w.buf = nil
 	}
-	if b == nil {
-		return w.failed()
-	}
-	return w.sendAndWait(b)
+	return b
 }
 
 // body returns the buffered body framed for the wire: as a chunk when
@@ -842,11 +889,36 @@ func (w *responseWriter) finish() {
 		w.autoLength = true
 		w.declared = w.written
 	}
-	if w.flush() == nil && w.chunked {
-		b := append(getBuffer()[:0], "0\r\n"...)
-		b = w.appendTrailers(b)
-		w.send(append(b, "\r\n"...))
+	if w.holdForBody() {
+		return // the loop sends the answer once the body has ended
 	}
+	if w.flush() == nil && w.chunked {
+		w.send(w.appendEnd(getBuffer()[:0]))
+	}
+}
+
+// appendEnd appends the end of a chunked body: the last chunk and the
+// trailer.
+func (w *responseWriter) appendEnd(b []byte) []byte {
+	b = append(b, "0\r\n"...)
+	b = w.appendTrailers(b)
+	return append(b, "\r\n"...)
+}
+
+// holdForBody reports whether the answer, none of which went out yet,
+// waits for the loop to drop the rest of a chunked body the handler left
+// unread. net/http's server drops up to 256 KiB of such a body before it
+// writes the head, so that the head can say whether the connection stays
+// open; here the loop drops it, holding no worker, and then sends the
+// answer (conn.sendHeld), with "Connection: close" if more was left, the
+// body was malformed, or it did not come.
+func (w *responseWriter) holdForBody() bool {
+	if w.headSent || w.closeAfter || w.fullDuplex || !w.sr.keep || w.sr.dec == nil ||
+		w.sr.s.closing.Load() || fieldHasToken(w.head(), "Connection", "close") {
+		return false // the connection closes after the answer anyway
+	}
+	w.held = w.sr.body.arriving()
+	return w.held
 }
 
 // hasTrailers reports whether the header h says trailers will be sent, as
@@ -1069,9 +1141,14 @@ func (w *responseWriter) SwitchProtocols(p Protocol) error {
 }
 
 // EnableFullDuplex returns nil: a pooled handler may always read the
-// request's body while it writes the answer. It is what
+// request's body while it writes the answer. As with net/http's server,
+// the answer of a handler that called it does not wait for the end of a
+// body it left unread (see holdForBody). It is what
 // http.ResponseController's EnableFullDuplex calls.
-func (w *responseWriter) EnableFullDuplex() error { return nil }
+func (w *responseWriter) EnableFullDuplex() error {
+	w.fullDuplex = true
+	return nil
+}
 
 // bodyEndsConn reports whether, for the request's body, the connection
 // closes after the answer: the body ended in an error (malformed, too

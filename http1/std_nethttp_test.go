@@ -455,6 +455,163 @@ func TestStdUnreadChunkedBody(t *testing.T) {
 	}
 }
 
+// A chunked body left unread is dropped before the answer goes out, as
+// net/http's server drops it, so that the answer's head can tell whether
+// the connection stays open: the answer waits for the body's end.
+func TestStdUnreadChunkedBodyHeld(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ignored") })
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
+			c.nc.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+			if b, err := c.br.Peek(1); err == nil {
+				t.Fatalf("answered %q before the body's end", b)
+			} else if !isTimeout(err) {
+				t.Fatal(err)
+			}
+			c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+			c.send("5\r\nworld\r\n0\r\n\r\nGET /next HTTP/1.1\r\nHost: x\r\n\r\n")
+			if resp, body := c.read("POST"); body != "ignored" || resp.Close {
+				t.Fatalf("answer %q close=%v; want %q, kept alive", body, resp.Close, "ignored")
+			}
+			if resp, body := c.read("GET"); body != "ignored" || resp.Close {
+				t.Fatalf("next answer %q close=%v; want %q, kept alive", body, resp.Close, "ignored")
+			}
+		})
+	}
+}
+
+// An unread chunked body longer than the server drops: the answer says
+// "Connection: close", and the connection closes after it.
+func TestStdUnreadChunkedBodyTooLong(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ignored") })
+	chunk := "4000\r\n" + strings.Repeat("a", 16<<10) + "\r\n"
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			sent := make(chan struct{})
+			go func() { // the server may stop reading before the end
+				defer close(sent)
+				io.WriteString(c.nc, "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+				for range 20 { // 320 KiB
+					if _, err := io.WriteString(c.nc, chunk); err != nil {
+						return
+					}
+				}
+				io.WriteString(c.nc, "0\r\n\r\n")
+			}()
+			if resp, body := c.read("POST"); body != "ignored" || !resp.Close {
+				t.Fatalf("answer %q close=%v; want %q, Connection: close", body, resp.Close, "ignored")
+			}
+			c.closed()
+			<-sent
+		})
+	}
+}
+
+// An unread chunked body cut short by the client's EOF, or malformed: the
+// answer still goes out, with "Connection: close".
+func TestStdUnreadChunkedBodyBroken(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ignored") })
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			for _, tc := range []struct {
+				name, rest string
+				eof        bool
+			}{
+				{"eof", "", true},
+				{"malformed", "zz\r\nhello\r\n", false},
+			} {
+				c := dialRaw(t, s.addr)
+				c.send("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n" + tc.rest)
+				if tc.eof {
+					c.nc.(*net.TCPConn).CloseWrite()
+				}
+				if resp, body := c.read("POST"); body != "ignored" || !resp.Close {
+					t.Fatalf("%s: answer %q close=%v; want %q, Connection: close", tc.name, body, resp.Close, "ignored")
+				}
+				c.closed()
+			}
+		})
+	}
+}
+
+// An unread chunked body whose rest does not come within ReadTimeout: the
+// answer goes out then, with "Connection: close".
+func TestStdUnreadChunkedBodyTimeout(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ignored") })
+	const timeout = 300 * time.Millisecond
+	servers := serveTwins(t, h, func(s *http1.Server) { s.ReadTimeout = timeout },
+		func(s *http.Server) { s.ReadTimeout = timeout })
+	for _, s := range servers {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
+			if resp, body := c.read("POST"); body != "ignored" || !resp.Close {
+				t.Fatalf("answer %q close=%v; want %q, Connection: close", body, resp.Close, "ignored")
+			}
+			c.closed()
+		})
+	}
+}
+
+// The answer does not wait for the end of an unread chunked body when the
+// connection closes after it anyway, or when the handler enabled full
+// duplex: net/http's server skips its drop before the head then too.
+func TestStdUnreadChunkedBodyNotHeld(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/close":
+			w.Header().Set("Connection", "close")
+		case "/duplex":
+			http.NewResponseController(w).EnableFullDuplex()
+		}
+		io.WriteString(w, "ignored")
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			for _, tc := range []struct {
+				path  string
+				close bool
+			}{{"/close", true}, {"/duplex", false}} {
+				c := dialRaw(t, s.addr)
+				c.send("POST " + tc.path + " HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
+				c.nc.SetReadDeadline(time.Now().Add(3 * time.Second))
+				if resp, body := c.read("POST"); body != "ignored" || resp.Close != tc.close {
+					t.Fatalf("%s: answer %q close=%v; want %q, close=%v", tc.path, body, resp.Close, "ignored", tc.close)
+				}
+			}
+		})
+	}
+}
+
+// A handler that set its own read deadline and left a chunked body
+// unread: the answer still goes out, with "Connection: close", when the
+// rest does not come (within IdleTimeout here, the read deadline for
+// net/http's server).
+func TestStdUnreadChunkedBodyReadDeadline(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.NewResponseController(w).SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		io.WriteString(w, "ignored")
+	})
+	const timeout = 200 * time.Millisecond
+	servers := serveTwins(t, h, func(s *http1.Server) {
+		s.ReadTimeout, s.ReadHeaderTimeout, s.IdleTimeout = timeout, timeout, timeout
+	}, func(s *http.Server) { s.ReadTimeout = timeout })
+	for _, s := range servers {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
+			c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+			if resp, body := c.read("POST"); body != "ignored" || !resp.Close {
+				t.Fatalf("answer %q close=%v; want %q, Connection: close", body, resp.Close, "ignored")
+			}
+			c.closed()
+		})
+	}
+}
+
 // A chunked body over MaxBodyBytes: the handler reads the bytes up to the
 // limit, then *http.MaxBytesError, as from http.MaxBytesReader.
 func TestStdChunkedBodyLimit(t *testing.T) {
