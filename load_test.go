@@ -4,6 +4,7 @@ package evloop
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -141,10 +143,18 @@ func TestConnectDisconnectNoLeak(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// TIME_WAIT ports are reused on loopback (tcp_tw_reuse defaults to 2).
+			// TIME_WAIT ports are reused on loopback (tcp_tw_reuse defaults
+			// to 2), but a second after they were closed (tcp_tw_reuse_delay
+			// on recent kernels): at this rate the range can run out for a
+			// moment, more so beside other tests that dial. Then the dial
+			// waits for ports to come free.
 			d := net.Dialer{Timeout: 10 * time.Second}
 			for i := range cycles / workers {
 				c, err := d.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+				for wait := 0; errors.Is(err, syscall.EADDRNOTAVAIL) && wait < 100; wait++ {
+					time.Sleep(20 * time.Millisecond)
+					c, err = d.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+				}
 				if err != nil {
 					if failed.Add(1) < 5 {
 						t.Errorf("cycle %d: %v", i, err)

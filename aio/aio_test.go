@@ -698,7 +698,7 @@ func runClients(t *testing.T, addr string, src, n int, mode string) {
 func clientsMain() int {
 	mode, addr := os.Getenv("AIO_TEST_CLIENTS"), os.Getenv("AIO_ADDR")
 	n, _ := strconv.Atoi(os.Getenv("AIO_N"))
-	d := net.Dialer{Timeout: 30 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(os.Getenv("AIO_SRC"))}}
+	d := net.Dialer{Timeout: 30 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(os.Getenv("AIO_SRC"))}, Control: bindNoPort}
 	var wg sync.WaitGroup
 	errc := make(chan error, n)
 	sem := make(chan struct{}, 512) // connects in flight
