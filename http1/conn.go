@@ -37,11 +37,9 @@ type conn struct {
 	std *stdRequest // a request a pooled handler is answering
 
 	// discard counts body bytes still to drop after a pooled handler
-	// returned without reading its body; discardChunked decodes them.
-	// held is the handler's answer, if it waits for the body's end.
-	discard        int64
-	discardChunked *ChunkedDecoder
-	held           *responseWriter
+	// returned without reading its body; drop is there if it is chunked.
+	discard int64
+	drop    *chunkDrop
 
 	// The connection's place in its loop's timeouts.
 	prev, next *conn
@@ -69,6 +67,15 @@ const (
 	inBody                // a body is arriving: ReadTimeout
 	handling              // a handler has the request: no timeout
 )
+
+// chunkDrop is a connection's state while it drops the rest of a chunked
+// body a pooled handler left unread: the body's decoder, and the
+// handler's answer if it waits for the body's end
+// (responseWriter.holdForBody).
+type chunkDrop struct {
+	dec  *ChunkedDecoder
+	held *responseWriter
+}
 
 // fastBody collects a chunked body for a fast route. The request's head
 // is kept aside and the chunks' bytes are dropped from the connection's
@@ -110,13 +117,17 @@ func (hc *conn) serve() {
 			return
 		}
 		if hc.discard != 0 {
+			var held *responseWriter
+			if hc.drop != nil {
+				held = hc.drop.held
+			}
 			if !hc.discardBody() {
 				if hc.eof && !c.Closed() {
 					hc.close() // the rest of the body will not come
 				}
 				return
 			}
-			if hc.held != nil && !hc.sendHeld(true) {
+			if !hc.sendHeld(held, true) {
 				hc.close()
 				return
 			}
@@ -219,19 +230,22 @@ func (hc *conn) backPressure(paused bool) {
 // close closes the connection after the answers batched for it, and
 // the answer held for the end of its request's body, if there is one.
 func (hc *conn) close() {
-	if hc.held != nil {
-		hc.sendHeld(false)
+	if d := hc.drop; d != nil && d.held != nil {
+		hc.sendHeld(d.held, false)
+		d.held = nil
 	}
 	hc.ls.flushOut()
 	hc.c.Close()
 }
 
-// sendHeld sends the pooled handler's answer that waited for the end of
+// sendHeld sends w, a pooled handler's answer that waited for the end of
 // its request's body (responseWriter.holdForBody), with "Connection:
-// close" unless keep. It reports whether the connection stays open.
-func (hc *conn) sendHeld(keep bool) bool {
-	w := hc.held
-	hc.held = nil
+// close" unless keep. It reports whether the connection stays open; with
+// w nil, it does nothing and reports true.
+func (hc *conn) sendHeld(w *responseWriter, keep bool) bool {
+	if w == nil {
+		return true
+	}
 	if !keep {
 		w.closeAfter = true
 	}
@@ -351,7 +365,13 @@ func (hc *conn) dispatch(req *Request, in []byte, n int) bool {
 // idle reports whether the connection waits for a request with nothing
 // of it received.
 func (hc *conn) idle() bool {
-	return hc.std == nil && hc.fast == nil && hc.held == nil && hc.need == 0 && hc.c.InboundBuffered() == 0
+	return hc.std == nil && hc.fast == nil && !hc.holds() && hc.need == 0 && hc.c.InboundBuffered() == 0
+}
+
+// holds reports whether the connection holds a pooled handler's answer
+// until its request's body has ended.
+func (hc *conn) holds() bool {
+	return hc.drop != nil && hc.drop.held != nil
 }
 
 // switchTo hands the connection to another protocol: p serves it from
@@ -435,9 +455,9 @@ var continueResponse = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 func (hc *conn) discardBody() bool {
 	c := hc.c
 	in, _ := c.Peek(0)
-	if hc.discardChunked != nil {
-		for len(in) > 0 && !hc.discardChunked.Done() {
-			data, n, err := hc.discardChunked.Decode(in)
+	if d := hc.drop; d != nil {
+		for len(in) > 0 && !d.dec.Done() {
+			data, n, err := d.dec.Decode(in)
 			if err != nil && !errors.Is(err, ErrIncomplete) {
 				hc.close()
 				return false
@@ -453,10 +473,10 @@ func (hc *conn) discardBody() bool {
 				break
 			}
 		}
-		if !hc.discardChunked.Done() {
+		if !d.dec.Done() {
 			return false
 		}
-		hc.discardChunked, hc.discard = nil, 0
+		hc.drop, hc.discard = nil, 0
 		return true
 	}
 	n := int64(c.Discard(int(min(hc.discard, int64(len(in))))))

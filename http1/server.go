@@ -271,7 +271,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 				case *conn:
 					if x.idle() {
 						c.Close()
-					} else if x.held != nil {
+					} else if x.holds() {
 						x.close() // its answer goes now, without waiting for the body's end
 					}
 				case Shutdowner:

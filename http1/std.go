@@ -324,11 +324,13 @@ func (sr *stdRequest) finished() {
 		hc.switchTo(w.proto)
 		return
 	}
+	var held *responseWriter // sent once the body is dropped, or now if the connection closes
 	if w.held {
-		hc.held = w // sent by close, or once the body is dropped
+		held = w
 		sr.req = nil
 	}
 	if w.closeAfter || !sr.keep || sr.bodyEndsConn(true) || hc.ls.shuttingDown {
+		hc.sendHeld(held, false)
 		hc.close()
 		return
 	}
@@ -339,10 +341,11 @@ func (sr *stdRequest) finished() {
 			// net/http's server, which drops it through the body.
 			left := maxDiscard - sr.body.release()
 			if left <= 0 {
+				hc.sendHeld(held, false)
 				hc.close()
 				return
 			}
-			hc.discardChunked, hc.discard = sr.dec, left
+			hc.drop, hc.discard = &chunkDrop{dec: sr.dec, held: held}, left
 		} else if sr.bodyLeft <= maxDiscard {
 			hc.discard = sr.bodyLeft
 		} else {
@@ -356,7 +359,7 @@ func (sr *stdRequest) finished() {
 		if hc.ls.s.ReadTimeout <= 0 || hc.list != inBody+1 {
 			hc.enter(idle)
 		}
-	} else if hc.held != nil && !hc.sendHeld(true) {
+	} else if !hc.sendHeld(held, true) {
 		hc.close()
 		return
 	}
