@@ -42,8 +42,8 @@
 // that has passed is not extended.
 //
 // A body a pooled handler leaves unread is dropped to reach the next
-// request when at most 256 KiB of it is left (of a chunked body, counting
-// what arrived and was not read), as net/http's server drops it; otherwise
+// request when at most 256 KiB of it is left (counting what arrived and
+// was not read), as net/http's server drops it; otherwise
 // the connection closes after the answer. When the handler returns before
 // any of its answer went out, a chunked body is still arriving, and the
 // connection would otherwise stay open, the answer waits, on the loop and

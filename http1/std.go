@@ -1158,8 +1158,8 @@ func (w *responseWriter) EnableFullDuplex() error {
 // long, cut short, timed out); or the request has "Expect: 100-continue"
 // and the handler has not read the body to its end, as net/http's server
 // does, since the bytes that follow may or may not be the body; or, once
-// the handler returned (done), more of the body is still to come than
-// the server drops to reach the next request (a chunked body's length is
+// the handler returned (done), more of the body is left unread than the
+// server drops to reach the next request (a chunked body's length is
 // found out while dropping it).
 func (sr *stdRequest) bodyEndsConn(done bool) bool {
 	if sr.body == nil {
@@ -1174,7 +1174,9 @@ func (sr *stdRequest) bodyEndsConn(done bool) bool {
 	case p.asked && !p.sawEOF:
 		return true
 	}
-	return done && p.err == nil && p.left > maxDiscard
+	// What is left of the body counts, received or not, as net/http's
+	// server counts it: left is what the loop has not yet passed on.
+	return done && p.err == nil && p.left+int64(len(p.buf)-p.off) > maxDiscard
 }
 
 var buffers = sync.Pool{New: func() any { b := make([]byte, chunkReserve, writeBuffer); return &b }}

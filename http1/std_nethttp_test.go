@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -423,6 +424,29 @@ func TestStdUnreadBodyTooLong(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			c := dialRaw(t, s.addr)
 			c.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n" + strings.Repeat("a", 1000))
+			if resp, body := c.read("POST"); body != "ignored" || !resp.Close {
+				t.Fatalf("answer %q close=%v; want %q, Connection: close", body, resp.Close, "ignored")
+			}
+			c.closed()
+		})
+	}
+}
+
+// What is left of an unread body counts whether it arrived or not: a
+// body of 300 KiB, of which 100 KiB came before the handler returned, is
+// too long to drop, as it is for net/http's server.
+func TestStdUnreadBodyPartlyArrived(t *testing.T) {
+	const size, sent = 300 << 10, 100 << 10
+	arrived := make(chan struct{}, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-arrived
+		io.WriteString(w, "ignored")
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send(fmt.Sprintf("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", size) + strings.Repeat("a", sent))
+			arrived <- struct{}{}
 			if resp, body := c.read("POST"); body != "ignored" || !resp.Close {
 				t.Fatalf("answer %q close=%v; want %q, Connection: close", body, resp.Close, "ignored")
 			}
