@@ -852,6 +852,12 @@ func (c *Conn) finalizeWith(err, writeErr error) {
 // Server.Submit, AfterFunc and Every.
 func (c *Conn) Loop() int { return c.ls.index }
 
+// Server returns the Server whose loop owns the connection: the one that
+// accepted, dialed or adopted it. Loop indexes are a Server's own, so the
+// pair of the two names a loop among several Servers' (a client's
+// connections from Dial and a listener's, say).
+func (c *Conn) Server() *Server { return c.ls.s }
+
 // Closed reports whether the connection is closed or closing.
 func (c *Conn) Closed() bool { return c.state >= closing }
 

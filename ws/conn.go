@@ -65,7 +65,11 @@ type Options struct {
 	// a connection whose message waits is not read until it is handled:
 	// neither its socket nor the frames already received, so that a
 	// close frame after a message is acted on once the message was
-	// handled. Such a handler writes with Send, not WriteMessage.
+	// handled. Such a handler writes with Send, not WriteMessage. A peer
+	// that resets the connection (rather than close it) while a message
+	// waits for the pool ends it at once: the frames received behind that
+	// message are dropped, and OnClose has CloseAbnormal, where on the
+	// loop they would have been handled first.
 	Workers int
 	// CloseTimeout bounds the wait for the peer's close frame after Close
 	// (default 5s); on a client, also the wait for the server to close
@@ -392,15 +396,27 @@ func (wc *Conn) deliver(op Opcode, data []byte) {
 // panic in OnMessage closes this connection alone, as one on the loop
 // does: logged with its stack, then raised again on the connection's loop,
 // where the engine closes the connection with an *evloop.PanicError of the
-// same value.
+// same value. The messages after it are dropped, and OnClose runs as it
+// would have without the pool: then, or at once if the connection closed
+// meanwhile.
 func (wc *Conn) drain() {
+	p := wc.pending
 	defer func() {
 		if v := recover(); v != nil {
 			slog.Default().Error("ws: panic in a pooled OnMessage", "panic", v, "stack", string(debug.Stack()))
-			wc.c.Submit(func() { panic(v) })
+			p.mu.Lock()
+			p.msgs = nil
+			p.mu.Unlock()
+			err := wc.c.Submit(func() {
+				wc.flags &^= fBusy // OnClose need not wait for the pool
+				defer wc.payClose()
+				panic(v)
+			})
+			if err != nil {
+				wc.payClose() // the loop is stopped
+			}
 		}
 	}()
-	p := wc.pending
 	for {
 		p.mu.Lock()
 		if len(p.msgs) == 0 {
@@ -452,8 +468,10 @@ func (wc *Conn) caughtUp() {
 func (wc *Conn) control(op Opcode, payload []byte) {
 	switch op {
 	case Ping:
-		if wc.flags&fCloseSent == 0 {
-			wc.writeFrame(Pong, payload, false)
+		if wc.flags&fCloseSent == 0 && wc.writeFrame(Pong, payload, false) != nil {
+			// The outbound queue is full: the peer, which does not read,
+			// would wait for the pong in vain (RFC 6455 section 5.5.2).
+			wc.c.Close()
 		}
 	case Pong:
 		if ph, ok := wc.h.(PongHandler); ok {

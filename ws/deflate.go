@@ -74,7 +74,14 @@ func maxCompressed(limit int) int {
 // decompress appends p inflated to dst, reading at most limit bytes of
 // output: a message that inflates past it fails with errTooBig before
 // more is allocated.
+//
+// An empty payload is an empty message. Strictly it is no deflate stream
+// (that of an empty message is one byte, 00), but zlib-based peers read
+// it as one and some send it.
 func decompress(dst, p []byte, limit int) ([]byte, *CloseError) {
+	if len(p) == 0 {
+		return dst, nil
+	}
 	src := io.MultiReader(bytes.NewReader(p), bytes.NewReader(deflateTail))
 	fr, _ := flateReaders.Get().(io.ReadCloser)
 	if fr == nil {
@@ -82,7 +89,11 @@ func decompress(dst, p []byte, limit int) ([]byte, *CloseError) {
 	} else {
 		fr.(flate.Resetter).Reset(src, nil)
 	}
-	defer flateReaders.Put(fr)
+	defer func() {
+		// Pooled, the reader must not keep the message alive.
+		fr.(flate.Resetter).Reset(noInput{}, nil)
+		flateReaders.Put(fr)
+	}()
 	start := len(dst)
 	for {
 		if len(dst) == cap(dst) {
@@ -105,3 +116,10 @@ func decompress(dst, p []byte, limit int) ([]byte, *CloseError) {
 		}
 	}
 }
+
+// noInput is an empty source, for a pooled reader between messages.
+type noInput struct{}
+
+func (noInput) Read([]byte) (int, error) { return 0, io.EOF }
+
+func (noInput) ReadByte() (byte, error) { return 0, io.EOF }

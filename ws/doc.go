@@ -27,7 +27,7 @@
 // payloads) fail with 1002. Pings are answered, control frames may come
 // between fragments, and the close handshake echoes the peer's code; the
 // server closes the TCP connection first. Between messages a Conn holds no
-// buffer: an idle connection costs its struct (128 bytes) and the
+// buffer: an idle connection costs its struct (136 bytes) and the
 // reactor's.
 //
 // Messages are handled on the loop (OnMessage must not block; write with

@@ -3,17 +3,29 @@ package ws
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/evloop/evloop"
 )
 
 // Group is a set of connections a message can be broadcast to: the
 // message is framed (and compressed) once, and each loop writes that one
 // frame to its own members. Add and Remove run on the connection's loop
 // (in OnOpen and OnClose, say); Broadcast may be called from any
-// goroutine. A connection belongs to a Group until removed.
+// goroutine. A connection belongs to a Group until removed. Members may
+// come from several servers, a Dialer's among them: each loop of each
+// server writes to its own.
 type Group struct {
 	mu    sync.Mutex
-	loops map[int]*groupLoop
+	loops map[loopKey]*groupLoop
 }
+
+// loopKey names a loop: a loop's index is its server's own.
+type loopKey struct {
+	s *evloop.Server
+	i int
+}
+
+func keyOf(c *Conn) loopKey { return loopKey{c.c.Server(), c.c.Loop()} }
 
 // groupLoop is a Group's members on one loop, owned by that loop.
 type groupLoop struct {
@@ -25,14 +37,14 @@ type groupLoop struct {
 func (g *Group) Add(c *Conn) {
 	g.mu.Lock()
 	if g.loops == nil {
-		g.loops = make(map[int]*groupLoop)
+		g.loops = make(map[loopKey]*groupLoop)
 	}
-	i := c.c.Loop()
-	gl := g.loops[i]
+	k := keyOf(c)
+	gl := g.loops[k]
 	if gl == nil {
 		ec := c.c
 		gl = &groupLoop{submit: ec.Submit, members: make(map[*Conn]struct{})}
-		g.loops[i] = gl
+		g.loops[k] = gl
 	}
 	g.mu.Unlock()
 	gl.members[c] = struct{}{}
@@ -41,7 +53,7 @@ func (g *Group) Add(c *Conn) {
 // Remove removes c from the group. It runs on c's loop.
 func (g *Group) Remove(c *Conn) {
 	g.mu.Lock()
-	gl := g.loops[c.c.Loop()]
+	gl := g.loops[keyOf(c)]
 	g.mu.Unlock()
 	if gl != nil {
 		delete(gl.members, c)
@@ -52,7 +64,10 @@ func (g *Group) Remove(c *Conn) {
 // uncompressed and, if some member negotiated permessage-deflate and the
 // message is long enough, compressed; each loop then queues it on its
 // members. A client's connection (from Dialer.Dial) gets a frame of its
-// own, as it masks each with a fresh key. done, if not nil, is called once every loop has queued it (on
+// own, as it masks each with a fresh key. A member whose outbound queue
+// cannot take the message is closed, after the messages queued before it,
+// as Send closes it: its peer would otherwise get a stream with one
+// missing. done, if not nil, is called once every loop has queued it (on
 // the last loop to do so, or before Broadcast returns if the group is
 // empty).
 func (g *Group) Broadcast(op Opcode, data []byte, o *Options, done func()) {
@@ -89,14 +104,17 @@ func (g *Group) Broadcast(op Opcode, data []byte, o *Options, done func()) {
 				if c.flags&fCloseSent != 0 || c.c.Closed() {
 					continue
 				}
-				if c.client {
-					c.WriteMessage(op, payload) // masked with a key of its own
-					continue
+				var err error
+				switch {
+				case c.client:
+					err = c.WriteMessage(op, payload) // masked with a key of its own
+				case compressed != nil && c.deflate:
+					_, err = c.c.Write(compressed)
+				default:
+					_, err = c.c.Write(plain)
 				}
-				if compressed != nil && c.deflate {
-					c.c.Write(compressed)
-				} else {
-					c.c.Write(plain)
+				if err != nil {
+					c.c.Close()
 				}
 			}
 		})

@@ -2,6 +2,7 @@ package ws_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -71,5 +72,26 @@ func TestPooledHandlerPanic(t *testing.T) {
 		if _, got, err := b.ReadMessage(); err != nil || string(got) != msg {
 			t.Fatalf("b: %q %v", got, err)
 		}
+	}
+}
+
+// OnClose runs for a connection whose OnMessage panicked, on the loop or
+// on the pool alike.
+func TestPanicOnCloseRuns(t *testing.T) {
+	for _, workers := range []int{0, 2} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+			o := &ws.Options{Workers: workers}
+			t.Cleanup(o.CloseWorkers)
+			h := &panicky{echo: echo{pooled: workers > 0}}
+			addr := serve(t, h, o)
+			c := dialRaw(t, addr, "/fast", "")
+			c.frame(0x81, []byte("boom"), false)
+			c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+			if _, err := io.Copy(io.Discard, c.br); err != nil {
+				t.Fatalf("the server did not close: %v", err)
+			}
+			c.nc.Close()
+			h.nextClose(t, 0) // fails the test if OnClose does not run
+		})
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/evloop/evloop/http1"
 	"github.com/evloop/evloop/ws"
@@ -605,6 +606,19 @@ func TestCompressionRaw(t *testing.T) {
 		t.Fatalf("incompressible message at the limit, fragmented: %#x, %d bytes; want its echo", b0, len(p))
 	}
 
+	// A compressed message with no payload at all, whole or in empty
+	// fragments, is an empty message, as zlib-based peers read it (the
+	// deflate stream of an empty message is one byte, 00).
+	c.frame(0xC1, nil, false)
+	c.frame(0x41, nil, false)
+	c.frame(0x80, nil, false)
+	c.frame(0xC1, deflated(t, nil), false)
+	for i := range 3 {
+		if b0, p := c.read(); b0 != 0x81 || len(p) != 0 {
+			t.Fatalf("empty compressed message %d: %#x %q; want an empty text message", i, b0, p)
+		}
+	}
+
 	for _, tc := range []struct {
 		name string
 		send func(c *rawConn)
@@ -634,5 +648,12 @@ func TestCompressionRaw(t *testing.T) {
 				t.Fatalf("OnClose got %v, want code %d", ce, tc.code)
 			}
 		})
+	}
+}
+
+// An idle connection costs the struct the package's doc names.
+func TestConnSize(t *testing.T) {
+	if n := unsafe.Sizeof(ws.Conn{}); n > 136 {
+		t.Fatalf("ws.Conn is %d bytes; the package's doc says 136", n)
 	}
 }

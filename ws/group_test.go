@@ -1,0 +1,93 @@
+package ws_test
+
+import (
+	"bytes"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/evloop/evloop"
+	"github.com/evloop/evloop/ws"
+)
+
+// groupClient is a Dialer's handler that joins a Group in OnOpen.
+type groupClient struct {
+	*recorder
+	g *ws.Group
+}
+
+func (gc *groupClient) OnOpen(c *ws.Conn) { gc.g.Add(c) }
+
+// A Group whose members come from two servers, a listener's and a
+// Dialer's, each with a loop numbered 0, writes to each member on its own
+// loop (the race detector watches), and every member gets every message.
+func TestGroupMembersOfTwoServers(t *testing.T) {
+	g := &ws.Group{}
+	_, addr := startServerEngine(t, &echo{group: g}, nil, evloop.Options{Loops: 1})
+	s := dialRaw(t, addr, "/fast", "")
+	s.frame(0x81, []byte("hi"), false) // its echo proves the Add ran
+	if b0, p := s.read(); b0 != 0x81 || string(p) != "hi" {
+		t.Fatalf("echo %#x %q", b0, p)
+	}
+	d := newDialer(t) // one loop: numbered 0 too
+	r := &groupClient{recorder: newRecorder(), g: g}
+	dial(t, d, "ws://"+addr+"/fast", r, nil) // OnOpen has run when Dial returns
+	const n = 20
+	for range n {
+		done := make(chan struct{})
+		g.Broadcast(ws.Text, []byte("to all"), nil, func() { close(done) })
+		<-done
+	}
+	for i := range n {
+		if b0, p := s.read(); b0 != 0x81 || string(p) != "to all" {
+			t.Fatalf("server member, message %d: %#x %q", i, b0, p)
+		}
+	}
+	for i := range n {
+		if m := recv(t, r.msgs, "a broadcast"); m.op != ws.Text || m.data != "to all" {
+			t.Fatalf("client member, message %d: %v %q", i, m.op, m.data)
+		}
+	}
+}
+
+// A member whose outbound queue cannot take a broadcast is closed after
+// the messages queued before it, rather than left open with one missing.
+func TestBroadcastOutboundFullCloses(t *testing.T) {
+	g := &ws.Group{}
+	_, addr := startServerEngine(t, &echo{group: g}, nil, evloop.Options{MaxOutbound: 64 << 10, SendBuffer: 8 << 10})
+	c := dialRaw(t, addr, "/fast", "")
+	if err := c.nc.(*net.TCPConn).SetReadBuffer(8 << 10); err != nil {
+		t.Fatal(err)
+	}
+	c.frame(0x81, []byte("joined"), false)
+	if b0, p := c.read(); b0 != 0x81 || string(p) != "joined" {
+		t.Fatalf("echo %#x %q", b0, p)
+	}
+	const n = 8
+	for i := range n {
+		done := make(chan struct{})
+		g.Broadcast(ws.Binary, bytes.Repeat([]byte{byte('a' + i)}, 20000), nil, func() { close(done) })
+		<-done
+	}
+	done := make(chan struct{})
+	g.Broadcast(ws.Text, []byte("last"), nil, func() { close(done) })
+	<-done
+	c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got := 0
+	for {
+		b0, p := c.readOrEOF()
+		if p == nil {
+			break // closed after the messages it took
+		}
+		if b0 == 0x81 && string(p) == "last" {
+			t.Fatalf("got %d of %d broadcast messages, then the next one", got, n)
+		}
+		if b0 != 0x82 || !bytes.Equal(p, bytes.Repeat([]byte{byte('a' + got)}, 20000)) {
+			t.Fatalf("message %d: %#x, %d bytes", got, b0, len(p))
+		}
+		got++
+	}
+	if got == n {
+		t.Fatalf("all %d messages fit: the queue never filled", n)
+	}
+}
