@@ -367,6 +367,9 @@ func TestDialAndAdopt(t *testing.T) {
 	if got := <-replies; got != "dialed" {
 		t.Fatalf("reply %q", got)
 	}
+	if c.Server() != client || c.Loop() != 0 {
+		t.Fatalf("a dialed Conn's Server and Loop: %p %d; want the dialing Server's %p, 0", c.Server(), c.Loop(), client)
+	}
 	// A refused connection is an error.
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	refused := ln.Addr().String()

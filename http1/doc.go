@@ -140,4 +140,10 @@
 // line, which net/http refuses, and accepts a Content-Length list of equal
 // values in one field ("5, 5") and equal lengths written differently in
 // several fields ("05" and "5"), which net/http compares as text.
+// Every answer's status line says HTTP/1.1, whatever the request's minor
+// version, as RFC 9110 section 6.2 says a server should (the highest
+// version it conforms to whose major version is the request's); net/http's
+// server answers an HTTP/1.0 request with HTTP/1.0. The framing still
+// follows the request's version: an HTTP/1.0 client gets no chunked body
+// and keeps its connection only when it asked to.
 package http1
