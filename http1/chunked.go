@@ -49,13 +49,15 @@ const (
 //
 // Chunk extensions are checked for control characters and skipped; the
 // trailer section is checked with the rules for header fields and
-// discarded, which RFC 9110 section 6.5.1 allows.
+// discarded, which RFC 9110 section 6.5.1 allows, or kept for Trailer.
 //
 // A ChunkedDecoder is not safe for concurrent use; use one per body.
 type ChunkedDecoder struct {
 	// MaxTrailerBytes bounds the trailer section, with its CRLFs (default
 	// 16 KiB). A longer one is malformed.
 	MaxTrailerBytes int
+	// KeepTrailer keeps the trailer section's field lines for Trailer.
+	KeepTrailer bool
 
 	state    uint8
 	digits   int    // hex digits of the chunk-size read so far
@@ -63,11 +65,23 @@ type ChunkedDecoder struct {
 	extBytes int    // chunk extension bytes of the whole body
 	trailer  int    // trailer section bytes so far
 	err      *Error // why the decoder failed
+	lines    []byte // the trailer section so far, if KeepTrailer
 }
 
-// Reset makes d ready for the next body, keeping MaxTrailerBytes.
+// Reset makes d ready for the next body, keeping MaxTrailerBytes and
+// KeepTrailer.
 func (d *ChunkedDecoder) Reset() {
-	*d = ChunkedDecoder{MaxTrailerBytes: d.MaxTrailerBytes}
+	*d = ChunkedDecoder{MaxTrailerBytes: d.MaxTrailerBytes, KeepTrailer: d.KeepTrailer}
+}
+
+// Trailer returns the field lines of the trailer section ("Name:
+// value\r\n" each, as the client wrote them), once Done and if KeepTrailer
+// is set; nil if there were none.
+func (d *ChunkedDecoder) Trailer() []byte {
+	if d.state != chunkedDone || len(d.lines) <= 2 {
+		return nil
+	}
+	return d.lines[:len(d.lines)-2] // the section's final CRLF
 }
 
 // Done reports whether d has decoded the whole body, through the last
@@ -189,6 +203,9 @@ func (d *ChunkedDecoder) trailerByte(c byte) *Error {
 	}
 	if d.trailer++; d.trailer > limit {
 		return errTrailerBig
+	}
+	if d.KeepTrailer {
+		d.lines = append(d.lines, c)
 	}
 	switch d.state {
 	case trailerStart:

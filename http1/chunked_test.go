@@ -226,3 +226,59 @@ func BenchmarkChunkedDecoder(b *testing.B) {
 		}
 	}
 }
+
+// With KeepTrailer, the trailer section's field lines are kept, however
+// the body is split; without it, or without a trailer, there are none.
+func TestChunkedKeepTrailer(t *testing.T) {
+	const body = "3\r\nabc\r\n0\r\nX-Sum: 42\r\nX-More: a b\r\n\r\nGET"
+	for split := 0; split <= len(body); split++ {
+		d := ChunkedDecoder{KeepTrailer: true}
+		for _, part := range []string{body[:split], body[split:]} {
+			for b := []byte(part); len(b) > 0 && !d.Done(); {
+				_, n, err := d.Decode(b)
+				if err != nil {
+					t.Fatalf("split %d: %v", split, err)
+				}
+				b = b[n:]
+			}
+		}
+		if got := string(d.Trailer()); !d.Done() || got != "X-Sum: 42\r\nX-More: a b\r\n" {
+			t.Fatalf("split %d: done=%v, trailer %q", split, d.Done(), got)
+		}
+		d.Reset()
+		if !d.KeepTrailer || d.Trailer() != nil {
+			t.Fatalf("after Reset: KeepTrailer %v, trailer %q", d.KeepTrailer, d.Trailer())
+		}
+	}
+	for _, tc := range []struct {
+		body string
+		keep bool
+	}{{"0\r\n\r\n", true}, {"0\r\nX-Sum: 42\r\n\r\n", false}} {
+		d := ChunkedDecoder{KeepTrailer: tc.keep}
+		if _, _, err := d.Decode([]byte(tc.body)); err != nil || !d.Done() || d.Trailer() != nil {
+			t.Fatalf("%q, keep %v: err %v, done %v, trailer %q", tc.body, tc.keep, err, d.Done(), d.Trailer())
+		}
+	}
+}
+
+// A pooled handler's body pipe holds about what is unread, however long
+// the body: a reader that lags behind the loop, and so never empties the
+// pipe, does not make it keep what it read.
+func TestBodyPipeStaysSmall(t *testing.T) {
+	p := newBodyPipe(nil, false, -1)
+	chunk := make([]byte, 4<<10)
+	b := make([]byte, 3<<10)
+	most := 0
+	for range 4096 { // 16 MiB
+		p.push(chunk)
+		for len(p.buf)-p.off > 16<<10 { // the reader stays up to 16 KiB behind
+			if _, err := p.Read(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		most = max(most, cap(p.buf))
+	}
+	if most > 64<<10 {
+		t.Fatalf("the pipe's buffer grew to %d KiB, with at most 20 KiB unread", most>>10)
+	}
+}

@@ -56,6 +56,7 @@ type conn struct {
 	// it pipelines requests): serve answers no more until it drains.
 	pressed  bool
 	released bool // closed or switched while serving: recycle when it returns
+	awaited  bool // Shutdown waits for its request under way (Server.finishing)
 }
 
 // A connection's phase decides which timeout applies.
@@ -385,6 +386,7 @@ func (hc *conn) switchTo(p Protocol) {
 	ls.timeouts.remove(hc)
 	c := hc.c
 	c.SetContext(p)
+	hc.settle()
 	hc.release() // hc may be recycled from here on
 	sd, leaves := p.(Shutdowner)
 	if leaves {
@@ -504,12 +506,21 @@ func (hc *conn) readEOF() {
 
 // closed runs when the connection is gone.
 func (hc *conn) closed(err error) {
+	hc.settle()
 	hc.ls.timeouts.remove(hc)
 	if hc.std != nil {
 		hc.std.connClosed(err) // the worker still refers to hc
 		return
 	}
 	hc.release()
+}
+
+// settle tells Shutdown that the request it waited for is done with.
+func (hc *conn) settle() {
+	if hc.awaited {
+		hc.awaited = false
+		hc.ls.s.finishing.Add(-1)
+	}
 }
 
 // release gives hc back to its loop once nothing uses it: at once, or
@@ -558,14 +569,12 @@ func (hc *conn) switchPhase(p phase) {
 	hc.deadline = ls.after(d)
 	if p == inBody {
 		// From the request's first bytes (it may have passed already, and
-		// then acts at the next tick), but not before the deadlines of the
-		// bodies waiting already: the list stays in order without a
-		// search, and a deadline is at most as late as one counted from
-		// the body's start.
+		// then acts at the next tick). Heads take their own time, so the
+		// body's deadline may come before those of bodies already
+		// waiting: it is put in order.
 		hc.deadline += hc.began - ls.now
-		if l := &ls.timeouts.lists[inBody]; l.tail != nil {
-			hc.deadline = max(hc.deadline, l.tail.deadline)
-		}
+		ls.timeouts.insert(hc, p)
+		return
 	}
 	ls.timeouts.push(hc, p)
 }
@@ -589,10 +598,33 @@ func (hc *conn) timeout() {
 
 // timeouts keeps a loop's connections that wait for a deadline, in one
 // list per phase, in order of deadline: a connection costs two pointers,
-// not a timer. A connection joins at the end of its list, with a deadline
-// no earlier than the last one's (see enter).
+// not a timer. A connection waiting for a head or for its next request
+// joins at the end of its list (the same timeout, from now); one waiting
+// for a body is put in order from the end (see switchPhase).
 type timeouts struct {
 	lists [handling]struct{ head, tail *conn }
+}
+
+// insert puts hc in list p in order of deadline, searching from the end,
+// where it mostly belongs: the later of equal deadlines goes last.
+func (t *timeouts) insert(hc *conn, p phase) {
+	l := &t.lists[p]
+	at := l.tail
+	for at != nil && at.deadline > hc.deadline {
+		at = at.prev
+	}
+	hc.list = p + 1
+	hc.prev = at
+	if at == nil {
+		hc.next, l.head = l.head, hc
+	} else {
+		hc.next, at.next = at.next, hc
+	}
+	if hc.next != nil {
+		hc.next.prev = hc
+	} else {
+		l.tail = hc
+	}
 }
 
 func (t *timeouts) push(hc *conn, p phase) {

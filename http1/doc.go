@@ -20,7 +20,9 @@
 // — runs on a bounded pool of worker goroutines (Server.Workers), gets a
 // *http.Request whose Body streams from the loop and whose Context is
 // cancelled when the client goes away (and carries
-// http.LocalAddrContextKey), and writes through an http.ResponseWriter
+// http.LocalAddrContextKey), whose Trailer holds a chunked body's trailer
+// once the body is read to its end (the keys its Trailer field declares
+// from the start), and writes through an http.ResponseWriter
 // that streams through the loop with AsyncWrite and supports Flush,
 // Hijack, informational 1xx answers, trailers (declared in the Trailer
 // field or set under http.TrailerPrefix, sent after a chunked body as

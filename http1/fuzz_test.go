@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -142,19 +143,20 @@ func FuzzParse(f *testing.F) {
 
 // decoded is what decoding a chunked body gave.
 type decoded struct {
-	body string
-	n    int
-	err  error
-	done bool
+	body    string
+	n       int
+	err     error
+	done    bool
+	trailer string // the field lines KeepTrailer kept
 }
 
 func runDecode(in []byte, cuts ...int) decoded {
-	d := ChunkedDecoder{MaxTrailerBytes: 64}
+	d := ChunkedDecoder{MaxTrailerBytes: 64, KeepTrailer: true}
 	body, n, err := decode(&d, in, cuts...)
 	if err != nil {
 		return decoded{err: err}
 	}
-	return decoded{string(body), n, nil, d.Done()}
+	return decoded{string(body), n, nil, d.Done(), string(d.Trailer())}
 }
 
 // headEnd finds what bytes.Index finds.
@@ -185,6 +187,11 @@ func FuzzChunked(f *testing.F) {
 		}
 		if len(want.body) > want.n {
 			t.Fatalf("Decode(%q) = %d body bytes from %d input bytes", b, len(want.body), want.n)
+		}
+		// The trailer kept is the section's field lines, as they came
+		// just before the body's end.
+		if tr := want.trailer; tr != "" && (!strings.HasSuffix(string(b[:want.n]), "\r\n"+tr+"\r\n") || !strings.HasSuffix(tr, "\r\n")) {
+			t.Fatalf("Decode(%q) kept the trailer %q", b, tr)
 		}
 		// Cut at random points.
 		rng := rand.New(rand.NewPCG(seed, uint64(len(b))))
@@ -242,7 +249,10 @@ func FuzzRoundTripChunked(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body, sizes []byte, ext bool) {
 		in := appendChunked(nil, body, sizes, ext)
 		in = append(in, "GET / HTTP/1.1\r\n"...)
-		want := decoded{string(body), len(in) - len("GET / HTTP/1.1\r\n"), nil, true}
+		want := decoded{string(body), len(in) - len("GET / HTTP/1.1\r\n"), nil, true, ""}
+		if ext {
+			want.trailer = "Checksum: abc\r\nX-T:\r\n"
+		}
 		for _, i := range splitPoints(len(in)) {
 			if got := runDecode(in, i); got != want {
 				t.Fatalf("Decode(%q) cut at %d = %+v; want %+v", in, i, got, want)

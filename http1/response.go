@@ -52,11 +52,15 @@ func (w *Response) Status() int { return w.status }
 
 // WriteHeader sets the status code. A 1xx status other than 101 is sent at
 // once, with the fields added so far, as an informational answer (103
-// Early Hints, say); the final status comes after. Codes outside 100-999
-// panic, as in net/http.
+// Early Hints, say), unless the request is HTTP/1.0, whose client would
+// take it for the final answer (RFC 9110 section 15.2); the final status
+// comes after. Codes outside 100-999 panic, as in net/http.
 func (w *Response) WriteHeader(status int) {
 	checkStatusCode(status)
 	if status >= 100 && status < 200 && status != http.StatusSwitchingProtocols {
+		if w.req != nil && w.req.Minor == 0 {
+			return
+		}
 		b := appendStatusLine(w.hc.batch(), status)
 		b = append(b, w.fields...)
 		w.hc.ls.out = append(b, "\r\n"...)

@@ -105,7 +105,24 @@ func (rt *router) match(req *Request, last **routeSet) (r *route, status int, al
 	if r := set.lookup(req.Method); r != nil {
 		return r, 0, ""
 	}
-	return nil, http.StatusMethodNotAllowed, set.allowed()
+	// The most specific path has no route for the method: a subtree
+	// that holds the path may have one ("GET /" for a GET of a path
+	// registered for POST alone), as with http.ServeMux. If none has,
+	// the answer is 405, allowing the methods of them all.
+	if path == nil {
+		path = req.Path()
+	}
+	sets := []*routeSet{set}
+	for _, s := range rt.prefixes {
+		if s == set || len(path) < len(s.path) || string(path[:len(s.path)]) != s.path {
+			continue
+		}
+		if r := s.lookup(req.Method); r != nil {
+			return r, 0, ""
+		}
+		sets = append(sets, s)
+	}
+	return nil, http.StatusMethodNotAllowed, allowedMethods(sets)
 }
 
 // lookup finds the route for method: its own, GET's for HEAD, or the one
@@ -126,12 +143,15 @@ func (s *routeSet) lookup(method []byte) *route {
 	return other
 }
 
-func (s *routeSet) allowed() string {
+// allowedMethods lists the methods of the routes of sets, for an Allow field.
+func allowedMethods(sets []*routeSet) string {
 	var methods []string
-	for _, r := range s.routes {
-		methods = append(methods, r.method)
-		if r.method == "GET" && !slices.Contains(methods, "HEAD") {
-			methods = append(methods, "HEAD")
+	for _, s := range sets {
+		for _, r := range s.routes {
+			methods = append(methods, r.method)
+			if r.method == "GET" {
+				methods = append(methods, "HEAD")
+			}
 		}
 	}
 	slices.Sort(methods)

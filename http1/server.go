@@ -102,7 +102,8 @@ type Server struct {
 	date    atomic.Pointer[[]byte] // loop 0's Date field, for the workers
 	closing atomic.Bool            // Shutdown began; read by workers too
 
-	leaving drain.Count // connections served by a Protocol that is a Shutdowner
+	leaving   drain.Count // connections served by a Protocol that is a Shutdowner
+	finishing drain.Count // requests for fast routes arriving when Shutdown began
 }
 
 // ErrServerClosed is returned by Serve and ListenAndServe after Shutdown
@@ -111,9 +112,11 @@ var ErrServerClosed = http.ErrServerClosed
 
 // HandleFast routes the requests that match pattern to h, which runs on
 // the loop. A pattern is "[METHOD ]PATH": a PATH ending in "/" matches
-// every path under it, any other matches itself; the longest match wins,
-// and a pattern naming GET matches HEAD too. A path that matches only
-// patterns of other methods is answered 405 with an Allow field. Paths
+// every path under it, any other matches itself; of the patterns that
+// match the request's method and path, the one with the longest path
+// wins, and a pattern naming GET matches HEAD too. A path that matches
+// only patterns of other methods is answered 405 with an Allow field
+// naming their methods. Paths
 // are compared as sent, before percent-decoding.
 func (s *Server) HandleFast(pattern string, h FastHandler) {
 	s.routes.add(pattern, route{fast: h})
@@ -242,8 +245,9 @@ func (s *Server) fastBodyLimit() int64 {
 }
 
 // Shutdown stops accepting, lets the requests under way finish and their
-// answers go out, closes every connection (idle ones at once, the others
-// after their current response), and returns once all are closed; if ctx
+// answers go out (those arriving too, within their timeouts), closes every
+// connection (idle ones at once, the others after their current
+// response), and returns once all are closed; if ctx
 // ends first, the rest are aborted and ctx.Err() is returned. The contexts
 // of pooled requests still running then are cancelled. Connections
 // switched to a Protocol that is a Shutdowner (WebSockets) are told with
@@ -269,10 +273,17 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			srv.EachConn(i, func(c *evloop.Conn) {
 				switch x := c.Context().(type) {
 				case *conn:
-					if x.idle() {
+					switch {
+					case x.idle():
 						c.Close()
-					} else if x.holds() {
+					case x.holds():
 						x.close() // its answer goes now, without waiting for the body's end
+					case x.std == nil && x.discard == 0 && (x.phase == inHead || x.phase == inBody):
+						// A request arriving: it is answered (with
+						// Connection: close), then the connection closes,
+						// unless its timeout or ctx comes first.
+						x.awaited = true
+						s.finishing.Add(1)
 					}
 				case Shutdowner:
 					x.OnShutdown(c)
@@ -293,6 +304,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-done:
 	case <-ctx.Done():
 		err = ctx.Err()
+	}
+	if err == nil {
+		err = s.finishing.Wait(ctx)
 	}
 	if err == nil {
 		err = s.leaving.Wait(ctx)

@@ -760,3 +760,101 @@ func TestCurl(t *testing.T) {
 		t.Fatalf("stream: %q", got)
 	}
 }
+
+// A request arriving when Shutdown begins, its head or its body, is
+// answered once it has all come (with Connection: close) before the
+// connection closes, as net/http's Shutdown waits for a connection that
+// has read part of a request.
+func TestShutdownAnswersArrivingRequest(t *testing.T) {
+	srv := testServer()
+	srv.HandleFastFunc("POST /up", func(w *http1.Response, r *http1.Request) { fmt.Fprintf(w, "got %d", len(r.Body)) })
+	addr := serve(t, srv)
+	body := dialRaw(t, addr)
+	body.send("POST /up HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabcde")
+	head := dialRaw(t, addr)
+	head.send("POST /up HTTP/1.1\r\nHost: x\r\nConte")
+	time.Sleep(100 * time.Millisecond) // both have arrived in part
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		done <- srv.Shutdown(ctx)
+	}()
+	time.Sleep(100 * time.Millisecond) // Shutdown has begun
+	select {
+	case err := <-done:
+		t.Fatalf("Shutdown returned %v with two requests arriving", err)
+	default:
+	}
+	body.send("fghij")
+	head.send("nt-Length: 3\r\n\r\nabc")
+	for _, tc := range []struct {
+		c    *rawConn
+		want string
+	}{{body, "got 10"}, {head, "got 3"}} {
+		resp, got := tc.c.read("POST")
+		if got != tc.want || !resp.Close {
+			t.Errorf("answer %q, close=%v; want %q with Connection: close", got, resp.Close, tc.want)
+		}
+		tc.c.closed()
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+}
+
+// ReadTimeout runs from each request's first byte: a request whose head
+// took a while times out on time, though another connection of its loop
+// began to wait for its body later.
+func TestReadTimeoutOwnDeadline(t *testing.T) {
+	const d = time.Second
+	srv := testServer()
+	srv.ReadTimeout, srv.ReadHeaderTimeout = d, d
+	srv.Engine.Loops = 1
+	srv.HandleFastFunc("POST /up", func(w *http1.Response, r *http1.Request) { w.WriteString("ok") })
+	addr := serve(t, srv)
+	slow := dialRaw(t, addr)
+	start := time.Now()
+	slow.send("POST /up HTTP/1.1\r\nHo") // its request begins
+	time.Sleep(600 * time.Millisecond)
+	other := dialRaw(t, addr)
+	other.send("POST /up HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n") // waits for its body from 0.6 s
+	time.Sleep(100 * time.Millisecond)
+	slow.send("st: x\r\nContent-Length: 10\r\n\r\n") // waits for its body from 0.7 s, its deadline at 1 s
+	resp, _ := slow.read("POST")
+	if took := time.Since(start); resp.StatusCode != 408 || took > d+400*time.Millisecond {
+		t.Fatalf("%d after %v; want 408 after ReadTimeout (%v) from the first byte, at most 0.2 s late", resp.StatusCode, took, d)
+	}
+	if resp, _ := other.read("POST"); resp.StatusCode != 408 {
+		t.Fatalf("the other connection: %d; want 408", resp.StatusCode)
+	}
+}
+
+// No 1xx answer goes to an HTTP/1.0 client, which would take it for the
+// final one (RFC 9110 section 15.2), from either kind of handler; an
+// HTTP/1.1 client gets it.
+func TestNoInformationalToHTTP10(t *testing.T) {
+	srv := &http1.Server{}
+	srv.HandleFastFunc("GET /fast", func(w *http1.Response, r *http1.Request) {
+		w.AddHeader("Link", "</a.css>; rel=preload")
+		w.WriteHeader(http.StatusEarlyHints)
+		w.WriteString("final")
+	})
+	srv.HandleFunc("GET /std", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Link", "</a.css>; rel=preload")
+		w.WriteHeader(http.StatusEarlyHints)
+		io.WriteString(w, "final")
+	})
+	addr := serve(t, srv)
+	for _, path := range []string{"/fast", "/std"} {
+		for _, minor := range []string{"0", "1"} {
+			c := dialRaw(t, addr)
+			c.send("GET " + path + " HTTP/1." + minor + "\r\nHost: x\r\nConnection: close\r\n\r\n")
+			c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+			b, _ := io.ReadAll(c.br)
+			if got := strings.Contains(string(b), " 103 "); got != (minor == "1") || !strings.HasSuffix(string(b), "final") {
+				t.Errorf("%s, HTTP/1.%s: %q", path, minor, b)
+			}
+		}
+	}
+}

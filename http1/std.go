@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/textproto"
@@ -71,7 +72,7 @@ func (hc *conn) startStd(h http.Handler, req *Request) {
 	r = r.WithContext(ctx)
 	switch {
 	case req.Chunked:
-		sr.dec = new(ChunkedDecoder)
+		sr.dec = &ChunkedDecoder{KeepTrailer: true}
 		sr.body = newBodyPipe(sr, req.Expect100, -1)
 	case req.ContentLength > 0:
 		sr.bodyLeft = req.ContentLength
@@ -138,6 +139,7 @@ func (hc *conn) newRequest(req *Request, remote net.Addr) (*http.Request, error)
 		r.ContentLength = -1
 		r.TransferEncoding = []string{"chunked"}
 		delete(r.Header, "Transfer-Encoding")
+		r.Trailer = declaredTrailer(r.Header)
 	case req.ContentLength > 0:
 		r.ContentLength = req.ContentLength
 	}
@@ -145,6 +147,47 @@ func (hc *conn) newRequest(req *Request, remote net.Addr) (*http.Request, error)
 		r.RemoteAddr = remote.String()
 	}
 	return r, nil
+}
+
+// declaredTrailer returns the keys the Trailer field of a chunked
+// request's header names, with no values yet, as net/http's server
+// declares them in Request.Trailer, and takes the field out of the
+// header. The body's reader fills in the values at its end. Names that
+// may not be trailers are left out (net/http refuses the request).
+func declaredTrailer(h http.Header) http.Header {
+	vv, ok := h["Trailer"]
+	if !ok {
+		return nil
+	}
+	delete(h, "Trailer")
+	t := make(http.Header)
+	for _, v := range vv {
+		for _, k := range strings.Split(v, ",") {
+			switch k = textproto.CanonicalMIMEHeaderKey(textproto.TrimString(k)); k {
+			case "", "Transfer-Encoding", "Trailer", "Content-Length":
+			default:
+				t[k] = nil
+			}
+		}
+	}
+	return t
+}
+
+// parseTrailer returns the fields of a trailer section's lines, which the
+// ChunkedDecoder checked.
+func parseTrailer(lines []byte) http.Header {
+	if len(lines) == 0 {
+		return nil
+	}
+	h := make(http.Header)
+	for len(lines) > 0 {
+		var line []byte
+		line, lines, _ = bytes.Cut(lines, []byte("\r\n"))
+		name, value, _ := bytes.Cut(line, []byte(":"))
+		k := textproto.CanonicalMIMEHeaderKey(string(name))
+		h[k] = append(h[k], string(bytes.Trim(value, " \t")))
+	}
+	return h
 }
 
 func method(m []byte) string {
@@ -206,6 +249,7 @@ func (sr *stdRequest) feed() {
 		default:
 			sr.body.push(data)
 			if sr.dec.Done() {
+				sr.body.setTrailer(parseTrailer(sr.dec.Trailer()))
 				sr.finishBody(nil)
 			}
 		}
@@ -319,6 +363,13 @@ func (sr *stdRequest) finished() {
 	case w.aborted || w.pastDeadline():
 		c.Abort() // a timed-out answer cannot be completed: as net/http, no more of it
 		return
+	case w.failed() != nil:
+		// Some of the answer was refused (the outbound queue was full):
+		// what went before it goes out, then the connection ends, as
+		// net/http's server ends one after a failed write. Another answer
+		// after this one's would be read as the rest of it.
+		hc.close()
+		return
 	case w.proto != nil:
 		c.ResumeReading()
 		hc.switchTo(w.proto)
@@ -386,6 +437,8 @@ type bodyPipe struct {
 
 	deadline time.Time // the handler's read deadline
 	timedOut bool      // the deadline passed before the body's end: reads fail
+
+	trailer http.Header // a chunked body's trailer, for the read that meets its end
 }
 
 // newBodyPipe returns the pipe for a body of length bytes (-1: chunked).
@@ -407,6 +460,12 @@ func (p *bodyPipe) push(b []byte) {
 	if !p.closed {
 		if p.off == len(p.buf) {
 			p.buf, p.off = p.buf[:0], 0
+		} else if p.off > 0 && len(b) > cap(p.buf)-len(p.buf) {
+			// Move the unread bytes to the front rather than grow: the
+			// buffer stays near what is unread, which the loop bounds
+			// (maxBodyAhead), however far the handler lags behind.
+			n := copy(p.buf, p.buf[p.off:])
+			p.buf, p.off = p.buf[:n], 0
 		}
 		p.buf = append(p.buf, b...)
 		p.cond.Signal()
@@ -424,6 +483,14 @@ func (p *bodyPipe) full() bool {
 		return true
 	}
 	return false
+}
+
+// setTrailer keeps the body's trailer (on the loop), for the handler's
+// read that meets the body's end to put in Request.Trailer.
+func (p *bodyPipe) setTrailer(h http.Header) {
+	p.mu.Lock()
+	p.trailer = h
+	p.mu.Unlock()
 }
 
 // finish ends the body with err (nil: its end).
@@ -491,6 +558,16 @@ func (p *bodyPipe) Read(b []byte) (int, error) {
 	a.stop()
 	if p.off == len(p.buf) {
 		p.sawEOF = p.err == io.EOF
+		if p.sawEOF && p.trailer != nil {
+			// As net/http's body does, on the reader's goroutine: the
+			// trailer's values join the keys the head declared.
+			r := p.sr.req
+			if r.Trailer == nil {
+				r.Trailer = make(http.Header, len(p.trailer))
+			}
+			maps.Copy(r.Trailer, p.trailer)
+			p.trailer = nil
+		}
 		return 0, p.err
 	}
 	n := copy(b, p.buf[p.off:])
@@ -603,7 +680,8 @@ func (w *responseWriter) head() http.Header {
 // WriteHeader sends the status and the header fields (with the body's
 // first bytes, or when the handler returns). 1xx codes other than 101 are
 // sent at once, as informational answers, without the fields that
-// describe a body.
+// describe a body; to an HTTP/1.0 client, which would take one for the
+// final answer, they are not sent (RFC 9110 section 15.2).
 func (w *responseWriter) WriteHeader(code int) {
 	if w.hijacked {
 		w.sr.s.Logger.Warn("http1: WriteHeader on a hijacked connection", "remote", w.sr.req.RemoteAddr)
@@ -618,6 +696,9 @@ func (w *responseWriter) WriteHeader(code int) {
 		w.sr.body.noContinue()
 	}
 	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
+		if w.sr.req.ProtoMinor == 0 {
+			return
+		}
 		b := appendStatusLine(nil, code)
 		b = appendHeader(b, w.header, "Content-Length", "Transfer-Encoding")
 		b = append(b, "\r\n"...)

@@ -728,3 +728,29 @@ func TestStdHandlerTransferEncoding(t *testing.T) {
 		})
 	}
 }
+
+// A chunked request's trailer reaches a pooled handler as net/http's
+// server gives it: the keys its Trailer field declares in Request.Trailer
+// before the body is read (the field itself out of the header), their
+// values, and any others sent, once the body is read to its end.
+func TestStdRequestTrailer(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, declared := r.Trailer["X-Sum"]
+		before := r.Trailer.Get("X-Sum")
+		io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, "declared=%v before=%q X-Sum=%q X-More=%q field=%q", declared, before,
+			r.Trailer.Get("X-Sum"), r.Trailer.Values("X-More"), r.Header.Get("Trailer"))
+	})
+	const req = "POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTrailer: x-sum\r\n\r\n" +
+		"3\r\nabc\r\n0\r\nX-Sum:  42 \r\nx-more: a\r\nX-More: b\r\n\r\n"
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send(req)
+			const want = `declared=true before="" X-Sum="42" X-More=["a" "b"] field=""`
+			if _, body := c.read("POST"); body != want {
+				t.Errorf("handler saw %s; want %s", body, want)
+			}
+		})
+	}
+}

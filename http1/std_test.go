@@ -306,3 +306,36 @@ func switched(t *testing.T, addr string, paths ...string) []*rawConn {
 	}
 	return conns
 }
+
+// A pooled answer the loop could not take whole (its outbound queue at
+// Engine.MaxOutbound) ends the connection after what it took: the answer
+// to the request pipelined behind it would otherwise be read as the rest
+// of its body.
+func TestStdRefusedAnswerCloses(t *testing.T) {
+	const size = 8 << 20
+	srv := &http1.Server{}
+	srv.Engine.MaxOutbound = 128 << 10
+	srv.Engine.HighWater = 64 << 10
+	srv.HandleFunc("GET /big", func(w http.ResponseWriter, r *http.Request) {
+		chunk := make([]byte, 32<<10) // no Content-Length: chunked
+		for range size / len(chunk) {
+			w.Write(chunk) // errors ignored, as most handlers do
+		}
+	})
+	srv.HandleFunc("GET /small", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "SMALL-ANSWER")
+	})
+	addr := serve(t, srv)
+	c := dialRaw(t, addr)
+	c.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\nGET /small HTTP/1.1\r\nHost: x\r\n\r\n")
+	time.Sleep(time.Second) // the client reads nothing meanwhile: the queue fills
+	c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	b, _ := io.ReadAll(c.br)
+	_, body, _ := strings.Cut(string(b), "\r\n\r\n")
+	if len(body) >= size {
+		t.Fatalf("the answer went out whole (%d bytes): the queue never filled", len(body))
+	}
+	if i := strings.Index(body, "HTTP/1.1 200 OK"); i >= 0 {
+		t.Fatalf("the chunked answer is cut after %d bytes, and the next answer follows on the connection", i)
+	}
+}
