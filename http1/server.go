@@ -98,7 +98,7 @@ type Server struct {
 	started bool
 	ctx     context.Context // Request.Context's parent
 	cancel  context.CancelFunc
-	active  sync.WaitGroup         // pooled requests not finished
+	active  drain.Count            // pooled requests not finished
 	date    atomic.Pointer[[]byte] // loop 0's Date field, for the workers
 	closing atomic.Bool            // Shutdown began; read by workers too
 
@@ -295,18 +295,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 	}
 	told.Wait()
-	// Let pooled requests finish, and Shutdowners close, before the loops
-	// close what is left.
-	done := make(chan struct{})
-	go func() { s.active.Wait(); close(done) }()
-	var err error
-	select {
-	case <-done:
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
+	// Let the requests arriving be answered, pooled requests finish, and
+	// Shutdowners close, before the loops close what is left. In that
+	// order: an arriving request may go to a pooled handler, which may
+	// switch its connection to a Shutdowner, each counted before the
+	// one before it is done.
+	err := s.finishing.Wait(ctx)
 	if err == nil {
-		err = s.finishing.Wait(ctx)
+		err = s.active.Wait(ctx)
 	}
 	if err == nil {
 		err = s.leaving.Wait(ctx)

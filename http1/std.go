@@ -342,7 +342,7 @@ func (sr *stdRequest) run() {
 func (sr *stdRequest) done() {
 	if sr.c.Submit(sr.finished) != nil {
 		sr.cancel()
-		sr.s.active.Done()
+		sr.s.active.Add(-1)
 	}
 }
 
@@ -353,7 +353,7 @@ func (sr *stdRequest) done() {
 func (sr *stdRequest) finished() {
 	hc, c, w := sr.hc, sr.c, sr.w
 	sr.cancel()
-	defer sr.s.active.Done()
+	defer sr.s.active.Add(-1)
 	if sr.gone || hc.std != sr {
 		return
 	}
