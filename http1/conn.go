@@ -299,6 +299,17 @@ func (hc *conn) dispatch(req *Request, in []byte, n int) bool {
 		hc.startStd(rt.std, req)
 		return hc.std == nil
 	}
+	if status != 0 && (req.Chunked || req.ContentLength > int64(len(in)-n)) {
+		// The server's own answer (404, 405, OPTIONS *) needs no body:
+		// rather than wait for one still to come, and ask for it with
+		// 100 Continue, answer now and close, as net/http's server
+		// closes after an answer that left a body unread.
+		c.Discard(n)
+		hc.enter(handling)
+		hc.answerOwn(req, status, allowed, false)
+		hc.close()
+		return false
+	}
 	// Answered on the loop: the body must be here whole.
 	total := n
 	var body []byte
@@ -338,16 +349,10 @@ func (hc *conn) dispatch(req *Request, in []byte, n int) bool {
 	// A client that half-closed still gets the answers to every request it
 	// sent; serve closes once they are all answered.
 	keep := req.KeepAlive && !hc.ls.shuttingDown
-	switch status {
-	case 0:
+	if status == 0 {
 		keep = hc.runFast(rt.fast, req, keep)
-	case optionsStar:
-		b := hc.ls.appendHead(hc.batch(), http.StatusOK, req, keep, 0)
-		hc.ls.out = append(b, "Content-Length: 0\r\n\r\n"...)
-	case http.StatusMethodNotAllowed:
-		hc.answerStatus(req, status, keep, "Allow", allowed)
-	default:
-		hc.answerStatus(req, status, keep)
+	} else {
+		hc.answerOwn(req, status, allowed, keep)
 	}
 	req.Body = nil
 	c.Discard(total)
@@ -361,6 +366,20 @@ func (hc *conn) dispatch(req *Request, in []byte, n int) bool {
 		return false
 	}
 	return true
+}
+
+// answerOwn answers req with the server's own answer: to "OPTIONS *"
+// (status optionsStar), or a status with the Allow field for 405.
+func (hc *conn) answerOwn(req *Request, status int, allowed string, keep bool) {
+	switch status {
+	case optionsStar:
+		b := hc.ls.appendHead(hc.batch(), http.StatusOK, req, keep, 0)
+		hc.ls.out = append(b, "Content-Length: 0\r\n\r\n"...)
+	case http.StatusMethodNotAllowed:
+		hc.answerStatus(req, status, keep, "Allow", allowed)
+	default:
+		hc.answerStatus(req, status, keep)
+	}
 }
 
 // idle reports whether the connection waits for a request with nothing

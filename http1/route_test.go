@@ -45,3 +45,38 @@ func TestRouteSubtreeForMethod(t *testing.T) {
 		}
 	}
 }
+
+// The server's own answers (404, 405) do not wait for a body still to
+// come, nor ask for it with 100 Continue, nor refuse it as too long: they
+// go at once, and the connection closes. A body that is all here is
+// dropped with the request, and the connection kept.
+func TestOwnAnswerSkipsBody(t *testing.T) {
+	srv := &http1.Server{MaxBodyBytes: 1 << 10}
+	srv.HandleFastFunc("GET /get", func(w *http1.Response, r *http1.Request) { w.WriteString("get") })
+	addr := serve(t, srv)
+	for _, tc := range []struct {
+		head   string
+		status int
+	}{
+		{"POST /none HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n", 404},
+		{"POST /none HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n", 404},
+		{"POST /none HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n", 404},
+		{"POST /get HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", 405},
+	} {
+		c := dialRaw(t, addr)
+		c.send(tc.head)
+		resp, _ := c.read("POST")
+		if resp.StatusCode != tc.status || !resp.Close {
+			t.Errorf("%q: %d, close=%v; want %d with Connection: close", tc.head, resp.StatusCode, resp.Close, tc.status)
+		}
+		c.closed()
+	}
+	c := dialRaw(t, addr)
+	c.send("POST /none HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello")
+	if resp, _ := c.read("POST"); resp.StatusCode != 404 || resp.Close {
+		t.Fatalf("a body all here: %d, close=%v; want 404, kept", resp.StatusCode, resp.Close)
+	}
+	if _, resp, body := c.get("/get"); resp.StatusCode != 200 || body != "get" {
+		t.Fatalf("next request: %d %q", resp.StatusCode, body)
+	}
+}

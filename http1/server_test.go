@@ -504,7 +504,7 @@ func TestTimeouts(t *testing.T) {
 
 	body := dialRaw(t, addr)
 	start = time.Now()
-	body.send("POST /fast HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
+	body.send("POST /fast/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
 	resp, _ = body.read("POST")
 	if resp.StatusCode != 408 {
 		t.Fatalf("slow body: %d", resp.StatusCode)

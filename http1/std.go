@@ -455,7 +455,12 @@ func (p *bodyPipe) push(b []byte) {
 	}
 	p.mu.Lock()
 	if p.left > 0 {
-		p.left -= int64(len(b))
+		if p.left -= int64(len(b)); p.left == 0 && p.err == nil {
+			// The last of a Content-Length body: its end is known now,
+			// so that the read that takes these bytes returns io.EOF with
+			// them, as net/http's body does, before the loop's finish.
+			p.err = io.EOF
+		}
 	}
 	if !p.closed {
 		if p.off == len(p.buf) {
