@@ -300,15 +300,7 @@ func (hc *conn) dispatch(req *Request, in []byte, n int) bool {
 		return hc.std == nil
 	}
 	if status != 0 && (req.Chunked || req.ContentLength > int64(len(in)-n)) {
-		// The server's own answer (404, 405, OPTIONS *) needs no body:
-		// rather than wait for one still to come, and ask for it with
-		// 100 Continue, answer now and close, as net/http's server
-		// closes after an answer that left a body unread.
-		c.Discard(n)
-		hc.enter(handling)
-		hc.answerOwn(req, status, allowed, false)
-		hc.close()
-		return false
+		return hc.answerOwnEarly(req, n, int64(len(in)-n), status, allowed)
 	}
 	// Answered on the loop: the body must be here whole.
 	total := n
@@ -330,7 +322,7 @@ func (hc *conn) dispatch(req *Request, in []byte, n int) bool {
 		total, body = 0, hc.fast.body // the head and chunks are consumed
 		hc.fast = nil
 	case req.ContentLength > 0:
-		if req.ContentLength > s.fastBodyLimit() {
+		if req.ContentLength > s.fastBodyLimit() && status == 0 {
 			hc.fail(413)
 			return false
 		}
@@ -362,6 +354,45 @@ func (hc *conn) dispatch(req *Request, in []byte, n int) bool {
 		return false
 	}
 	if !keep {
+		hc.close()
+		return false
+	}
+	return true
+}
+
+// answerOwnEarly gives the server's own answer (404, 405, OPTIONS *) to
+// a request whose body it does not need and which is not all here (here
+// bytes of it are, or it is chunked): at once, rather than ask for the
+// body with 100 Continue and wait for it. The body is dropped to reach
+// the next request, as net/http's server drops one its handler left
+// unread: up to 256 KiB of it, within ReadTimeout of the request's start
+// (IdleTimeout without one). The connection closes after the answer if
+// more is to come, if the client waits for 100 Continue before it sends
+// the body (it may never send it), or if a chunked body has not all
+// arrived (its length is not known when the answer goes out). It reports
+// whether serve goes on.
+func (hc *conn) answerOwnEarly(req *Request, n int, here int64, status int, allowed string) bool {
+	hc.c.Discard(n)
+	hc.need, hc.cont = 0, false
+	keep := req.KeepAlive && !hc.ls.shuttingDown && !req.Expect100
+	if req.Chunked {
+		hc.drop, hc.discard = &chunkDrop{dec: new(ChunkedDecoder)}, maxDiscard
+		keep = hc.discardBody() && keep // all here: dropped
+	} else {
+		keep = keep && req.ContentLength-here <= maxDiscard
+		hc.discard = req.ContentLength
+	}
+	if hc.c.Closed() {
+		return false // malformed chunks: discardBody closed it
+	}
+	if hc.ls.s.ReadTimeout > 0 {
+		hc.enter(inBody)
+	} else {
+		hc.enter(idle)
+	}
+	hc.answerOwn(req, status, allowed, keep)
+	if !keep {
+		hc.drop, hc.discard = nil, 0
 		hc.close()
 		return false
 	}
@@ -615,6 +646,9 @@ func (hc *conn) timeout() {
 	}
 }
 
+// maxInsertSteps bounds timeouts.insert's search.
+const maxInsertSteps = 64
+
 // timeouts keeps a loop's connections that wait for a deadline, in one
 // list per phase, in order of deadline: a connection costs two pointers,
 // not a timer. A connection waiting for a head or for its next request
@@ -625,11 +659,19 @@ type timeouts struct {
 }
 
 // insert puts hc in list p in order of deadline, searching from the end,
-// where it mostly belongs: the later of equal deadlines goes last.
+// where it mostly belongs: the later of equal deadlines goes last. The
+// search stops after maxInsertSteps: past so many later deadlines (many
+// heads that took longer than this one's, all done since), hc takes the
+// deadline where it stopped, a little later than its own, rather than let
+// clients make the loop search long lists.
 func (t *timeouts) insert(hc *conn, p phase) {
 	l := &t.lists[p]
 	at := l.tail
-	for at != nil && at.deadline > hc.deadline {
+	for steps := 0; at != nil && at.deadline > hc.deadline; steps++ {
+		if steps == maxInsertSteps {
+			hc.deadline = at.deadline
+			break
+		}
 		at = at.prev
 	}
 	hc.list = p + 1

@@ -147,5 +147,11 @@
 // version it conforms to whose major version is the request's); net/http's
 // server answers an HTTP/1.0 request with HTTP/1.0. The framing still
 // follows the request's version: an HTTP/1.0 client gets no chunked body
-// and keeps its connection only when it asked to.
+// and keeps its connection only when it asked to, and no 1xx answer (RFC
+// 9110 section 15.2), which net/http's server sends it. The server's own
+// 404 and 405 go out before a body still to come, which is then dropped
+// as net/http's server drops an unread body (up to 256 KiB, the
+// connection kept); net/http's server reads it first, and so keeps a
+// connection whose chunked body arrives after the head, which here
+// closes (its length is unknown when the answer goes out).
 package http1

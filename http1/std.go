@@ -139,9 +139,11 @@ func (hc *conn) newRequest(req *Request, remote net.Addr) (*http.Request, error)
 		r.ContentLength = -1
 		r.TransferEncoding = []string{"chunked"}
 		delete(r.Header, "Transfer-Encoding")
-		r.Trailer = declaredTrailer(r.Header)
 	case req.ContentLength > 0:
 		r.ContentLength = req.ContentLength
+	}
+	if r.Trailer, err = declaredTrailer(r.Header, req.Chunked); err != nil {
+		return nil, err
 	}
 	if remote != nil { // not kept by the connection: an idle one stays small
 		r.RemoteAddr = remote.String()
@@ -149,28 +151,39 @@ func (hc *conn) newRequest(req *Request, remote net.Addr) (*http.Request, error)
 	return r, nil
 }
 
+// errTrailerKey is a chunked request's Trailer field naming a field that
+// may not be a trailer: the request is refused, as by net/http's server.
+var errTrailerKey = errors.New("http1: bad trailer key")
+
 // declaredTrailer returns the keys the Trailer field of a chunked
 // request's header names, with no values yet, as net/http's server
-// declares them in Request.Trailer, and takes the field out of the
-// header. The body's reader fills in the values at its end. Names that
-// may not be trailers are left out (net/http refuses the request).
-func declaredTrailer(h http.Header) http.Header {
+// declares them in Request.Trailer (nil if it names none), and takes the
+// field out of the header; the body's reader fills in the values at its
+// end. Naming Transfer-Encoding, Trailer or Content-Length is an error.
+// Without a chunked body the field stays in the header, unread, as with
+// net/http.
+func declaredTrailer(h http.Header, chunked bool) (http.Header, error) {
 	vv, ok := h["Trailer"]
-	if !ok {
-		return nil
+	if !ok || !chunked {
+		return nil, nil
 	}
 	delete(h, "Trailer")
 	t := make(http.Header)
 	for _, v := range vv {
 		for _, k := range strings.Split(v, ",") {
 			switch k = textproto.CanonicalMIMEHeaderKey(textproto.TrimString(k)); k {
-			case "", "Transfer-Encoding", "Trailer", "Content-Length":
+			case "":
+			case "Transfer-Encoding", "Trailer", "Content-Length":
+				return nil, errTrailerKey
 			default:
 				t[k] = nil
 			}
 		}
 	}
-	return t
+	if len(t) == 0 {
+		return nil, nil
+	}
+	return t, nil
 }
 
 // parseTrailer returns the fields of a trailer section's lines, which the
@@ -563,26 +576,38 @@ func (p *bodyPipe) Read(b []byte) (int, error) {
 	a.stop()
 	if p.off == len(p.buf) {
 		p.sawEOF = p.err == io.EOF
-		if p.sawEOF && p.trailer != nil {
-			// As net/http's body does, on the reader's goroutine: the
-			// trailer's values join the keys the head declared.
-			r := p.sr.req
-			if r.Trailer == nil {
-				r.Trailer = make(http.Header, len(p.trailer))
-			}
-			maps.Copy(r.Trailer, p.trailer)
-			p.trailer = nil
-		}
+		p.takeTrailer()
 		return 0, p.err
 	}
 	n := copy(b, p.buf[p.off:])
 	p.off += n
-	p.sawEOF = p.off == len(p.buf) && p.err == io.EOF
+	if p.off == len(p.buf) && p.err == io.EOF {
+		// The body's last bytes: with io.EOF, as net/http's body
+		// returns them.
+		p.sawEOF = true
+		p.takeTrailer()
+		return n, io.EOF
+	}
 	if p.paused && len(p.buf)-p.off < maxBodyAhead/2 {
 		p.paused = false
 		p.sr.c.Submit(p.sr.resume)
 	}
 	return n, nil
+}
+
+// takeTrailer puts the trailer of a body read to its end in
+// Request.Trailer, on the reader's goroutine as net/http's body does: its
+// values join the keys the head declared. p.mu is held.
+func (p *bodyPipe) takeTrailer() {
+	if !p.sawEOF || p.trailer == nil {
+		return
+	}
+	r := p.sr.req
+	if r.Trailer == nil {
+		r.Trailer = make(http.Header, len(p.trailer))
+	}
+	maps.Copy(r.Trailer, p.trailer)
+	p.trailer = nil
 }
 
 // Close closes the body: later reads fail, and what arrives is dropped.

@@ -9,6 +9,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -750,6 +751,67 @@ func TestStdRequestTrailer(t *testing.T) {
 			const want = `declared=true before="" X-Sum="42" X-More=["a" "b"] field=""`
 			if _, body := c.read("POST"); body != want {
 				t.Errorf("handler saw %s; want %s", body, want)
+			}
+		})
+	}
+}
+
+// The read that takes the last bytes of a Content-Length body returns
+// io.EOF with them, as net/http's body does.
+func TestStdLastReadEOF(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b := make([]byte, 100)
+		got := 0
+		var err error
+		for err == nil && got < 5 {
+			var n int
+			n, err = r.Body.Read(b)
+			got += n
+		}
+		fmt.Fprintf(w, "%d %v", got, err)
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello")
+			if _, body := c.read("POST"); body != "5 EOF" {
+				t.Fatalf("the read of the last bytes gave %q; want %q", body, "5 EOF")
+			}
+		})
+	}
+}
+
+// A Trailer field is read as net/http's server reads it: with a chunked
+// body it leaves the header, and naming no field, Request.Trailer stays
+// nil; naming one that may not be a trailer, the request is refused with
+// 400. With another body it stays in the header, unread.
+func TestStdDeclaredTrailer(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, "nil=%v field=%q", r.Trailer == nil, r.Header.Get("Trailer"))
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			for _, tc := range []struct{ body, trailer, want string }{
+				{"chunked", ",", `200 nil=true field=""`},
+				{"chunked", "Content-Length", "400"},
+				{"length", "Transfer-Encoding", `200 nil=true field="Transfer-Encoding"`},
+				{"length", "X-Sum", `200 nil=true field="X-Sum"`},
+			} {
+				c := dialRaw(t, s.addr)
+				if tc.body == "chunked" {
+					c.send("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTrailer: " + tc.trailer + "\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
+				} else {
+					c.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTrailer: " + tc.trailer + "\r\n\r\nabc")
+				}
+				resp, body := c.read("POST")
+				got := strconv.Itoa(resp.StatusCode)
+				if resp.StatusCode == 200 {
+					got += " " + body
+				}
+				if got != tc.want {
+					t.Errorf("%s body, Trailer: %s: %q; want %q", tc.body, tc.trailer, got, tc.want)
+				}
 			}
 		})
 	}
