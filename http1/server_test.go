@@ -858,3 +858,57 @@ func TestNoInformationalToHTTP10(t *testing.T) {
 		}
 	}
 }
+
+// Two Shutdowns under way at once both return once the request arriving
+// when they began is answered and its connection closed.
+func TestShutdownTwiceArriving(t *testing.T) {
+	srv := testServer()
+	srv.HandleFastFunc("POST /up", func(w *http1.Response, r *http1.Request) { fmt.Fprintf(w, "got %d", len(r.Body)) })
+	addr := serve(t, srv)
+	c := dialRaw(t, addr)
+	c.send("POST /up HTTP/1.1\r\nHost: x\r\nConte")
+	time.Sleep(100 * time.Millisecond) // the head has arrived in part
+	done := make(chan error, 2)
+	for range 2 {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			done <- srv.Shutdown(ctx)
+		}()
+	}
+	time.Sleep(200 * time.Millisecond) // both have begun
+	c.send("nt-Length: 3\r\n\r\nabc")
+	if resp, got := c.read("POST"); got != "got 3" || !resp.Close {
+		t.Fatalf("answer %q close=%v", got, resp.Close)
+	}
+	c.closed()
+	start := time.Now()
+	for range 2 {
+		if err := <-done; err != nil || time.Since(start) > 5*time.Second {
+			t.Fatalf("Shutdown returned %v after %v, once the arriving request was answered", err, time.Since(start))
+		}
+	}
+}
+
+// Close during a Shutdown that waits for an arriving request ends that
+// Shutdown at once, as net/http's Close does.
+func TestCloseDuringShutdown(t *testing.T) {
+	srv := testServer()
+	addr := serve(t, srv)
+	c := dialRaw(t, addr)
+	c.send("POST /fast/echo HTTP/1.1\r\nHost: x\r\nConte")
+	time.Sleep(100 * time.Millisecond)
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		done <- srv.Shutdown(ctx)
+	}()
+	time.Sleep(200 * time.Millisecond)
+	srv.Close()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Shutdown still waiting 10 s after Close")
+	}
+}
