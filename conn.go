@@ -42,6 +42,7 @@ const (
 	fLingering                     // closing: waiting for the peer's EOF, lingerTimeout at most
 	fReadMore                      // on its loop's list to read again: the last read filled its buffer
 	fHungUp                        // readiness reported the peer's hang-up: read until EOF
+	fWritable                      // write-armed, and reported writable: flush at the iteration's end
 )
 
 // segment is a run of outbound bytes: copied by Write into the loop's write
@@ -98,25 +99,33 @@ func (c *Conn) HandleIO(fd int, ev poll.Flags) {
 		return
 	}
 	if ev&poll.Writable != 0 && c.flags&fWriteArmed != 0 {
-		c.flush()
+		c.writable()
 	}
-	if c.state != closed && ev&(poll.Hangup|poll.Error) != 0 && !wasReading && c.flags&fWriteArmed == 0 {
-		// Hung up while registered for neither reading nor writing (paused
-		// by back-pressure): nothing else will consume it, and it repeats.
-		// (A hang-up that came with data while reading is the read's to
-		// handle, even if that read paused the connection.)
+	if c.state != closed && ev&poll.Error != 0 && !wasReading && c.flags&fWriteArmed == 0 {
+		// An error (a reset) while registered for neither reading nor
+		// writing (paused): nothing else will see it.
 		c.finalize(io.EOF)
 	}
+	// A hang-up while paused is only noted: the bytes the peer sent
+	// before it are read, then its EOF, once reading resumes.
+}
+
+// writable notes that a write-armed connection's socket can take bytes:
+// they are written at the end of the iteration, with the rest of its
+// writes, after Options.BeforeFlush, never while events are dispatched.
+func (c *Conn) writable() {
+	c.flags |= fWritable
+	c.markDirty()
 }
 
 // HandlePanic closes a connection whose handler panicked; the loop has
 // already logged the panic. The panic may have cut HandleIO short: an
 // edge-triggered event's writability, which will not be reported again,
-// is used now, and a full read's remainder read on.
+// is kept for the iteration's flush, and a full read's remainder read on.
 func (c *Conn) HandlePanic(fd int, v any) {
 	c.closeAfterPanic(v)
 	if c.state == closing && c.flags&fWriteArmed != 0 {
-		c.flush()
+		c.writable()
 	}
 	c.readAgainIf(true)
 }
@@ -295,8 +304,9 @@ func (c *Conn) peerClosed() {
 // PauseReading stops reading the connection until ResumeReading: what
 // the peer sends waits in the kernel, whose receive window then closes, so
 // the peer stops. A protocol busy with one request pauses so that the next
-// ones cannot pile up in memory. The connection still notices the peer's
-// hang-up. It must be called on the loop.
+// ones cannot pile up in memory. A reset is still noticed; the peer's
+// EOF is seen once reading resumes, after the bytes the peer sent before
+// it. It must be called on the loop.
 func (c *Conn) PauseReading() {
 	if c.flags&fUserPaused == 0 {
 		c.flags |= fUserPaused
@@ -554,17 +564,12 @@ func (c *Conn) flush() {
 		}
 		if n < total {
 			c.armWrite(true) // the socket is full: wait, rather than try again now
+			c.drained()
 			return
 		}
 	}
 	c.armWrite(false)
-	if c.flags&fReadPaused != 0 && c.outLen <= c.ls.s.opts.LowWater && c.state == open {
-		c.flags &^= fReadPaused
-		c.updateInterest()
-		if bp, ok := c.ls.h.(BackPressureHandler); ok && c.state != closed {
-			bp.OnBackPressure(c, false)
-		}
-	}
+	c.drained()
 	if c.state == closed {
 		return
 	}
@@ -576,6 +581,18 @@ func (c *Conn) flush() {
 		}
 	}
 	c.finalizeIfFlushed()
+}
+
+// drained resumes reading paused by back-pressure once the outbound
+// queue is at or below Options.LowWater.
+func (c *Conn) drained() {
+	if c.flags&fReadPaused != 0 && c.outLen <= c.ls.s.opts.LowWater && c.state == open {
+		c.flags &^= fReadPaused
+		c.updateInterest()
+		if bp, ok := c.ls.h.(BackPressureHandler); ok && c.state != closed {
+			bp.OnBackPressure(c, false)
+		}
+	}
 }
 
 // completeEmpty completes the empty segments at the head of the queue:
@@ -646,7 +663,8 @@ func (c *Conn) flushDirty() {
 	if c.state == closed || c.state == connecting {
 		return
 	}
-	if c.flags&fWriteArmed == 0 {
+	if c.flags&fWriteArmed == 0 || c.flags&fWritable != 0 {
+		c.flags &^= fWritable
 		c.flush()
 		if c.state != closed && c.outLen > 0 {
 			c.keepOutbound()
@@ -929,7 +947,9 @@ type Timer struct {
 func (t Timer) Stop() bool { return t.l != nil && t.l.CancelTimer(t.id) }
 
 // Reset moves the timer to d from now and reports whether it had not yet
-// fired. Must be called on the loop goroutine.
+// fired. A timer that fired or was stopped is not armed again (unlike a
+// time.Timer's): it reports false, and AfterFunc makes a new one. Must be
+// called on the loop goroutine.
 func (t Timer) Reset(d time.Duration) bool { return t.l != nil && t.l.ResetTimer(t.id, d) }
 
 // AfterFunc calls fn on the connection's loop goroutine after d, unless the

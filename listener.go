@@ -18,6 +18,7 @@ type listener struct {
 	fd     int
 	addr   net.Addr
 	closed bool
+	keeps  bool // one of a ReusePort group: what it accepts stays on its loop
 
 	// Accept pauses when the process runs out of fds: the listener stays
 	// readable, and accepting again at once would spin. It resumes when a
@@ -54,7 +55,10 @@ func (ln *listener) HandleIO(fd int, ev poll.Flags) {
 		if s.opts.LoadBalancing == SourceAddrHash {
 			remote = sock.RemoteAddr(nfd)
 		}
-		target := s.pick(remote)
+		target := ln.ls // the kernel chose this loop
+		if !ln.keeps {
+			target = s.pick(remote)
+		}
 		target.admit()
 		if target == ln.ls {
 			target.open(nfd)

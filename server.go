@@ -297,7 +297,7 @@ func (s *Server) Listen(network, addr string) (net.Addr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return bound, s.addListener(s.nextLoop(), fd, bound)
+		return bound, s.addListener(s.nextLoop(), fd, bound, false)
 	}
 	var bound net.Addr
 	for _, ls := range s.loops {
@@ -309,7 +309,7 @@ func (s *Server) Listen(network, addr string) (net.Addr, error) {
 			return nil, err
 		}
 		bound = b
-		if err := s.addListener(ls, fd, b); err != nil {
+		if err := s.addListener(ls, fd, b, true); err != nil {
 			return nil, err
 		}
 	}
@@ -329,7 +329,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		ul.SetUnlinkOnClose(false) // the socket file is the Server's now
 	}
 	ln.Close()
-	return s.addListener(s.nextLoop(), fd, addr)
+	return s.addListener(s.nextLoop(), fd, addr, false)
 }
 
 // Adopt places an established connection, a *net.TCPConn or *net.UnixConn
@@ -371,9 +371,9 @@ func dupFD(v any) (int, error) {
 	return sock.DupRaw(rc, nil)
 }
 
-func (s *Server) addListener(ls *loopState, fd int, addr net.Addr) error {
+func (s *Server) addListener(ls *loopState, fd int, addr net.Addr, keeps bool) error {
 	errc := make(chan error, 1)
-	if err := ls.l.Submit(func() { errc <- s.register(ls, fd, addr) }); err != nil {
+	if err := ls.l.Submit(func() { errc <- s.register(ls, fd, addr, keeps) }); err != nil {
 		sock.Close(fd)
 		return ErrClosed
 	}
@@ -386,14 +386,15 @@ func (s *Server) addListener(ls *loopState, fd int, addr net.Addr) error {
 
 // register registers a listener on ls and publishes it, in one step under
 // s.mu, so that Shutdown either sees the listener (and closes it) or
-// refuses it. It runs on ls's loop.
-func (s *Server) register(ls *loopState, fd int, addr net.Addr) error {
+// refuses it. It runs on ls's loop. keeps: the listener is one of a
+// ReusePort group, whose connections stay on the loop the kernel chose.
+func (s *Server) register(ls *loopState, fd int, addr net.Addr, keeps bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.shutdown || s.deaf {
 		return ErrClosed
 	}
-	ln := &listener{s: s, ls: ls, fd: fd, addr: addr}
+	ln := &listener{s: s, ls: ls, fd: fd, addr: addr, keeps: keeps}
 	if err := ls.l.Register(fd, poll.Read, ln); err != nil {
 		return err
 	}
@@ -411,7 +412,7 @@ func (s *Server) ListenLoop(i int, network, addr string) (net.Addr, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.register(s.loops[i], fd, bound); err != nil {
+	if err := s.register(s.loops[i], fd, bound, false); err != nil {
 		sock.Close(fd)
 		return nil, err
 	}
@@ -592,7 +593,9 @@ func (ls *loopState) gone() {
 func (ls *loopState) flushDirty() {
 	ls.readMore()
 	if f := ls.s.opts.BeforeFlush; f != nil {
-		f(ls.index)
+		// Guarded, so that a panic in it does not keep this iteration's
+		// writes, every connection's, from going out.
+		ls.guard("BeforeFlush", func() { f(ls.index) })
 	}
 	for len(ls.dirty) > 0 {
 		batch := ls.dirty
