@@ -117,7 +117,7 @@ func (hc *conn) serve() {
 			hc.std.feed()
 			return
 		}
-		if hc.discard != 0 {
+		if hc.dropping() {
 			var held *responseWriter
 			if hc.drop != nil {
 				held = hc.drop.held
@@ -502,6 +502,12 @@ func (hc *conn) continue100(req *Request) {
 
 var continueResponse = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 
+// dropping reports whether the connection drops the rest of a body
+// before the next request: a Content-Length body's discard bytes, or a
+// chunked body to its end (discard is then what may still be dropped,
+// which may be 0 with the end still to come).
+func (hc *conn) dropping() bool { return hc.discard != 0 || hc.drop != nil }
+
 // discardBody drops the body a pooled handler left unread. It reports
 // whether the next request may be read.
 func (hc *conn) discardBody() bool {
@@ -637,7 +643,7 @@ func (hc *conn) timeout() {
 	case hc.c.Closed():
 	case hc.std != nil:
 		hc.std.readTimedOut()
-	case hc.discard != 0:
+	case hc.dropping():
 		hc.close() // the answer went out, or goes now: no 408 after it
 	case hc.phase == inHead || hc.phase == inBody:
 		hc.fail(408)

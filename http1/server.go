@@ -278,7 +278,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 						c.Close()
 					case x.holds():
 						x.close() // its answer goes now, without waiting for the body's end
-					case !x.awaited && x.std == nil && x.discard == 0 && (x.phase == inHead || x.phase == inBody):
+					case !x.awaited && x.std == nil && !x.dropping() && (x.phase == inHead || x.phase == inBody):
 						// A request arriving: it is answered (with
 						// Connection: close), then the connection closes,
 						// unless its timeout or ctx comes first.
