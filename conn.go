@@ -104,7 +104,11 @@ func (c *Conn) HandleIO(fd int, ev poll.Flags) {
 	if c.state != closed && ev&poll.Error != 0 && !wasReading && c.flags&fWriteArmed == 0 {
 		// An error (a reset) while registered for neither reading nor
 		// writing (paused): nothing else will see it.
-		c.finalize(io.EOF)
+		if err := sock.SocketError(int(c.fd)); err != nil {
+			c.finalize(c.opError("read", err))
+		} else {
+			c.finalize(io.EOF)
+		}
 	}
 	// A hang-up while paused is only noted: the bytes the peer sent
 	// before it are read, then its EOF, once reading resumes.

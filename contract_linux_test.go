@@ -4,12 +4,15 @@ package evloop
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A connection paused with PauseReading after CloseWrite: the peer sends
@@ -291,5 +294,30 @@ func TestBeforeFlushPanicFlushes(t *testing.T) {
 	b := make([]byte, 4)
 	if _, err := io.ReadFull(c, b); err != nil {
 		t.Fatalf("echo after one BeforeFlush panic: %v (the reply was queued but never flushed)", err)
+	}
+}
+
+// A paused connection whose peer resets it closes at once, with the
+// reset as a *net.OpError.
+func TestPausedResetIsOpError(t *testing.T) {
+	closed := make(chan error, 1)
+	conns := make(chan *Conn, 1)
+	h := &funcHandler{
+		open:  func(c *Conn) { c.PauseReading(); conns <- c },
+		close: func(c *Conn, err error) { closed <- err },
+	}
+	_, addr := serve(t, h, Options{Loops: 1})
+	nc := dial(t, addr)
+	<-conns
+	nc.(*net.TCPConn).SetLinger(0)
+	nc.Close()
+	select {
+	case err := <-closed:
+		var oe *net.OpError
+		if !errors.As(err, &oe) || !errors.Is(err, unix.ECONNRESET) {
+			t.Fatalf("OnClose(%v); want a *net.OpError for ECONNRESET", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no OnClose after the peer's reset")
 	}
 }

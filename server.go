@@ -305,13 +305,16 @@ func (s *Server) Listen(network, addr string) (net.Addr, error) {
 			addr = bound.String() // port 0: the others join the first's port
 		}
 		fd, b, err := sock.Listen(network, addr, sock.ListenOptions{ReusePort: true})
+		if err == nil {
+			err = s.addListener(ls, fd, b, true)
+		}
 		if err != nil {
+			if bound != nil {
+				s.Unlisten(bound) // the group's first loops listen already
+			}
 			return nil, err
 		}
 		bound = b
-		if err := s.addListener(ls, fd, b, true); err != nil {
-			return nil, err
-		}
 	}
 	return bound, nil
 }

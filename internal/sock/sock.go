@@ -200,6 +200,19 @@ func ConnectError(fd int) error {
 	return nil
 }
 
+// SocketError returns the socket's pending error (SO_ERROR), a reset
+// say, as read would report it; nil if there is none.
+func SocketError(fd int) error {
+	v, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	if err != nil {
+		return os.NewSyscallError("getsockopt", err)
+	}
+	if v != 0 {
+		return os.NewSyscallError("read", unix.Errno(v))
+	}
+	return nil
+}
+
 // SetKeepAlive turns TCP keep-alive on with the given idle time and probe
 // interval (0: the system's), or off for a negative period.
 func SetKeepAlive(fd int, period time.Duration) error {

@@ -37,6 +37,9 @@ func Dial(network, addr string) (int, error) { return -1, errUnsupported }
 // ConnectError fails.
 func ConnectError(fd int) error { return errUnsupported }
 
+// SocketError fails.
+func SocketError(fd int) error { return errUnsupported }
+
 // SetNoDelay fails.
 func SetNoDelay(fd int, noDelay bool) error { return errUnsupported }
 
