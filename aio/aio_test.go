@@ -744,3 +744,86 @@ func clientsMain() int {
 	}
 	return 0
 }
+
+// waitResults collects results until n arrived or d passed.
+func waitResults(t *testing.T, w *Watcher, n int, d time.Duration) []OpResult {
+	t.Helper()
+	ch := make(chan []OpResult, 16)
+	go func() {
+		for {
+			r, err := w.WaitIO()
+			if err != nil {
+				close(ch)
+				return
+			}
+			ch <- r
+		}
+	}()
+	var all []OpResult
+	timeout := time.After(d)
+	for len(all) < n {
+		select {
+		case r, ok := <-ch:
+			if !ok {
+				return all
+			}
+			all = append(all, r...)
+		case <-timeout:
+			return all
+		}
+	}
+	return all
+}
+
+// A read that meets a reset connection completes once, with the error and
+// the bytes read before it as Size, as gaio's does: into the watcher's
+// buffer or the caller's, tried at once or queued, a ReadFull partly
+// filled.
+func TestReadPeerReset(t *testing.T) {
+	reset := func(c net.Conn) {
+		c.(*net.TCPConn).SetLinger(0)
+		c.Close()
+	}
+	cases := []struct {
+		name     string
+		submit   func(w *Watcher, s net.Conn) error
+		early    bool // reset before submitting: the read is tried at once
+		prefix   int  // bytes the peer sends before the reset (ReadFull)
+		wantSize int
+	}{
+		{"swap read, queued", func(w *Watcher, s net.Conn) error { return w.Read(nil, s, nil) }, false, 0, 0},
+		{"swap read, tried at once", func(w *Watcher, s net.Conn) error { return w.Read(nil, s, nil) }, true, 0, 0},
+		{"buffer read", func(w *Watcher, s net.Conn) error { return w.Read(nil, s, make([]byte, 16)) }, false, 0, 0},
+		{"ReadFull, partly filled", func(w *Watcher, s net.Conn) error {
+			return w.ReadFull(nil, s, make([]byte, 16), time.Time{})
+		}, false, 5, 5},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w, c, s := connected(t)
+			if tc.early {
+				reset(c)
+				time.Sleep(20 * time.Millisecond)
+			}
+			if err := tc.submit(w, s); err != nil {
+				t.Fatal(err)
+			}
+			if !tc.early {
+				time.Sleep(20 * time.Millisecond) // the read is queued
+				if tc.prefix > 0 {
+					c.Write(make([]byte, tc.prefix))
+					time.Sleep(20 * time.Millisecond) // and has read them
+				}
+				reset(c)
+			}
+			got := waitResults(t, w, 1, 2*time.Second)
+			if len(got) != 1 {
+				t.Fatalf("read across a peer reset: %d results; want 1", len(got))
+			}
+			if got[0].Error == nil || got[0].Size != tc.wantSize {
+				t.Fatalf("read across a peer reset: Size %d, Error %v; want %d and the reset",
+					got[0].Size, got[0].Error, tc.wantSize)
+			}
+		})
+	}
+}

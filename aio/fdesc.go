@@ -57,12 +57,14 @@ func (d *fdesc) tryRead(cb *aiocb) bool {
 		if err == sock.ErrAgain {
 			return false
 		}
-		if err != nil {
+		switch {
+		case err != nil:
 			cb.err = err
-		} else if n == 0 {
+		case n == 0:
 			cb.err = io.EOF
+		default:
+			cb.size += n
 		}
-		cb.size += n
 		if cb.err != nil || !cb.readFull || cb.size == len(buf) {
 			break
 		}

@@ -30,7 +30,7 @@ var (
 	ErrStopped     = errors.New("events: loop stopped")
 	ErrSignaled    = errors.New("events: wait interrupted by Signal")
 	ErrNilKey      = errors.New("events: nil key")
-	ErrBadKey      = errors.New("events: key is not comparable")
+	ErrBadKey      = errors.New("events: key is not comparable, or not equal to itself")
 	ErrKeyInUse    = errors.New("events: key already watched")
 	ErrNotWatched  = errors.New("events: key not watched")
 	ErrBadFD       = errors.New("events: bad file descriptor")
@@ -131,21 +131,24 @@ func holdsInterface(t reflect.Type) bool {
 	return false
 }
 
-// checkKey rejects nil keys and keys that would make a map operation panic
-// (an interface holding a slice, say).
+// checkKey rejects nil keys, keys that would make a map operation panic
+// (an interface holding a slice, say), and keys not equal to themselves (a
+// NaN, or a value holding one), which a map never finds again.
 func (l *Loop[K]) checkKey(key K) (err error) {
 	if l.nilKeys && any(key) == nil {
 		return ErrNilKey
 	}
-	if !l.checkKeys {
-		return nil
+	if l.checkKeys {
+		defer func() {
+			if recover() != nil {
+				err = fmt.Errorf("%w: %T", ErrBadKey, key)
+			}
+		}()
+		_ = l.watches[key]
 	}
-	defer func() {
-		if recover() != nil {
-			err = fmt.Errorf("%w: %T", ErrBadKey, key)
-		}
-	}()
-	_ = l.watches[key]
+	if key != key {
+		return fmt.Errorf("%w: %v is not equal to itself", ErrBadKey, key)
+	}
 	return nil
 }
 

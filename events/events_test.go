@@ -604,3 +604,26 @@ func TestSteadyStateDoesNotAllocate(t *testing.T) {
 		t.Errorf("Emit and Next: %v allocs; want 0", n)
 	}
 }
+
+// A key not equal to itself (a NaN, or a struct holding one), which a map
+// would never find again, is refused by the calls that keep keys.
+func TestNaNKeyRefused(t *testing.T) {
+	l := newLoop[float64](t)
+	if err := l.WatchTimer(math.NaN(), 0, 1e6); !errors.Is(err, ErrBadKey) {
+		t.Fatalf("WatchTimer(NaN) = %v; want ErrBadKey", err)
+	}
+	type pair struct {
+		name string
+		v    float64
+	}
+	p := newLoop[pair](t)
+	if err := p.WatchTimer(pair{"x", math.NaN()}, 0, 1e6); !errors.Is(err, ErrBadKey) {
+		t.Fatalf("WatchTimer of a key holding NaN = %v; want ErrBadKey", err)
+	}
+	if err := p.WatchTimer(pair{"x", 1}, 0, 1e6); err != nil {
+		t.Fatalf("WatchTimer of a good key = %v", err)
+	}
+	if err := p.Unwatch(pair{"x", 1}); err != nil {
+		t.Fatalf("Unwatch of a good key = %v", err)
+	}
+}

@@ -301,12 +301,13 @@ func SetNoDelay(fd int, noDelay bool) error {
 // ready, and readiness will say when it is.
 var ErrAgain = unix.EAGAIN
 
-// Read reads from fd into p, retrying on EINTR. It returns 0, nil at EOF.
+// Read reads from fd into p, retrying on EINTR. It returns 0, nil at EOF,
+// and 0 with an error.
 func Read(fd int, p []byte) (int, error) {
 	for {
 		n, err := read(fd, p)
 		if err != unix.EINTR {
-			return n, ioError("read", err)
+			return ioResult("read", n, err)
 		}
 	}
 }
@@ -316,7 +317,7 @@ func Write(fd int, p []byte) (int, error) {
 	for {
 		n, err := write(fd, p)
 		if err != unix.EINTR {
-			return n, ioError("write", err)
+			return ioResult("write", n, err)
 		}
 	}
 }
@@ -327,9 +328,18 @@ func Writev(fd int, bufs [][]byte) (int, error) {
 	for {
 		n, err := writev(fd, bufs)
 		if err != unix.EINTR {
-			return n, ioError("writev", err)
+			return ioResult("writev", n, err)
 		}
 	}
+}
+
+// ioResult is an I/O call's count, never negative (the system call's -1
+// on an error is 0), and its error mapped by ioError.
+func ioResult(op string, n int, err error) (int, error) {
+	if err != nil {
+		return 0, ioError(op, err)
+	}
+	return n, nil
 }
 
 // ioError maps an I/O call's error: nil stays nil, EAGAIN is ErrAgain, and
