@@ -38,59 +38,39 @@ type entityFetch struct {
 	selection string   // the fields resolved upstream, printed; never ""
 }
 
-// planFetch returns the upstream part of root's selection, or nil when the
-// event carries all of it (or root's type is no entity).
-func planFetch(schema *ast.Schema, root *ast.Field, vars map[string]any) (*entityFetch, error) {
-	t := schema.Types[root.Definition.Type.Name()]
-	if t == nil || t.Kind != ast.Object {
+// planFetch returns the upstream part of proj's selection, or nil when the
+// event carries all of it (or the root field's type is no entity). It is
+// printed from the compiled projection, whose fields are merged by
+// response key and whose fragments were each followed once, so that its
+// text grows with the projection rather than with the document's spreads.
+func planFetch(schema *ast.Schema, proj *projection, vars map[string]any) (*entityFetch, error) {
+	ot := proj.root.typ
+	for ot.kind == outList {
+		ot = ot.elem
+	}
+	if ot.kind != outObject {
 		return nil, nil
 	}
+	t := schema.Types[ot.name]
 	key := t.Directives.ForName("key")
 	if key == nil {
 		return nil, nil
 	}
 	keys := keyFields(stringArg(key, "fields", ""))
-	var b strings.Builder
-	var walk func(ast.SelectionSet) error
-	walk = func(set ast.SelectionSet) error {
-		for _, sel := range set {
-			switch sel := sel.(type) {
-			case *ast.Field:
-				def := t.Fields.ForName(sel.Name)
-				if sel.Name == "__typename" || def == nil || def.Directives.ForName("external") != nil || slices.Contains(keys, sel.Name) {
-					continue
-				}
-				if !included(sel.Directives, vars) {
-					continue
-				}
-				if err := printField(&b, sel, vars); err != nil {
-					return err
-				}
-			case *ast.InlineFragment:
-				if sel.TypeCondition == "" || sel.TypeCondition == t.Name {
-					if included(sel.Directives, vars) {
-						if err := walk(sel.SelectionSet); err != nil {
-							return err
-						}
-					}
-				}
-			case *ast.FragmentSpread:
-				if sel.Definition != nil && sel.Definition.TypeCondition == t.Name {
-					if included(sel.Directives, vars) {
-						if err := walk(sel.Definition.SelectionSet); err != nil {
-							return err
-						}
-					}
-				}
-			}
+	var fetched []*field
+	for _, f := range ot.object.fields {
+		def := t.Fields.ForName(f.name)
+		if f.typ == nil || def == nil || def.Directives.ForName("external") != nil || slices.Contains(keys, f.name) {
+			continue
 		}
-		return nil
+		fetched = append(fetched, f)
 	}
-	if err := walk(root.SelectionSet); err != nil {
-		return nil, err
-	}
-	if b.Len() == 0 {
+	if len(fetched) == 0 {
 		return nil, nil
+	}
+	var b strings.Builder
+	if err := printFields(&b, fetched, vars); err != nil {
+		return nil, err
 	}
 	return &entityFetch{typeName: t.Name, keys: keys, selection: b.String()}, nil
 }
@@ -115,69 +95,74 @@ func keyFields(set string) []string {
 	return keys
 }
 
-// printField prints a field of a fetch: its name (results are merged into
-// the event by name, so aliases are left to the projection), its
-// arguments with variables substituted, and its selection, fragments
-// inlined.
-func printField(b *strings.Builder, f *ast.Field, vars map[string]any) error {
-	b.WriteString(f.Name)
-	if len(f.Arguments) > 0 {
-		b.WriteByte('(')
-		for i, a := range f.Arguments {
-			if i > 0 {
-				b.WriteByte(' ')
+// printFields prints the fields of one selection set of a fetch, each
+// followed by a space: its name (results are merged into the event by
+// name, so aliases are left to the projection), its arguments with
+// variables substituted, and its selection.
+func printFields(b *strings.Builder, fields []*field, vars map[string]any) error {
+	for _, f := range fields {
+		b.WriteString(f.name)
+		if len(f.args) > 0 {
+			b.WriteByte('(')
+			for i, arg := range f.args {
+				if i > 0 {
+					b.WriteByte(' ')
+				}
+				v, err := arg.Value.Value(vars)
+				if err != nil {
+					return err
+				}
+				b.WriteString(arg.Name + ": ")
+				printValue(b, v)
 			}
-			v, err := a.Value.Value(vars)
-			if err != nil {
-				return err
-			}
-			b.WriteString(a.Name + ": ")
-			printValue(b, v)
+			b.WriteByte(')')
 		}
-		b.WriteByte(')')
-	}
-	if len(f.SelectionSet) > 0 {
-		b.WriteString(" {")
-		if err := printSelection(b, f.SelectionSet, vars); err != nil {
+		if err := printSelection(b, f.typ, vars); err != nil {
 			return err
 		}
-		b.WriteString(" }")
+		b.WriteByte(' ')
 	}
-	b.WriteByte(' ')
 	return nil
 }
 
-func printSelection(b *strings.Builder, set ast.SelectionSet, vars map[string]any) error {
-	for _, sel := range set {
-		switch sel := sel.(type) {
-		case *ast.Field:
-			if included(sel.Directives, vars) {
-				b.WriteByte(' ')
-				if err := printField(b, sel, vars); err != nil {
-					return err
-				}
-			}
-		case *ast.InlineFragment:
-			if included(sel.Directives, vars) {
-				b.WriteString(" ...")
-				if sel.TypeCondition != "" {
-					b.WriteString(" on " + sel.TypeCondition)
-				}
-				b.WriteString(" {")
-				if err := printSelection(b, sel.SelectionSet, vars); err != nil {
-					return err
-				}
-				b.WriteString(" }")
-			}
-		case *ast.FragmentSpread:
-			if included(sel.Directives, vars) && sel.Definition != nil {
-				b.WriteString(" ... on " + sel.Definition.TypeCondition + " {")
-				if err := printSelection(b, sel.Definition.SelectionSet, vars); err != nil {
-					return err
-				}
-				b.WriteString(" }")
-			}
+// printSelection prints the selection of a field of type t, if it has
+// one: an object's fields, or each possible type's in an inline fragment.
+// An empty selection (all of it skipped) asks for __typename, as a
+// selection set may not be empty.
+func printSelection(b *strings.Builder, t *outType, vars map[string]any) error {
+	for t != nil && t.kind == outList {
+		t = t.elem
+	}
+	switch {
+	case t == nil:
+		return nil
+	case t.kind == outObject:
+		b.WriteString(" { ")
+		if len(t.object.fields) == 0 {
+			b.WriteString("__typename ")
 		}
+		if err := printFields(b, t.object.fields, vars); err != nil {
+			return err
+		}
+		b.WriteByte('}')
+	case t.kind == outAbstract:
+		b.WriteString(" { ")
+		empty := true
+		for _, sel := range t.order {
+			if len(sel.fields) == 0 {
+				continue
+			}
+			empty = false
+			b.WriteString("... on " + sel.typeName + " { ")
+			if err := printFields(b, sel.fields, vars); err != nil {
+				return err
+			}
+			b.WriteString("} ")
+		}
+		if empty {
+			b.WriteString("__typename ")
+		}
+		b.WriteByte('}')
 	}
 	return nil
 }

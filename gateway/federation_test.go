@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -133,5 +134,74 @@ func TestKeyFields(t *testing.T) {
 		if got := strings.Join(keyFields(tc.in), ","); got != tc.want {
 			t.Errorf("keyFields(%q) = %s; want %s", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestFetchPrintedOnce checks that the fields a subscription fetches from
+// the upstream are printed once per response key and level, fragments
+// followed once, however often a short document spreads or repeats them:
+// the query stays as small as the selection it stands for.
+func TestFetchPrintedOnce(t *testing.T) {
+	schema, err := ParseSchema(`
+type Subscription {
+  employeeUpdated(id: ID!): Employee! @edfs__natsSubscribe(subjects: ["employee.{{ args.id }}"])
+}
+interface Node { id: ID! }
+type Employee implements Node @key(fields: "id", resolvable: false) {
+  id: ID! @external
+  name: String!
+  manager: Employee
+  friend: Node
+}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _, _ := startGateway(t, func(c *Config) { c.Schema = schema; c.Upstream = "http://127.0.0.1:1" })
+	const depth = 20
+	// fragments returns the fragments F0 to F<depth> on Employee: each
+	// but the last holds body, in which %[2]d is the next one's number;
+	// the last holds last.
+	fragments := func(body, last string) string {
+		var b strings.Builder
+		for i := 0; i < depth; i++ {
+			fmt.Fprintf(&b, " fragment F%d on Employee { "+body+" }", i, i+1)
+		}
+		fmt.Fprintf(&b, " fragment F%d on Employee { %s }", depth, last)
+		return b.String()
+	}
+	tests := []struct {
+		name  string
+		query string
+		want  string
+	}{
+		{
+			name:  "spreads",
+			query: `subscription { employeeUpdated(id: 1) { ...F0 } }` + fragments("...F%[2]d ...F%[2]d", "name"),
+			want:  "name ",
+		},
+		{
+			name:  "repeated fields",
+			query: `subscription { employeeUpdated(id: 1) { ...F0 } }` + fragments("manager { ...F%[2]d } manager { ...F%[2]d }", "name"),
+			want:  strings.Repeat("manager { ", depth) + "name " + strings.Repeat("} ", depth),
+		},
+		{
+			name:  "abstract",
+			query: `subscription { employeeUpdated(id: 1) { friend { id ... on Employee { name } ... on Node { id } } } }`,
+			want:  "friend { ... on Employee { id name } } ",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			op, errs := g.prepare(&request{Query: tc.query})
+			if errs != nil {
+				t.Fatalf("prepare = %v", errs)
+			}
+			if op.fetch == nil {
+				t.Fatalf("fetch = nil; want the selection %q", tc.want)
+			}
+			if got := op.fetch.selection; got != tc.want {
+				t.Fatalf("fetch's selection = %.100q (%d bytes); want %q", got, len(got), tc.want)
+			}
+		})
 	}
 }

@@ -411,6 +411,62 @@ func TestMutationOverSocketAndHTTP(t *testing.T) {
 	}
 }
 
+// TestRootFieldMergedByResponseKey checks that a root field selected more
+// than once under one response key (as Relay's fragments produce) is one
+// root field, its nodes' selections merged, as GraphQL's CollectFields
+// merges them: for a subscription and for a mutation.
+func TestRootFieldMergedByResponseKey(t *testing.T) {
+	_, src, addr := startGateway(t, nil)
+	c := dial(t, addr, ProtocolTransportWS)
+	c.init()
+	c.send(`{"id":"1","type":"subscribe","payload":{"query":"subscription { ...A ...B } fragment A on Subscription { employeeUpdated(id: 1) { id } } fragment B on Subscription { employeeUpdated(id: 1) { name } }"}}`)
+	waitFor(t, "the upstream subscription", func() bool { return src.Subscribers("employee.1") == 1 })
+	c.send(`{"id":"m","type":"subscribe","payload":{"query":"mutation { updateEmployee(id: 1, name: \"Ada\") { success } ... on Mutation { updateEmployee(id: 1, name: \"Ada\") { __typename } } }"}}`)
+	want := map[string]string{
+		"1": `{"id":"1","type":"next","payload":{"data":{"employeeUpdated":{"id":"1","name":"Ada"}}}}`,
+		"m": `{"id":"m","type":"next","payload":{"data":{"updateEmployee":{"success":true,"__typename":"edfs__PublishResult"}}}}`,
+	}
+	for len(want) > 0 {
+		got := c.readRaw()
+		var m struct{ ID, Type string }
+		json.Unmarshal([]byte(got), &m)
+		if m.Type == "complete" {
+			continue
+		}
+		if got != want[m.ID] {
+			t.Fatalf("next = %s; want %s", got, want[m.ID])
+		}
+		delete(want, m.ID)
+	}
+}
+
+// TestFragmentSpreadsFollowedOnce checks that each fragment is followed
+// once where the root fields are collected: a short document whose
+// fragments spread each other twice per level, 2^22 paths, is served at
+// once.
+func TestFragmentSpreadsFollowedOnce(t *testing.T) {
+	_, src, addr := startGateway(t, nil)
+	const depth = 22
+	var q strings.Builder
+	q.WriteString("subscription { ...F0 }")
+	for i := 0; i < depth; i++ {
+		fmt.Fprintf(&q, " fragment F%d on Subscription { ...F%d ...F%d }", i, i+1, i+1)
+	}
+	fmt.Fprintf(&q, " fragment F%d on Subscription { employeeUpdated(id: 1) { id } }", depth)
+	c := dial(t, addr, ProtocolTransportWS)
+	c.init()
+	start := time.Now()
+	c.send(fmt.Sprintf(`{"id":"1","type":"subscribe","payload":{"query":%q}}`, q.String()))
+	waitFor(t, "the upstream subscription", func() bool { return src.Subscribers("employee.1") == 1 })
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("a %d-byte document took %v to subscribe", q.Len(), d)
+	}
+	publish(t, src, "employee.1", `{"id":"1"}`)
+	if got, want := c.readRaw(), `{"id":"1","type":"next","payload":{"data":{"employeeUpdated":{"id":"1"}}}}`; got != want {
+		t.Fatalf("next = %s; want %s", got, want)
+	}
+}
+
 func TestLegacyProtocol(t *testing.T) {
 	_, src, addr := startGateway(t, func(c *Config) { c.KeepAlive = 50 * time.Millisecond })
 	c := dial(t, addr, ProtocolLegacyWS)

@@ -167,29 +167,31 @@ func (g *Gateway) prepare(r *request) (*operation, gqlerror.List) {
 	if err != nil {
 		return nil, gqlerror.List{asGQLError(err)}
 	}
-	fields := rootFields(op.SelectionSet, p.doc, vars, nil)
-	o := &operation{kind: op.Operation}
+	var rootType *ast.Definition
+	var binds map[string]*binding
+	var notOne string
 	switch op.Operation {
 	case ast.Subscription:
-		if len(fields) != 1 {
-			return nil, gqlerror.List{gqlerror.Errorf("A subscription must select one root field.")}
-		}
-		o.root = fields[0]
-		o.bind = g.schema.subs[o.root.Name]
+		rootType, binds, notOne = g.schema.ast.Subscription, g.schema.subs, "A subscription must select one root field."
 	case ast.Mutation:
-		if len(fields) != 1 {
-			return nil, gqlerror.List{gqlerror.Errorf("A mutation here must select one root field: each publishes one event.")}
-		}
-		o.root = fields[0]
-		o.bind = g.schema.pubs[o.root.Name]
+		rootType, binds, notOne = g.schema.ast.Mutation, g.schema.pubs, "A mutation here must select one root field: each publishes one event."
 	default:
 		return nil, gqlerror.List{gqlerror.Errorf("Queries are not served: this gateway serves subscriptions, and mutations that publish events.")}
 	}
+	keys, err := rootFields(g.schema.ast, rootType, op.SelectionSet, vars)
+	if err != nil {
+		return nil, gqlerror.List{asGQLError(err)}
+	}
+	if len(keys) != 1 {
+		return nil, gqlerror.List{gqlerror.Errorf("%s", notOne)}
+	}
+	nodes := keys[0]
+	o := &operation{kind: op.Operation, root: nodes[0], bind: binds[nodes[0].Name]}
 	if o.bind == nil {
 		return nil, gqlerror.List{gqlerror.ErrorPosf(o.root.Position, "Field %q has no event binding.", o.root.Name)}
 	}
 	o.args = o.root.ArgumentMap(vars)
-	proj, perr := compileProjection(g.schema.ast, o.root, vars)
+	proj, perr := compileProjection(g.schema.ast, nodes, vars)
 	if perr != nil {
 		return nil, gqlerror.List{asGQLError(perr)}
 	}
@@ -198,7 +200,7 @@ func (g *Gateway) prepare(r *request) (*operation, gqlerror.List) {
 		return o, nil
 	}
 	if g.upstream != nil {
-		f, err := planFetch(g.schema.ast, o.root, vars)
+		f, err := planFetch(g.schema.ast, proj, vars)
 		if err != nil {
 			return nil, gqlerror.List{asGQLError(err)}
 		}
@@ -225,33 +227,18 @@ func (g *Gateway) prepare(r *request) (*operation, gqlerror.List) {
 	return o, nil
 }
 
-// rootFields returns the operation's root fields, with fragments followed
-// and @skip/@include applied.
-func rootFields(set ast.SelectionSet, doc *ast.QueryDocument, vars map[string]any, out []*ast.Field) []*ast.Field {
-	for _, sel := range set {
-		switch sel := sel.(type) {
-		case *ast.Field:
-			if included(sel.Directives, vars) {
-				out = append(out, sel)
-			}
-		case *ast.InlineFragment:
-			if included(sel.Directives, vars) {
-				out = rootFields(sel.SelectionSet, doc, vars, out)
-			}
-		case *ast.FragmentSpread:
-			if included(sel.Directives, vars) && sel.Definition != nil {
-				out = rootFields(sel.Definition.SelectionSet, doc, vars, out)
-			}
-		}
+// rootFields returns the root field nodes of an operation whose root type
+// is rootType, grouped by response key in the order keys first appear:
+// the spec's CollectFields, which follows each fragment once and applies
+// @skip and @include. Every node of a key has the same name and arguments
+// (validation requires it); their selection sets are merged.
+func rootFields(schema *ast.Schema, rootType *ast.Definition, set ast.SelectionSet, vars map[string]any) ([][]*ast.Field, error) {
+	c := &compiler{schema: schema, vars: vars}
+	g := fieldGroups{byKey: map[string]int{}}
+	if err := c.collectFields(rootType, set, map[string]bool{}, &g); err != nil {
+		return nil, err
 	}
-	return out
-}
-
-// included applies @skip and @include; a directive whose "if" is not a
-// Boolean (validation has refused such documents) excludes the selection.
-func included(ds ast.DirectiveList, vars map[string]any) bool {
-	ok, err := includedBy(ds, vars)
-	return ok && err == nil
+	return g.groups, nil
 }
 
 // normalizeNumbers turns the json.Numbers of variables decoded with

@@ -47,13 +47,14 @@ type projection struct {
 // A field is one response key of a compiled selection set, with the field
 // nodes merged under it.
 type field struct {
-	name      string   // the field's name: the key it reads from the event object
-	respKey   string   // its response key: the alias, or the name
-	jsonKey   string   // respKey as a JSON object key with its colon
-	parent    string   // the object type the field is selected on, for messages
-	typ       *outType // nil for __typename
-	locations string   // the field nodes' locations as a JSON array, or ""
-	locKey    string   // the same, as key text
+	name      string           // the field's name: the key it reads from the event object
+	args      ast.ArgumentList // its arguments, the same in every node
+	respKey   string           // its response key: the alias, or the name
+	jsonKey   string           // respKey as a JSON object key with its colon
+	parent    string           // the object type the field is selected on, for messages
+	typ       *outType         // nil for __typename
+	locations string           // the field nodes' locations as a JSON array, or ""
+	locKey    string           // the same, as key text
 }
 
 // An outKind is what a compiled output type writes.
@@ -101,28 +102,31 @@ const (
 	maxProjectionFields = 1 << 16
 )
 
-// compileProjection compiles root (the subscription's single root field,
-// with its alias) for events of root's type, given the operation's coerced
-// variables (for @skip and @include). A root field that @skip or @include
-// leaves out is an error. The operation must have been validated against
-// schema, so that fragment spreads have their Definition.
-func compileProjection(schema *ast.Schema, root *ast.Field, vars map[string]any) (*projection, error) {
+// compileProjection compiles roots (the nodes of the subscription's single
+// root field, merged under its response key) for events of the field's
+// type, given the operation's coerced variables (for @skip and @include).
+// A root field that @skip or @include leaves out is an error. The
+// operation must have been validated against schema, so that fragment
+// spreads have their Definition and the nodes agree on name and arguments.
+func compileProjection(schema *ast.Schema, roots []*ast.Field, vars map[string]any) (*projection, error) {
 	c := &compiler{schema: schema, vars: vars, enums: map[string]map[string]struct{}{}}
-	parent := root.ObjectDefinition
+	parent := roots[0].ObjectDefinition
 	if parent == nil {
 		parent = schema.Subscription
 	}
 	if parent == nil {
 		return nil, fmt.Errorf("gateway: the schema has no subscription type")
 	}
-	include, err := c.included(root.Directives)
-	if err != nil {
-		return nil, err
+	for _, root := range roots {
+		include, err := c.included(root.Directives)
+		if err != nil {
+			return nil, err
+		}
+		if !include {
+			return nil, fmt.Errorf("gateway: the subscription's root field %q is left out by @skip or @include", root.Name)
+		}
 	}
-	if !include {
-		return nil, fmt.Errorf("gateway: the subscription's root field %q is left out by @skip or @include", root.Name)
-	}
-	f, err := c.compileField(parent, []*ast.Field{root}, 0)
+	f, err := c.compileField(parent, roots, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +162,7 @@ func (c *compiler) compileField(parent *ast.Definition, nodes []*ast.Field, dept
 		return nil, fmt.Errorf("gateway: selection expands to more than %d fields", maxProjectionFields)
 	}
 	first := nodes[0]
-	f := &field{name: first.Name, respKey: responseKey(first), parent: parent.Name}
+	f := &field{name: first.Name, args: first.Arguments, respKey: responseKey(first), parent: parent.Name}
 	f.jsonKey = string(appendJSONString(nil, f.respKey)) + ":"
 	f.locations, f.locKey = fieldLocations(nodes)
 	if first.Name == "__typename" {

@@ -62,7 +62,7 @@ func compileOperation(t testing.TB, query string, vars map[string]any) *projecti
 	if !ok {
 		t.Fatalf("operation %q: first selection is %T; want *ast.Field", query, op.SelectionSet[0])
 	}
-	p, err := compileProjection(projectSchema, root, vars)
+	p, err := compileProjection(projectSchema, []*ast.Field{root}, vars)
 	if err != nil {
 		t.Fatalf("compileProjection(%q) = %v", query, err)
 	}
@@ -603,7 +603,7 @@ func TestCompileProjectionErrors(t *testing.T) {
 				t.Fatalf("LoadQueryWithRules(%q) = %v", tc.query, errs)
 			}
 			root := doc.Operations[0].SelectionSet[0].(*ast.Field)
-			_, err := compileProjection(projectSchema, root, tc.vars)
+			_, err := compileProjection(projectSchema, []*ast.Field{root}, tc.vars)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("compileProjection(%q) = %v; want an error containing %q", tc.query, err, tc.want)
 			}
