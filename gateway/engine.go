@@ -72,8 +72,9 @@ type trigger struct {
 	view     *view    // snapshot for the pool; nil when groups changed
 }
 
-// group is a trigger's subscribers that share one projection and filter,
-// and so one payload per event; by loop, for the loops to write.
+// group is a trigger's subscribers that share one projection, filter and
+// fetch of entities, and so one payload per event; by loop, for the loops
+// to write.
 type group struct {
 	key   string
 	proj  *projection
@@ -90,14 +91,14 @@ type loopSubs struct {
 // view is an immutable snapshot of a trigger's groups, read by the pool.
 type view struct {
 	groups  []groupView
-	fetches []*entityFetch    // the groups' upstream fetches
+	fetches []*entityFetch    // the groups' upstream fetches, one per selection
 	headers map[string]string // forwarded to the upstream
 }
 
 type groupView struct {
 	proj  *projection
 	flt   *filter
-	fetch *entityFetch
+	fetch int // the group's fetch in view.fetches, or -1
 	loops []loopView
 }
 
@@ -308,11 +309,18 @@ func (t *trigger) snapshot() *view {
 		return t.view
 	}
 	v := &view{groups: make([]groupView, 0, len(t.groups)), headers: t.headers}
+	fetches := map[string]int{} // by selection
 	for _, g := range t.groups {
+		gv := groupView{proj: g.proj, flt: g.flt, fetch: -1}
 		if g.fetch != nil {
-			v.fetches = append(v.fetches, g.fetch)
+			i, ok := fetches[g.fetch.selection]
+			if !ok {
+				i = len(v.fetches)
+				fetches[g.fetch.selection] = i
+				v.fetches = append(v.fetches, g.fetch)
+			}
+			gv.fetch = i
 		}
-		gv := groupView{proj: g.proj, flt: g.flt, fetch: g.fetch}
 		for _, ls := range g.loops {
 			lv := loopView{submit: ls.submit, subs: make([]*subscriber, 0, len(ls.subs))}
 			for s := range ls.subs {
@@ -335,13 +343,17 @@ func (e *engine) resolve(v *view, data []byte) {
 		e.stats.EventsInvalid.Add(1)
 		bad = appendErrorsResult(nil, "invalid event: "+err.Error())
 	}
-	var fetchErr error
+	var fetches []fetched
 	if err == nil && len(v.fetches) > 0 {
-		fetchErr = e.fetch(event, v)
+		fetches = e.fetch(event, v)
 	}
 	for _, g := range v.groups {
+		gevent, fetchErr := event, error(nil)
+		if g.fetch >= 0 && fetches != nil {
+			gevent, fetchErr = fetches[g.fetch].event, fetches[g.fetch].err
+		}
 		pb := getBuffer()
-		if !e.payload(pb, g, event, bad, fetchErr) {
+		if !e.payload(pb, g, gevent, bad, fetchErr) {
 			pb.release()
 			continue
 		}
@@ -360,29 +372,41 @@ func (e *engine) resolve(v *view, data []byte) {
 // entities panicked; the log has the panic.
 var errFetchPanicked = errors.New("internal error fetching the entities")
 
-// fetch completes event with the entities v's groups fetch from the
-// upstream, counting a failure. A panic in it (a bug) is logged and makes
-// it fail with errFetchPanicked.
-func (e *engine) fetch(event any, v *view) (err error) {
+// fetch returns, for each of v's fetches, event completed with the
+// entity's fields it fetches from the upstream, or event and the error
+// that kept them from it, counting a request that failed in whole or in
+// part. A panic in it (a bug) is logged and makes every fetch fail with
+// errFetchPanicked.
+func (e *engine) fetch(event any, v *view) (out []fetched) {
+	failAll := func(err error) []fetched {
+		out := make([]fetched, len(v.fetches))
+		for i := range out {
+			out[i] = fetched{event: event, err: err}
+		}
+		return out
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			e.stats.ResolvePanics.Add(1)
 			e.log.Error("gateway: panic fetching an event's entities", "panic", p, "stack", string(debug.Stack()))
-			err = errFetchPanicked
+			out = failAll(errFetchPanicked)
 		}
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), e.upstreamTimeout)
 	defer cancel()
-	if err := e.up.fetchEntities(ctx, event, v.fetches, v.headers); err != nil {
-		e.stats.UpstreamErrors.Add(1)
-		return err
+	out, err := e.up.fetchEntities(ctx, event, v.fetches, v.headers)
+	if err != nil {
+		out = failAll(err)
 	}
-	return nil
+	if slices.ContainsFunc(out, func(f fetched) bool { return f.err != nil }) {
+		e.stats.UpstreamErrors.Add(1)
+	}
+	return out
 }
 
 // payload writes to pb what g's subscribers get for event: bad if the
 // event is invalid, else the event as g's selection projects it, with
-// fetchErr if g fetches entities and the fetch failed. It reports false if
+// fetchErr if g's fetch of entities failed. It reports false if
 // g's filter keeps event from them. A panic in filtering or projecting (a
 // bug) is logged, and they get an error result in place of the event:
 // the other groups' subscribers and the later events are not disturbed.
@@ -400,7 +424,7 @@ func (e *engine) payload(pb *buffer, g groupView, event any, bad []byte, fetchEr
 		pb.b = append(pb.b, bad...)
 	case !g.flt.match(event):
 		return false
-	case fetchErr != nil && g.fetch != nil:
+	case fetchErr != nil:
 		pb.b = append(pb.b, spliceError(g.proj.appendResult(nil, event), fetchErr.Error())...)
 	default:
 		pb.b = g.proj.appendResult(pb.b, event)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"sort"
@@ -27,9 +28,12 @@ import (
 //	  _entities(representations: $representations) { ... on Employee { name } }
 //	}
 //
-// One request per event serves every selection set of the trigger: each
-// adds its own inline fragment. The fields fetched are merged into the
-// event before it is projected.
+// One request per event serves every distinct selection set of the
+// trigger: each asks for _entities under an alias of its own (e0, e1, ...),
+// so that selections passing different arguments to a field do not
+// conflict, and an error the upstream reports at one alias fails that
+// selection only. The fields each fetches are merged into a copy of the
+// event, which is projected for the subscribers with that selection.
 
 // entityFetch is what a subscription asks the upstream for.
 type entityFetch struct {
@@ -98,25 +102,34 @@ func keyFields(set string) []string {
 // printFields prints the fields of one selection set of a fetch, each
 // followed by a space: its name (results are merged into the event by
 // name, so aliases are left to the projection), its arguments with
-// variables substituted, and its selection.
+// variables substituted, and its selection. A field selected under two
+// response keys with different arguments is an error: the event holds one
+// value by that name.
 func printFields(b *strings.Builder, fields []*field, vars map[string]any) error {
+	printed := make(map[string]string, len(fields)) // each name's arguments
 	for _, f := range fields {
-		b.WriteString(f.name)
+		var a strings.Builder
 		if len(f.args) > 0 {
-			b.WriteByte('(')
+			a.WriteByte('(')
 			for i, arg := range f.args {
 				if i > 0 {
-					b.WriteByte(' ')
+					a.WriteByte(' ')
 				}
 				v, err := arg.Value.Value(vars)
 				if err != nil {
 					return err
 				}
-				b.WriteString(arg.Name + ": ")
-				printValue(b, v)
+				a.WriteString(arg.Name + ": ")
+				printValue(&a, v)
 			}
-			b.WriteByte(')')
+			a.WriteByte(')')
 		}
+		if prev, ok := printed[f.name]; ok && prev != a.String() {
+			return fmt.Errorf("gateway: field %q of %s is selected with different arguments under two response keys; what the upstream resolves is merged into the event by field name, which holds one value", f.name, f.parent)
+		}
+		printed[f.name] = a.String()
+		b.WriteString(f.name)
+		b.WriteString(a.String())
 		if err := printSelection(b, f.typ, vars); err != nil {
 			return err
 		}
@@ -225,13 +238,32 @@ type upstream struct {
 // errUpstream wraps what went wrong fetching entities.
 var errUpstream = errors.New("gateway: upstream")
 
-// fetchEntities asks the upstream for the fields of event's entity that
-// fetches name, in one request, and merges them into event. headers are
-// the subscribers' forwarded request fields.
-func (u *upstream) fetchEntities(ctx context.Context, event any, fetches []*entityFetch, headers map[string]string) error {
+// fetched is what one of a trigger's fetches made of an event: the event
+// with the fields fetched merged in, or the event as it came with the
+// error that kept them from it.
+type fetched struct {
+	event any
+	err   error
+}
+
+// entitiesAlias is the response key of the _entities field of the i-th
+// fetch of a request.
+func entitiesAlias(i int) string { return "e" + strconv.Itoa(i) }
+
+// fetchEntities asks the upstream, in one request, for the fields of
+// event's entity that each of fetches (distinct selections) names, and
+// returns for each the event with those fields merged in; event itself is
+// left as it is. An error the upstream reports at one fetch's alias fails
+// that fetch; an error returned fails them all. headers are the
+// subscribers' forwarded request fields.
+func (u *upstream) fetchEntities(ctx context.Context, event any, fetches []*entityFetch, headers map[string]string) ([]fetched, error) {
+	out := make([]fetched, len(fetches))
+	for i := range out {
+		out[i].event = event
+	}
 	obj, ok := event.(map[string]any)
 	if !ok {
-		return nil // the projection reports it
+		return out, nil // the projection reports it
 	}
 	f0 := fetches[0]
 	rep := map[string]any{"__typename": f0.typeName}
@@ -241,27 +273,23 @@ func (u *upstream) fetchEntities(ctx context.Context, event any, fetches []*enti
 	for _, k := range f0.keys {
 		v, ok := obj[k]
 		if !ok {
-			return fmt.Errorf("%w: the event lacks key field %q", errUpstream, k)
+			return nil, fmt.Errorf("%w: the event lacks key field %q", errUpstream, k)
 		}
 		rep[k] = v
 	}
 	var q strings.Builder
-	q.WriteString("query($representations: [_Any!]!) { _entities(representations: $representations) {")
-	seen := map[string]bool{}
-	for _, f := range fetches {
-		if !seen[f.selection] {
-			seen[f.selection] = true
-			q.WriteString(" ... on " + f.typeName + " { " + f.selection + "}")
-		}
+	q.WriteString("query($representations: [_Any!]!) {")
+	for i, f := range fetches {
+		q.WriteString(" " + entitiesAlias(i) + ": _entities(representations: $representations) { ... on " + f.typeName + " { " + f.selection + "} }")
 	}
-	q.WriteString(" } }")
+	q.WriteString(" }")
 	body, err := json.Marshal(map[string]any{"query": q.String(), "variables": map[string]any{"representations": []any{rep}}})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, "POST", u.url, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/graphql-response+json, application/json")
@@ -270,49 +298,67 @@ func (u *upstream) fetchEntities(ctx context.Context, event any, fetches []*enti
 	}
 	resp, err := u.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUpstream, err)
+		return nil, fmt.Errorf("%w: %v", errUpstream, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUpstream, err)
+		return nil, fmt.Errorf("%w: %v", errUpstream, err)
 	}
 	var result struct {
-		Data struct {
-			Entities []any `json:"_entities"`
-		} `json:"data"`
+		Data   map[string][]any `json:"data"`
 		Errors []struct {
 			Message string `json:"message"`
+			Path    []any  `json:"path"`
 		} `json:"errors"`
 	}
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
 	if err := d.Decode(&result); err != nil {
-		return fmt.Errorf("%w: status %d, %v", errUpstream, resp.StatusCode, err)
+		return nil, fmt.Errorf("%w: status %d, %v", errUpstream, resp.StatusCode, err)
 	}
-	if len(result.Errors) > 0 {
-		return fmt.Errorf("%w: %s", errUpstream, result.Errors[0].Message)
+	for _, e := range result.Errors {
+		var at string // the alias the error is at; "" for the whole request
+		if len(e.Path) > 0 {
+			at, _ = e.Path[0].(string)
+		}
+		for i := range out {
+			if out[i].err == nil && (at == "" || at == entitiesAlias(i)) {
+				out[i].err = fmt.Errorf("%w: %s", errUpstream, e.Message)
+			}
+		}
 	}
-	if len(result.Data.Entities) != 1 {
-		return fmt.Errorf("%w: %d entities for one representation", errUpstream, len(result.Data.Entities))
+	for i := range out {
+		if out[i].err != nil {
+			continue
+		}
+		entities := result.Data[entitiesAlias(i)]
+		if len(entities) != 1 {
+			out[i].err = fmt.Errorf("%w: %d entities for one representation", errUpstream, len(entities))
+			continue
+		}
+		if e, ok := entities[0].(map[string]any); ok {
+			out[i].event = merged(obj, e)
+		}
 	}
-	if e, ok := result.Data.Entities[0].(map[string]any); ok {
-		merge(obj, e)
-	}
-	return nil
+	return out, nil
 }
 
-// merge copies src's fields into dst, merging objects field by field.
-func merge(dst, src map[string]any) {
+// merged returns dst with src's fields added, objects merged field by
+// field, in new maps: dst and the maps in it are left as they are.
+func merged(dst, src map[string]any) map[string]any {
+	out := make(map[string]any, len(dst)+len(src))
+	maps.Copy(out, dst)
 	for k, v := range src {
 		if sv, ok := v.(map[string]any); ok {
 			if dv, ok := dst[k].(map[string]any); ok {
-				merge(dv, sv)
+				out[k] = merged(dv, sv)
 				continue
 			}
 		}
-		dst[k] = v
+		out[k] = v
 	}
+	return out
 }
 
 // spliceError adds an error with msg at the front of an execution

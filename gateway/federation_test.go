@@ -8,6 +8,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/vektah/gqlparser/v2"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/parser"
 )
 
 const entitySchema = `
@@ -53,7 +57,16 @@ func (e *entities) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		id, _ := rep["id"].(string)
 		out = append(out, map[string]any{"__typename": "Employee", "name": "Name " + id, "details": map[string]any{"forename": "F" + id, "surname": "S" + id}})
 	}
-	json.NewEncoder(w).Encode(map[string]any{"data": map[string]any{"_entities": out}})
+	doc, err := parser.ParseQuery(&ast.Source{Input: req.Query})
+	if err != nil {
+		json.NewEncoder(w).Encode(map[string]any{"errors": []any{map[string]any{"message": err.Error()}}})
+		return
+	}
+	data := map[string]any{}
+	for _, sel := range doc.Operations[0].SelectionSet {
+		data[responseKey(sel.(*ast.Field))] = out
+	}
+	json.NewEncoder(w).Encode(map[string]any{"data": data})
 }
 
 func TestEntitiesFromUpstream(t *testing.T) {
@@ -121,6 +134,108 @@ func TestEntitiesFromUpstream(t *testing.T) {
 		if m := a.read(); m["payload"].(map[string]any)["errors"] == nil {
 			break
 		}
+	}
+}
+
+// titles is an upstream whose subgraph schema has Employee.title(lang),
+// answered "title-<lang>". It validates each query, as every GraphQL
+// server does, and answers each _entities field under its response key;
+// lang "xx" is an error at that field.
+type titles struct{ schema *ast.Schema }
+
+func (u *titles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Query string `json:"query"`
+	}
+	json.NewDecoder(r.Body).Decode(&req)
+	doc, errs := gqlparser.LoadQuery(u.schema, req.Query)
+	if len(errs) > 0 {
+		json.NewEncoder(w).Encode(map[string]any{"errors": errs})
+		return
+	}
+	data := map[string]any{}
+	var failed []any
+	for _, sel := range doc.Operations[0].SelectionSet {
+		f := sel.(*ast.Field)
+		frag := f.SelectionSet[0].(*ast.InlineFragment)
+		title := frag.SelectionSet[0].(*ast.Field)
+		lang := title.Arguments.ForName("lang").Value.Raw
+		entity := map[string]any{"__typename": "Employee", "title": "title-" + lang}
+		if lang == "xx" {
+			entity["title"] = nil
+			failed = append(failed, map[string]any{"message": "no language xx", "path": []any{responseKey(f), 0, "title"}})
+		}
+		data[responseKey(f)] = []any{entity}
+	}
+	json.NewEncoder(w).Encode(map[string]any{"data": data, "errors": failed})
+}
+
+// TestEntityFieldArguments checks that subscribers of one trigger whose
+// fetched fields take different arguments, as literals or variables, at
+// the same place or elsewhere, each get the values for their own
+// arguments, and that an error the upstream reports for one's arguments
+// reaches that one only. A subscription that selects a fetched field
+// twice with different arguments is refused: the event holds one value by
+// the field's name.
+func TestEntityFieldArguments(t *testing.T) {
+	sub, gerr := gqlparser.LoadSchema(&ast.Source{Input: `
+scalar _Any
+union _Entity = Employee
+type Query { _entities(representations: [_Any!]!): [_Entity]! }
+type Employee { id: ID! title(lang: String): String }`})
+	if gerr != nil {
+		t.Fatal(gerr)
+	}
+	hs := httptest.NewServer(&titles{schema: sub})
+	defer hs.Close()
+	schema, err := ParseSchema(`
+type Subscription {
+  employeeUpdated(id: ID!): Employee! @edfs__natsSubscribe(subjects: ["employee.{{ args.id }}"])
+}
+type Employee @key(fields: "id", resolvable: false) {
+  id: ID! @external
+  title(lang: String): String
+}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, src, addr := startGateway(t, func(c *Config) { c.Schema = schema; c.Upstream = hs.URL })
+	subscribe := func(id, query, vars string) *client {
+		c := dial(t, addr, ProtocolTransportWS)
+		c.init()
+		c.send(`{"id":"` + id + `","type":"subscribe","payload":{"query":"` + query + `","variables":` + vars + `}}`)
+		return c
+	}
+	const byVariable = `subscription($l: String) { employeeUpdated(id: 1) { title(lang: $l) } }`
+	clients := map[string]*client{
+		"en": subscribe("en", byVariable, `{"l":"en"}`),
+		"fr": subscribe("fr", byVariable, `{"l":"fr"}`),
+		"de": subscribe("de", `subscription { employeeUpdated(id: 1) {  title(lang: \"de\") } }`, `{}`),
+		"xx": subscribe("xx", byVariable, `{"l":"xx"}`),
+	}
+	waitFor(t, "four subscriptions", func() bool { return g.Stats().Subscriptions.Load() == 4 })
+	waitFor(t, "the upstream subscription", func() bool { return src.Subscribers("employee.1") == 1 })
+	for i := 0; i < 2; i++ {
+		publish(t, src, "employee.1", `{"__typename":"Employee","id":"1"}`)
+		for _, lang := range []string{"en", "fr", "de"} {
+			want := `{"id":"` + lang + `","type":"next","payload":{"data":{"employeeUpdated":{"title":"title-` + lang + `"}}}}`
+			if got := clients[lang].readRaw(); got != want {
+				t.Errorf("event %d, %s: %s; want %s", i, lang, got, want)
+			}
+		}
+		m := clients["xx"].read()
+		p, _ := m["payload"].(map[string]any)
+		errs, _ := p["errors"].([]any)
+		if len(errs) == 0 || !strings.Contains(errs[0].(map[string]any)["message"].(string), "no language xx") {
+			t.Errorf("event %d, xx: %v; want the upstream's error", i, m)
+		}
+	}
+
+	c := subscribe("both", `subscription { employeeUpdated(id: 1) { en: title(lang: \"en\") fr: title(lang: \"fr\") } }`, `{}`)
+	m := c.read()
+	p, _ := m["payload"].([]any)
+	if m["type"] != "error" || len(p) == 0 || !strings.Contains(p[0].(map[string]any)["message"].(string), "different arguments") {
+		t.Errorf("a field fetched with two sets of arguments: %v; want an error", m)
 	}
 }
 

@@ -769,9 +769,9 @@ func TestResolvePanicGoesOn(t *testing.T) {
 // (here a nil fetch, as a bug would leave) is the fetch's error.
 func TestFetchPanicIsAnError(t *testing.T) {
 	e := &engine{log: slog.New(slog.NewTextHandler(io.Discard, nil)), stats: new(Stats), up: new(upstream), upstreamTimeout: time.Second}
-	err := e.fetch(map[string]any{"id": "1"}, &view{fetches: []*entityFetch{nil}})
-	if err != errFetchPanicked {
-		t.Errorf("fetch with a nil fetch = %v; want %v", err, errFetchPanicked)
+	got := e.fetch(map[string]any{"id": "1"}, &view{fetches: []*entityFetch{nil}})
+	if len(got) != 1 || got[0].err != errFetchPanicked {
+		t.Errorf("fetch with a nil fetch = %v; want one with the error %v", got, errFetchPanicked)
 	}
 	if n, m := e.stats.ResolvePanics.Load(), e.stats.UpstreamErrors.Load(); n != 1 || m != 0 {
 		t.Errorf("ResolvePanics, UpstreamErrors = %d, %d; want 1, 0", n, m)

@@ -224,6 +224,11 @@ func (g *Gateway) prepare(r *request) (*operation, gqlerror.List) {
 	}
 	o.trigger = triggerKey(o.provider, o.root.Name, o.subjects, b.stream, nil)
 	o.group = o.proj.key() + "\x00" + o.flt.key()
+	if o.fetch != nil {
+		// The projection's key leaves arguments out; what is fetched
+		// depends on them.
+		o.group += "\x00" + o.fetch.selection
+	}
 	return o, nil
 }
 
