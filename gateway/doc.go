@@ -35,8 +35,9 @@
 // event is decoded, filtered and projected onto each distinct selection
 // set on a bounded worker pool, once per trigger and selection, and each
 // client loop writes the one payload to its own subscribers. Sources
-// deliver events on their own goroutines (one per NATS subscription,
-// one per Redis pub/sub connection).
+// deliver events on their own goroutines (one per NATS subscription, one
+// per JetStream consumer, shared by the subscriptions reading it, and one
+// per Redis pub/sub connection).
 //
 // # Bounds
 //

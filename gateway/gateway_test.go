@@ -178,6 +178,16 @@ func (c *client) init() {
 	}
 }
 
+// dialSubscribe connects to addr with graphql-transport-ws, initialises
+// the connection and subscribes to query under id.
+func dialSubscribe(t *testing.T, addr, id, query string) *client {
+	t.Helper()
+	c := dial(t, addr, ProtocolTransportWS)
+	c.init()
+	c.send(fmt.Sprintf(`{"id":%q,"type":"subscribe","payload":{"query":%q}}`, id, query))
+	return c
+}
+
 // waitFor polls cond until it holds or 5 s pass.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -46,6 +47,31 @@ func startNATSGateway(t *testing.T, ns *server.Server, name string) (*Gateway, s
 		t.Fatal(err)
 	}
 	return serve(t, Config{Schema: schema, NATS: map[string]Source{"default": src}})
+}
+
+// serveOrders serves sdl from a NATS server with JetStream whose stream
+// "orders" holds the subjects order.>, and returns the gateway, its
+// address and a JetStream context to publish with.
+func serveOrders(t *testing.T, sdl string) (*Gateway, string, nats.JetStreamContext) {
+	t.Helper()
+	nc := natsConn(t, startNATS(t))
+	js, err := nc.JetStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.AddStream(&nats.StreamConfig{Name: "orders", Subjects: []string{"order.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	schema, err := ParseSchema(sdl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewNATSSource(nc, "js-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, addr := serve(t, Config{Schema: schema, NATS: map[string]Source{"default": src}})
+	return g, addr, js
 }
 
 // Two gateways on one NATS server: an event published once reaches the
@@ -139,32 +165,13 @@ func TestSubjectsChecked(t *testing.T) {
 // A schema's streamConfiguration: the subscription reads the stream
 // through a durable consumer, end to end.
 func TestJetStreamSubscription(t *testing.T) {
-	ns := startNATS(t)
-	nc := natsConn(t, ns)
-	js, err := nc.JetStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := js.AddStream(&nats.StreamConfig{Name: "orders", Subjects: []string{"order.>"}}); err != nil {
-		t.Fatal(err)
-	}
-	schema, err := ParseSchema(`
+	_, addr, js := serveOrders(t, `
 type Subscription {
   orderShipped(id: ID!): Order! @edfs__natsSubscribe(subjects: ["order.{{ args.id }}"],
     streamConfiguration: { streamName: "orders", consumerName: "evgate" })
 }
 type Order { id: ID! status: String! }`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := NewNATSSource(nc, "js-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, addr := serve(t, Config{Schema: schema, NATS: map[string]Source{"default": src}})
-	c := dial(t, addr, ProtocolTransportWS)
-	c.init()
-	c.send(`{"id":"o","type":"subscribe","payload":{"query":"subscription { orderShipped(id: 5) { status } }"}}`)
+	c := dialSubscribe(t, addr, "o", "subscription { orderShipped(id: 5) { status } }")
 	waitFor(t, "the consumer", func() bool {
 		n := 0
 		for range js.ConsumerNames("orders") {
@@ -178,4 +185,67 @@ type Order { id: ID! status: String! }`)
 	if got, want := c.readRaw(), `{"id":"o","type":"next","payload":{"data":{"orderShipped":{"status":"shipped"}}}}`; got != want {
 		t.Fatalf("next = %s; want %s", got, want)
 	}
+}
+
+// TestJetStreamTriggersEachGetEveryEvent checks that subscriptions on the
+// same stream, consumer name and subjects that are separate triggers (two
+// fields here) each get every event: they share one durable consumer,
+// read once and delivered to both, until the last leaves.
+func TestJetStreamTriggersEachGetEveryEvent(t *testing.T) {
+	g, addr, js := serveOrders(t, `
+type Subscription {
+  orderShipped(id: ID!): Order! @edfs__natsSubscribe(subjects: ["order.{{ args.id }}"],
+    streamConfiguration: { streamName: "orders", consumerName: "evgate" })
+  orderStatus(id: ID!): Order! @edfs__natsSubscribe(subjects: ["order.{{ args.id }}"],
+    streamConfiguration: { streamName: "orders", consumerName: "evgate" })
+}
+type Order { id: ID! status: String! }`)
+	a := dialSubscribe(t, addr, "a", "subscription { orderShipped(id: 5) { status } }")
+	b := dialSubscribe(t, addr, "b", "subscription { orderStatus(id: 5) { status } }")
+	waitFor(t, "two triggers subscribed upstream", func() bool { return triggersStarted(g) == 2 })
+	const n = 10
+	for i := 0; i < n; i++ {
+		if _, err := js.Publish("order.5", []byte(fmt.Sprintf(`{"id":"5","status":"s%d"}`, i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		c         *client
+		id, field string
+	}{{a, "a", "orderShipped"}, {b, "b", "orderStatus"}} {
+		for i := 0; i < n; i++ {
+			want := fmt.Sprintf(`{"id":"%s","type":"next","payload":{"data":{"%s":{"status":"s%d"}}}}`, tc.id, tc.field, i)
+			if got := tc.c.readRaw(); got != want {
+				t.Fatalf("%s's event %d: %s; want %s", tc.id, i, got, want)
+			}
+		}
+	}
+	// Once a leaves, b goes on reading the consumer.
+	a.send(`{"id":"a","type":"complete"}`)
+	waitFor(t, "one trigger", func() bool { return triggersStarted(g) == 1 })
+	if _, err := js.Publish("order.5", []byte(`{"id":"5","status":"later"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := b.readRaw(), `{"id":"b","type":"next","payload":{"data":{"orderStatus":{"status":"later"}}}}`; got != want {
+		t.Fatalf("b's event after a left: %s; want %s", got, want)
+	}
+}
+
+// triggersStarted returns how many of g's triggers have their upstream
+// subscription in place.
+func triggersStarted(g *Gateway) int {
+	n := make(chan int, 1)
+	e := g.engine
+	if e.l.Submit(func() {
+		started := 0
+		for _, t := range e.triggers {
+			if t.started {
+				started++
+			}
+		}
+		n <- started
+	}) != nil {
+		return 0
+	}
+	return <-n
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,6 +9,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -16,7 +19,9 @@ import (
 
 // NATSSource is a Source on a NATS connection: core subjects, and
 // JetStream durable consumers for subscriptions with a
-// streamConfiguration.
+// streamConfiguration. Subscriptions on the same stream, consumer name and
+// subjects share one durable consumer, read once and delivered to each of
+// them, so that each gets every event.
 type NATSSource struct {
 	nc *nats.Conn
 	js jetstream.JetStream
@@ -24,7 +29,23 @@ type NATSSource struct {
 	// instance's (as Cosmo names them: the consumer name, a hash of the
 	// subjects, and the host and listen address).
 	instance string
+
+	mu        sync.Mutex
+	consumers map[string]*jsConsumer // by stream and durable name
 }
+
+// jsConsumer is a durable consumer read by one Consume, whose messages go
+// to every subscription on it.
+type jsConsumer struct {
+	ready chan struct{} // closed once started or failed
+	err   error         // why it failed; written before ready is closed
+	stop  func()        // ends the Consume; written before ready is closed
+	// readers are the subscriptions, replaced (under NATSSource.mu) on
+	// each change, read by the Consume's goroutine.
+	readers atomic.Pointer[[]*jsReader]
+}
+
+type jsReader struct{ deliver func(string, []byte) }
 
 // NewNATSSource returns a Source on nc. instance names this gateway among
 // others on the same NATS (host name and listen address, say): each
@@ -34,7 +55,7 @@ func NewNATSSource(nc *nats.Conn, instance string) (*NATSSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &NATSSource{nc: nc, js: js, instance: instance}, nil
+	return &NATSSource{nc: nc, js: js, instance: instance, consumers: make(map[string]*jsConsumer)}, nil
 }
 
 // Subscribe implements Source. A core subscription delivers on the
@@ -76,6 +97,9 @@ func (s *NATSSource) Subscribe(ctx context.Context, subjects []string, stream *S
 	return cancel, nil
 }
 
+// consume delivers the messages of the durable consumer for subjects in
+// sc's stream: it starts the consumer, or joins it if another subscription
+// started it.
 func (s *NATSSource) consume(ctx context.Context, subjects []string, sc *StreamConfig, deliver func(string, []byte)) (func(), error) {
 	sorted := slices.Sorted(slices.Values(subjects))
 	h := sha256.Sum256([]byte(strings.Join(sorted, "\x00") + "\x00" + s.instance))
@@ -87,18 +111,97 @@ func (s *NATSSource) consume(ctx context.Context, subjects []string, sc *StreamC
 	if sc.InactiveThreshold > 0 {
 		cfg.InactiveThreshold = time.Duration(sc.InactiveThreshold) * time.Second
 	}
-	cons, err := s.js.CreateOrUpdateConsumer(ctx, sc.StreamName, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("stream %q: %w", sc.StreamName, err)
+	key := sc.StreamName + "\x00" + cfg.Durable
+	r := &jsReader{deliver: deliver}
+	s.mu.Lock()
+	c, joined := s.consumers[key]
+	if !joined {
+		c = &jsConsumer{ready: make(chan struct{})}
+		s.consumers[key] = c
 	}
-	cc, err := cons.Consume(func(m jetstream.Msg) {
-		deliver(m.Subject(), m.Data())
-		m.Ack()
-	})
+	c.setReaders(append(c.readersNow(), r))
+	s.mu.Unlock()
+	if !joined {
+		c.stop, c.err = s.startConsumer(ctx, sc.StreamName, cfg, c)
+		if c.err != nil {
+			// The next subscription tries again.
+			s.mu.Lock()
+			if s.consumers[key] == c {
+				delete(s.consumers, key)
+			}
+			s.mu.Unlock()
+		}
+		close(c.ready)
+	}
+	select {
+	case <-c.ready:
+	case <-ctx.Done():
+		s.leave(key, c, r)
+		return nil, ctx.Err()
+	}
+	if c.err != nil {
+		s.leave(key, c, r)
+		return nil, c.err
+	}
+	return func() { s.leave(key, c, r) }, nil
+}
+
+// startConsumer creates (or updates) the durable consumer cfg on stream
+// and starts reading it into c.
+func (s *NATSSource) startConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig, c *jsConsumer) (func(), error) {
+	cons, err := s.js.CreateOrUpdateConsumer(ctx, stream, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("stream %q: %w", stream, err)
+	}
+	cc, err := cons.Consume(c.deliver)
 	if err != nil {
 		return nil, err
 	}
 	return cc.Stop, nil
+}
+
+// leave takes r off c, and stops c and forgets it when r was its last.
+func (s *NATSSource) leave(key string, c *jsConsumer, r *jsReader) {
+	s.mu.Lock()
+	readers := slices.DeleteFunc(slices.Clone(c.readersNow()), func(x *jsReader) bool { return x == r })
+	c.setReaders(readers)
+	last := len(readers) == 0
+	if last && s.consumers[key] == c {
+		delete(s.consumers, key)
+	}
+	s.mu.Unlock()
+	if last {
+		<-c.ready // closed: the subscription that started c was a reader, and has left
+		if c.stop != nil {
+			c.stop()
+		}
+	}
+}
+
+func (c *jsConsumer) readersNow() []*jsReader {
+	if p := c.readers.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// setReaders replaces c's readers. The caller holds NATSSource.mu.
+func (c *jsConsumer) setReaders(readers []*jsReader) {
+	readers = slices.Clip(readers) // the next append copies
+	c.readers.Store(&readers)
+}
+
+// deliver hands m to each of c's readers, each with data of its own to
+// keep, then acknowledges it.
+func (c *jsConsumer) deliver(m jetstream.Msg) {
+	for i, r := range c.readersNow() {
+		data := m.Data()
+		if i > 0 {
+			data = bytes.Clone(data)
+		}
+		r.deliver(m.Subject(), data)
+	}
+	m.Ack()
 }
 
 // Publish implements Source.
