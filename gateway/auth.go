@@ -39,7 +39,8 @@ func asMap(v any) map[string]any {
 }
 
 // TokenAuth returns a Config.Authenticate that accepts the connections
-// whose connection_init carries token.
+// whose connection_init carries token, and the POST requests whose
+// Authorization field is "Bearer <token>".
 func TokenAuth(token string) func(map[string]any) error {
 	return func(p map[string]any) error {
 		t := initToken(p)
@@ -54,9 +55,10 @@ func TokenAuth(token string) func(map[string]any) error {
 }
 
 // JWTAuth returns a Config.Authenticate that accepts the connections whose
-// connection_init carries a JSON Web Token signed with secret (HS256,
-// HS384 or HS512) that has not expired ("exp") and is in force ("nbf"),
-// allowing a minute of clock skew.
+// connection_init (and the POST requests whose Authorization field)
+// carries a JSON Web Token signed with secret (HS256, HS384 or HS512)
+// that has not expired ("exp") and is in force ("nbf"), allowing a minute
+// of clock skew.
 func JWTAuth(secret []byte) func(map[string]any) error {
 	return func(p map[string]any) error {
 		t := initToken(p)
@@ -150,4 +152,15 @@ func AllowOrigins(origins []string) func(origin, host string) bool {
 		}
 		return allowed[strings.ToLower(u.Scheme+"://"+u.Host)]
 	}
+}
+
+// originAllowed reports whether a request with a non-empty Origin field
+// may publish: Config.CheckOrigin's answer, or by default whether the
+// Origin's host is the request's Host, as for the WebSocket handshake.
+func (g *Gateway) originAllowed(origin, host string) bool {
+	if g.cfg.CheckOrigin != nil {
+		return g.cfg.CheckOrigin(origin, host)
+	}
+	u, err := url.Parse(origin)
+	return err == nil && strings.EqualFold(u.Host, host)
 }

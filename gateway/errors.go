@@ -4,7 +4,7 @@ import "errors"
 
 // Errors of the authentication functions (TokenAuth, JWTAuth).
 var (
-	ErrNoToken      = errors.New("gateway: connection_init carries no token")
+	ErrNoToken      = errors.New("gateway: no token")
 	ErrBadToken     = errors.New("gateway: token refused")
 	ErrTokenExpired = errors.New("gateway: token expired")
 )

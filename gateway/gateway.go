@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
 	"runtime/debug"
@@ -45,11 +46,13 @@ type Config struct {
 	ForwardHeaders []string
 
 	// Authenticate, if set, checks connection_init's payload: an error
-	// closes the connection with 4403.
+	// closes the connection with 4403. A POST /graphql is checked with
+	// the payload {"headers": {"Authorization": <its Authorization
+	// field>}} (no "headers" without one): an error answers 401.
 	Authenticate func(payload map[string]any) error
-	// CheckOrigin decides whether a browser's Origin may connect (default:
-	// the Origin's host is the request's Host). A refused handshake gets
-	// 403.
+	// CheckOrigin decides whether a browser's Origin may connect or
+	// publish with POST (default: the Origin's host is the request's
+	// Host). A refused request gets 403.
 	CheckOrigin func(origin, host string) bool
 
 	// InitTimeout bounds the wait for connection_init (default 3s, as
@@ -241,18 +244,38 @@ func (g *Gateway) callPublish(ctx context.Context, src Source, subject string, d
 }
 
 // serveHTTP answers POST /graphql: mutations publish; subscriptions need
-// a WebSocket.
+// a WebSocket. The request must be application/json, come from an Origin
+// CheckOrigin allows (if it has one), and pass Authenticate (if set).
 func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, int64(g.cfg.MaxMessageSize)+1))
-	if err != nil {
-		http.Error(w, "reading the request failed", http.StatusBadRequest)
-		return
-	}
 	w.Header().Set("Content-Type", "application/json")
 	reply := func(status int, errs gqlerror.List) {
 		b, _ := json.Marshal(map[string]any{"errors": errs})
 		w.WriteHeader(status)
 		w.Write(b)
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && !g.originAllowed(origin, r.Host) {
+		reply(http.StatusForbidden, gqlerror.List{gqlerror.Errorf("origin %q not allowed", origin)})
+		return
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		reply(http.StatusUnsupportedMediaType, gqlerror.List{gqlerror.Errorf("the body must be application/json")})
+		return
+	}
+	if g.cfg.Authenticate != nil {
+		p := map[string]any{}
+		if a := r.Header.Get("Authorization"); a != "" {
+			p["headers"] = map[string]any{"Authorization": a}
+		}
+		if err := g.cfg.Authenticate(p); err != nil {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			reply(http.StatusUnauthorized, gqlerror.List{gqlerror.Errorf("Unauthorized")})
+			return
+		}
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, int64(g.cfg.MaxMessageSize)+1))
+	if err != nil {
+		reply(http.StatusBadRequest, gqlerror.List{gqlerror.Errorf("reading the request failed")})
+		return
 	}
 	if len(body) > g.cfg.MaxMessageSize {
 		reply(http.StatusRequestEntityTooLarge, gqlerror.List{gqlerror.Errorf("request too large")})

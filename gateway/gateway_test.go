@@ -477,6 +477,59 @@ func TestFragmentSpreadsFollowedOnce(t *testing.T) {
 	}
 }
 
+// TestPostChecks checks that POST /graphql publishes only for a request
+// that is application/json, comes from an allowed Origin when it names
+// one, and passes Authenticate (given the request's Authorization field),
+// and answers the others 415, 403 and 401.
+func TestPostChecks(t *testing.T) {
+	_, src, addr := startGateway(t, func(c *Config) { c.Authenticate = TokenAuth("s3cret") })
+	published := make(chan string, 8)
+	cancel, _ := src.Subscribe(context.Background(), []string{"employee.3"}, nil, func(_ string, d []byte) { published <- string(d) })
+	defer cancel()
+	tests := []struct {
+		name   string
+		header map[string]string
+		status int
+	}{
+		{"no token", map[string]string{"Content-Type": "application/json"}, 401},
+		{"wrong token", map[string]string{"Content-Type": "application/json", "Authorization": "Bearer guess"}, 401},
+		{"token", map[string]string{"Content-Type": "application/json", "Authorization": "Bearer s3cret"}, 200},
+		{"charset", map[string]string{"Content-Type": "application/json; charset=utf-8", "Authorization": "Bearer s3cret"}, 200},
+		{"text/plain", map[string]string{"Content-Type": "text/plain", "Authorization": "Bearer s3cret"}, 415},
+		{"no content type", map[string]string{"Authorization": "Bearer s3cret"}, 415},
+		{"other origin", map[string]string{"Content-Type": "application/json", "Authorization": "Bearer s3cret", "Origin": "https://elsewhere.example"}, 403},
+		{"own origin", map[string]string{"Content-Type": "application/json", "Authorization": "Bearer s3cret", "Origin": "http://" + addr}, 200},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			body := `{"query":"mutation { updateEmployee(id: 3, name: \"Mallory\") { success } }"}`
+			req, err := http.NewRequest("POST", "http://"+addr+"/graphql", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range tc.header {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status {
+				t.Fatalf("POST = %d %s; want %d", resp.StatusCode, b, tc.status)
+			}
+			// The source delivers synchronously, before the answer.
+			if n := len(published); tc.status == 200 && n != 1 || tc.status != 200 && n != 0 {
+				t.Fatalf("POST = %d, events published = %d", resp.StatusCode, n)
+			}
+			for len(published) > 0 {
+				<-published
+			}
+		})
+	}
+}
+
 func TestLegacyProtocol(t *testing.T) {
 	_, src, addr := startGateway(t, func(c *Config) { c.KeepAlive = 50 * time.Millisecond })
 	c := dial(t, addr, ProtocolLegacyWS)

@@ -63,9 +63,9 @@ func run(args []string) error {
 	fs.StringVar(&o.natsListen, "nats-listen", "127.0.0.1:4222", `where the embedded NATS server listens for publishers ("" for none)`)
 	fs.StringVar(&o.redisAddr, "redis", "", "Redis (or evkv) address for @edfs__redis* fields")
 	fs.BoolVar(&o.demo, "demo", true, "with the demo schema, publish a tick on demo.tick each second")
-	fs.StringVar(&o.token, "token", "", "accept only clients whose connection_init carries this token")
-	fs.StringVar(&o.jwtSecret, "jwt-secret", "", "accept only clients whose connection_init carries a JWT signed with this HMAC secret")
-	fs.StringVar(&o.origins, "allow-origin", "", `browser origins allowed to connect, comma-separated ("*": any; default: the gateway's own)`)
+	fs.StringVar(&o.token, "token", "", "accept only clients whose connection_init (or POST's Authorization: Bearer) carries this token")
+	fs.StringVar(&o.jwtSecret, "jwt-secret", "", "accept only clients whose connection_init (or POST's Authorization: Bearer) carries a JWT signed with this HMAC secret")
+	fs.StringVar(&o.origins, "allow-origin", "", `browser origins allowed to connect or publish, comma-separated ("*": any; default: the gateway's own)`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
