@@ -37,7 +37,7 @@ func FuzzClientMessage(f *testing.F) {
 		if id == "" || r == nil {
 			t.Fatalf("subscribe() = %q, %v for %q", id, r, data)
 		}
-		normalizeNumbers(r.Variables)
+		normalizeVariables(r.Variables)
 	})
 }
 

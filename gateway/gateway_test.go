@@ -651,6 +651,10 @@ func TestSlowConsumerClosed(t *testing.T) {
 
 // Subscribers of one trigger with different filter arguments each get
 // the events their filter admits, in order.
+// TestSubscriptionFilter checks that each subscriber of a filtered field
+// gets the events its arguments' values admit: a list given as a
+// variable, as a literal, or as a single value for a list variable, which
+// GraphQL's input coercion makes a list of one.
 func TestSubscriptionFilter(t *testing.T) {
 	g, src, addr := startGateway(t, nil)
 	a := dial(t, addr, ProtocolTransportWS)
@@ -659,7 +663,10 @@ func TestSubscriptionFilter(t *testing.T) {
 	b := dial(t, addr, ProtocolTransportWS)
 	b.init()
 	b.send(`{"id":"b","type":"subscribe","payload":{"query":"subscription { filtered(ids: [2]) { id } }"}}`)
-	waitFor(t, "two subscriptions", func() bool { return g.Stats().Subscriptions.Load() == 2 })
+	c := dial(t, addr, ProtocolTransportWS)
+	c.init()
+	c.send(`{"id":"c","type":"subscribe","payload":{"query":"subscription($ids: [Int!]!) { filtered(ids: $ids) { id } }","variables":{"ids":5}}}`)
+	waitFor(t, "three subscriptions", func() bool { return g.Stats().Subscriptions.Load() == 3 })
 	waitFor(t, "the upstream subscription", func() bool { return src.Subscribers("employee.stream") == 1 })
 	for _, e := range []string{`{"id":1}`, `{"id":2}`, `{"id":3}`, `{"id":4,"name":"boss"}`, `{"id":5}`} {
 		publish(t, src, "employee.stream", e)
@@ -670,6 +677,7 @@ func TestSubscriptionFilter(t *testing.T) {
 	}{
 		{a, []string{"1", "3", "4"}},
 		{b, []string{"2", "4"}},
+		{c, []string{"4", "5"}},
 	} {
 		for _, id := range tc.want {
 			m := tc.c.read()

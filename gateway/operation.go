@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"reflect"
 	"strconv"
 	"sync"
 
@@ -163,10 +164,11 @@ func (g *Gateway) prepare(r *request) (*operation, gqlerror.List) {
 	default:
 		return nil, gqlerror.List{gqlerror.Errorf("Must provide operation name if query contains multiple operations.")}
 	}
-	vars, err := validator.VariableValues(g.schema.ast, op, normalizeNumbers(r.Variables))
+	vars, err := validator.VariableValues(g.schema.ast, op, normalizeVariables(r.Variables))
 	if err != nil {
 		return nil, gqlerror.List{asGQLError(err)}
 	}
+	vars = normalizeVariables(vars)
 	var rootType *ast.Definition
 	var binds map[string]*binding
 	var notOne string
@@ -246,16 +248,20 @@ func rootFields(schema *ast.Schema, rootType *ast.Definition, set ast.SelectionS
 	return g.groups, nil
 }
 
-// normalizeNumbers turns the json.Numbers of variables decoded with
-// UseNumber into the int64 and float64 values gqlparser coerces.
-func normalizeNumbers(v map[string]any) map[string]any {
+// normalizeVariables turns variables into the values the gateway reads,
+// in place: the json.Numbers of variables decoded with UseNumber into the
+// int64 and float64 values gqlparser coerces, and lists of any element
+// type into []any (gqlparser coerces a single value for a list variable,
+// as GraphQL's input coercion does, into a typed slice: 2 for [Int!]! is
+// []int64{2}). It serves before coercion and after.
+func normalizeVariables(v map[string]any) map[string]any {
 	for k, x := range v {
-		v[k] = normalizeNumber(x)
+		v[k] = normalizeValue(x)
 	}
 	return v
 }
 
-func normalizeNumber(x any) any {
+func normalizeValue(x any) any {
 	switch x := x.(type) {
 	case json.Number:
 		if i, err := x.Int64(); err == nil {
@@ -264,10 +270,18 @@ func normalizeNumber(x any) any {
 		f, _ := x.Float64()
 		return f
 	case map[string]any:
-		return normalizeNumbers(x)
+		return normalizeVariables(x)
 	case []any:
 		for i := range x {
-			x[i] = normalizeNumber(x[i])
+			x[i] = normalizeValue(x[i])
+		}
+	default:
+		if rv := reflect.ValueOf(x); rv.Kind() == reflect.Slice {
+			list := make([]any, rv.Len())
+			for i := range list {
+				list[i] = normalizeValue(rv.Index(i).Interface())
+			}
+			return list
 		}
 	}
 	return x
