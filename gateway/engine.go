@@ -234,7 +234,9 @@ func (e *engine) start(t *trigger) {
 			e.stats.EventsIn.Add(1)
 			e.l.Submit(func() { e.push(t, data) })
 		})
-		e.l.Submit(func() { e.started(t, cancel, err) })
+		if e.l.Submit(func() { e.started(t, cancel, err) }) != nil && err == nil {
+			cancel() // the engine has stopped, and ended t
+		}
 	}()
 }
 

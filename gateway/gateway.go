@@ -198,8 +198,9 @@ func (g *Gateway) Start(ln net.Listener) error { return g.http.Start(ln) }
 func (g *Gateway) Addrs() []net.Addr { return g.http.Addrs() }
 
 // Shutdown completes every subscription, closes every WebSocket with 1001,
-// stops serving and ends the upstream subscriptions. It returns once the
-// connections are closed, or with ctx's error when ctx ends first.
+// stops serving and ends the upstream subscriptions (one whose source has
+// not yet answered Subscribe is ended when it answers). It returns once
+// the connections are closed, or with ctx's error when ctx ends first.
 func (g *Gateway) Shutdown(ctx context.Context) error {
 	g.sessions.each((*session).goingAway)
 	err := g.http.Shutdown(ctx)

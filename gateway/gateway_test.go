@@ -588,6 +588,51 @@ func TestShutdownCompletes(t *testing.T) {
 	}
 }
 
+// gatedSource's Subscribe waits for release before subscribing; the
+// cancel it returns closes cancelled.
+type gatedSource struct {
+	MemorySource
+	entered, release, cancelled chan struct{}
+}
+
+func (g *gatedSource) Subscribe(ctx context.Context, subjects []string, sc *StreamConfig, deliver func(string, []byte)) (func(), error) {
+	g.entered <- struct{}{}
+	<-g.release
+	cancel, err := g.MemorySource.Subscribe(ctx, subjects, sc, deliver)
+	if err != nil {
+		return nil, err
+	}
+	return func() { cancel(); close(g.cancelled) }, nil
+}
+
+// TestShutdownEndsPendingUpstream checks that an upstream subscription
+// whose Subscribe is still under way when Shutdown runs is ended once the
+// source answers, after Shutdown has returned.
+func TestShutdownEndsPendingUpstream(t *testing.T) {
+	src := &gatedSource{entered: make(chan struct{}, 1), release: make(chan struct{}), cancelled: make(chan struct{})}
+	g, _, addr := startGateway(t, func(c *Config) { c.NATS = map[string]Source{"default": src} })
+	c := dialSubscribe(t, addr, "1", "subscription { employeeUpdated(id: 5) { id } }")
+	<-src.entered
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- g.Shutdown(ctx) }()
+	c.closed()
+	c.ws.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("Shutdown = %v", err)
+	}
+	close(src.release)
+	select {
+	case <-src.cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the upstream subscription that started after Shutdown was not ended")
+	}
+	if n := src.Subscribers("employee.5"); n != 0 {
+		t.Fatalf("upstream subscriptions after Shutdown = %d; want 0", n)
+	}
+}
+
 func TestUnknownProvider(t *testing.T) {
 	schema, err := ParseSchema(testSchema)
 	if err != nil {
