@@ -135,12 +135,15 @@ func decodeSegment(s string, v any) error {
 
 // AllowOrigins returns a Config.CheckOrigin that admits the browsers whose
 // Origin is one of origins ("https://app.example.com"; "*" admits all),
-// compared without regard to case. Clients that send no Origin (not
-// browsers) are admitted by the WebSocket layer before this is asked.
+// compared without regard to case; white space around an entry is
+// ignored, and so is an empty entry. Clients that send no Origin (not
+// browsers) are admitted before this is asked.
 func AllowOrigins(origins []string) func(origin, host string) bool {
 	allowed := make(map[string]bool, len(origins))
 	for _, o := range origins {
-		allowed[strings.ToLower(strings.TrimRight(o, "/"))] = true
+		if o = strings.TrimRight(strings.TrimSpace(o), "/"); o != "" {
+			allowed[strings.ToLower(o)] = true
+		}
 	}
 	return func(origin, _ string) bool {
 		if allowed["*"] {

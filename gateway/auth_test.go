@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,6 +78,26 @@ func TestInitToken(t *testing.T) {
 	jwt := JWTAuth([]byte("k"))
 	if err := jwt(map[string]any{"token": signHS256("k", `{"alg":"HS256"}`, `{}`)}); err != nil {
 		t.Errorf("JWTAuth(valid) = %v", err)
+	}
+}
+
+// TestAllowOriginsList checks that the entries of a comma-separated list
+// (evgate's --allow-origin) admit their origins with white space around
+// them, and that an empty entry admits nothing.
+func TestAllowOriginsList(t *testing.T) {
+	check := AllowOrigins(strings.Split(" https://a.example, https://b.example/ ,,", ","))
+	for _, tc := range []struct {
+		origin string
+		ok     bool
+	}{
+		{"https://a.example", true},
+		{"https://b.example", true},
+		{"https://c.example", false},
+		{"https://", false},
+	} {
+		if got := check(tc.origin, "gw.example"); got != tc.ok {
+			t.Errorf("check(%q) = %v; want %v", tc.origin, got, tc.ok)
+		}
 	}
 }
 
