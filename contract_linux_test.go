@@ -103,9 +103,8 @@ func TestReusePortKeepsConnections(t *testing.T) {
 	entered := make(chan struct{})
 	srv.Submit(1, func() { close(entered); <-block })
 	<-entered
-	var conns []net.Conn
 	for range 16 {
-		conns = append(conns, dial(t, addr))
+		dial(t, addr)
 	}
 	time.Sleep(300 * time.Millisecond)
 	ls := srv.loops[1]
@@ -124,8 +123,7 @@ func TestTimerResetPendingOnly(t *testing.T) {
 	var fired, stoppedFired atomic.Int32
 	resets := make(chan bool, 3)
 	h := &funcHandler{open: func(c *Conn) {
-		var tm Timer
-		tm = c.AfterFunc(10*time.Millisecond, func() { fired.Add(1) })
+		tm := c.AfterFunc(10*time.Millisecond, func() { fired.Add(1) })
 		c.AfterFunc(100*time.Millisecond, func() { resets <- tm.Reset(10 * time.Millisecond) })
 		moved := c.AfterFunc(time.Hour, func() { fired.Add(1) })
 		resets <- moved.Reset(20 * time.Millisecond)

@@ -148,7 +148,7 @@ func (u *titles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Query string `json:"query"`
 	}
 	json.NewDecoder(r.Body).Decode(&req)
-	doc, errs := gqlparser.LoadQuery(u.schema, req.Query)
+	doc, errs := gqlparser.LoadQueryWithRules(u.schema, req.Query, nil)
 	if len(errs) > 0 {
 		json.NewEncoder(w).Encode(map[string]any{"errors": errs})
 		return
