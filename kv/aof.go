@@ -147,10 +147,7 @@ func (s *Server) replayLog(path string) error {
 		if len(args) == 0 {
 			continue
 		}
-		cmd := lookupName(commands, args[0])
-		if cmd != nil && cmd.subs != nil && len(args) > 1 {
-			cmd = lookupName(cmd.subs, args[1])
-		}
+		cmd := lookupCommand(args)
 		if cmd == nil {
 			return fmt.Errorf("kv: unknown command %q in the append-only file %s at byte %d", args[0], path, at)
 		}
@@ -212,11 +209,7 @@ func refill(f *os.File, buf []byte, off int, left int64) ([]byte, bool, error) {
 
 func (s *Server) replayOne(c *client, args [][]byte) {
 	s.mono = s.tick()
-	cmd := lookupName(commands, args[0])
-	if cmd.subs != nil {
-		cmd = lookupName(cmd.subs, args[1])
-	}
-	cmd.fn(s, c, args)
+	lookupCommand(args).fn(s, c, args)
 	s.w.Reset()
 }
 

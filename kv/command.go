@@ -163,6 +163,18 @@ func lookupName(table map[string]*command, b []byte) *command {
 	return table[string(buf[:len(b)])]
 }
 
+// lookupCommand finds the command args call for, as Redis's
+// lookupCommand does: a container's subcommand named by args[1], or the
+// container itself when it has no further argument (a bare COMMAND). It
+// returns nil for an unknown command or subcommand.
+func lookupCommand(args [][]byte) *command {
+	cmd := lookupName(commands, args[0])
+	if cmd != nil && cmd.subs != nil && len(args) > 1 {
+		cmd = lookupName(cmd.subs, args[1])
+	}
+	return cmd
+}
+
 // isName reports whether b is name, a command's lower-case name, in any
 // case.
 func isName(b []byte, name string) bool {
@@ -199,7 +211,7 @@ func (s *Server) call(c *client, args [][]byte) {
 		s.reject(c, cmd, "ERR wrong number of arguments for '"+cmd.name+"' command")
 		return
 	}
-	if cmd.subs != nil {
+	if cmd.subs != nil && len(args) > 1 {
 		sub := lookupName(cmd.subs, args[1])
 		if sub == nil {
 			s.reject(c, nil, "ERR unknown subcommand '"+trunc(string(args[1]), 128)+"'. Try "+strings.ToUpper(cmd.name)+" HELP.")

@@ -66,11 +66,7 @@ func execCommand(s *Server, c *client, args [][]byte) {
 	s.w.Array(len(queued))
 	s.inExec = true
 	for _, q := range queued {
-		cmd := lookupName(commands, q[0])
-		if cmd.subs != nil {
-			cmd = lookupName(cmd.subs, q[1])
-		}
-		s.exec(c, cmd, q)
+		s.exec(c, lookupCommand(q), q)
 		s.w.Proto = c.proto
 	}
 	s.inExec = false

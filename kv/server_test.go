@@ -783,3 +783,32 @@ func TestBigCommandKeepsNoArguments(t *testing.T) {
 			n, grown, grown/n, 8*n)
 	}
 }
+
+// TestCommandWithoutArguments: a bare COMMAND, as go-redis's Command and
+// cluster clients send it, is the container's own command, as Redis's
+// lookupCommand takes it when no subcommand follows: Redis 7.0 replies
+// with an entry for every command (COMMAND COUNT of them), inside MULTI
+// too.
+func TestCommandWithoutArguments(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	info, err := goRedis(t, addr).Command(context.Background()).Result()
+	if err != nil {
+		t.Fatalf("COMMAND: %v", err)
+	}
+	if info["get"] == nil || info["config"] == nil {
+		t.Errorf("COMMAND has no entry for get or config: %d entries", len(info))
+	}
+	rc := dialRaw(t, addr)
+	count := rc.do("COMMAND", "COUNT")
+	rc.send("MULTI")
+	rc.send("COMMAND")
+	for _, want := range []string{"+OK\r\n", "+QUEUED\r\n"} {
+		if got := rc.read(); got != want {
+			t.Fatalf("MULTI, COMMAND: read %q; want %q", got, want)
+		}
+	}
+	v, _, err := resp.Parse([]byte(rc.do("EXEC")))
+	if err != nil || len(v.Elems) != 1 || ":"+strconv.Itoa(len(v.Elems[0].Elems))+"\r\n" != count {
+		t.Errorf("EXEC of COMMAND = %d replies, %v; want one of COMMAND COUNT (%q) entries", len(v.Elems), err, count)
+	}
+}
