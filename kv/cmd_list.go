@@ -563,7 +563,7 @@ func (s *Server) lmpopParse(args [][]byte) (keys [][]byte, left bool, count int6
 	if !ok {
 		return nil, false, 0, false
 	}
-	if numKeys >= int64(len(args)) {
+	if numKeys >= int64(len(args))-1 { // no LEFT|RIGHT after the keys
 		s.w.Error(errSyntax)
 		return nil, false, 0, false
 	}

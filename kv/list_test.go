@@ -112,6 +112,10 @@ var listScript = [][]string{
 	{"LMPOP", "1", "a", "LEFT", "COUNT", "x"}, {"LMPOP", "1", "a", "LEFT", "COUNT", "1", "COUNT", "2"}, {"LMPOP", "1", "a", "LEFT", "FOO"},
 	{"LMPOP", "2", "str", "mp1", "LEFT"}, {"LMPOP", "2", "nokey", "str", "LEFT"}, {"LMPOP", "1", "a"}, {"LMPOP", "1", "a", "b", "LEFT"},
 	{"RPUSH", "mp1", "x"}, {"LMPOP", "2", "mp1", "str", "RIGHT"},
+	// A numkeys that names every argument after it leaves no LEFT|RIGHT:
+	// a syntax error (Redis's where_idx >= argc), the connection kept.
+	{"LMPOP", "2", "mp1", "LEFT"}, {"LMPOP", "9223372036854775807", "mp1", "LEFT"},
+	{"BLMPOP", "0.1", "2", "mp1", "LEFT"}, {"BLMPOP", "0", "9223372036854775807", "mp1", "LEFT"},
 	// Blocking commands that need not wait, and their argument errors.
 	{"RPUSH", "b1", "a", "b", "c"}, {"BLPOP", "nokey", "b1", "0"}, {"BRPOP", "b1", "nokey", "0"}, {"BLPOP", "b1", "x"},
 	{"BLPOP", "b1", "-1"}, {"BLPOP", "b1", "0.5"}, {"BLPOP", "str", "b1", "0"}, {"BLPOP", "b1", "str", "0"},

@@ -90,7 +90,7 @@ func setScript() [][]string {
 		{"SINTERCARD", "2", "a", "b"}, {"SINTERCARD", "1", "a", "LIMIT", "2"}, {"SINTERCARD", "1", "a", "LIMIT", "0"},
 		{"SINTERCARD", "2", "a", "nokey"}, {"SINTERCARD", "0", "a"}, {"SINTERCARD", "3", "a"}, {"SINTERCARD", "x", "a"}, {"SINTERCARD", "-1", "a"},
 		{"SINTERCARD", "1", "a", "LIMIT", "-1"}, {"SINTERCARD", "1", "a", "LIMIT", "x"}, {"SINTERCARD", "1", "a", "LIMIT"}, {"SINTERCARD", "1", "a", "FOO"},
-		{"SINTERCARD", "1"}, {"SINTERCARD", "1", "a", "limit", "1", "LIMIT", "3"},
+		{"SINTERCARD", "1"}, {"SINTERCARD", "1", "a", "limit", "1", "LIMIT", "3"}, {"SINTERCARD", "9223372036854775807", "a"},
 		{"SMOVE", "a", "e", "1"}, {"SMEMBERS", "e"}, {"OBJECT", "ENCODING", "e"}, {"SMOVE", "a", "e", "nope"}, {"SMOVE", "a", "a", "2"},
 		{"SMOVE", "a", "a", "nope"}, {"SMOVE", "e", "a", "1"}, {"EXISTS", "e"}, {"SMOVE", "a", "e", "x"}, {"OBJECT", "ENCODING", "e"},
 		{"SMOVE", "a", "b", "2"},

@@ -52,7 +52,7 @@ func TestCompatZsetCommands(t *testing.T) {
 		{"ZRANDMEMBER", "z", "-9223372036854775808"}, {"ZRANDMEMBER", "z", "9223372036854775807", "WITHSCORES"},
 		{"ZADD", "u1", "1", "a", "2", "b"}, {"ZADD", "u2", "3", "b", "4", "c"}, {"ZUNIONSTORE", "o", "2", "u1", "u2", "WEIGHTS", "1", "2"}, {"ZRANGE", "o", "0", "-1", "WITHSCORES"},
 		{"ZINTERSTORE", "o", "2", "u1", "u2", "AGGREGATE", "MAX"}, {"ZRANGE", "o", "0", "-1", "WITHSCORES"},
-		{"ZINTERSTORE", "o", "0", "u1"}, {"ZINTERSTORE", "o", "3", "u1"}, {"ZUNIONSTORE", "o", "1", "s"}, {"ZUNIONSTORE", "o", "1", "u1", "WEIGHTS", "x"},
+		{"ZINTERSTORE", "o", "0", "u1"}, {"ZINTERSTORE", "o", "3", "u1"}, {"ZUNIONSTORE", "o", "9223372036854775807", "u1"}, {"ZUNIONSTORE", "o", "1", "s"}, {"ZUNIONSTORE", "o", "1", "u1", "WEIGHTS", "x"},
 		{"ZUNIONSTORE", "o", "1", "u1", "AGGREGATE", "foo"}, {"ZINTERSTORE", "o", "2", "u1", "nokey"}, {"EXISTS", "o"},
 		{"HELLO", "3"},
 		{"ZADD", "r", "1.5", "a", "2", "b"}, {"ZSCORE", "r", "a"}, {"ZRANGE", "r", "0", "-1", "WITHSCORES"}, {"ZPOPMIN", "r"}, {"ZADD", "r", "1", "a"},
