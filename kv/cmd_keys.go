@@ -333,7 +333,8 @@ func expireGeneric(s *Server, c *client, args [][]byte, seconds, absolute bool) 
 		at *= 1000
 	}
 	if !absolute {
-		if (at > 0 && at > math.MaxInt64-s.now()) || (at < 0 && at < math.MinInt64+s.now()) {
+		// Only upwards, as Redis checks: a time far in the past is past.
+		if at > math.MaxInt64-s.now() {
 			s.w.Error("ERR invalid expire time in '" + name + "' command")
 			return
 		}

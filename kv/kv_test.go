@@ -219,6 +219,28 @@ func TestCompatBasics(t *testing.T) {
 	})
 }
 
+// TestCompatExpireBounds: EXPIRE's seconds past what milliseconds hold,
+// and a relative time that overflows once now is added, are "invalid
+// expire time", as Redis's expireGenericCommand finds them; Redis checks
+// no overflow downwards, so a time however far in the past deletes the
+// key and replies 1.
+func TestCompatExpireBounds(t *testing.T) {
+	var script [][]string
+	for _, args := range [][]string{
+		{"PEXPIRE", "k", "-9223372036854775000"}, {"PEXPIRE", "k", "-9223372036854775808"},
+		{"EXPIRE", "k", "-9223372036854775"}, {"EXPIRE", "k", "-9223372036854776"},
+		{"EXPIRE", "k", "9223372036854775"}, {"EXPIRE", "k", "9223372036854776"},
+		{"PEXPIRE", "k", "9223372036854775807"},
+		{"PEXPIREAT", "k", "-9223372036854775808"}, {"EXPIREAT", "k", "-9223372036854775"},
+		{"EXPIREAT", "k", "-9223372036854776"}, {"PEXPIREAT", "k", "9223372036854775807"},
+		{"EXPIREAT", "k", "9223372036854775"}, {"EXPIREAT", "k", "9223372036854776"},
+		{"PEXPIRE", "k", "-9223372036854775808", "GT"}, {"PEXPIRE", "k", "-9223372036854775808", "LT"},
+	} {
+		script = append(script, []string{"SET", "k", "v"}, args, []string{"EXISTS", "k"})
+	}
+	compareWithRedis(t, script)
+}
+
 // compareEvents runs script on evkv and on Redis, both with every keyspace
 // notification on, and fails unless they publish the same keyspace and
 // keyevent messages in the same order.
