@@ -485,7 +485,8 @@ func copyCommand(s *Server, c *client, args [][]byte) {
 			s.w.Int(0)
 			return
 		}
-		s.deleteKey(target, dst)
+		// Without an event, as Redis's dbDelete: copy_to alone tells.
+		target.remove(dst)
 	}
 	val := cloneValue(*e)
 	val.lru = s.clock()
