@@ -202,49 +202,49 @@ func (s *Server) call(c *client, args [][]byte) {
 		// A client mostly sends one command over and over: the map only
 		// when it changes.
 		if cmd = lookupName(commands, args[0]); cmd == nil {
-			s.reject(c, nil, unknownCommand(args))
+			s.reject(c, nil, args, unknownCommand(args))
 			return
 		}
 		c.lastTop = cmd
 	}
 	if !arityOK(cmd.arity, len(args)) {
-		s.reject(c, cmd, "ERR wrong number of arguments for '"+cmd.name+"' command")
+		s.reject(c, cmd, args, "ERR wrong number of arguments for '"+cmd.name+"' command")
 		return
 	}
 	if cmd.subs != nil && len(args) > 1 {
 		sub := lookupName(cmd.subs, args[1])
 		if sub == nil {
-			s.reject(c, nil, "ERR unknown subcommand '"+trunc(string(args[1]), 128)+"'. Try "+strings.ToUpper(cmd.name)+" HELP.")
+			s.reject(c, nil, args, "ERR unknown subcommand '"+trunc(string(args[1]), 128)+"'. Try "+strings.ToUpper(cmd.name)+" HELP.")
 			return
 		}
 		if !arityOK(sub.arity, len(args)) {
-			s.reject(c, sub, "ERR wrong number of arguments for '"+sub.name+"' command")
+			s.reject(c, sub, args, "ERR wrong number of arguments for '"+sub.name+"' command")
 			return
 		}
 		cmd = sub
 	}
 	c.lastCmd = cmd.name
 	if !c.authenticated && cmd.flags&cmdNoAuth == 0 {
-		s.reject(c, cmd, errNoAuth)
+		s.reject(c, cmd, args, errNoAuth)
 		return
 	}
 	if c.flags&flagMulti != 0 && cmd.flags&cmdNoMulti != 0 {
-		s.reject(c, cmd, errNotInMulti)
+		s.reject(c, cmd, args, errNotInMulti)
 		return
 	}
 	if cmd.flags&cmdWrite != 0 {
 		if msg := s.writeError(); msg != "" {
-			s.reject(c, cmd, msg)
+			s.reject(c, cmd, args, msg)
 			return
 		}
 	}
 	if c.inPubSub() && !allowedInPubSub(cmd.name) {
-		s.reject(c, cmd, "ERR Can't execute '"+cmd.name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
+		s.reject(c, cmd, args, "ERR Can't execute '"+cmd.name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 		return
 	}
 	if c.flags&flagMonitor != 0 && cmd.flags&(cmdReadonly|cmdWrite|cmdMayReplicate) != 0 {
 		// Redis makes a monitor a replica, which may not.
-		s.reject(c, cmd, "ERR Replica can't interact with the keyspace")
+		s.reject(c, cmd, args, "ERR Replica can't interact with the keyspace")
 		return
 	}
 	if c.flags&flagMulti != 0 && !controlsMulti(cmd.name) {
@@ -323,13 +323,24 @@ func (s *Server) timed(c *client, cmd *command, args [][]byte, took time.Duratio
 
 // reject answers a request for cmd (nil if there is no such command)
 // that cannot run, counts it against cmd, and spoils the transaction
-// being queued, if any, as Redis does.
-func (s *Server) reject(c *client, cmd *command, msg string) {
+// being queued, if any, as Redis does. An EXEC refused ends the
+// transaction, as Redis's execCommandAbort does: it replies EXECABORT
+// with the reason, discards what was queued (in MULTI or not), and is
+// shown to the monitors.
+func (s *Server) reject(c *client, cmd *command, args [][]byte, msg string) {
 	if c.flags&flagMulti != 0 {
 		c.flags |= flagDirtyExec
 	}
 	if cmd != nil {
 		s.cmdStats[cmd.id].rejected++
+		if cmd.name == "exec" {
+			s.discardMulti(c)
+			// Redis's reason has no ERR; another code (NOAUTH) stays.
+			msg = "EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR ")
+			if len(s.monitors) > 0 {
+				s.feedMonitors(c, cmd, args)
+			}
+		}
 	}
 	s.w.Error(msg)
 	s.skipTime()

@@ -241,6 +241,19 @@ func TestCompatExpireBounds(t *testing.T) {
 	compareWithRedis(t, script)
 }
 
+// TestCompatRejectedExec: an EXEC refused before it runs (wrong arity,
+// RESP2's subscribed mode) replies "EXECABORT Transaction discarded
+// because of: <reason>" and discards the transaction and the watched
+// keys, in MULTI or not, as Redis's rejectCommand does through
+// execCommandAbort; the next EXEC is "EXEC without MULTI".
+func TestCompatRejectedExec(t *testing.T) {
+	compareWithRedis(t, [][]string{
+		{"MULTI"}, {"SET", "a", "1"}, {"EXEC", "x"}, {"EXEC"}, {"GET", "a"}, {"EXEC", "x"},
+		{"WATCH", "w"}, {"SET", "w", "1"}, {"EXEC", "x"}, {"MULTI"}, {"EXEC"},
+		{"MULTI"}, {"SUBSCRIBE", "ch"}, {"EXEC"}, {"EXEC"}, {"PING"},
+	})
+}
+
 // compareEvents runs script on evkv and on Redis, both with every keyspace
 // notification on, and fails unless they publish the same keyspace and
 // keyevent messages in the same order.

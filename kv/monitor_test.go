@@ -8,8 +8,9 @@ import (
 
 // MONITOR sees every command run, as Redis's monitors see them: in order,
 // quoted, with the database after the command, passwords redacted, the
-// administrative commands and the refused ones left out, a transaction's
-// commands before its EXEC. The same script runs against Redis when it is
+// administrative commands and the refused ones left out (but a refused
+// EXEC, as Redis's execCommandAbort shows it), a transaction's commands
+// before its EXEC. The same script runs against Redis when it is
 // installed, and the lines must match but for the time and the address.
 func TestCompatMonitor(t *testing.T) {
 	script := [][]string{
@@ -17,6 +18,7 @@ func TestCompatMonitor(t *testing.T) {
 		{"HELLO", "2", "AUTH", "default", "p1", "AUTH", "default", "p2"}, {"HELLO", "2", "SETNAME", "AUTH", "AUTH", "default", "p3"},
 		{"CONFIG", "GET", "maxmemory"}, {"GET"}, {"SELECT", "1"}, {"INCR", "n"},
 		{"MULTI"}, {"SET", "x", "1"}, {"LPUSH", "x", "y"}, {"EXEC"}, {"NOSUCH"}, {"ECHO", ""},
+		{"MULTI"}, {"SET", "x", "2"}, {"EXEC", "x"}, // a refused EXEC is shown
 	}
 	norm := regexp.MustCompile(`^\+\d+\.\d{6} \[(\d+) [^\]]+\] `)
 	var lines [2][]string

@@ -61,6 +61,10 @@ func TestRequirePass(t *testing.T) {
 	if got := rc.do("GET", "k"); got != "-NOAUTH Authentication required.\r\n" {
 		t.Errorf("GET before AUTH = %q", got)
 	}
+	// As Redis's execCommandAbort words it, for an EXEC refused.
+	if got := rc.do("EXEC"); got != "-EXECABORT Transaction discarded because of: NOAUTH Authentication required.\r\n" {
+		t.Errorf("EXEC before AUTH = %q", got)
+	}
 	if got := rc.do("AUTH", "wrong"); !strings.HasPrefix(got, "-WRONGPASS") {
 		t.Errorf("AUTH wrong = %q", got)
 	}
