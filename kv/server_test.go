@@ -816,3 +816,37 @@ func TestCommandWithoutArguments(t *testing.T) {
 		t.Errorf("EXEC of COMMAND = %d replies, %v; want one of COMMAND COUNT (%q) entries", len(v.Elems), err, count)
 	}
 }
+
+// TestBulkTrailingBytesSkipped: the two bytes after a bulk string's data
+// are skipped unread, as Redis's processMultibulkBuffer skips them, so
+// that "*1\r\n$4\r\nPINGxx" is a PING. Each input, then a PING, gets the
+// same replies as from Redis when it is installed.
+func TestBulkTrailingBytesSkipped(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	raddr := redisServer(t)
+	for _, tc := range []struct {
+		name, in string
+		replies  int
+	}{
+		{"not crlf", "*1\r\n$4\r\nPINGxx", 1},
+		{"lf lf", "*1\r\n$4\r\nPING\n\n", 1},
+		{"arguments", "*2\r\n$4\r\nECHO\r\n$3\r\nabc\n\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nvxy", 2},
+		{"longer than its length", "*1\r\n$3\r\nPING\r\n", 1}, // PIN, then an empty inline line
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got [2]string
+			for i, a := range []string{addr, raddr} {
+				rc := dialRaw(t, a)
+				if _, err := rc.c.Write([]byte(tc.in + "*1\r\n$4\r\nPING\r\n")); err != nil {
+					t.Fatal(err)
+				}
+				for range tc.replies + 1 {
+					got[i] += rc.read()
+				}
+			}
+			if got[0] != got[1] || !strings.HasSuffix(got[0], "+PONG\r\n") {
+				t.Errorf("%q: evkv replied %q; Redis %q", tc.in, got[0], got[1])
+			}
+		})
+	}
+}

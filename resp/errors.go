@@ -23,7 +23,6 @@ var (
 	// Requests (Parser.Command), with Redis's messages.
 	errMultibulkLength   = &ProtocolError{"invalid multibulk length"}
 	errBulkLength        = &ProtocolError{"invalid bulk length"}
-	errBulkFormat        = &ProtocolError{"invalid bulk format: data not followed by CRLF"}
 	errBigMultibulkCount = &ProtocolError{"too big mbulk count string"}
 	errBigBulkCount      = &ProtocolError{"too big bulk count string"}
 	errBigInline         = &ProtocolError{"too big inline request"}
@@ -32,6 +31,7 @@ var (
 	errUnauthBulk        = &ProtocolError{"unauthenticated bulk length"}
 
 	// Values (Parse).
+	errBulkFormat      = &ProtocolError{"invalid bulk format: data not followed by CRLF"}
 	errLine            = &ProtocolError{"invalid line: CR or LF inside, or CR without LF"}
 	errInteger         = &ProtocolError{"invalid integer"}
 	errAggregateLength = &ProtocolError{"invalid aggregate length"}

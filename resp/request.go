@@ -131,10 +131,12 @@ func (p *Parser) Release() {
 //
 // A request is either an array of bulk strings ("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"),
 // as clients send, or an inline command: a line of words separated by
-// blanks, as typed into telnet, ended by "\r\n" or "\n". Inline words may be
-// quoted as Redis's sdssplitargs quotes them: "..." with the escapes \n \r
-// \t \b \a \\ \" and \xHH, or '...' with \'; a closing quote must be
-// followed by a blank or the end of the line.
+// blanks, as typed into telnet, ended by "\r\n" or "\n". The two bytes after
+// a bulk string's data, "\r\n", are skipped without being read, as Redis
+// skips them. Inline words may be quoted as Redis's sdssplitargs quotes
+// them: "..." with the escapes \n \r \t \b \a \\ \" and \xHH, or '...'
+// with \'; a closing quote must be followed by a blank or the end of the
+// line.
 //
 // An empty request (an empty or blank inline line, "*0\r\n", "*-1\r\n")
 // returns no arguments and n > 0: skip its n bytes, as Redis does. Input
@@ -286,18 +288,12 @@ func (p *Parser) bulks(b []byte, args [][]byte, pos int, count int64, inSpans bo
 			}
 			return args, 0, errUnauthBulk
 		}
-		if rest := int64(len(b) - start); size > rest-2 {
-			// Not all here yet; whatever has come of the "\r\n" after the
-			// data must be right.
-			if size < rest && b[start+int(size)] != '\r' {
-				return args, 0, errBulkFormat
-			}
+		if size > int64(len(b)-start)-2 {
 			return args, pos, ErrIncomplete
 		}
+		// The two bytes after the data are skipped, not checked, as
+		// Redis's processMultibulkBuffer skips them.
 		end := start + int(size)
-		if b[end] != '\r' || b[end+1] != '\n' {
-			return args, 0, errBulkFormat
-		}
 		if inSpans {
 			p.spans = append(p.spans, uint32(start), uint32(end))
 		} else {

@@ -85,10 +85,14 @@ var commandTests = []commandTest{
 	{name: "bulk length over MaxBulk", in: "*1\r\n$536870913\r\n", err: "invalid bulk length"},
 	{name: "bulk length at MaxBulk", in: "*1\r\n$536870912\r\n", err: incomplete},
 	{name: "bulk length cr without lf", in: "*1\r\n$4\rxPING\r\n", err: "invalid bulk length"},
-	{name: "bulk without crlf", in: "*1\r\n$4\r\nPINGxx", err: "invalid bulk format: data not followed by CRLF"},
-	{name: "bulk without lf", in: "*1\r\n$4\r\nPING\rx", err: "invalid bulk format: data not followed by CRLF"},
-	{name: "bulk too long", in: "*1\r\n$3\r\nPING\r\n", err: "invalid bulk format: data not followed by CRLF"},
-	{name: "bulk without crlf, more to come", in: "*1\r\n$4\r\nPINGx", err: "invalid bulk format: data not followed by CRLF"},
+	// The two bytes after a bulk string's data are skipped unread, as
+	// Redis's processMultibulkBuffer skips them.
+	{name: "bulk not followed by crlf", in: "*1\r\n$4\r\nPINGxx*1\r\n$4\r\nPING\r\n", args: []string{"PING"}, n: 14},
+	{name: "bulk followed by lf lf", in: "*1\r\n$4\r\nPING\n\n", args: []string{"PING"}},
+	{name: "bulk followed by cr x", in: "*1\r\n$4\r\nPING\rx", args: []string{"PING"}},
+	{name: "bulk longer than its length", in: "*1\r\n$3\r\nPING\r\n", args: []string{"PIN"}, n: 13},
+	{name: "bulk with one byte after", in: "*1\r\n$4\r\nPINGx", err: incomplete},
+	{name: "bulk with its cr", in: "*1\r\n$4\r\nPING\r", err: incomplete},
 	{name: "too big mbulk count", in: "*" + strings.Repeat("1", 1<<16), err: "too big mbulk count string"},
 	{name: "too big mbulk count, ended", in: "*" + strings.Repeat("1", 1<<16) + "\r\n", err: "too big mbulk count string"},
 	{name: "mbulk count at MaxInline", in: "*" + strings.Repeat("1", 1<<16-1), err: incomplete},
