@@ -38,7 +38,9 @@ type Config struct {
 	// ProtoMaxBulkLen bounds a bulk string in a request (default 512 MiB).
 	ProtoMaxBulkLen int
 	// QueryBufferLimit bounds the bytes of a client's requests buffered
-	// while incomplete (default 1 GiB).
+	// while incomplete (default 1 GiB, Redis's client-query-buffer-limit).
+	// It, not a count, bounds a request of many arguments: one may have up
+	// to math.MaxInt32 of them, as in Redis 7.0.
 	QueryBufferLimit int
 	// AppendOnly logs every change to Dir/AppendFilename and replays the
 	// file at start.

@@ -760,6 +760,26 @@ func TestPanicServingBlocked(t *testing.T) {
 	}
 }
 
+// TestMoreThanAMillionArguments: a request of more than 1024*1024
+// arguments is served, as Redis 7.0 serves one (it refuses only a count
+// past INT_MAX); the same SADD gets the same reply from Redis when it is
+// installed.
+func TestMoreThanAMillionArguments(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	const n = 1<<20 + 1
+	args := make([]string, 0, n+2)
+	args = append(args, "SADD", "big")
+	for i := range n {
+		args = append(args, strconv.Itoa(i))
+	}
+	want := ":" + strconv.Itoa(n) + "\r\n"
+	for i, a := range []string{addr, redisServer(t)} {
+		if got := dialRaw(t, a).do(args...); got != want {
+			t.Errorf("SADD of %d members on %s = %q; want %q", n, []string{"evkv", "Redis"}[i], got, want)
+		}
+	}
+}
+
 // TestBigCommandKeepsNoArguments checks that once a request of many
 // arguments is served, its connection keeps neither the slice of its
 // arguments nor, through them, the buffer the request arrived in.

@@ -7,9 +7,9 @@ import (
 
 // Redis's defaults and its limits for clients that have not authenticated.
 const (
-	defaultMaxBulk   = 512 << 20   // proto-max-bulk-len
-	defaultMaxArgs   = 1024 * 1024 // the most arguments a request may have
-	defaultMaxInline = 64 << 10    // PROTO_INLINE_MAX_SIZE
+	defaultMaxBulk   = 512 << 20     // proto-max-bulk-len
+	defaultMaxArgs   = math.MaxInt32 // Redis 7.0's multibulk length limit, INT_MAX
+	defaultMaxInline = 64 << 10      // PROTO_INLINE_MAX_SIZE
 
 	unauthMaxArgs = 10
 	unauthMaxBulk = 16384
@@ -21,8 +21,12 @@ type Limits struct {
 	// MaxBulk is the longest bulk string a request may carry
 	// (default 512 MiB, Redis's proto-max-bulk-len).
 	MaxBulk int
-	// MaxArgs is the most elements a request array may have
-	// (default 1024*1024).
+	// MaxArgs is the most elements a request array may have (default
+	// and at most math.MaxInt32, Redis 7.0's limit). A count is not memory:
+	// the Parser keeps 8 bytes for each argument as it arrives, and each
+	// takes at least 6 bytes of input ("$0\r\n\r\n"), so what a request
+	// costs is bounded by what the caller buffers of it, as Redis's
+	// client-query-buffer-limit bounds it.
 	MaxArgs int
 	// MaxInline is the longest inline request line, and the longest "*<n>"
 	// or "$<n>" header line, not counting the line's end (default 64 KiB,

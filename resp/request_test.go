@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 )
@@ -71,8 +72,10 @@ var commandTests = []commandTest{
 	{name: "count plus", in: "*+3\r\n", err: "invalid multibulk length"},
 	{name: "count minus zero", in: "*-0\r\n", err: "invalid multibulk length"},
 	{name: "count overflow", in: "*99999999999999999999\r\n", err: "invalid multibulk length"},
-	{name: "count over MaxArgs", in: "*1048577\r\n", err: "invalid multibulk length"},
-	{name: "count at MaxArgs", in: "*1048576\r\n", err: incomplete},
+	// Redis 7.0 takes up to INT_MAX arguments (ll > INT_MAX is refused).
+	{name: "count over MaxArgs", in: "*2147483648\r\n", err: "invalid multibulk length"},
+	{name: "count at MaxArgs", in: "*2147483647\r\n", err: incomplete},
+	{name: "count over a million", in: "*1048577\r\n", err: incomplete},
 	{name: "count cr without lf", in: "*1\rx$4\r\nPING\r\n", err: "invalid multibulk length"},
 	{name: "count bad before lf", in: "*1x\r", err: "invalid multibulk length"},
 	{name: "not bulk", in: "*1\r\n:1\r\n", err: "expected '$', got ':'"},
@@ -134,7 +137,9 @@ var commandTests = []commandTest{
 	{name: "unauthenticated", unauth: true, in: "*2\r\n$4\r\nAUTH\r\n$3\r\npwd\r\n", args: []string{"AUTH", "pwd"}},
 	{name: "unauthenticated 10 args", unauth: true, in: "*10\r\n", err: incomplete},
 	{name: "unauthenticated 11 args", unauth: true, in: "*11\r\n", err: "unauthenticated multibulk length"},
-	{name: "unauthenticated, over MaxArgs", unauth: true, in: "*2000000\r\n", err: "invalid multibulk length"},
+	{name: "unauthenticated, many args", unauth: true, in: "*2000000\r\n", err: "unauthenticated multibulk length"},
+	{name: "unauthenticated, over MaxArgs", unauth: true, in: "*2147483648\r\n", err: "invalid multibulk length"},
+	{name: "MaxArgs over INT_MAX", limits: Limits{MaxArgs: math.MaxInt}, in: "*2147483648\r\n", err: "invalid multibulk length"},
 	{name: "unauthenticated bulk 16384", unauth: true, in: "*1\r\n$16384\r\n", err: incomplete},
 	{name: "unauthenticated bulk 16385", unauth: true, in: "*1\r\n$16385\r\n", err: "unauthenticated bulk length"},
 	{name: "unauthenticated inline", unauth: true, in: "a b c d e f g h i j k l\n", args: strings.Fields("a b c d e f g h i j k l")},
@@ -366,6 +371,31 @@ func feedHalf(t *testing.T, p *Parser, req []byte) {
 	t.Helper()
 	if _, _, err := p.Command(req[:len(req)/2]); !errors.Is(err, ErrIncomplete) {
 		t.Fatalf("Command of half = %v; want ErrIncomplete", err)
+	}
+}
+
+// TestCommandManyArgs: a request may have more than a million arguments,
+// up to math.MaxInt32, as Redis 7.0 takes (it refuses only a count past
+// INT_MAX). What the Parser keeps of a request still arriving grows with
+// what has arrived, not with the count its header announces.
+func TestCommandManyArgs(t *testing.T) {
+	var p Parser
+	req := bigRequest(1 << 20)
+	args, n, err := p.Command(req)
+	if err != nil || n != len(req) {
+		t.Fatalf("Command of %d arguments = %d, %v; want %d, nil", 1<<20+2, n, err, len(req))
+	}
+	checkBig(t, args, 1<<20)
+
+	const arrived = 3000
+	b := append([]byte("*2147483647\r\n"), bytes.Repeat([]byte("$1\r\na\r\n"), arrived)...)
+	var q Parser
+	if _, _, err := q.Command(b); !errors.Is(err, ErrIncomplete) {
+		t.Fatalf("Command of %d arguments of %d = %v; want ErrIncomplete", arrived, math.MaxInt32, err)
+	}
+	if kept := 4*cap(q.spans) + 24*cap(q.args); kept > 2*len(b) {
+		t.Errorf("after %d arguments of %d the Parser keeps %d bytes; want at most twice the %d bytes arrived",
+			arrived, math.MaxInt32, kept, len(b))
 	}
 }
 
