@@ -436,6 +436,7 @@ func (hc *conn) switchTo(p Protocol) {
 	ls.timeouts.remove(hc)
 	c := hc.c
 	c.SetContext(p)
+	eof := hc.eof
 	hc.settle()
 	hc.release() // hc may be recycled from here on
 	sd, leaves := p.(Shutdowner)
@@ -445,6 +446,14 @@ func (hc *conn) switchTo(p Protocol) {
 	p.OnOpen(c)
 	if c.InboundBuffered() > 0 && !c.Closed() {
 		p.OnData(c)
+	}
+	if eof && !c.Closed() {
+		// The client's EOF came before the switch (while a pooled
+		// handler still had the connection): the engine reports it
+		// once, so the protocol learns of it here, after the bytes
+		// before it, as from OnReadEOF.
+		ls.s.OnReadEOF(c)
+		return
 	}
 	if leaves && ls.shuttingDown && !c.Closed() {
 		sd.OnShutdown(c)

@@ -13,16 +13,20 @@ import (
 // by Server.WriteTimeout — are kept as net/http's server keeps a
 // connection's: past the read deadline, reading the rest of the body
 // fails; past the write deadline, writing the answer fails and the
-// connection is reset. Once passed, a deadline is not extended by a later
-// one; a zero time clears it.
+// connection is reset. A zero time clears one. As a net.Conn's, a deadline
+// fails only the reads and writes under way or begun when it has passed:
+// one that passes while the handler neither reads nor writes (nor has
+// bytes waiting on the client) may be replaced by a later one; once a read
+// or write failed on it, it stays passed.
 //
 // The handler's goroutine checks them itself when it reads or writes, so
 // that a deadline already passed fails the call at once, and a read or
 // write that waits for the client wakes at the deadline (a runtime timer
-// while it waits). The loop acts on them too, for a request whose handler
-// is not reading or writing: a request with a deadline is in its loop's
-// list of deadlines, in deadline order, checked every tick (tickEvery)
-// with the server's timeouts.
+// while it waits). The loop acts on them too, for the bytes of an answer
+// it holds for a client that does not read, and to stop reading a body
+// whose Read failed: a request with a deadline is in its loop's list of
+// deadlines, in deadline order, checked every tick (tickEvery) with the
+// server's timeouts.
 
 // SetReadDeadline sets the deadline for reading the request's body: a
 // Read past it (or blocked when it passes) fails with an error that is a
@@ -130,26 +134,66 @@ func (sr *stdRequest) schedule() {
 	}
 }
 
-// deadlinePassed fails what is past its deadline: the body's reads, or
-// the answer's writes.
+// deadlinePassed fails what is under way past its deadline: a body Read
+// waiting for the client, or answer bytes the client has not taken. What
+// is not under way is failed by the handler's own check when it reads or
+// writes next, unless it set a later deadline meanwhile.
 func (sr *stdRequest) deadlinePassed(now int64) {
 	if sr.readAt != 0 && sr.readAt <= now {
 		sr.readAt = 0
-		if !sr.bodyDone {
-			err := sr.timeoutError("read")
-			sr.body.timeout(err)
-			sr.finishBody(err)
-		}
+		sr.readExpired()
 	}
 	if sr.writeAt != 0 && sr.writeAt <= now {
 		sr.writeAt = 0
-		sr.w.timeout(sr.timeoutError("write"))
+		sr.w.expire(sr.timeoutError("write"))
 	}
 	sr.schedule()
 }
 
+// readExpired: the body's read deadline (or Server.ReadTimeout) passed.
+// A Read waiting for the client fails, and the rest of the body is not
+// read; otherwise nothing fails yet.
+func (sr *stdRequest) readExpired() {
+	if sr.bodyDone {
+		return
+	}
+	if err := sr.timeoutError("read"); sr.body.expire(err) {
+		sr.finishBody(err)
+	}
+}
+
+// expire fails a Read waiting when the deadline passed, and reports
+// whether one was (on the loop).
+func (p *bodyPipe) expire(err error) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.waiting {
+		return false
+	}
+	p.timeoutLocked(err)
+	return true
+}
+
+// deadlinePast reports whether the body's read deadline has passed.
+func (p *bodyPipe) deadlinePast() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.timedOut || !p.deadline.IsZero() && !time.Now().Before(p.deadline)
+}
+
+// expire fails the answer's writes when its deadline passed with some of
+// it waiting on the client (on the loop): as a write blocked in the
+// kernel fails. With nothing waiting, nothing fails yet.
+func (w *responseWriter) expire(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.inflight > 0 {
+		w.timeoutLocked(err)
+	}
+}
+
 // setDeadline sets the body's read deadline for the handler's own check.
-// One passed already stays passed.
+// One a Read failed on stays passed.
 func (p *bodyPipe) setDeadline(t time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -203,26 +247,11 @@ func (p *bodyPipe) timeoutLocked(err error) {
 	}
 }
 
-// timeout is timeoutLocked for the loop.
-func (p *bodyPipe) timeout(err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.timeoutLocked(err)
-}
-
 // checkDeadline times the body out if its deadline passed. Lock held.
 func (p *bodyPipe) checkDeadline() {
 	if !p.deadline.IsZero() && !time.Now().Before(p.deadline) {
 		p.timeoutLocked(p.sr.timeoutError("read"))
 	}
-}
-
-// timeout fails the answer's writes, now and later (on the loop, when the
-// write deadline passed).
-func (w *responseWriter) timeout(err error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.timeoutLocked(err)
 }
 
 // timeoutLocked fails the answer's writes, now and later. Lock held.

@@ -82,6 +82,15 @@ func (hc *conn) startStd(h http.Handler, req *Request) {
 	}
 	if sr.body != nil {
 		r.Body = sr.body
+		if d := s.ReadTimeout; d > 0 {
+			// For the handler's own check: from the request's first
+			// bytes, as the loop counts it.
+			start := hc.ls.start.Add(time.Duration(hc.began) * tickEvery)
+			if hc.phase == idle || hc.phase == handling {
+				start = time.Now() // the head came in one read
+			}
+			sr.body.deadline = start.Add(d)
+		}
 		hc.enter(inBody)
 	} else {
 		r.Body = http.NoBody
@@ -308,16 +317,11 @@ func (sr *stdRequest) clientGone() {
 }
 
 // readTimedOut: Server.ReadTimeout passed before the body's end. As with
-// net/http's server, the handler's reads fail with a timeout error and its
-// answer is still sent; then the connection closes.
-func (sr *stdRequest) readTimedOut() {
-	if sr.bodyDone {
-		return
-	}
-	err := sr.timeoutError("read")
-	sr.body.timeout(err)
-	sr.finishBody(err)
-}
+// net/http's server, a Read waiting then fails with a timeout error, and
+// later ones too unless the handler set a read deadline of its own (the
+// pipe's deadline is ReadTimeout's until then); the answer is still sent,
+// then the connection closes.
+func (sr *stdRequest) readTimedOut() { sr.readExpired() }
 
 // connClosed: the connection is gone (or detached by Hijack).
 func (sr *stdRequest) connClosed(err error) {
@@ -398,6 +402,13 @@ func (sr *stdRequest) finished() {
 		hc.close()
 		return
 	}
+	if !sr.bodyDone && sr.body.deadlinePast() {
+		// As net/http's server, whose drop of the rest would fail on the
+		// read deadline: the connection ends after the answer.
+		hc.sendHeld(held, false)
+		hc.close()
+		return
+	}
 	if !sr.bodyDone {
 		// Unread body: drop a little to reach the next request.
 		if sr.dec != nil {
@@ -448,8 +459,9 @@ type bodyPipe struct {
 	sawEOF bool   // the handler read the body to its end
 	left   int64  // the loop's bodyLeft, for the handler's goroutine; -1: chunked
 
-	deadline time.Time // the handler's read deadline
-	timedOut bool      // the deadline passed before the body's end: reads fail
+	deadline time.Time // the read deadline: the handler's, or Server.ReadTimeout's
+	timedOut bool      // a Read failed on the deadline before the body's end: reads fail
+	waiting  bool      // a Read waits for the client
 
 	trailer http.Header // a chunked body's trailer, for the read that meets its end
 }
@@ -565,12 +577,22 @@ func (p *bodyPipe) Read(b []byte) (int, error) {
 	if p.expect {
 		p.expect = false
 		if p.err == nil {
-			p.sr.c.AsyncWrite(continueResponse, nil)
+			// Sent as the answer's bytes are, so that a Flush or Hijack
+			// after it waits for it (the pipe's lock is not held while
+			// the writer's is taken).
+			p.mu.Unlock()
+			p.sr.w.send(continueResponse)
+			p.mu.Lock()
+			if p.closed {
+				return 0, http.ErrBodyReadAfterClose
+			}
 		}
 	}
 	var a alarm
 	for p.off == len(p.buf) && p.err == nil {
+		p.waiting = true
 		a.wait(&p.cond, p.deadline)
+		p.waiting = false
 		p.checkDeadline()
 	}
 	a.stop()
@@ -763,6 +785,9 @@ func writeBody[T string | []byte](w *responseWriter, p T) (int, error) {
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
 	}
+	if len(p) == 0 {
+		return 0, nil // as net/http's: nothing to refuse
+	}
 	if !bodyAllowed(w.status) {
 		return 0, http.ErrBodyNotAllowed
 	}
@@ -911,7 +936,11 @@ func (w *responseWriter) appendHead(b []byte) []byte {
 	omit := append(omitted[:0], "Transfer-Encoding")
 	switch {
 	case bodyAllowed(w.status):
-		if _, ok := h["Content-Type"]; !ok && w.buf != nil && len(w.buf) > chunkReserve {
+		// Sniffed as net/http's server sniffs: not for an encoded body,
+		// whose bytes are not the content's, nor a Transfer-Encoding of
+		// the handler's.
+		if _, ok := h["Content-Type"]; !ok && w.buf != nil && len(w.buf) > chunkReserve &&
+			h.Get("Content-Encoding") == "" && h.Get("Transfer-Encoding") == "" {
 			b = appendField(b, "Content-Type", http.DetectContentType(w.buf[chunkReserve:]))
 		}
 	case w.status == http.StatusNotModified:

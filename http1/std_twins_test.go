@@ -1,0 +1,195 @@
+package http1_test
+
+import (
+	"cmp"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/evloop/evloop/http1"
+)
+
+// A client that closes its connection after a pooled handler's
+// SwitchProtocols answered 101, but before the handler returned, must
+// still end the switched-to protocol: its OnClose runs, as it does when
+// the EOF comes after the handler returned.
+func TestStdSwitchEOFBeforeHandlerReturns(t *testing.T) {
+	srv := &http1.Server{}
+	closed := make(chan error, 1)
+	release := make(chan struct{})
+	srv.HandleFunc("/std-upgrade", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Upgrade", "upper")
+		w.Header().Set("Connection", "Upgrade")
+		sw := w.(interface{ SwitchProtocols(http1.Protocol) error })
+		if err := sw.SwitchProtocols(&upper{closed: closed}); err != nil {
+			t.Error(err)
+		}
+		<-release // e.g. the handler records the new connection somewhere
+	})
+	addr := serve(t, srv)
+	c := dialRaw(t, addr)
+	c.send("GET /std-upgrade HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: upper\r\n\r\n")
+	resp, err := http.ReadResponse(c.br, nil)
+	if err != nil || resp.StatusCode != 101 {
+		t.Fatalf("%v %v", resp, err)
+	}
+	c.nc.Close() // the client goes away before the handler returns
+	time.Sleep(200 * time.Millisecond)
+	close(release)
+	select {
+	case <-closed:
+	case <-time.After(3 * time.Second):
+		t.Fatal("the protocol's OnClose did not run: the connection the client closed stays open")
+	}
+}
+
+// As net/http's server (Issue 31753): an answer with a Content-Encoding
+// gets no sniffed Content-Type (it would describe the encoded bytes, and
+// a browser would save "application/x-gzip" rather than show the page);
+// nor does one whose handler set Transfer-Encoding.
+func TestStdNoSniffWithContentEncoding(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/gzip":
+			w.Header().Set("Content-Encoding", "gzip")
+			w.Write([]byte("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"))
+		case "/te":
+			w.Header().Set("Transfer-Encoding", "chunked")
+			io.WriteString(w, "<html>hello")
+		}
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			for _, path := range []string{"/gzip", "/te"} {
+				head, _, _ := c.get(path)
+				if ct := fields(head, "Content-Type"); ct != nil {
+					t.Errorf("GET %s: Content-Type %q sniffed", path, ct)
+				}
+			}
+		})
+	}
+}
+
+// A handler that read the first bytes of a body sent with "Expect:
+// 100-continue" (so that "100 Continue" went out) and then hijacks the
+// connection: Hijack waits for the 100 Continue to go out and succeeds,
+// as net/http's does.
+func TestStdHijackAfterContinue(t *testing.T) {
+	gotErr := make(chan error, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body.Read(make([]byte, 5)) // sends 100 Continue, returns the 5 bytes here
+		nc, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			io.WriteString(nc, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+			nc.Close()
+		}
+		gotErr <- err
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			fails := 0
+			var first error
+			for range 20 {
+				c := dialRaw(t, s.addr)
+				c.send("POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\nhello")
+				if err := <-gotErr; err != nil {
+					fails++
+					first = cmp.Or(first, err)
+				}
+				c.nc.Close()
+			}
+			if fails > 0 {
+				t.Errorf("Hijack failed %d times of 20: %v", fails, first)
+			}
+		})
+	}
+}
+
+// As net/http's Write: an empty write succeeds whatever the status, even
+// one that allows no body (it writes nothing), as io.Copy of an empty
+// reader or a template that renders nothing do after WriteHeader(304).
+func TestStdEmptyWriteNoBodyStatus(t *testing.T) {
+	errs := make(chan error, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotModified)
+		_, err := w.Write(nil)
+		errs <- err
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.get("/")
+			if err := <-errs; err != nil {
+				t.Errorf("Write(nil) after 304 = %v; want nil", err)
+			}
+		})
+	}
+}
+
+// A write deadline that passed while the handler wrote nothing can be
+// moved on, as a net.Conn's can, and the rest is written, as by net/http's
+// server: a Server-Sent Events handler that sets a deadline before each
+// event does so, between events further apart than the deadline.
+func TestStdWriteDeadlineExtendedAfterIdle(t *testing.T) {
+	errs := make(chan error, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		rc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+		io.WriteString(w, "event 1\n")
+		rc.Flush()
+		time.Sleep(500 * time.Millisecond) // no event for a while
+		rc.SetWriteDeadline(time.Now().Add(2 * time.Second))
+		_, err := io.WriteString(w, "event 2\n")
+		if err == nil {
+			err = rc.Flush()
+		}
+		errs <- err
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+			resp, err := http.ReadResponse(c.br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := io.ReadAll(resp.Body)
+			if werr := <-errs; werr != nil {
+				t.Errorf("the write after the deadline was moved on: %v", werr)
+			}
+			if string(body) != "event 1\nevent 2\n" || err != nil {
+				t.Errorf("body %q, %v; want both events", body, err)
+			}
+		})
+	}
+}
+
+// The same for the read deadline: one that passed while the handler was
+// not reading the body can be moved on before the next read.
+func TestStdReadDeadlineExtendedAfterIdle(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		rc.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		time.Sleep(500 * time.Millisecond) // busy with something else
+		rc.SetReadDeadline(time.Now().Add(2 * time.Second))
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Write(b)
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nhello")
+			time.Sleep(700 * time.Millisecond)
+			c.send("world")
+			if resp, body := c.read("POST"); resp.StatusCode != 200 || body != "helloworld" {
+				t.Errorf("%d %q; want 200 helloworld", resp.StatusCode, body)
+			}
+		})
+	}
+}
