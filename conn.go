@@ -1,6 +1,7 @@
 package evloop
 
 import (
+	"cmp"
 	"errors"
 	"io"
 	"net"
@@ -308,9 +309,10 @@ func (c *Conn) peerClosed() {
 // PauseReading stops reading the connection until ResumeReading: what
 // the peer sends waits in the kernel, whose receive window then closes, so
 // the peer stops. A protocol busy with one request pauses so that the next
-// ones cannot pile up in memory. A reset is still noticed; the peer's
-// EOF is seen once reading resumes, after the bytes the peer sent before
-// it. It must be called on the loop.
+// ones cannot pile up in memory. The peer's EOF is seen once reading
+// resumes, after the bytes the peer sent before it; a reset is noticed at
+// once on Linux (epoll reports it without read interest), when reading
+// resumes on kqueue. It must be called on the loop.
 func (c *Conn) PauseReading() {
 	if c.flags&fUserPaused == 0 {
 		c.flags |= fUserPaused
@@ -764,11 +766,7 @@ func (c *Conn) drainInbound() {
 func (c *Conn) closeNow(abort bool) {
 	switch {
 	case c.state == connecting:
-		res := c.ls.dials[c]
-		c.finalize(ErrShutdown)
-		if res != nil {
-			res <- dialResult{err: ErrShutdown}
-		}
+		c.finalize(ErrShutdown) // its Dial returns the error
 	case abort:
 		sock.SetLingerZero(int(c.fd))
 		c.finalizeWith(ErrShutdown, ErrShutdown)
@@ -853,7 +851,12 @@ func (c *Conn) finalizeWith(err, writeErr error) {
 	ls.l.CancelTimer(c.closeTimer)
 	ls.l.Unregister(int(c.fd))
 	sock.Close(int(c.fd))
-	delete(ls.dials, c)
+	if res, ok := ls.dials[c]; ok {
+		// Still being dialed, whoever ended it (Shutdown, the Dial's
+		// context, Abort through EachConn, a panic): its Dial returns.
+		delete(ls.dials, c)
+		res <- dialResult{err: cmp.Or(err, ErrClosed)}
+	}
 	c.releaseIn()
 	// Whatever the callbacks below do, even panic, the server must learn
 	// that the connection is gone, or Shutdown would wait for it forever.

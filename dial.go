@@ -51,10 +51,10 @@ func (s *Server) Dial(ctx context.Context, network, addr string) (*Conn, error) 
 	case <-ctx.Done():
 		ls.l.Submit(func() {
 			// The registering task ran before this one: c is set, and if it
-			// is no longer connecting, its result is already in res.
+			// is no longer connecting, its result is already in res;
+			// otherwise finalize sends it.
 			if c != nil && c.state == connecting {
 				c.finalize(ctx.Err())
-				res <- dialResult{err: ctx.Err()}
 			}
 		})
 		if r := <-res; r.c != nil {

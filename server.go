@@ -46,7 +46,8 @@ type Options struct {
 	// LoadBalancing spreads accepted connections (default RoundRobin).
 	LoadBalancing LoadBalancing
 	// LockOSThread runs each loop on an OS thread of its own; PinLoops also
-	// pins loop i to CPU i modulo the number of CPUs (Linux).
+	// pins loop i to the i-th of the CPUs the process may run on, modulo
+	// their number (Linux).
 	LockOSThread bool
 	PinLoops     bool
 	// BlockingPoll makes an idle loop block its thread in epoll_wait rather
@@ -251,7 +252,7 @@ func NewServer(h Handler, opts Options) (*Server, error) {
 			PinCPU:         opts.PinLoops,
 			BlockingPoll:   opts.BlockingPoll,
 			Nap:            max(0, opts.Nap),
-			CPU:            i % runtime.NumCPU(),
+			CPU:            i,
 			Logger:         opts.Logger,
 			EndOfIteration: ls.flushDirty,
 		})
@@ -507,7 +508,9 @@ func (s *Server) pick(remote net.Addr) *loopState {
 		return best
 	case SourceAddrHash:
 		if ta, ok := remote.(*net.TCPAddr); ok {
-			return s.loops[maphash.Bytes(s.seed, ta.IP)%uint64(len(s.loops))]
+			// In its 16-byte form, which accept gives and Adopt may not:
+			// one client's address hashes alike either way.
+			return s.loops[maphash.Bytes(s.seed, ta.IP.To16())%uint64(len(s.loops))]
 		}
 	}
 	return s.nextLoop()

@@ -68,8 +68,9 @@ type TimerID = timer.ID
 type Options struct {
 	// LockOSThread runs the loop goroutine on its own OS thread.
 	LockOSThread bool
-	// PinCPU pins the loop's OS thread to CPU (Linux only; it implies
-	// LockOSThread). Start fails if the pinning does.
+	// PinCPU pins the loop's OS thread to one CPU of those the process
+	// may run on: the CPU-th of them, counted modulo their number (Linux
+	// only; it implies LockOSThread). Start fails if the pinning does.
 	PinCPU bool
 	CPU    int
 	// BlockingPoll makes the loop wait for events with its thread blocked
@@ -446,8 +447,8 @@ func (l *Loop) wait(block bool) (int, error) {
 		if l.napSkip > 0 {
 			l.napSkip--
 		} else if !l.hasTasks() && !l.stopReq.Load() {
-			if n, err := l.poller.Wait(l.events, 0); n > 0 || err != nil {
-				return n, err
+			if n, err := l.poller.Wait(l.events, 0); n > 0 || err != nil || l.poller.Woke() {
+				return n, err // a wake-up it took is a reason to return, as in the wait below
 			}
 			d := l.opts.Nap
 			if timeout > 0 {

@@ -607,12 +607,14 @@ func TestPinCPU(t *testing.T) {
 		t.Skip("pinning is Linux-only")
 	}
 	startLoop(t, Options{PinCPU: true, CPU: 0})
-	l, err := New(Options{PinCPU: true, CPU: 100000})
+	// CPU counts the CPUs the process may run on, modulo their number.
+	startLoop(t, Options{PinCPU: true, CPU: 100000})
+	l, err := New(Options{PinCPU: true, CPU: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Start(); err == nil {
-		t.Error("Start pinned to CPU 100000 = nil; want an error")
+		t.Error("Start pinned to CPU -1 = nil; want an error")
 	}
 	l.Stop()
 }

@@ -10,6 +10,7 @@
 //	(*Poller).Delete(fd int) error
 //	(*Poller).Wait(events []Event, timeout time.Duration) (int, error)
 //	(*Poller).Wake() error
+//	(*Poller).Woke() bool
 //	(*Poller).SetBlocking(on bool)
 //	(*Poller).Close() error
 //

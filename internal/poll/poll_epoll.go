@@ -38,6 +38,9 @@ type Poller struct {
 	// thread (see SetBlocking).
 	blocking bool
 
+	// woke: the last Wait drained a wake-up (see Woke).
+	woke bool
+
 	// wakePending is set by the Wake that writes the eventfd and cleared by
 	// Wait after it has drained it, so that the Wakes in between cost nothing.
 	wakePending atomic.Bool
@@ -209,6 +212,11 @@ func (p *Poller) Wait(events []Event, timeout time.Duration) (int, error) {
 	return n, err
 }
 
+// Woke reports whether the last Wait took a wake-up (Wake's), which a
+// Wait that returns no events may have: the caller tells it from nothing
+// ready with it.
+func (p *Poller) Woke() bool { return p.woke }
+
 // SetBlocking chooses how a Wait with nothing ready waits after its yield.
 //
 // Off (the default), the goroutine parks in the runtime's poller and its
@@ -251,6 +259,7 @@ func (p *Poller) poll(events []Event, msec int) (n int, woke bool, err error) {
 		p.raw = make([]unix.EpollEvent, len(events))
 	}
 	raw := p.raw[:len(events)]
+	p.woke = false
 	k, err := epollWait(p.epfd, raw, msec)
 	if err != nil {
 		if err == unix.EINTR {
@@ -262,7 +271,7 @@ func (p *Poller) poll(events []Event, msec int) (n int, woke bool, err error) {
 		ev := &raw[i]
 		if int(ev.Fd) == p.wakefd {
 			p.drainWake()
-			woke = true
+			woke, p.woke = true, true
 			continue
 		}
 		var f Flags

@@ -22,6 +22,7 @@ type Poller struct {
 	regs []kreg // indexed by fd
 	raw  []unix.Kevent_t
 	wake waker
+	woke bool // the last Wait took a wake-up (see Woke)
 
 	wakePending atomic.Bool
 
@@ -215,6 +216,7 @@ func (p *Poller) Wait(events []Event, timeout time.Duration) (int, error) {
 		t := unix.NsecToTimespec(int64(min(timeout, maxKqueueWait)))
 		ts = &t
 	}
+	p.woke = false
 	n, err := unix.Kevent(p.kq, nil, raw, ts)
 	if err != nil {
 		if err == unix.EINTR {
@@ -228,6 +230,7 @@ func (p *Poller) Wait(events []Event, timeout time.Duration) (int, error) {
 		if p.wake.isWake(ev) {
 			p.wake.drain()
 			p.wakePending.Store(false)
+			p.woke = true
 			continue
 		}
 		fd := int(ev.Ident)
@@ -259,6 +262,11 @@ func (p *Poller) Wait(events []Event, timeout time.Duration) (int, error) {
 // SetBlocking is there for the same methods as epoll's: a kqueue Wait
 // always blocks its thread in kevent.
 func (p *Poller) SetBlocking(on bool) {}
+
+// Woke reports whether the last Wait took a wake-up (Wake's), which a
+// Wait that returns no events may have: the caller tells it from nothing
+// ready with it.
+func (p *Poller) Woke() bool { return p.woke }
 
 // Wake makes a blocked or the next Wait return. Any goroutine may call it.
 func (p *Poller) Wake() error {

@@ -36,3 +36,6 @@ func IsGone(err error) bool { return false }
 
 // SetBlocking does nothing: there is no backend.
 func (p *Poller) SetBlocking(on bool) {}
+
+// Woke reports false.
+func (p *Poller) Woke() bool { return false }

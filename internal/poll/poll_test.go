@@ -361,6 +361,12 @@ func wakeBeforeWait(t *testing.T, p *Poller) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("Wait after Wake took %v; want an immediate return", d)
 	}
+	if !p.Woke() {
+		t.Fatal("Woke() = false after a Wait that took a wake-up")
+	}
+	if _, err := p.Wait(make([]Event, 8), 0); err != nil || p.Woke() {
+		t.Fatalf("the next Wait: %v, Woke() = %v; want false", err, p.Woke())
+	}
 }
 
 func TestWakesCoalesce(t *testing.T) { bothWaits(t, wakesCoalesce) }
