@@ -734,6 +734,95 @@ func TestSubscriptionFilter(t *testing.T) {
 	}
 }
 
+// TestVariablesCoerced checks that variables are coerced as GraphQL's
+// CoerceVariableValues coerces them, with graphql-js's messages: a string
+// is no Int or Float, an enum value is spelled as the enum's, a single
+// value for a list is a list of one, null and a missing value are refused
+// for a non-null type, an input object's missing fields take their
+// defaults and unknown ones are refused. What is accepted reaches the
+// arguments, and through them the subjects and the filter, as coerced.
+func TestVariablesCoerced(t *testing.T) {
+	schema, err := ParseSchema(testSchema + `
+enum Style { SHORT LONG }
+input Range { from: Int! to: Int = 10 }
+extend type Subscription {
+  styled(s: Style!): Employee! @edfs__natsSubscribe(subjects: ["styled.{{ args.s }}"])
+  scalars(r: Range, f: Float, b: Boolean, s: String): Employee! @edfs__natsSubscribe(subjects: ["scalars"])
+}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _, _ := startGateway(t, func(c *Config) { c.Schema = schema })
+	const (
+		ids     = `subscription($ids: [Int!]!) { filtered(ids: $ids) { id } }`
+		styled  = `subscription($s: Style!) { styled(s: $s) { id } }`
+		scalars = `subscription($r: Range, $f: Float, $b: Boolean, $s: String) { scalars(r: $r, f: $f, b: $b, s: $s) { id } }`
+		id      = `subscription($id: ID!) { employeeUpdated(id: $id) { id } }`
+	)
+	tests := []struct {
+		name  string
+		query string
+		vars  string
+		args  string // the arguments accepted, as JSON
+		err   string // or the error
+	}{
+		{name: "list", query: ids, vars: `{"ids":[1,2.0]}`, args: `{"ids":[1,2]}`},
+		{name: "list of one", query: ids, vars: `{"ids":5}`, args: `{"ids":[5]}`},
+		{name: "string for Int", query: ids, vars: `{"ids":["1"]}`, err: `Variable "$ids" got invalid value "1" at "ids[0]"; Int cannot represent non-integer value: "1"`},
+		{name: "fraction for Int", query: ids, vars: `{"ids":1.5}`, err: `Variable "$ids" got invalid value 1.5; Int cannot represent non-integer value: 1.5`},
+		{name: "Int past 32 bits", query: ids, vars: `{"ids":[3000000000]}`, err: `Variable "$ids" got invalid value 3000000000 at "ids[0]"; Int cannot represent non 32-bit signed integer value: 3000000000`},
+		{name: "null item", query: ids, vars: `{"ids":[1,null]}`, err: `Variable "$ids" got invalid value null at "ids[1]"; Expected non-nullable type "Int!" not to be null.`},
+		{name: "missing", query: ids, vars: `{}`, err: `Variable "$ids" of required type "[Int!]!" was not provided.`},
+		{name: "null", query: ids, vars: `{"ids":null}`, err: `Variable "$ids" of non-null type "[Int!]!" must not be null.`},
+		{name: "enum", query: styled, vars: `{"s":"SHORT"}`, args: `{"s":"SHORT"}`},
+		{name: "enum default", query: `subscription($s: Style! = LONG) { styled(s: $s) { id } }`, vars: `{}`, args: `{"s":"LONG"}`},
+		{name: "enum spelled otherwise", query: styled, vars: `{"s":"short"}`, err: `Variable "$s" got invalid value "short"; Value "short" does not exist in "Style" enum. Did you mean the enum value "SHORT"?`},
+		{name: "enum not a string", query: styled, vars: `{"s":1}`, err: `Variable "$s" got invalid value 1; Enum "Style" cannot represent non-string value: 1.`},
+		{name: "input object default", query: scalars, vars: `{"r":{"from":1},"f":2,"b":true,"s":"x"}`, args: `{"b":true,"f":2,"r":{"from":1,"to":10},"s":"x"}`},
+		{name: "input object field missing", query: scalars, vars: `{"r":{"to":1}}`, err: `Variable "$r" got invalid value { to: 1 }; Field "from" of required type "Int!" was not provided.`},
+		{name: "input object field unknown", query: scalars, vars: `{"r":{"from":1,"x":2}}`, err: `Variable "$r" got invalid value { from: 1, x: 2 }; Field "x" is not defined by type "Range".`},
+		{name: "input object not an object", query: scalars, vars: `{"r":"x"}`, err: `Variable "$r" got invalid value "x"; Expected type "Range" to be an object.`},
+		{name: "string for Float", query: scalars, vars: `{"f":"1.5"}`, err: `Variable "$f" got invalid value "1.5"; Float cannot represent non numeric value: "1.5"`},
+		{name: "string for Boolean", query: scalars, vars: `{"b":"true"}`, err: `Variable "$b" got invalid value "true"; Boolean cannot represent a non boolean value: "true"`},
+		{name: "number for String", query: scalars, vars: `{"s":1}`, err: `Variable "$s" got invalid value 1; String cannot represent a non string value: 1`},
+		{name: "integer ID", query: id, vars: `{"id":7}`, args: `{"id":7}`},
+		{name: "fraction for ID", query: id, vars: `{"id":1.5}`, err: `Variable "$id" got invalid value 1.5; ID cannot represent value: 1.5`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var vars map[string]any
+			d := json.NewDecoder(strings.NewReader(tc.vars))
+			d.UseNumber()
+			if err := d.Decode(&vars); err != nil {
+				t.Fatal(err)
+			}
+			op, errs := g.prepare(&request{Query: tc.query, Variables: vars})
+			if tc.err != "" {
+				if len(errs) != 1 || errs[0].Message != tc.err {
+					t.Fatalf("prepare with %s = %v; want the error %s", tc.vars, errs, tc.err)
+				}
+				return
+			}
+			if errs != nil {
+				t.Fatalf("prepare with %s = %v; want the arguments %s", tc.vars, errs, tc.args)
+			}
+			if got, _ := json.Marshal(op.args); string(got) != tc.args {
+				t.Fatalf("prepare with %s: arguments %s; want %s", tc.vars, got, tc.args)
+			}
+		})
+	}
+	// The subject is rendered from the enum value, the filter from the
+	// integers.
+	op, errs := g.prepare(&request{Query: styled, Variables: map[string]any{"s": "LONG"}})
+	if errs != nil || len(op.subjects) != 1 || op.subjects[0] != "styled.LONG" {
+		t.Errorf("styled with LONG: subjects %v, errors %v; want styled.LONG", op.subjects, errs)
+	}
+	op, errs = g.prepare(&request{Query: ids, Variables: map[string]any{"ids": json.Number("1")}})
+	if errs != nil || !op.flt.match(map[string]any{"id": json.Number("1")}) {
+		t.Errorf("filtered with ids 1: filter %s, errors %v; want it to admit the id 1", op.flt.key(), errs)
+	}
+}
+
 // hangingSource never completes a subscription: Subscribe waits until its
 // context ends.
 type hangingSource struct{ MemorySource }

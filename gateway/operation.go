@@ -164,11 +164,10 @@ func (g *Gateway) prepare(r *request) (*operation, gqlerror.List) {
 	default:
 		return nil, gqlerror.List{gqlerror.Errorf("Must provide operation name if query contains multiple operations.")}
 	}
-	vars, err := validator.VariableValues(g.schema.ast, op, normalizeVariables(r.Variables))
-	if err != nil {
-		return nil, gqlerror.List{asGQLError(err)}
+	vars, errs := coerceVariables(g.schema.ast, op, normalizeVariables(r.Variables))
+	if errs != nil {
+		return nil, errs
 	}
-	vars = normalizeVariables(vars)
 	var rootType *ast.Definition
 	var binds map[string]*binding
 	var notOne string
@@ -248,12 +247,10 @@ func rootFields(schema *ast.Schema, rootType *ast.Definition, set ast.SelectionS
 	return g.groups, nil
 }
 
-// normalizeVariables turns variables into the values the gateway reads,
-// in place: the json.Numbers of variables decoded with UseNumber into the
-// int64 and float64 values gqlparser coerces, and lists of any element
-// type into []any (gqlparser coerces a single value for a list variable,
-// as GraphQL's input coercion does, into a typed slice: 2 for [Int!]! is
-// []int64{2}). It serves before coercion and after.
+// normalizeVariables turns variables into the values coerceVariables
+// reads, in place: the json.Numbers of variables decoded with UseNumber
+// into int64 (where they are integers that fit) and float64 values, and
+// lists of any element type into []any.
 func normalizeVariables(v map[string]any) map[string]any {
 	for k, x := range v {
 		v[k] = normalizeValue(x)
