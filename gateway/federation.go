@@ -10,7 +10,6 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -72,11 +71,11 @@ func planFetch(schema *ast.Schema, proj *projection, vars map[string]any) (*enti
 	if len(fetched) == 0 {
 		return nil, nil
 	}
-	var b strings.Builder
-	if err := printFields(&b, fetched, vars); err != nil {
+	p := &fetchPrinter{schema: schema, vars: vars}
+	if err := p.printFields(fetched); err != nil {
 		return nil, err
 	}
-	return &entityFetch{typeName: t.Name, keys: keys, selection: b.String()}, nil
+	return &entityFetch{typeName: t.Name, keys: keys, selection: p.b.String()}, nil
 }
 
 // keyFields returns the top-level field names of a @key's field set
@@ -99,50 +98,79 @@ func keyFields(set string) []string {
 	return keys
 }
 
+// A fetchPrinter prints the fields a subscription fetches from the
+// upstream, with the operation's coerced variables.
+type fetchPrinter struct {
+	schema *ast.Schema
+	vars   map[string]any
+	b      strings.Builder
+}
+
 // printFields prints the fields of one selection set of a fetch, each
 // followed by a space: its name (results are merged into the event by
 // name, so aliases are left to the projection), its arguments with
 // variables substituted, and its selection. A field selected under two
 // response keys with different arguments is an error: the event holds one
 // value by that name.
-func printFields(b *strings.Builder, fields []*field, vars map[string]any) error {
+func (p *fetchPrinter) printFields(fields []*field) error {
 	printed := make(map[string]string, len(fields)) // each name's arguments
 	for _, f := range fields {
-		var a strings.Builder
-		if len(f.args) > 0 {
-			a.WriteByte('(')
-			for i, arg := range f.args {
-				if i > 0 {
-					a.WriteByte(' ')
-				}
-				v, err := arg.Value.Value(vars)
-				if err != nil {
-					return err
-				}
-				a.WriteString(arg.Name + ": ")
-				printValue(&a, v)
-			}
-			a.WriteByte(')')
-		}
-		if prev, ok := printed[f.name]; ok && prev != a.String() {
-			return fmt.Errorf("gateway: field %q of %s is selected with different arguments under two response keys; what the upstream resolves is merged into the event by field name, which holds one value", f.name, f.parent)
-		}
-		printed[f.name] = a.String()
-		b.WriteString(f.name)
-		b.WriteString(a.String())
-		if err := printSelection(b, f.typ, vars); err != nil {
+		args, err := p.arguments(f)
+		if err != nil {
 			return err
 		}
-		b.WriteByte(' ')
+		if prev, ok := printed[f.name]; ok && prev != args {
+			return fmt.Errorf("gateway: field %q of %s is selected with different arguments under two response keys; what the upstream resolves is merged into the event by field name, which holds one value", f.name, f.parent)
+		}
+		printed[f.name] = args
+		p.b.WriteString(f.name)
+		p.b.WriteString(args)
+		if err := p.printSelection(f.typ); err != nil {
+			return err
+		}
+		p.b.WriteByte(' ')
 	}
 	return nil
+}
+
+// arguments returns f's arguments printed, in parentheses, or "" when it
+// has none.
+func (p *fetchPrinter) arguments(f *field) (string, error) {
+	if len(f.args) == 0 {
+		return "", nil
+	}
+	var defs ast.ArgumentDefinitionList
+	if def := p.schema.Types[f.parent].Fields.ForName(f.name); def != nil {
+		defs = def.Arguments
+	}
+	var b strings.Builder
+	b.WriteByte('(')
+	for i, arg := range f.args {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		v, err := arg.Value.Value(p.vars)
+		if err != nil {
+			return "", err
+		}
+		var t *ast.Type
+		if def := defs.ForName(arg.Name); def != nil {
+			t = def.Type
+		}
+		b.WriteString(arg.Name + ": ")
+		if err := p.printValue(&b, v, t); err != nil {
+			return "", fmt.Errorf("gateway: argument %q of %s.%s: %w", arg.Name, f.parent, f.name, err)
+		}
+	}
+	b.WriteByte(')')
+	return b.String(), nil
 }
 
 // printSelection prints the selection of a field of type t, if it has
 // one: an object's fields, or each possible type's in an inline fragment.
 // An empty selection (all of it skipped) asks for __typename, as a
 // selection set may not be empty.
-func printSelection(b *strings.Builder, t *outType, vars map[string]any) error {
+func (p *fetchPrinter) printSelection(t *outType) error {
 	for t != nil && t.kind == outList {
 		t = t.elem
 	}
@@ -150,46 +178,110 @@ func printSelection(b *strings.Builder, t *outType, vars map[string]any) error {
 	case t == nil:
 		return nil
 	case t.kind == outObject:
-		b.WriteString(" { ")
+		p.b.WriteString(" { ")
 		if len(t.object.fields) == 0 {
-			b.WriteString("__typename ")
+			p.b.WriteString("__typename ")
 		}
-		if err := printFields(b, t.object.fields, vars); err != nil {
+		if err := p.printFields(t.object.fields); err != nil {
 			return err
 		}
-		b.WriteByte('}')
+		p.b.WriteByte('}')
 	case t.kind == outAbstract:
-		b.WriteString(" { ")
+		p.b.WriteString(" { ")
 		empty := true
 		for _, sel := range t.order {
 			if len(sel.fields) == 0 {
 				continue
 			}
 			empty = false
-			b.WriteString("... on " + sel.typeName + " { ")
-			if err := printFields(b, sel.fields, vars); err != nil {
+			p.b.WriteString("... on " + sel.typeName + " { ")
+			if err := p.printFields(sel.fields); err != nil {
 				return err
 			}
-			b.WriteString("} ")
+			p.b.WriteString("} ")
 		}
 		if empty {
-			b.WriteString("__typename ")
+			p.b.WriteString("__typename ")
 		}
-		b.WriteByte('}')
+		p.b.WriteByte('}')
 	}
 	return nil
 }
 
-// printValue prints an argument's coerced value as a GraphQL literal.
-// Enum values arrive as strings and are printed as strings, which
-// GraphQL's input coercion does not accept for enums; an enum argument
-// inside a fetched field is therefore sent as a string.
-func printValue(b *strings.Builder, v any) {
-	switch v := v.(type) {
-	case nil:
+// printValue prints to b v, an argument's coerced value of type t (nil
+// where the schema does not say), as a GraphQL literal: a string as
+// appendGraphQLString writes it, an enum value (which must be one of the
+// enum's) as an enum value, not a string, and a single value for a list
+// as itself, which GraphQL's input coercion reads as a list of one. An
+// object's keys must be names.
+func (p *fetchPrinter) printValue(b *strings.Builder, v any, t *ast.Type) error {
+	if v == nil {
 		b.WriteString("null")
+		return nil
+	}
+	if items, ok := v.([]any); ok {
+		var elem *ast.Type // nil for a custom scalar's list
+		if t != nil {
+			elem = t.Elem
+		}
+		b.WriteByte('[')
+		for i, x := range items {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			if err := p.printValue(b, x, elem); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+		return nil
+	}
+	if t != nil && t.Elem != nil {
+		return p.printValue(b, v, t.Elem)
+	}
+	var def *ast.Definition
+	if t != nil {
+		def = p.schema.Types[t.NamedType]
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		b.WriteByte('{')
+		for i, k := range sortedKeys(v) {
+			var ft *ast.Type
+			if def != nil && def.Kind == ast.InputObject {
+				fd := def.Fields.ForName(k)
+				if fd == nil {
+					return fmt.Errorf("%s has no field %q", def.Name, k)
+				}
+				ft = fd.Type
+			} else if !isName(k) {
+				return fmt.Errorf("the object key %q is not a GraphQL name", k)
+			}
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(k + ": ")
+			if err := p.printValue(b, v[k], ft); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+		return nil
 	case string:
-		b.WriteString(strconv.Quote(v))
+		if def != nil && def.Kind == ast.Enum {
+			if def.EnumValues.ForName(v) == nil {
+				return fmt.Errorf("%s is not a value of the enum %s", inspect(v), def.Name)
+			}
+			b.WriteString(v)
+			return nil
+		}
+		b.Write(appendGraphQLString(nil, v))
+		return nil
+	}
+	if def != nil && def.Kind == ast.Enum {
+		return fmt.Errorf("%s is not a value of the enum %s", inspect(v), def.Name)
+	}
+	switch v := v.(type) {
 	case bool:
 		b.WriteString(strconv.FormatBool(v))
 	case int64:
@@ -197,36 +289,41 @@ func printValue(b *strings.Builder, v any) {
 	case int:
 		b.WriteString(strconv.Itoa(v))
 	case float64:
+		if !isFinite(v) {
+			return fmt.Errorf("%v is not a GraphQL number", v)
+		}
 		b.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
 	case json.Number:
+		if !isJSONNumber(string(v)) {
+			return fmt.Errorf("%q is not a GraphQL number", string(v))
+		}
 		b.WriteString(v.String())
-	case []any:
-		b.WriteByte('[')
-		for i, x := range v {
-			if i > 0 {
-				b.WriteByte(' ')
-			}
-			printValue(b, x)
-		}
-		b.WriteByte(']')
-	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(k + ": ")
-			printValue(b, v[k])
-		}
-		b.WriteByte('}')
 	default:
-		fmt.Fprintf(b, "%q", fmt.Sprint(v))
+		b.Write(appendGraphQLString(nil, fmt.Sprint(v)))
 	}
+	return nil
+}
+
+// appendGraphQLString appends s as a GraphQL string literal: in JSON's
+// syntax, which GraphQL's includes (quotes, backslashes and the C0
+// control characters escaped: \", \n, \u001f), with DEL and the C1
+// control characters escaped too (\u007f, \u0085), so that no control
+// character is written as it is. GraphQL has none of Go's \x, \a or \U
+// escapes.
+func appendGraphQLString(b []byte, s string) []byte {
+	quoted := appendJSONString(nil, s)
+	for i := 0; i < len(quoted); i++ {
+		switch c := quoted[i]; {
+		case c == 0x7f:
+			b = appendControlEscape(b, c)
+		case c == 0xc2 && i+1 < len(quoted) && quoted[i+1] >= 0x80 && quoted[i+1] <= 0x9f: // U+0080 to U+009F
+			i++
+			b = appendControlEscape(b, quoted[i])
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
 }
 
 // upstream is the GraphQL service that resolves entities' other fields.

@@ -137,10 +137,10 @@ func TestEntitiesFromUpstream(t *testing.T) {
 	}
 }
 
-// titles is an upstream whose subgraph schema has Employee.title(lang),
-// answered "title-<lang>". It validates each query, as every GraphQL
-// server does, and answers each _entities field under its response key;
-// lang "xx" is an error at that field.
+// titles is an upstream whose subgraph schema has Employee.title(lang,
+// style), answered "title-<lang>" or "title-<lang>-<style>". It validates
+// each query, as every GraphQL server does, and answers each _entities
+// field under its response key; lang "xx" is an error at that field.
 type titles struct{ schema *ast.Schema }
 
 func (u *titles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -161,6 +161,9 @@ func (u *titles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		title := frag.SelectionSet[0].(*ast.Field)
 		lang := title.Arguments.ForName("lang").Value.Raw
 		entity := map[string]any{"__typename": "Employee", "title": "title-" + lang}
+		if style := title.Arguments.ForName("style"); style != nil {
+			entity["title"] = "title-" + lang + "-" + style.Value.Raw
+		}
 		if lang == "xx" {
 			entity["title"] = nil
 			failed = append(failed, map[string]any{"message": "no language xx", "path": []any{responseKey(f), 0, "title"}})
@@ -168,6 +171,40 @@ func (u *titles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		data[responseKey(f)] = []any{entity}
 	}
 	json.NewEncoder(w).Encode(map[string]any{"data": data, "errors": failed})
+}
+
+// titlesSubgraph is the upstream's schema for titles.
+const titlesSubgraph = `
+scalar _Any
+union _Entity = Employee
+enum Style { SHORT LONG }
+type Query { _entities(representations: [_Any!]!): [_Entity]! }
+type Employee { id: ID! title(lang: String, style: Style): String manager: Employee }`
+
+// titlesGateway serves, with titles as its upstream (whose schema is
+// subgraph), a subscription to an Employee whose title is fetched.
+func titlesGateway(t *testing.T, subgraph string) (*Gateway, *MemorySource, string) {
+	t.Helper()
+	sub, gerr := gqlparser.LoadSchema(&ast.Source{Input: subgraph})
+	if gerr != nil {
+		t.Fatal(gerr)
+	}
+	hs := httptest.NewServer(&titles{schema: sub})
+	t.Cleanup(hs.Close)
+	schema, err := ParseSchema(`
+type Subscription {
+  employeeUpdated(id: ID!): Employee! @edfs__natsSubscribe(subjects: ["employee.{{ args.id }}"])
+}
+enum Style { SHORT LONG }
+type Employee @key(fields: "id", resolvable: false) {
+  id: ID! @external
+  title(lang: String, style: Style): String
+  manager: Employee
+}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startGateway(t, func(c *Config) { c.Schema = schema; c.Upstream = hs.URL })
 }
 
 // TestEntityFieldArguments checks that subscribers of one trigger whose
@@ -178,28 +215,7 @@ func (u *titles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // twice with different arguments is refused: the event holds one value by
 // the field's name.
 func TestEntityFieldArguments(t *testing.T) {
-	sub, gerr := gqlparser.LoadSchema(&ast.Source{Input: `
-scalar _Any
-union _Entity = Employee
-type Query { _entities(representations: [_Any!]!): [_Entity]! }
-type Employee { id: ID! title(lang: String): String }`})
-	if gerr != nil {
-		t.Fatal(gerr)
-	}
-	hs := httptest.NewServer(&titles{schema: sub})
-	defer hs.Close()
-	schema, err := ParseSchema(`
-type Subscription {
-  employeeUpdated(id: ID!): Employee! @edfs__natsSubscribe(subjects: ["employee.{{ args.id }}"])
-}
-type Employee @key(fields: "id", resolvable: false) {
-  id: ID! @external
-  title(lang: String): String
-}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, src, addr := startGateway(t, func(c *Config) { c.Schema = schema; c.Upstream = hs.URL })
+	g, src, addr := titlesGateway(t, titlesSubgraph)
 	subscribe := func(id, query, vars string) *client {
 		c := dial(t, addr, ProtocolTransportWS)
 		c.init()
@@ -236,6 +252,70 @@ type Employee @key(fields: "id", resolvable: false) {
 	p, _ := m["payload"].([]any)
 	if m["type"] != "error" || len(p) == 0 || !strings.Contains(p[0].(map[string]any)["message"].(string), "different arguments") {
 		t.Errorf("a field fetched with two sets of arguments: %v; want an error", m)
+	}
+}
+
+// TestEntityArgumentLiterals checks that the arguments of fetched fields
+// reach the upstream as GraphQL literals it parses to the values the
+// subscribers gave: strings with quotes, backslashes and control
+// characters (C0, DEL, C1) escaped as GraphQL escapes them, never with Go's
+// \x, \a or \U, and enum values, literal or variable, as enum values.
+func TestEntityArgumentLiterals(t *testing.T) {
+	g, src, addr := titlesGateway(t, titlesSubgraph)
+	tests := []struct {
+		query string
+		vars  string
+		want  string // the title
+	}{
+		{`subscription($l: String) { employeeUpdated(id: 1) { title(lang: $l) } }`, `{"l":"x\u007fy"}`, "title-x\x7fy"},
+		{`subscription($l: String) { employeeUpdated(id: 1) { title(lang: $l) } }`, `{"l":"q\"b\\s\tt\nn\u0007\u000b"}`, "title-q\"b\\s\tt\nn\a\v"},
+		{`subscription($l: String) { employeeUpdated(id: 1) { title(lang: $l) } }`, `{"l":"c1\u0085 \u00e9 \ud83d\ude00 \u2028"}`, "title-c1\u0085 é 😀 \u2028"},
+		{`subscription { employeeUpdated(id: 1) { title(lang: \"a\\\"b\", style: SHORT) } }`, `{}`, `title-a"b-SHORT`},
+		{`subscription($s: Style) { employeeUpdated(id: 1) { title(lang: \"en\", style: $s) } }`, `{"s":"LONG"}`, "title-en-LONG"},
+	}
+	clients := make([]*client, len(tests))
+	for i, tc := range tests {
+		c := dial(t, addr, ProtocolTransportWS)
+		c.init()
+		c.send(`{"id":"s","type":"subscribe","payload":{"query":"` + tc.query + `","variables":` + tc.vars + `}}`)
+		clients[i] = c
+	}
+	waitFor(t, "the subscriptions", func() bool {
+		return g.Stats().Subscriptions.Load() == int64(len(tests)) && src.Subscribers("employee.1") == 1
+	})
+	publish(t, src, "employee.1", `{"__typename":"Employee","id":"1"}`)
+	for i, tc := range tests {
+		m := clients[i].read()
+		p, _ := m["payload"].(map[string]any)
+		data, _ := p["data"].(map[string]any)
+		e, _ := data["employeeUpdated"].(map[string]any)
+		if got, _ := e["title"].(string); got != tc.want || p["errors"] != nil {
+			t.Errorf("%s with %s: %v; want the title %q", tc.query, tc.vars, m, tc.want)
+		}
+	}
+}
+
+// TestGraphQLStringLiteral checks that appendGraphQLString writes every
+// string as a GraphQL string literal that a GraphQL parser reads back as
+// the same string, with no control character left as it is.
+func TestGraphQLStringLiteral(t *testing.T) {
+	var all strings.Builder
+	for r := rune(0); r < 0x800; r++ {
+		all.WriteRune(r)
+	}
+	for _, s := range []string{"", "plain", `q"b\s/`, "\x00\a\b\t\n\v\f\r\x1f", "\x7f\u0080\u0085\u009f\u00a0", "é 😀 \u2028 \ufeff", all.String()} {
+		lit := string(appendGraphQLString(nil, s))
+		if strings.ContainsFunc(lit, func(r rune) bool { return r < 0x20 || r >= 0x7f && r <= 0x9f }) {
+			t.Errorf("appendGraphQLString(%q) = %q; want no control character as it is", s, lit)
+		}
+		doc, err := parser.ParseQuery(&ast.Source{Input: "{ f(a: " + lit + ") }"})
+		if err != nil {
+			t.Errorf("appendGraphQLString(%q) = %q: %v", s, lit, err)
+			continue
+		}
+		if got := doc.Operations[0].SelectionSet[0].(*ast.Field).Arguments[0].Value.Raw; got != s {
+			t.Errorf("appendGraphQLString(%q) = %q, parsed as %q", s, lit, got)
+		}
 	}
 }
 

@@ -1142,7 +1142,8 @@ func appendJSString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// appendControlEscape appends the JSON escape for the control character c.
+// appendControlEscape appends the JSON escape for the control character c
+// (C0, or DEL and C1 as \u007f to \u009f).
 func appendControlEscape(b []byte, c byte) []byte {
 	switch c {
 	case '\b':
