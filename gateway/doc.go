@@ -18,8 +18,9 @@
 // its own arguments, under an alias of _entities of its own), on the
 // worker pool, and merged into a copy of the event that is projected for
 // the subscribers with that selection. A subscription that selects such a
-// field twice with different arguments (under two aliases) is refused:
-// the event holds one value by the field's name. An upstream failure is
+// field twice with different arguments, at any depth (under two aliases,
+// or within two aliases of one field), is refused: the event holds one
+// value by the field's name. An upstream failure is
 // reported in the next message's errors to the subscribers it concerns,
 // and the subscription goes on. Config.ForwardHeaders names connection_init
 // fields sent upstream as header fields; subscribers whose values differ

@@ -106,26 +106,40 @@ type fetchPrinter struct {
 	b      strings.Builder
 }
 
-// printFields prints the fields of one selection set of a fetch, each
-// followed by a space: its name (results are merged into the event by
+// printFields prints fields, one selection set of a fetch (or the
+// selection sets of fields of one name, merged), each name once and
+// followed by a space: the name (results are merged into the event by
 // name, so aliases are left to the projection), its arguments with
-// variables substituted, and its selection. A field selected under two
-// response keys with different arguments is an error: the event holds one
-// value by that name.
+// variables substituted, and the selection sets of its fields, merged. A
+// name whose fields take different arguments is an error, at any depth:
+// the event holds one value by that name.
 func (p *fetchPrinter) printFields(fields []*field) error {
-	printed := make(map[string]string, len(fields)) // each name's arguments
+	var names []string
+	byName := make(map[string][]*field, len(fields))
 	for _, f := range fields {
-		args, err := p.arguments(f)
+		if byName[f.name] == nil {
+			names = append(names, f.name)
+		}
+		byName[f.name] = append(byName[f.name], f)
+	}
+	for _, name := range names {
+		same := byName[name]
+		args, err := p.arguments(same[0])
 		if err != nil {
 			return err
 		}
-		if prev, ok := printed[f.name]; ok && prev != args {
-			return fmt.Errorf("gateway: field %q of %s is selected with different arguments under two response keys; what the upstream resolves is merged into the event by field name, which holds one value", f.name, f.parent)
+		for _, f := range same[1:] {
+			other, err := p.arguments(f)
+			if err != nil {
+				return err
+			}
+			if other != args {
+				return fmt.Errorf("gateway: field %q of %s is selected with different arguments where the event holds one value for it (under two response keys, or within two fields of one name); what the upstream resolves is merged into the event by field name", name, f.parent)
+			}
 		}
-		printed[f.name] = args
-		p.b.WriteString(f.name)
+		p.b.WriteString(name)
 		p.b.WriteString(args)
-		if err := p.printSelection(f.typ); err != nil {
+		if err := p.printSelection(same); err != nil {
 			return err
 		}
 		p.b.WriteByte(' ')
@@ -166,42 +180,59 @@ func (p *fetchPrinter) arguments(f *field) (string, error) {
 	return b.String(), nil
 }
 
-// printSelection prints the selection of a field of type t, if it has
-// one: an object's fields, or each possible type's in an inline fragment.
-// An empty selection (all of it skipped) asks for __typename, as a
-// selection set may not be empty.
-func (p *fetchPrinter) printSelection(t *outType) error {
-	for t != nil && t.kind == outList {
-		t = t.elem
+// printSelection prints the selection of same, fields of one name and
+// type, if it has one: their objects' fields, or each possible type's in
+// an inline fragment, merged. An empty selection (all of it skipped) asks
+// for __typename, as a selection set may not be empty.
+func (p *fetchPrinter) printSelection(same []*field) error {
+	types := make([]*outType, len(same))
+	for i, f := range same {
+		t := f.typ
+		for t != nil && t.kind == outList {
+			t = t.elem
+		}
+		types[i] = t
 	}
-	switch {
+	switch t := types[0]; {
 	case t == nil:
 		return nil
 	case t.kind == outObject:
+		var fields []*field
+		for _, t := range types {
+			fields = append(fields, t.object.fields...)
+		}
 		p.b.WriteString(" { ")
-		if len(t.object.fields) == 0 {
+		if len(fields) == 0 {
 			p.b.WriteString("__typename ")
 		}
-		if err := p.printFields(t.object.fields); err != nil {
+		if err := p.printFields(fields); err != nil {
 			return err
 		}
 		p.b.WriteByte('}')
 	case t.kind == outAbstract:
-		p.b.WriteString(" { ")
-		empty := true
-		for _, sel := range t.order {
-			if len(sel.fields) == 0 {
-				continue
+		var names []string
+		byType := map[string][]*field{}
+		for _, t := range types {
+			for _, sel := range t.order {
+				if len(sel.fields) == 0 {
+					continue
+				}
+				if byType[sel.typeName] == nil {
+					names = append(names, sel.typeName)
+				}
+				byType[sel.typeName] = append(byType[sel.typeName], sel.fields...)
 			}
-			empty = false
-			p.b.WriteString("... on " + sel.typeName + " { ")
-			if err := p.printFields(sel.fields); err != nil {
+		}
+		p.b.WriteString(" { ")
+		if len(names) == 0 {
+			p.b.WriteString("__typename ")
+		}
+		for _, name := range names {
+			p.b.WriteString("... on " + name + " { ")
+			if err := p.printFields(byType[name]); err != nil {
 				return err
 			}
 			p.b.WriteString("} ")
-		}
-		if empty {
-			p.b.WriteString("__typename ")
 		}
 		p.b.WriteByte('}')
 	}

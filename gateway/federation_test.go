@@ -255,6 +255,42 @@ func TestEntityFieldArguments(t *testing.T) {
 	}
 }
 
+// TestFetchedFieldsMergedByName checks that the fields a subscription
+// fetches are printed once per name at each level, the selections of the
+// fields of one name (under two response keys) merged, and that a
+// subscription is refused when fields of one name take different
+// arguments at any depth, as the upstream would refuse such a query and
+// the event holds one value by the field's name.
+func TestFetchedFieldsMergedByName(t *testing.T) {
+	g, _, _ := titlesGateway(t, titlesSubgraph)
+	tests := []struct {
+		name  string
+		query string
+		want  string // the fetched selection, or "" for a refusal
+	}{
+		{"root", `en: title(lang: "en") fr: title(lang: "fr")`, ""},
+		{"nested", `a: manager { title(lang: "en") } b: manager { title(lang: "fr") }`, ""},
+		{"deeper", `a: manager { manager { title(lang: "en") } } b: manager { manager { title(lang: "fr") } }`, ""},
+		{"merged", `a: manager { title(lang: "en") } b: manager { id manager { id } }`, `manager { title(lang: "en") id manager { id } } `},
+		{"same arguments", `a: manager { title(lang: "en") } b: manager { t: title(lang: "en") }`, `manager { title(lang: "en") } `},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			op, errs := g.prepare(&request{Query: `subscription { employeeUpdated(id: 1) { ` + tc.query + ` } }`})
+			switch {
+			case tc.want == "":
+				if errs == nil || !strings.Contains(errs[0].Message, "different arguments") {
+					t.Fatalf("prepare = %v; want a refusal for different arguments", errs)
+				}
+			case errs != nil:
+				t.Fatalf("prepare = %v; want the selection %q", errs, tc.want)
+			case op.fetch.selection != tc.want:
+				t.Fatalf("fetch's selection = %q; want %q", op.fetch.selection, tc.want)
+			}
+		})
+	}
+}
+
 // TestEntityArgumentLiterals checks that the arguments of fetched fields
 // reach the upstream as GraphQL literals it parses to the values the
 // subscribers gave: strings with quotes, backslashes and control
@@ -378,6 +414,11 @@ type Employee implements Node @key(fields: "id", resolvable: false) {
 			name:  "repeated fields",
 			query: `subscription { employeeUpdated(id: 1) { ...F0 } }` + fragments("manager { ...F%[2]d } manager { ...F%[2]d }", "name"),
 			want:  strings.Repeat("manager { ", depth) + "name " + strings.Repeat("} ", depth),
+		},
+		{
+			name:  "aliases merged",
+			query: `subscription { employeeUpdated(id: 1) { a: friend { ... on Employee { name } } b: friend { id } } }`,
+			want:  "friend { ... on Employee { name id } } ",
 		},
 		{
 			name:  "abstract",
