@@ -11,20 +11,22 @@
 // # Entities
 //
 // When a subscription's root type is a Federation entity (a type with
-// @key), its events carry the key fields and the fields marked @external,
-// as the entity of Cosmo's event-driven subgraph does; the other fields a
-// subscription selects are fetched from Config.Upstream with _entities,
-// one request per event for every selection set of the trigger (each with
-// its own arguments, under an alias of _entities of its own), on the
-// worker pool, and merged into a copy of the event that is projected for
-// the subscribers with that selection. A subscription that selects such a
-// field twice with different arguments, at any depth (under two aliases,
-// or within two aliases of one field), is refused: the event holds one
-// value by the field's name. An upstream failure is
-// reported in the next message's errors to the subscribers it concerns,
-// and the subscription goes on. Config.ForwardHeaders names connection_init
-// fields sent upstream as header fields; subscribers whose values differ
-// get triggers of their own.
+// @key), or a list of them, its events carry the key fields and the fields
+// marked @external, as the entity of Cosmo's event-driven subgraph does;
+// the other fields a subscription selects are fetched from
+// Config.Upstream with _entities, one request per event for every entity
+// in it (a list's each with a representation of its own) and every
+// selection set of the trigger (each with its own arguments, under an
+// alias of _entities of its own), on the worker pool, and merged into a
+// copy of the event that is projected for the subscribers with that
+// selection. A subscription that selects such a field twice with
+// different arguments, at any depth (under two aliases, or within two
+// aliases of one field), is refused: the event holds one value by the
+// field's name. An upstream failure is reported in the next message's
+// errors to the subscribers it concerns, and the subscription goes on.
+// Config.ForwardHeaders names connection_init fields sent upstream as
+// header fields; subscribers whose values differ get triggers of their
+// own.
 //
 // # Goroutines
 //

@@ -17,17 +17,18 @@ import (
 )
 
 // Entities: a subscription's root type may be an entity of Apollo
-// Federation (a type with @key). Its event then carries the key fields and
-// the fields marked @external — as the entity of Cosmo's event-driven
-// subgraph does — and every other field a subscription selects is
-// resolved by the upstream GraphQL service (Config.Upstream) with
-// Federation's _entities query:
+// Federation (a type with @key), or a list of them. Its event then
+// carries the key fields and the fields marked @external — as the entity
+// of Cosmo's event-driven subgraph does — and every other field a
+// subscription selects is resolved by the upstream GraphQL service
+// (Config.Upstream) with Federation's _entities query:
 //
 //	query($representations: [_Any!]!) {
 //	  _entities(representations: $representations) { ... on Employee { name } }
 //	}
 //
-// One request per event serves every distinct selection set of the
+// One request per event serves every entity in it (a list's, each with a
+// representation of its own) and every distinct selection set of the
 // trigger: each asks for _entities under an alias of its own (e0, e1, ...),
 // so that selections passing different arguments to a field do not
 // conflict, and an error the upstream reports at one alias fails that
@@ -38,6 +39,7 @@ import (
 type entityFetch struct {
 	typeName  string
 	keys      []string // the key's top-level fields, copied from the event
+	lists     int      // the lists around the entity in the root field's type
 	selection string   // the fields resolved upstream, printed; never ""
 }
 
@@ -47,9 +49,9 @@ type entityFetch struct {
 // response key and whose fragments were each followed once, so that its
 // text grows with the projection rather than with the document's spreads.
 func planFetch(schema *ast.Schema, proj *projection, vars map[string]any) (*entityFetch, error) {
-	ot := proj.root.typ
+	ot, lists := proj.root.typ, 0
 	for ot.kind == outList {
-		ot = ot.elem
+		ot, lists = ot.elem, lists+1
 	}
 	if ot.kind != outObject {
 		return nil, nil
@@ -75,7 +77,7 @@ func planFetch(schema *ast.Schema, proj *projection, vars map[string]any) (*enti
 	if err := p.printFields(fetched); err != nil {
 		return nil, err
 	}
-	return &entityFetch{typeName: t.Name, keys: keys, selection: p.b.String()}, nil
+	return &entityFetch{typeName: t.Name, keys: keys, lists: lists, selection: p.b.String()}, nil
 }
 
 // keyFields returns the top-level field names of a @key's field set
@@ -379,9 +381,11 @@ type fetched struct {
 func entitiesAlias(i int) string { return "e" + strconv.Itoa(i) }
 
 // fetchEntities asks the upstream, in one request, for the fields of
-// event's entity that each of fetches (distinct selections) names, and
+// event's entities that each of fetches (distinct selections) names, and
 // returns for each the event with those fields merged in; event itself is
-// left as it is. An error the upstream reports at one fetch's alias fails
+// left as it is. The entities are event, or for a root field of a list
+// type each object in it (at every level of nested lists), all in one
+// _entities call. An error the upstream reports at one fetch's alias fails
 // that fetch; an error returned fails them all. headers are the
 // subscribers' forwarded request fields.
 func (u *upstream) fetchEntities(ctx context.Context, event any, fetches []*entityFetch, headers map[string]string) ([]fetched, error) {
@@ -389,21 +393,25 @@ func (u *upstream) fetchEntities(ctx context.Context, event any, fetches []*enti
 	for i := range out {
 		out[i].event = event
 	}
-	obj, ok := event.(map[string]any)
-	if !ok {
-		return out, nil // the projection reports it
-	}
 	f0 := fetches[0]
-	rep := map[string]any{"__typename": f0.typeName}
-	if tn, ok := obj["__typename"].(string); ok {
-		rep["__typename"] = tn
+	objs := entityObjects(nil, event, f0.lists)
+	if len(objs) == 0 {
+		return out, nil // null, an empty list, or what the projection reports
 	}
-	for _, k := range f0.keys {
-		v, ok := obj[k]
-		if !ok {
-			return nil, fmt.Errorf("%w: the event lacks key field %q", errUpstream, k)
+	reps := make([]any, len(objs))
+	for i, obj := range objs {
+		rep := map[string]any{"__typename": f0.typeName}
+		if tn, ok := obj["__typename"].(string); ok {
+			rep["__typename"] = tn
 		}
-		rep[k] = v
+		for _, k := range f0.keys {
+			v, ok := obj[k]
+			if !ok {
+				return nil, fmt.Errorf("%w: the event lacks key field %q", errUpstream, k)
+			}
+			rep[k] = v
+		}
+		reps[i] = rep
 	}
 	var q strings.Builder
 	q.WriteString("query($representations: [_Any!]!) {")
@@ -411,7 +419,7 @@ func (u *upstream) fetchEntities(ctx context.Context, event any, fetches []*enti
 		q.WriteString(" " + entitiesAlias(i) + ": _entities(representations: $representations) { ... on " + f.typeName + " { " + f.selection + "} }")
 	}
 	q.WriteString(" }")
-	body, err := json.Marshal(map[string]any{"query": q.String(), "variables": map[string]any{"representations": []any{rep}}})
+	body, err := json.Marshal(map[string]any{"query": q.String(), "variables": map[string]any{"representations": reps}})
 	if err != nil {
 		return nil, err
 	}
@@ -461,15 +469,63 @@ func (u *upstream) fetchEntities(ctx context.Context, event any, fetches []*enti
 			continue
 		}
 		entities := result.Data[entitiesAlias(i)]
-		if len(entities) != 1 {
-			out[i].err = fmt.Errorf("%w: %d entities for one representation", errUpstream, len(entities))
+		if len(entities) != len(reps) {
+			out[i].err = fmt.Errorf("%w: %d entities for %d representations", errUpstream, len(entities), len(reps))
 			continue
 		}
-		if e, ok := entities[0].(map[string]any); ok {
-			out[i].event = merged(obj, e)
-		}
+		out[i].event = withEntities(event, f0.lists, func(j int, obj map[string]any) any {
+			if e, ok := entities[j].(map[string]any); ok {
+				return merged(obj, e)
+			}
+			return obj
+		})
 	}
 	return out, nil
+}
+
+// entityObjects appends to objs the objects of v, a value of a type with
+// lists levels of lists around an entity type, in order: v itself, or
+// each object in its lists. Nulls, and values of other kinds (which the
+// projection reports), are passed over.
+func entityObjects(objs []map[string]any, v any, lists int) []map[string]any {
+	if lists == 0 {
+		if obj, ok := v.(map[string]any); ok {
+			objs = append(objs, obj)
+		}
+		return objs
+	}
+	items, _ := v.([]any)
+	for _, item := range items {
+		objs = entityObjects(objs, item, lists-1)
+	}
+	return objs
+}
+
+// withEntities returns v, as for entityObjects, with each of its objects
+// replaced by what with returns for it and its index among them; the lists
+// are new, v is left as it is.
+func withEntities(v any, lists int, with func(int, map[string]any) any) any {
+	n := 0
+	var walk func(v any, lists int) any
+	walk = func(v any, lists int) any {
+		if lists == 0 {
+			if obj, ok := v.(map[string]any); ok {
+				n++
+				return with(n-1, obj)
+			}
+			return v
+		}
+		items, ok := v.([]any)
+		if !ok {
+			return v
+		}
+		out := make([]any, len(items))
+		for i, item := range items {
+			out[i] = walk(item, lists-1)
+		}
+		return out
+	}
+	return walk(v, lists)
 }
 
 // merged returns dst with src's fields added, objects merged field by

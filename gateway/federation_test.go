@@ -137,6 +137,44 @@ func TestEntitiesFromUpstream(t *testing.T) {
 	}
 }
 
+// TestListOfEntitiesFetched checks that for a root field whose type is a
+// list of entities, every entity's fields are fetched, all in one
+// _entities call per event with a representation each, and merged into
+// each element in order; nulls stay null, and an empty list asks nothing.
+func TestListOfEntitiesFetched(t *testing.T) {
+	up := &entities{}
+	hs := httptest.NewServer(up)
+	defer hs.Close()
+	schema, err := ParseSchema(`
+type Subscription {
+  employeesUpdated: [Employee]! @edfs__natsSubscribe(subjects: ["employees"])
+}
+type Employee @key(fields: "id", resolvable: false) {
+  id: ID! @external
+  name: String!
+}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, src, addr := startGateway(t, func(c *Config) { c.Schema = schema; c.Upstream = hs.URL })
+	c := dialSubscribe(t, addr, "a", `subscription { employeesUpdated { id name } }`)
+	waitFor(t, "the subscription", func() bool { return g.Stats().Subscriptions.Load() == 1 && src.Subscribers("employees") == 1 })
+	publish(t, src, "employees", `[{"__typename":"Employee","id":"1"},null,{"__typename":"Employee","id":"2"}]`)
+	if got, want := c.readRaw(), `{"id":"a","type":"next","payload":{"data":{"employeesUpdated":[{"id":"1","name":"Name 1"},null,{"id":"2","name":"Name 2"}]}}}`; got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	if n := up.requests.Load(); n != 1 {
+		t.Fatalf("upstream requests = %d; want 1", n)
+	}
+	publish(t, src, "employees", `[]`)
+	if got, want := c.readRaw(), `{"id":"a","type":"next","payload":{"data":{"employeesUpdated":[]}}}`; got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	if n := up.requests.Load(); n != 1 {
+		t.Fatalf("upstream requests = %d after an empty list; want 1", n)
+	}
+}
+
 // titles is an upstream whose subgraph schema has Employee.title(lang,
 // style), answered "title-<lang>" or "title-<lang>-<style>". It validates
 // each query, as every GraphQL server does, and answers each _entities

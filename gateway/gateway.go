@@ -35,9 +35,10 @@ type Config struct {
 
 	// Upstream, if set, is the URL of a GraphQL service that resolves the
 	// fields an event does not carry: for a subscription whose root type
-	// is a Federation entity (@key), every selected field that is not a
-	// key field or marked @external is fetched with _entities, once per
-	// event for all of a trigger's selection sets.
+	// is a Federation entity (@key), or a list of them, every selected
+	// field that is not a key field or marked @external is fetched with
+	// _entities, once per event for all of a trigger's selection sets and
+	// all the event's entities.
 	Upstream string
 	// ForwardHeaders names connection_init fields (at its top level or
 	// under "headers", without regard to case) sent to the upstream as
