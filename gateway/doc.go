@@ -23,7 +23,10 @@
 // different arguments, at any depth (under two aliases, or within two
 // aliases of one field), is refused: the event holds one value by the
 // field's name. An upstream failure is reported in the next message's
-// errors to the subscribers it concerns, and the subscription goes on.
+// errors to the subscribers it concerns, and the subscription goes on: a
+// request the upstream refuses whole (a selection it cannot validate) is
+// asked again in parts, down to each selection alone, so that only the
+// subscribers of the selection it refuses get its error.
 // Config.ForwardHeaders names connection_init fields sent upstream as
 // header fields; subscribers whose values differ get triggers of their
 // own.

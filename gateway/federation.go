@@ -32,8 +32,11 @@ import (
 // trigger: each asks for _entities under an alias of its own (e0, e1, ...),
 // so that selections passing different arguments to a field do not
 // conflict, and an error the upstream reports at one alias fails that
-// selection only. The fields each fetches are merged into a copy of the
-// event, which is projected for the subscribers with that selection.
+// selection only. A request the upstream refuses whole, as it does when it
+// cannot validate one of the selections, is asked again in parts (see
+// ask), so that one selection cannot fail the others. The fields each
+// fetches are merged into a copy of the event, which is projected for the
+// subscribers with that selection.
 
 // entityFetch is what a subscription asks the upstream for.
 type entityFetch struct {
@@ -380,14 +383,14 @@ type fetched struct {
 // fetch of a request.
 func entitiesAlias(i int) string { return "e" + strconv.Itoa(i) }
 
-// fetchEntities asks the upstream, in one request, for the fields of
-// event's entities that each of fetches (distinct selections) names, and
-// returns for each the event with those fields merged in; event itself is
-// left as it is. The entities are event, or for a root field of a list
-// type each object in it (at every level of nested lists), all in one
-// _entities call. An error the upstream reports at one fetch's alias fails
-// that fetch; an error returned fails them all. headers are the
-// subscribers' forwarded request fields.
+// fetchEntities asks the upstream, in one request (or more, as ask
+// tells), for the fields of event's entities that each of fetches
+// (distinct selections) names, and returns for each the event with those
+// fields merged in; event itself is left as it is. The entities are
+// event, or for a root field of a list type each object in it (at every
+// level of nested lists), all in one _entities call. An error the
+// upstream reports for one fetch fails that fetch; an error returned
+// fails them all. headers are the subscribers' forwarded request fields.
 func (u *upstream) fetchEntities(ctx context.Context, event any, fetches []*entityFetch, headers map[string]string) ([]fetched, error) {
 	out := make([]fetched, len(fetches))
 	for i := range out {
@@ -413,6 +416,91 @@ func (u *upstream) fetchEntities(ctx context.Context, event any, fetches []*enti
 		}
 		reps[i] = rep
 	}
+	answers, err := u.ask(ctx, reps, fetches, headers)
+	if err != nil {
+		return nil, err
+	}
+	for i, a := range answers {
+		if a.err != nil {
+			out[i].err = a.err
+			continue
+		}
+		out[i].event = withEntities(event, f0.lists, func(j int, obj map[string]any) any {
+			if e, ok := a.entities[j].(map[string]any); ok {
+				return merged(obj, e)
+			}
+			return obj
+		})
+	}
+	return out, nil
+}
+
+// An answer is what the upstream answered for one fetch: its entities, one
+// per representation, or the error that kept them from it; neither when
+// it said nothing of the fetch.
+type answer struct {
+	entities []any
+	err      error
+}
+
+// ask asks the upstream, in one request, for each of fetches' selections
+// of the entities reps, and returns each fetch's answer. The fetches of
+// which the upstream says nothing (no entities under their alias, no
+// error at it) are asked again without the others: all of them, when it
+// says nothing of any (as for a query it refuses whole, with errors
+// without a path and no data, for one selection it cannot validate), in
+// two halves, so that a selection the upstream refuses fails its own
+// fetch only, in at most 2n-1 requests for n fetches. A fetch asked alone
+// of which it says nothing takes the error it reported for the whole
+// request. An error returned (the upstream unreachable, its answer no
+// GraphQL response or a server error) fails them all.
+func (u *upstream) ask(ctx context.Context, reps []any, fetches []*entityFetch, headers map[string]string) ([]answer, error) {
+	answers, whole, err := u.post(ctx, reps, fetches, headers)
+	if err != nil {
+		return nil, err
+	}
+	var silent []int // the fetches it said nothing of
+	for i, a := range answers {
+		if a.entities == nil && a.err == nil {
+			silent = append(silent, i)
+		}
+	}
+	switch {
+	case len(silent) == 0:
+		return answers, nil
+	case len(fetches) == 1:
+		if whole == nil {
+			whole = fmt.Errorf("%w: no entities", errUpstream)
+		}
+		answers[0].err = whole
+		return answers, nil
+	}
+	parts := [][]int{silent}
+	if len(silent) == len(fetches) {
+		parts = [][]int{silent[:len(silent)/2], silent[len(silent)/2:]}
+	}
+	for _, part := range parts {
+		again := make([]*entityFetch, len(part))
+		for j, i := range part {
+			again[j] = fetches[i]
+		}
+		got, err := u.ask(ctx, reps, again, headers)
+		for j, i := range part {
+			if err != nil {
+				answers[i].err = err
+			} else {
+				answers[i] = got[j]
+			}
+		}
+	}
+	return answers, nil
+}
+
+// post sends one request for fetches' selections of the entities reps,
+// each under an alias of its own, and returns what the upstream answered
+// for each fetch (at its alias), and the first error it reported for the
+// whole request (without a path, or at no fetch's alias), if any.
+func (u *upstream) post(ctx context.Context, reps []any, fetches []*entityFetch, headers map[string]string) (answers []answer, whole, err error) {
 	var q strings.Builder
 	q.WriteString("query($representations: [_Any!]!) {")
 	for i, f := range fetches {
@@ -421,11 +509,11 @@ func (u *upstream) fetchEntities(ctx context.Context, event any, fetches []*enti
 	q.WriteString(" }")
 	body, err := json.Marshal(map[string]any{"query": q.String(), "variables": map[string]any{"representations": reps}})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, "POST", u.url, bytes.NewReader(body))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/graphql-response+json, application/json")
@@ -434,12 +522,12 @@ func (u *upstream) fetchEntities(ctx context.Context, event any, fetches []*enti
 	}
 	resp, err := u.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errUpstream, err)
+		return nil, nil, fmt.Errorf("%w: %v", errUpstream, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errUpstream, err)
+		return nil, nil, fmt.Errorf("%w: %v", errUpstream, err)
 	}
 	var result struct {
 		Data   map[string][]any `json:"data"`
@@ -451,36 +539,42 @@ func (u *upstream) fetchEntities(ctx context.Context, event any, fetches []*enti
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
 	if err := d.Decode(&result); err != nil {
-		return nil, fmt.Errorf("%w: status %d, %v", errUpstream, resp.StatusCode, err)
+		return nil, nil, fmt.Errorf("%w: status %d, %v", errUpstream, resp.StatusCode, err)
 	}
+	answers = make([]answer, len(fetches))
 	for _, e := range result.Errors {
-		var at string // the alias the error is at; "" for the whole request
+		at := -1 // the fetch the error is at
 		if len(e.Path) > 0 {
-			at, _ = e.Path[0].(string)
-		}
-		for i := range out {
-			if out[i].err == nil && (at == "" || at == entitiesAlias(i)) {
-				out[i].err = fmt.Errorf("%w: %s", errUpstream, e.Message)
+			alias, _ := e.Path[0].(string)
+			if i, err := strconv.Atoi(strings.TrimPrefix(alias, "e")); err == nil && i >= 0 && i < len(answers) && entitiesAlias(i) == alias {
+				at = i
 			}
 		}
-	}
-	for i := range out {
-		if out[i].err != nil {
-			continue
+		err := fmt.Errorf("%w: %s", errUpstream, e.Message)
+		switch {
+		case at >= 0 && answers[at].err == nil:
+			answers[at].err = err
+		case at < 0 && whole == nil:
+			whole = err
 		}
-		entities := result.Data[entitiesAlias(i)]
-		if len(entities) != len(reps) {
-			out[i].err = fmt.Errorf("%w: %d entities for %d representations", errUpstream, len(entities), len(reps))
-			continue
-		}
-		out[i].event = withEntities(event, f0.lists, func(j int, obj map[string]any) any {
-			if e, ok := entities[j].(map[string]any); ok {
-				return merged(obj, e)
-			}
-			return obj
-		})
 	}
-	return out, nil
+	if resp.StatusCode >= 500 {
+		if whole == nil {
+			whole = fmt.Errorf("%w: status %d", errUpstream, resp.StatusCode)
+		}
+		return nil, nil, whole
+	}
+	for i := range answers {
+		entities, ok := result.Data[entitiesAlias(i)]
+		switch {
+		case answers[i].err != nil || !ok || entities == nil:
+		case len(entities) != len(reps):
+			answers[i].err = fmt.Errorf("%w: %d entities for %d representations", errUpstream, len(entities), len(reps))
+		default:
+			answers[i].entities = entities
+		}
+	}
+	return answers, whole, nil
 }
 
 // entityObjects appends to objs the objects of v, a value of a type with

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -178,10 +179,16 @@ type Employee @key(fields: "id", resolvable: false) {
 // titles is an upstream whose subgraph schema has Employee.title(lang,
 // style), answered "title-<lang>" or "title-<lang>-<style>". It validates
 // each query, as every GraphQL server does, and answers each _entities
-// field under its response key; lang "xx" is an error at that field.
-type titles struct{ schema *ast.Schema }
+// field under its response key; lang "xx" is an error at that field, and
+// lang "none" an error at its _entities field, which, being non-null,
+// makes the whole data null. It counts requests.
+type titles struct {
+	schema   *ast.Schema
+	requests atomic.Int64
+}
 
 func (u *titles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	u.requests.Add(1)
 	var req struct {
 		Query string `json:"query"`
 	}
@@ -202,11 +209,17 @@ func (u *titles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if style := title.Arguments.ForName("style"); style != nil {
 			entity["title"] = "title-" + lang + "-" + style.Value.Raw
 		}
-		if lang == "xx" {
+		switch lang {
+		case "xx":
 			entity["title"] = nil
 			failed = append(failed, map[string]any{"message": "no language xx", "path": []any{responseKey(f), 0, "title"}})
+		case "none":
+			failed = append(failed, map[string]any{"message": "no entities for none", "path": []any{responseKey(f)}})
 		}
 		data[responseKey(f)] = []any{entity}
+	}
+	if slices.ContainsFunc(failed, func(e any) bool { return len(e.(map[string]any)["path"].([]any)) == 1 }) {
+		data = nil
 	}
 	json.NewEncoder(w).Encode(map[string]any{"data": data, "errors": failed})
 }
@@ -219,15 +232,16 @@ enum Style { SHORT LONG }
 type Query { _entities(representations: [_Any!]!): [_Entity]! }
 type Employee { id: ID! title(lang: String, style: Style): String manager: Employee }`
 
-// titlesGateway serves, with titles as its upstream (whose schema is
+// titlesGateway serves, with up as its upstream (whose schema is
 // subgraph), a subscription to an Employee whose title is fetched.
-func titlesGateway(t *testing.T, subgraph string) (*Gateway, *MemorySource, string) {
+func titlesGateway(t *testing.T, subgraph string, up *titles) (*Gateway, *MemorySource, string) {
 	t.Helper()
 	sub, gerr := gqlparser.LoadSchema(&ast.Source{Input: subgraph})
 	if gerr != nil {
 		t.Fatal(gerr)
 	}
-	hs := httptest.NewServer(&titles{schema: sub})
+	up.schema = sub
+	hs := httptest.NewServer(up)
 	t.Cleanup(hs.Close)
 	schema, err := ParseSchema(`
 type Subscription {
@@ -253,7 +267,7 @@ type Employee @key(fields: "id", resolvable: false) {
 // twice with different arguments is refused: the event holds one value by
 // the field's name.
 func TestEntityFieldArguments(t *testing.T) {
-	g, src, addr := titlesGateway(t, titlesSubgraph)
+	g, src, addr := titlesGateway(t, titlesSubgraph, &titles{})
 	subscribe := func(id, query, vars string) *client {
 		c := dial(t, addr, ProtocolTransportWS)
 		c.init()
@@ -293,6 +307,58 @@ func TestEntityFieldArguments(t *testing.T) {
 	}
 }
 
+// TestRefusedSelectionFailsItsOwnOnly checks that a selection the
+// upstream refuses (an argument its schema lacks, so that it answers the
+// whole request with a validation error and no data) costs only its own
+// subscribers their fields, with the upstream's error: the others on the
+// trigger get theirs, and an error the upstream reports at one selection
+// still reaches that one's subscribers only, even when it makes the whole
+// data null. The request is asked again in parts, in at most 2n-1
+// requests for n selections.
+func TestRefusedSelectionFailsItsOwnOnly(t *testing.T) {
+	up := &titles{}
+	g, src, addr := titlesGateway(t, `
+scalar _Any
+union _Entity = Employee
+type Query { _entities(representations: [_Any!]!): [_Entity]! }
+type Employee { id: ID! title(lang: String): String manager: Employee }`, up)
+	selections := map[string]string{
+		"en":      `title(lang: \"en\")`,
+		"fr":      `title(lang: \"fr\")`,
+		"xx":      `title(lang: \"xx\")`,
+		"none":    `title(lang: \"none\")`,
+		"refused": `title(lang: \"en\", style: SHORT)`,
+	}
+	clients := map[string]*client{}
+	for id, sel := range selections {
+		c := dial(t, addr, ProtocolTransportWS)
+		c.init()
+		c.send(`{"id":"` + id + `","type":"subscribe","payload":{"query":"subscription { employeeUpdated(id: 1) { ` + sel + ` } }"}}`)
+		clients[id] = c
+	}
+	waitFor(t, "the subscriptions", func() bool {
+		return g.Stats().Subscriptions.Load() == int64(len(selections)) && src.Subscribers("employee.1") == 1
+	})
+	for i := 0; i < 2; i++ {
+		before := up.requests.Load()
+		publish(t, src, "employee.1", `{"__typename":"Employee","id":"1"}`)
+		for _, lang := range []string{"en", "fr"} {
+			want := `{"id":"` + lang + `","type":"next","payload":{"data":{"employeeUpdated":{"title":"title-` + lang + `"}}}}`
+			if got := clients[lang].readRaw(); got != want {
+				t.Errorf("event %d, %s: %s; want %s", i, lang, got, want)
+			}
+		}
+		for id, msg := range map[string]string{"xx": "no language xx", "none": "no entities for none", "refused": `Unknown argument \"style\"`} {
+			if got := clients[id].readRaw(); !strings.Contains(got, msg) || !strings.Contains(got, `"title":null`) {
+				t.Errorf("event %d, %s: %s; want the title null and the error %s", i, id, got, msg)
+			}
+		}
+		if n := up.requests.Load() - before; n > 2*int64(len(selections))-1 {
+			t.Errorf("event %d: %d upstream requests; want at most %d", i, n, 2*len(selections)-1)
+		}
+	}
+}
+
 // TestFetchedFieldsMergedByName checks that the fields a subscription
 // fetches are printed once per name at each level, the selections of the
 // fields of one name (under two response keys) merged, and that a
@@ -300,7 +366,7 @@ func TestEntityFieldArguments(t *testing.T) {
 // arguments at any depth, as the upstream would refuse such a query and
 // the event holds one value by the field's name.
 func TestFetchedFieldsMergedByName(t *testing.T) {
-	g, _, _ := titlesGateway(t, titlesSubgraph)
+	g, _, _ := titlesGateway(t, titlesSubgraph, &titles{})
 	tests := []struct {
 		name  string
 		query string
@@ -335,7 +401,7 @@ func TestFetchedFieldsMergedByName(t *testing.T) {
 // characters (C0, DEL, C1) escaped as GraphQL escapes them, never with Go's
 // \x, \a or \U, and enum values, literal or variable, as enum values.
 func TestEntityArgumentLiterals(t *testing.T) {
-	g, src, addr := titlesGateway(t, titlesSubgraph)
+	g, src, addr := titlesGateway(t, titlesSubgraph, &titles{})
 	tests := []struct {
 		query string
 		vars  string

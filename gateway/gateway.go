@@ -38,7 +38,8 @@ type Config struct {
 	// is a Federation entity (@key), or a list of them, every selected
 	// field that is not a key field or marked @external is fetched with
 	// _entities, once per event for all of a trigger's selection sets and
-	// all the event's entities.
+	// all the event's entities (again in parts when the upstream refuses
+	// the request whole, as the package doc says).
 	Upstream string
 	// ForwardHeaders names connection_init fields (at its top level or
 	// under "headers", without regard to case) sent to the upstream as
