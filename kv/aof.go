@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/evloop/evloop/resp"
@@ -392,13 +394,41 @@ func (s *Server) closeLog() error {
 	return err
 }
 
-// writeError is the MISCONF error for writes while the log cannot be
-// written, or "" if it can.
+// writeError is the MISCONF error for the commands refused while the log
+// cannot be written (see deniedOnWriteError), as Redis's
+// writeCommandsGetDiskErrorMessage words it: the system's text for the
+// error, without the file's path.
 func (s *Server) writeError() string {
-	if s.aof == nil || s.aof.err == nil {
-		return ""
+	return "MISCONF Errors writing to the AOF file: " + strerror(s.aof.err)
+}
+
+// deniedOnWriteError reports whether cmd is refused while the log cannot
+// be written, as Redis's processCommand refuses them: a write command,
+// PING (a health check is told), and an EXEC with a write queued.
+func deniedOnWriteError(c *client, cmd *command) bool {
+	return cmd.flags&cmdWrite != 0 || cmd.name == "ping" || (cmd.name == "exec" && c.flags&flagQueuedWrite != 0)
+}
+
+// strerror returns the text C's strerror gives for err's system error, as
+// Redis replies it: Go's texts are C's with the first letter lowered ("no
+// space left on device"). A short write is ENOSPC, as Redis takes it; an
+// error of another kind gives its own text, without a path.
+func strerror(err error) string {
+	var errno syscall.Errno
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &errno):
+		err = errno
+	case errors.Is(err, io.ErrShortWrite):
+		err = syscall.ENOSPC
+	case errors.As(err, &pe):
+		err = pe.Err
 	}
-	return "MISCONF Errors writing to the AOF file: " + s.aof.err.Error()
+	msg := err.Error()
+	if msg == "" {
+		return msg
+	}
+	return strings.ToUpper(msg[:1]) + msg[1:]
 }
 
 // rewrite compacts the log without stopping the loop: it walks the

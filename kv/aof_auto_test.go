@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"github.com/redis/go-redis/v9"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -217,9 +220,7 @@ func TestRewriteAfterFailedWrite(t *testing.T) {
 	s, addr := startServer(t, cfg)
 	rc := dialRaw(t, addr)
 	rc.do("SET", "a", "1")
-	done := make(chan struct{})
-	s.ev.Submit(0, func() {
-		defer close(done)
+	onLoop(s, func() {
 		// The file turns unwritable, as a full disk would make it, after
 		// taking the first byte of a command.
 		a := s.aof
@@ -228,17 +229,13 @@ func TestRewriteAfterFailedWrite(t *testing.T) {
 			t.Error(err)
 			return
 		}
-		a.mu.Lock()
-		a.f.Close()
-		a.f = ro
-		a.mu.Unlock()
+		replaceLogFile(s, ro)
 		a.buf = append(a.buf, "*3\r\n$3\r\nSET\r\n$1\r\nb\r\n$1\r\n2\r\n"...)
 		a.flush()
 		if a.err == nil {
 			t.Error("a write to a read-only file did not fail")
 		}
 	})
-	<-done
 	rc.do("BGREWRITEAOF")
 	waitRewritten(t, rc, 1)
 	if info := rc.do("INFO", "persistence"); !strings.Contains(info, "aof_last_write_status:ok") {
@@ -283,5 +280,102 @@ func TestSwapDBDuringRewrite(t *testing.T) {
 	_, addr2 := startServer(t, cfg)
 	if n := goRedis(t, addr2, func(o *redis.Options) { o.DB = 1 }).DBSize(ctx).Val(); n != 50000 {
 		t.Errorf("db 1 after replay: %d keys; want 50000", n)
+	}
+}
+
+// onLoop runs f on s's loop and waits for it.
+func onLoop(s *Server, f func()) {
+	done := make(chan struct{})
+	s.ev.Submit(0, func() { defer close(done); f() })
+	<-done
+}
+
+// replaceLogFile makes f the log's file, closing the one it had. It must
+// run on the loop.
+func replaceLogFile(s *Server, f *os.File) {
+	a := s.aof
+	a.mu.Lock()
+	a.f.Close()
+	a.f = f
+	a.mu.Unlock()
+}
+
+// failLogWrites makes every write to the log fail with ENOSPC, as a full
+// disk does (/dev/full), until the test ends, when the log gets its file
+// back for Shutdown to write what is pending.
+func failLogWrites(t *testing.T, s *Server) {
+	t.Helper()
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip(err)
+	}
+	onLoop(s, func() { replaceLogFile(s, full) })
+	t.Cleanup(func() { // before startServer's Shutdown
+		onLoop(s, func() {
+			if s.aof == nil || s.aof.f == nil {
+				return
+			}
+			f, err := os.OpenFile(s.aof.path, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			replaceLogFile(s, f)
+		})
+	})
+}
+
+// TestMisconfAfterFailedWrite: once a write to the log failed (a full
+// disk), Redis 7.0's processCommand refuses the write commands, PING, and
+// an EXEC with a write queued, with writeCommandsGetDiskErrorMessage's
+// "MISCONF Errors writing to the AOF file: " and strerror's text of the
+// error, no path: on a full tmpfs, SET and PING both replied
+// "-MISCONF Errors writing to the AOF file: No space left on device".
+// The write that failed was acknowledged, as with appendfsync everysec in
+// Redis; reads and a transaction of reads are served.
+func TestMisconfAfterFailedWrite(t *testing.T) {
+	s, addr := startServer(t, Config{AppendOnly: true, Dir: t.TempDir()})
+	rc, queued := dialRaw(t, addr), dialRaw(t, addr)
+	rc.do("SET", "a", "1")
+	queued.do("MULTI")
+	queued.do("SET", "q", "1")
+	failLogWrites(t, s)
+	if got := rc.do("SET", "b", "2"); got != "+OK\r\n" {
+		t.Errorf("SET whose log write fails = %q; want +OK", got)
+	}
+	const misconf = "MISCONF Errors writing to the AOF file: No space left on device"
+	for _, tc := range []struct {
+		rc   *rawConn
+		args []string
+		want string
+	}{
+		{rc, []string{"SET", "c", "3"}, "-" + misconf + "\r\n"},
+		{rc, []string{"PING"}, "-" + misconf + "\r\n"},
+		{rc, []string{"GET", "b"}, "$1\r\n2\r\n"},
+		{queued, []string{"EXEC"}, "-EXECABORT Transaction discarded because of: " + misconf + "\r\n"},
+		{rc, []string{"MULTI"}, "+OK\r\n"},
+		{rc, []string{"GET", "a"}, "+QUEUED\r\n"},
+		{rc, []string{"EXEC"}, "*1\r\n$1\r\n1\r\n"},
+	} {
+		if got := tc.rc.do(tc.args...); got != tc.want {
+			t.Errorf("%q after a failed log write = %q; want %q", tc.args, got, tc.want)
+		}
+	}
+}
+
+func TestStrerror(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{&fs.PathError{Op: "write", Path: "/data/appendonly.aof", Err: syscall.ENOSPC}, "No space left on device"},
+		{&fs.PathError{Op: "write", Path: "/data/appendonly.aof", Err: syscall.EIO}, "Input/output error"},
+		{syscall.EDQUOT, "Disk quota exceeded"},
+		{io.ErrShortWrite, "No space left on device"},
+		{&fs.PathError{Op: "write", Path: "/data/appendonly.aof", Err: fs.ErrClosed}, "File already closed"},
+	} {
+		if got := strerror(tc.err); got != tc.want {
+			t.Errorf("strerror(%v) = %q; want %q", tc.err, got, tc.want)
+		}
 	}
 }

@@ -15,7 +15,8 @@ const (
 	flagDirtyExec                          // a command failed to queue: EXEC aborts
 	flagCloseAfterReply                    // QUIT, a protocol error: close once the replies are out
 	flagNoEvict
-	flagMonitor // MONITOR: sent every command run
+	flagMonitor     // MONITOR: sent every command run
+	flagQueuedWrite // in MULTI, a write command is queued
 )
 
 // client is one connection's state. Owned by the loop.

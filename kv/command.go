@@ -232,11 +232,9 @@ func (s *Server) call(c *client, args [][]byte) {
 		s.reject(c, cmd, args, errNotInMulti)
 		return
 	}
-	if cmd.flags&cmdWrite != 0 {
-		if msg := s.writeError(); msg != "" {
-			s.reject(c, cmd, args, msg)
-			return
-		}
+	if a := s.aof; a != nil && a.err != nil && deniedOnWriteError(c, cmd) {
+		s.reject(c, cmd, args, s.writeError())
+		return
 	}
 	if c.inPubSub() && !allowedInPubSub(cmd.name) {
 		s.reject(c, cmd, args, "ERR Can't execute '"+cmd.name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
@@ -249,6 +247,9 @@ func (s *Server) call(c *client, args [][]byte) {
 	}
 	if c.flags&flagMulti != 0 && !controlsMulti(cmd.name) {
 		c.multi = append(c.multi, copyArgs(args))
+		if cmd.flags&cmdWrite != 0 {
+			c.flags |= flagQueuedWrite
+		}
 		s.w.Simple("QUEUED")
 		s.skipTime()
 		return

@@ -31,7 +31,7 @@ func multiCommand(s *Server, c *client, args [][]byte) {
 func (s *Server) discardMulti(c *client) {
 	clear(c.multi)
 	c.multi = c.multi[:0]
-	c.flags &^= flagMulti | flagDirtyExec | flagDirtyCAS
+	c.flags &^= flagMulti | flagDirtyExec | flagDirtyCAS | flagQueuedWrite
 	s.unwatchAll(c)
 }
 
@@ -61,7 +61,7 @@ func execCommand(s *Server, c *client, args [][]byte) {
 	}
 	queued := c.multi
 	c.multi = nil
-	c.flags &^= flagMulti
+	c.flags &^= flagMulti | flagQueuedWrite
 	s.unwatchAll(c)
 	s.w.Array(len(queued))
 	s.inExec = true
