@@ -248,7 +248,12 @@ func (a *aof) endTransaction() {
 }
 
 // flush writes what this iteration logged; with "always" it also syncs.
-// It runs on the loop before the iteration's replies are written.
+// It runs on the loop before the iteration's replies are written. A write
+// that fails leaves what the file did not take for the next flush, and
+// the write commands are refused meanwhile (writeError); with "always"
+// the server stops instead, as Redis exits ("Can't recover from AOF
+// write error when the AOF fsync policy is 'always'"): none of the
+// iteration's replies, which may acknowledge what the file lacks, leaves.
 func (a *aof) flush() {
 	if len(a.buf) == 0 {
 		return
@@ -273,6 +278,9 @@ func (a *aof) flush() {
 		}
 		a.err = err
 		a.buf = a.buf[n:]
+		if a.fsync == "always" {
+			a.s.stop(fmt.Errorf("kv: can't recover from a write error of the append-only file with appendfsync always: %w", err))
+		}
 		return
 	}
 	if a.err != nil {

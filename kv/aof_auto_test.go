@@ -2,10 +2,12 @@ package kv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/redis/go-redis/v9"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -360,6 +362,42 @@ func TestMisconfAfterFailedWrite(t *testing.T) {
 		if got := tc.rc.do(tc.args...); got != tc.want {
 			t.Errorf("%q after a failed log write = %q; want %q", tc.args, got, tc.want)
 		}
+	}
+}
+
+// TestFailedWriteAlwaysStops: with appendfsync always, a change whose
+// write to the log fails is never acknowledged. Redis 7.0's
+// flushAppendOnlyFile logs "Can't recover from AOF write error when the
+// AOF fsync policy is 'always'. Exiting..." and exits before the reply
+// leaves: on a full tmpfs, the redis-cli whose SET hit the full disk read
+// "Error: Server closed the connection". The server stops likewise: every
+// client is closed without the iteration's replies, no more are accepted,
+// and Done and Err tell the program, which exits (cmd/evkv).
+func TestFailedWriteAlwaysStops(t *testing.T) {
+	s, addr := startServer(t, Config{AppendOnly: true, AppendFsync: "always", Dir: t.TempDir()})
+	rc, other := dialRaw(t, addr), dialRaw(t, addr)
+	rc.do("SET", "a", "1")
+	other.do("SUBSCRIBE", "ch")
+	failLogWrites(t, s)
+	rc.send("SET", "b", "2")
+	rc.send("PUBLISH", "ch", "m")
+	for name, c := range map[string]*rawConn{"the writer": rc, "a subscriber": other} {
+		c.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if n, err := c.r.Read(make([]byte, 64)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("%s read %d bytes, %v after a failed log write with appendfsync always; want the connection closed", name, n, err)
+		}
+	}
+	select {
+	case <-s.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Done not closed")
+	}
+	if err := s.Err(); !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("Err = %v; want ENOSPC", err)
+	}
+	if c, err := net.Dial("tcp", addr); err == nil {
+		c.Close()
+		t.Error("a client was accepted after the server stopped")
 	}
 }
 

@@ -46,7 +46,10 @@ type Config struct {
 	// file at start.
 	AppendOnly bool
 	// AppendFsync is when the log is synced: "always" (before a reply
-	// acknowledges the change), "everysec" (default) or "no".
+	// acknowledges the change), "everysec" (default) or "no". With
+	// "always", a write or sync of the log that fails stops the server,
+	// as Redis exits (see Server.Err); otherwise the write commands are
+	// refused with MISCONF until the log takes writes again.
 	AppendFsync string
 	// Dir is the directory of the log (default the working directory).
 	Dir string
@@ -194,7 +197,9 @@ type Server struct {
 	inert map[string]string
 
 	shutdownOnce sync.Once
-	done         chan struct{} // closed by SHUTDOWN
+	done         chan struct{} // closed by SHUTDOWN, or by stop
+	failMu       sync.Mutex
+	failure      error // why stop stopped the server
 }
 
 type stats struct {
@@ -479,9 +484,22 @@ func unsupportedFamily(err error) bool {
 	return false
 }
 
-// Done is closed when a client asks the server to SHUTDOWN; the program
-// then calls Shutdown.
+// Done is closed when a client asks the server to SHUTDOWN, or when the
+// server stops because it cannot go on (see Err); the program then calls
+// Shutdown.
 func (s *Server) Done() <-chan struct{} { return s.done }
+
+// Err reports why the server stopped, once Done is closed, when it was not
+// asked to: with appendfsync always, a write or sync of the append-only
+// file failed (a full disk), and as Redis exits then, it closed every
+// client at once, without the replies that would have acknowledged what
+// the file lacks, and stopped accepting. Err is nil while the server
+// serves, and after a SHUTDOWN.
+func (s *Server) Err() error {
+	s.failMu.Lock()
+	defer s.failMu.Unlock()
+	return s.failure
+}
 
 // Shutdown stops accepting, closes every client, writes and syncs the
 // append-only file and closes it.
@@ -507,6 +525,32 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // requestShutdown is SHUTDOWN's end: the program is told through Done.
 func (s *Server) requestShutdown() {
 	s.shutdownOnce.Do(func() { close(s.done) })
+}
+
+// stop ends serving for err, which the server cannot go on from, as Redis
+// exits on it: the listeners close, every client is closed at once, what
+// was queued for it dropped, and the program is told through Done and
+// Err. It runs on the loop.
+func (s *Server) stop(err error) {
+	s.failMu.Lock()
+	stopped := s.failure != nil
+	if !stopped {
+		s.failure = err
+	}
+	s.failMu.Unlock()
+	if stopped {
+		return
+	}
+	s.log.Error("kv: stopping: the server cannot go on", "err", err)
+	if s.ev != nil {
+		for _, a := range s.ev.Addrs() {
+			s.ev.UnlistenLoop(0, a)
+		}
+	}
+	for _, c := range s.sortedClients() {
+		c.conn.Abort()
+	}
+	s.requestShutdown()
 }
 
 // cron runs ten times a second on the loop: expiry and the log's upkeep.

@@ -22,7 +22,12 @@
 // Redis, bind may name several addresses ("127.0.0.1 -::1": a leading '-'
 // marks one the system may lack, "*" is every IPv4 address, "::*" every
 // IPv6 one), all listened on. SIGTERM and SIGINT shut down gracefully:
-// the append-only file is written and synced first.
+// the append-only file is written and synced first. With appendfsync
+// always, a write to the append-only file that fails (a full disk) makes
+// evkv exit with status 1, as Redis exits, before any reply acknowledges
+// what the file lacks; with everysec or no, the write commands and PING
+// are refused with Redis's MISCONF error until the file takes writes
+// again.
 package main
 
 import (
@@ -213,11 +218,18 @@ func run(argv []string) error {
 	gcCtx, stopGC := context.WithCancel(context.Background())
 	defer stopGC()
 	go tuneGC(gcCtx, time.Second)
+	var failed error
 	select {
 	case s := <-sig:
 		log.Info("evkv shutting down", "signal", s.String())
 	case <-srv.Done():
-		log.Info("evkv shutting down", "reason", "SHUTDOWN")
+		if failed = srv.Err(); failed != nil {
+			// With appendfsync always, a write to the append-only file
+			// failed: as Redis, evkv exits, with status 1.
+			log.Error("evkv exiting", "err", failed)
+		} else {
+			log.Info("evkv shutting down", "reason", "SHUTDOWN")
+		}
 	}
 	stopped := make(chan struct{})
 	defer close(stopped)
@@ -241,7 +253,10 @@ func run(argv []string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+		return errors.Join(failed, fmt.Errorf("shutdown: %w", err))
+	}
+	if failed != nil {
+		return failed
 	}
 	log.Info("evkv stopped")
 	return nil
