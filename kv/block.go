@@ -130,8 +130,7 @@ func (s *Server) answer(c *client, reply func() bool) (answered bool) {
 			s.ow.Reset()
 			s.log.Error("kv: panic answering a blocked client; closing it", "client", c.id,
 				"panic", v, "stack", string(debug.Stack()))
-			s.forget(c)
-			c.conn.Close()
+			s.closeClient(c)
 			answered = false
 		}
 	}()

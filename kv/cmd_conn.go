@@ -409,7 +409,7 @@ func (s *Server) kill(caller, victim *client) {
 		victim.flags |= flagCloseAfterReply
 		return
 	}
-	victim.conn.Close()
+	s.closeClient(victim)
 }
 
 func clientUnblock(s *Server, c *client, args [][]byte) {

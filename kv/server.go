@@ -790,8 +790,17 @@ func (s *Server) flushReply(c *client) {
 		s.w.Reset()
 	}
 	if c.flags&flagCloseAfterReply != 0 {
-		c.conn.Close()
+		s.closeClient(c)
 	}
+}
+
+// closeClient closes c gracefully, its queued replies written first, and
+// forgets it at once, as Redis's freeClient frees a client: it is out of
+// CLIENT LIST, no longer blocked, watching or subscribed, while its
+// connection's close completes (for up to a second, or CloseTimeout).
+func (s *Server) closeClient(c *client) {
+	s.forget(c)
+	c.conn.Close()
 }
 
 // send queues b for c, unless c is to be closed, and checks c's output
@@ -894,9 +903,10 @@ func (s *Server) OnClose(conn *evloop.Conn, err error) {
 }
 
 // forget takes c out of the clients and out of what it waits for,
-// watches or subscribes to: when it closes, or at once when its code
-// panicked, while the close completes (the replies queued before the
-// panic are still being written, for up to a second or CloseTimeout).
+// watches or subscribes to: when it closes, or at once when the server
+// closes it (closeClient) or its code panicked, while the close completes
+// (the replies queued before are still being written, for up to a second
+// or CloseTimeout).
 func (s *Server) forget(c *client) {
 	if c.closed {
 		return

@@ -669,6 +669,55 @@ func TestClientUnblockPipelined(t *testing.T) {
 	}
 }
 
+// TestCompatClientKillFreesAtOnce: CLIENT KILL frees its victim at once in
+// Redis 7.0 (clientKillCommand's freeClient unblocks and unsubscribes
+// it): a push to the key a killed client was blocked on stays in the list
+// for the others (LLEN 1), the killed client is gone from CLIENT LIST and
+// INFO's counts, and a PUBLISH to the channel only it subscribed to
+// reaches no one (:0). Its connection's close may take longer (its
+// queued replies are written first); it no longer counts meanwhile.
+func TestCompatClientKillFreesAtOnce(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	for name, a := range map[string]string{"evkv": addr, "redis": redisServer(t)} {
+		blocked, subscriber, o := dialRaw(t, a), dialRaw(t, a), dialRaw(t, a)
+		id := func(rc *rawConn) string {
+			return strings.TrimSuffix(strings.TrimPrefix(rc.do("CLIENT", "ID"), ":"), "\r\n")
+		}
+		blockedID, subscriberID := id(blocked), id(subscriber)
+		blocked.send("BLPOP", "l", "0")
+		subscriber.do("SUBSCRIBE", "ch")
+		waitBlocked(t, o, 1)
+		for _, v := range []string{blockedID, subscriberID} {
+			if got := o.do("CLIENT", "KILL", "ID", v); got != ":1\r\n" {
+				t.Fatalf("%s: CLIENT KILL ID %s = %q; want :1", name, v, got)
+			}
+		}
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"RPUSH", "l", "x"}, ":1\r\n"},
+			{[]string{"LLEN", "l"}, ":1\r\n"},
+			{[]string{"PUBLISH", "ch", "m"}, ":0\r\n"},
+			{[]string{"CLIENT", "KILL", "ID", blockedID}, ":0\r\n"},
+		} {
+			if got := o.do(tc.args...); got != tc.want {
+				t.Errorf("%s: %q after CLIENT KILL = %q; want %q", name, tc.args, got, tc.want)
+			}
+		}
+		if list := o.do("CLIENT", "LIST"); strings.Contains(list, "id="+blockedID+" ") || strings.Contains(list, "id="+subscriberID+" ") {
+			t.Errorf("%s: the killed clients are still listed:\n%s", name, list)
+		}
+		info := o.do("INFO", "clients")
+		for _, field := range []string{"connected_clients:1\r\n", "blocked_clients:0\r\n"} {
+			if !strings.Contains(info, field) {
+				t.Errorf("%s: INFO clients after CLIENT KILL lacks %q:\n%s", name, field, info)
+			}
+		}
+		o.do("DEL", "l")
+	}
+}
+
 // waitBlocked waits until INFO clients, asked through rc, counts n
 // blocked clients.
 func waitBlocked(t *testing.T, rc *rawConn, n int) {
