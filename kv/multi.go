@@ -65,7 +65,13 @@ func execCommand(s *Server, c *client, args [][]byte) {
 	s.unwatchAll(c)
 	s.w.Array(len(queued))
 	s.inExec = true
+	// Every command runs at EXEC's time, as Redis's call() fixes its
+	// cached time for the commands EXEC runs: a key cannot expire
+	// partway through the transaction. exec reads the clock after each
+	// one for its statistics.
+	now := s.ms
 	for _, q := range queued {
+		s.ms = now
 		s.exec(c, lookupCommand(q), q)
 		s.w.Proto = c.proto
 	}

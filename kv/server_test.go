@@ -156,6 +156,32 @@ func TestWatch(t *testing.T) {
 	}
 }
 
+// TestCompatExecAtOneTime: the commands of an EXEC all see the time EXEC
+// started, in Redis 7.0 (call() raises server.fixed_time_expire, so that
+// keyIsExpired compares with the cached time of the EXEC): a key with a
+// millisecond to live, set in the transaction, still exists for a command
+// after a slow one. Redis 7.0.15: *3 +OK :200000 :1.
+func TestCompatExecAtOneTime(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	for name, a := range map[string]string{"evkv": addr, "redis": redisServer(t)} {
+		rc := dialRaw(t, a)
+		for i := 0; i < 200000; i += 1000 {
+			args := []string{"SADD", "big"}
+			for j := i; j < i+1000; j++ {
+				args = append(args, fmt.Sprint("m", j))
+			}
+			rc.do(args...)
+		}
+		rc.do("MULTI")
+		rc.do("SET", "k", "v", "PX", "1")
+		rc.do("SUNIONSTORE", "dst", "big") // takes more than a millisecond
+		rc.do("EXISTS", "k")
+		if got := rc.do("EXEC"); got != "*3\r\n+OK\r\n:200000\r\n:1\r\n" {
+			t.Errorf("%s: EXEC = %q; want *3 +OK :200000 :1, the key set in the transaction still there at its end", name, got)
+		}
+	}
+}
+
 func TestPubSub(t *testing.T) {
 	for _, proto := range []int{2, 3} {
 		t.Run(fmt.Sprint("RESP", proto), func(t *testing.T) {
