@@ -232,10 +232,14 @@ func scanCommand(s *Server, c *client, args [][]byte) {
 	s.replyScan(next, out)
 }
 
+// randomkeyCommand draws keys until one that has not expired, deleting
+// each expired one drawn, as Redis's dbRandomKey does on a master: it
+// never returns an expired key, and the draws are bounded by the keys,
+// one fewer each time.
 func randomkeyCommand(s *Server, c *client, args [][]byte) {
-	for tries := 0; c.db.keys.len() > 0; tries++ {
+	for c.db.keys.len() > 0 {
 		key, e := c.db.keys.at(c.db.keys.random())
-		if e.exp != 0 && e.exp <= s.now() && tries < 100 {
+		if e.exp != 0 && e.exp <= s.now() {
 			c.db.expire([]byte(key))
 			continue
 		}

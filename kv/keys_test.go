@@ -1,6 +1,11 @@
 package kv
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
 
 // TestKeyEvents compares the keyspace events of the commands on keys of
 // any type with Redis's. COPY ... REPLACE onto an existing key publishes
@@ -15,4 +20,34 @@ func TestKeyEvents(t *testing.T) {
 		{"RENAME", "src", "r"}, {"RENAMENX", "r", "fresh"}, {"RENAMENX", "r", "r2"}, {"RENAME", "r2", "dst"},
 		{"MOVE", "fresh", "1"}, {"EXPIRE", "dst", "100"}, {"PERSIST", "dst"}, {"PEXPIRE", "dst", "-1"},
 	})
+}
+
+// TestCompatRandomKeyNeverExpired: RANDOMKEY never returns a key that has
+// expired, in Redis 7.0: dbRandomKey deletes an expired key it draws and
+// draws again, for as long as it takes on a master (its 100 tries are a
+// replica's). 100,000 keys expire together beside one that does not, and
+// RANDOMKEY comes before the expiry cycle can have deleted many: Redis
+// 7.0.15 returns the live key.
+func TestCompatRandomKeyNeverExpired(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	for name, a := range map[string]string{"evkv": addr, "redis": redisServer(t)} {
+		rc := dialRaw(t, a)
+		rc.do("SET", "live", "1")
+		at := time.Now().Add(3 * time.Second) // after the keys are set
+		for i := 0; i < 100000; i += 1000 {
+			for j := i; j < i+1000; j++ {
+				rc.send("SET", fmt.Sprint("gone", j), "x", "PXAT", fmt.Sprint(at.UnixMilli()))
+			}
+			for j := i; j < i+1000; j++ {
+				rc.read()
+			}
+		}
+		time.Sleep(time.Until(at) + 2*time.Millisecond)
+		if got := rc.do("RANDOMKEY"); got != "$4\r\nlive\r\n" {
+			t.Errorf("%s: RANDOMKEY = %q (EXISTS: %q); want live, the one key left", name, got, rc.do("EXISTS", strings.Split(got, "\r\n")[1]))
+		}
+		if got := rc.do("RANDOMKEY"); got != "$4\r\nlive\r\n" {
+			t.Errorf("%s: RANDOMKEY again = %q; want live", name, got)
+		}
+	}
 }
