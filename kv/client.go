@@ -39,7 +39,7 @@ type client struct {
 	lastActive    int64    // Unix ms
 
 	multi   [][][]byte // queued in MULTI, copies
-	watched []watchedKey
+	watched []*watchedKey
 
 	channels map[string]struct{}
 	patterns map[string]struct{}

@@ -562,10 +562,7 @@ func (s *Server) parseFlushMode(args [][]byte) bool {
 
 func (s *Server) flushDB(d *db) {
 	n := d.size()
-	for i := range d.keys.len() {
-		key, _ := d.keys.at(i)
-		s.touchWatched(d, []byte(key))
-	}
+	s.touchAllWatched(d, nil)
 	d.flush()
 	s.dirty(max(n, 1))
 }
@@ -607,11 +604,9 @@ func swapdbCommand(s *Server, c *client, args [][]byte) {
 	if s.aof != nil && s.aof.rw != nil {
 		s.aof.rw.restart("SWAPDB")
 	}
-	for _, d := range []*db{da, dbb} {
-		for i := range d.keys.len() {
-			key, _ := d.keys.at(i)
-			s.touchWatched(d, []byte(key))
-		}
+	if da != dbb {
+		s.touchAllWatched(da, dbb)
+		s.touchAllWatched(dbb, da)
 	}
 	da.keys, dbb.keys = dbb.keys, da.keys
 	da.expires, dbb.expires = dbb.expires, da.expires

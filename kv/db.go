@@ -79,8 +79,8 @@ type db struct {
 	keys    *dict[entry]
 	expires *dict[struct{}] // the keys with a TTL, for sampling
 
-	watchers map[string][]*client // WATCHing each key
-	blocking map[string][]*client // blocked on each key, first come first
+	watchers map[string][]*watchedKey // the WATCHes of each key
+	blocking map[string][]*client     // blocked on each key, first come first
 }
 
 func newDB(s *Server, id int) *db {

@@ -10,11 +10,17 @@ func init() {
 	)
 }
 
-// watchedKey is a key a client WATCHes.
+// watchedKey is a key a client WATCHes, in the client's list and in its
+// database's watchers.
 type watchedKey struct {
+	c        *client
 	db       *db
 	key      string
 	volatile bool // it had a TTL, not yet due, when watched
+	// expired is set while the key is one that had expired, not yet
+	// deleted, when watched (or that SWAPDB brought in expired): its
+	// deletion is no change, as Redis's watchedKey.expired says.
+	expired bool
 }
 
 func multiCommand(s *Server, c *client, args [][]byte) {
@@ -106,13 +112,15 @@ func (s *Server) watch(c *client, key []byte) {
 			return
 		}
 	}
-	k := string(key)
-	e := c.db.keys.get(key)
-	c.watched = append(c.watched, watchedKey{db: c.db, key: k, volatile: e != nil && e.exp != 0 && e.exp > s.now()})
-	if c.db.watchers == nil {
-		c.db.watchers = make(map[string][]*client)
+	w := &watchedKey{c: c, db: c.db, key: string(key)}
+	if e := c.db.keys.get(key); e != nil && e.exp != 0 {
+		w.volatile, w.expired = e.exp > s.now(), e.exp <= s.now()
 	}
-	c.db.watchers[k] = append(c.db.watchers[k], c)
+	c.watched = append(c.watched, w)
+	if c.db.watchers == nil {
+		c.db.watchers = make(map[string][]*watchedKey)
+	}
+	c.db.watchers[w.key] = append(c.db.watchers[w.key], w)
 }
 
 func unwatchCommand(s *Server, c *client, args [][]byte) {
@@ -126,7 +134,7 @@ func (s *Server) unwatchAll(c *client) {
 	for _, w := range c.watched {
 		list := w.db.watchers[w.key]
 		for i, o := range list {
-			if o == c {
+			if o == w {
 				list = append(list[:i], list[i+1:]...)
 				break
 			}
@@ -141,13 +149,54 @@ func (s *Server) unwatchAll(c *client) {
 	c.watched = c.watched[:0]
 }
 
-// touchWatched makes the EXEC of every client WATCHing key fail.
+// touchWatched makes the EXEC of every client WATCHing key fail, but for
+// a client that WATCHed it expired, as Redis's touchWatchedKey: the
+// deletion of a key that had already expired is no change.
 func (s *Server) touchWatched(d *db, key []byte) {
 	if len(d.watchers) == 0 {
 		return
 	}
-	for _, c := range d.watchers[string(key)] {
-		c.flags |= flagDirtyCAS
+	for _, w := range d.watchers[string(key)] {
+		if w.expired && d.keys.get(key) == nil {
+			w.expired = false // now deleted, as a key never there
+			continue
+		}
+		w.c.flags |= flagDirtyCAS
+	}
+}
+
+// touchAllWatched makes the EXEC of the clients WATCHing keys of emptied
+// fail when it is flushed (replaced nil) or swapped with replaced, as
+// Redis's touchAllWatchedKeysInDb: a watched key counts as changed if it
+// exists in emptied or in replaced, unless it has expired before and
+// after (a key WATCHed expired and now gone, or still expired, and a
+// key absent that SWAPDB replaces with an expired one, which is watched
+// as expired from then on). It runs before the keys change.
+func (s *Server) touchAllWatched(emptied, replaced *db) {
+	for key, list := range emptied.watchers {
+		k := []byte(key)
+		inEmptied := emptied.keys.get(k) != nil
+		var next *entry // the key's entry once replaced takes emptied's place
+		if replaced != nil {
+			next = replaced.keys.get(k)
+		}
+		if !inEmptied && next == nil {
+			continue
+		}
+		nextExpired := next != nil && next.exp != 0 && next.exp <= s.now()
+		for _, w := range list {
+			switch {
+			case w.expired && next == nil:
+				w.expired = false
+				continue
+			case w.expired && nextExpired:
+				continue
+			case !w.expired && !inEmptied && nextExpired:
+				w.expired = true
+				continue
+			}
+			w.c.flags |= flagDirtyCAS
+		}
 	}
 }
 
@@ -155,7 +204,7 @@ func (s *Server) touchWatched(d *db, key []byte) {
 // since: the transaction then fails, as in Redis 7.
 func (s *Server) watchedExpired(c *client) bool {
 	for _, w := range c.watched {
-		if !w.volatile {
+		if !w.volatile || w.expired {
 			continue
 		}
 		e := w.db.keys.get([]byte(w.key))

@@ -156,6 +156,83 @@ func TestWatch(t *testing.T) {
 	}
 }
 
+// TestCompatWatchFlushSwapExpired: which changes fail the EXEC of a client
+// WATCHing a key, beside Redis 7.0. SWAPDB and FLUSHDB touch the watched
+// keys that exist in the database emptied or in the one that replaces
+// it (touchAllWatchedKeysInDb), so that a key absent from db 0 that
+// SWAPDB brings in fails it. A key that had expired, not yet deleted,
+// when WATCHed is watched as expired (watchForKey's wk->expired): its
+// deletion, by a later access, FLUSHDB or SWAPDB, is no change, and an
+// absent key that SWAPDB replaces with an expired one is no change
+// either; a write to it is one.
+func TestCompatWatchFlushSwapExpired(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	raddr := redisServer(t)
+	set, setX := []string{"SET", "k", "v"}, []string{"SET", "x", "v"}
+	swap, flush := []string{"SWAPDB", "0", "1"}, []string{"FLUSHDB"}
+	expiredIn := func(db string) [][]string { // k in db, expired but not deleted
+		return [][]string{{"SELECT", db}, {"SET", "k", "v", "PX", "1"}, {"SELECT", "0"}}
+	}
+	// Keys with an hour to live make the expiry cycle (20 keys sampled a
+	// run) unlikely to delete k before the commands do.
+	for _, a := range []string{addr, raddr} {
+		rc := dialRaw(t, a)
+		for _, db := range []string{"0", "1"} {
+			rc.do("SELECT", db)
+			for i := range 1000 {
+				rc.send("SET", fmt.Sprint("pad", i), "x", "EX", "3600")
+			}
+			for range 1000 {
+				rc.read()
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name          string
+		before, after [][]string // another client's commands, before and after WATCH k in db 0
+		runs          bool
+	}{
+		{"swapdb brings the key in", nil, [][]string{{"SELECT", "1"}, set, {"SELECT", "0"}, swap}, false},
+		{"swapdb takes the key away", [][]string{set}, [][]string{swap}, false},
+		{"swapdb of other keys", [][]string{setX}, [][]string{swap}, true},
+		{"swapdb with itself", [][]string{set}, [][]string{{"SWAPDB", "0", "0"}}, true},
+		{"flushdb of the key", [][]string{set}, [][]string{flush}, false},
+		{"flushdb of other keys", [][]string{setX}, [][]string{flush}, true},
+		{"expired key deleted by GET", expiredIn("0"), [][]string{{"GET", "k"}}, true},
+		{"expired key deleted by FLUSHDB", expiredIn("0"), [][]string{flush}, true},
+		{"expired key swapped away", expiredIn("0"), [][]string{swap}, true},
+		{"expired key written", expiredIn("0"), [][]string{{"SET", "k", "new"}}, false},
+		{"absent key swapped for an expired one", expiredIn("1"), [][]string{swap}, true},
+		{"absent key swapped for an expired one, then deleted", expiredIn("1"), [][]string{swap, {"GET", "k"}}, true},
+		{"absent key swapped for an expired one, then written", expiredIn("1"), [][]string{swap, {"SET", "k", "new"}}, false},
+	} {
+		for name, a := range map[string]string{"evkv": addr, "redis": raddr} {
+			w, o := dialRaw(t, a), dialRaw(t, a)
+			o.do("SELECT", "1")
+			o.do("DEL", "k", "x")
+			o.do("SELECT", "0")
+			o.do("DEL", "k", "x")
+			for _, args := range tc.before {
+				o.do(args...)
+			}
+			time.Sleep(5 * time.Millisecond) // a PX 1 key has expired
+			w.do("WATCH", "k")
+			for _, args := range tc.after {
+				o.do(args...)
+			}
+			w.do("MULTI")
+			w.do("PING")
+			want := "*-1\r\n"
+			if tc.runs {
+				want = "*1\r\n+PONG\r\n"
+			}
+			if got := w.do("EXEC"); got != want {
+				t.Errorf("%s: %s: EXEC = %q; want %q", name, tc.name, got, want)
+			}
+		}
+	}
+}
+
 // TestCompatExecAtOneTime: the commands of an EXEC all see the time EXEC
 // started, in Redis 7.0 (call() raises server.fixed_time_expire, so that
 // keyIsExpired compares with the cached time of the EXEC): a key with a
