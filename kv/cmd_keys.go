@@ -267,11 +267,11 @@ func renameGeneric(s *Server, c *client, args [][]byte, nx bool) {
 		}
 		return
 	}
+	val := *e // before dst is looked up: deleting it if expired moves entries
 	if nx && c.db.exists(dst) {
 		s.w.Int(0)
 		return
 	}
-	val := *e
 	c.db.remove(src)
 	c.db.remove(dst)
 	ne, _ := c.db.keys.put(dst)
@@ -492,7 +492,8 @@ func copyCommand(s *Server, c *client, args [][]byte) {
 		// Without an event, as Redis's dbDelete: copy_to alone tells.
 		target.remove(dst)
 	}
-	val := cloneValue(*e)
+	// Looked up again: deleting dst, expired or replaced, moves entries.
+	val := cloneValue(*c.db.keys.get(src))
 	val.lru = s.clock()
 	ne, _ := target.keys.put(dst)
 	*ne = val

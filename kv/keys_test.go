@@ -51,3 +51,32 @@ func TestCompatRandomKeyNeverExpired(t *testing.T) {
 		}
 	}
 }
+
+// TestCompatCopyRenameOntoExpiredKey: COPY and RENAMENX onto a key that
+// has expired, not yet deleted, store the source's value, as Redis's do
+// (the destination is deleted as expired first). The source is the last
+// key set, whose entry deleting the destination moves.
+func TestCompatCopyRenameOntoExpiredKey(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	for name, a := range map[string]string{"evkv": addr, "redis": redisServer(t)} {
+		rc := dialRaw(t, a)
+		for _, tc := range []struct {
+			cmd       []string
+			want, src string // the destination's value after, the source's
+		}{
+			{[]string{"COPY", "src", "dst"}, "$5\r\nvalue\r\n", "$5\r\nvalue\r\n"},
+			{[]string{"COPY", "src", "dst", "REPLACE"}, "$5\r\nvalue\r\n", "$5\r\nvalue\r\n"},
+			{[]string{"RENAMENX", "src", "dst"}, "$5\r\nvalue\r\n", "$-1\r\n"},
+			{[]string{"RENAME", "src", "dst"}, "$5\r\nvalue\r\n", "$-1\r\n"},
+		} {
+			rc.do("FLUSHALL")
+			rc.do("SET", "dst", "old", "PX", "1")
+			rc.do("SET", "src", "value")
+			time.Sleep(5 * time.Millisecond)
+			rc.do(tc.cmd...)
+			if got, src := rc.do("GET", "dst"), rc.do("GET", "src"); got != tc.want || src != tc.src {
+				t.Errorf("%s: %q onto an expired key: GET dst, src = %q, %q; want %q, %q", name, tc.cmd, got, src, tc.want, tc.src)
+			}
+		}
+	}
+}
