@@ -63,6 +63,25 @@ func (s *Server) deleteKey(d *db, key []byte) bool {
 	return true
 }
 
+// storeResult makes obj, the n elements a *STORE command computed, the
+// value of key, replacing what it held, as Redis's setKey does (a key
+// that has expired is deleted as such first, with its event), or, if n
+// is 0, deletes key with a del event, as Redis's dbDelete does, expired
+// or not. It replies n and reports whether it stored obj, whose own event
+// the caller then sends.
+func (s *Server) storeResult(d *db, key []byte, obj any, n int) bool {
+	s.w.Int(int64(n))
+	if n == 0 {
+		s.deleteKey(d, key)
+		return false
+	}
+	d.exists(key)
+	d.remove(key)
+	d.add(key, obj)
+	s.modified(d, key)
+	return true
+}
+
 // removeIfEmpty deletes key, whose aggregate value now holds size
 // elements, if size is 0, with the "del" event: as in Redis, an empty
 // list, hash, set or sorted set never stays in the keyspace.
@@ -268,7 +287,9 @@ func renameGeneric(s *Server, c *client, args [][]byte, nx bool) {
 		return
 	}
 	val := *e // before dst is looked up: deleting it if expired moves entries
-	if nx && c.db.exists(dst) {
+	// As Redis's lookupKeyWrite of dst, exists deletes it if expired,
+	// with its event.
+	if c.db.exists(dst) && nx {
 		s.w.Int(0)
 		return
 	}

@@ -497,20 +497,11 @@ func setAlgebraStore(s *Server, c *client, args [][]byte, diff bool) {
 }
 
 // storeSet makes o the value of key, replacing what it held, or deletes
-// key if o is empty; it replies with o's size.
+// key if o is empty (storeResult); it replies with o's size.
 func (s *Server) storeSet(c *client, key []byte, o *set, event string) {
-	if o.len() == 0 {
-		if c.db.exists(key) {
-			s.deleteKey(c.db, key)
-		}
-		s.w.Int(0)
-		return
+	if s.storeResult(c.db, key, o, o.len()) {
+		s.notify(notifySet, event, key, c.db.id)
 	}
-	c.db.remove(key)
-	c.db.add(key, o)
-	s.modified(c.db, key)
-	s.notify(notifySet, event, key, c.db.id)
-	s.w.Int(int64(o.len()))
 }
 
 func sscanCommand(s *Server, c *client, args [][]byte) {

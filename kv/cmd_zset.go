@@ -230,25 +230,17 @@ func parseLexRange(min, max []byte) (*lexRange, bool) {
 }
 
 // storeZset makes z the value of key, replacing what it held, or deletes
-// key if z is empty; it replies with z's size. compact chooses the
-// encoding from the contents, as Redis does for a computed set.
+// key if z is empty (storeResult); it replies with z's size. compact
+// chooses the encoding from the contents, as Redis does for a computed
+// set.
 func (s *Server) storeZset(c *client, key []byte, z *zset, event string, compact bool) {
-	if z.len() == 0 {
-		if c.db.exists(key) {
-			s.deleteKey(c.db, key)
-		}
-		s.w.Int(0)
-		return
-	}
-	if compact {
+	if compact && z.len() > 0 {
 		z.fitsListpack()
 	}
-	c.db.remove(key)
-	c.db.add(key, z)
-	s.modified(c.db, key)
-	s.notify(notifyZSet, event, key, c.db.id)
-	s.signalReady(c.db, key)
-	s.w.Int(int64(z.len()))
+	if s.storeResult(c.db, key, z, z.len()) {
+		s.notify(notifyZSet, event, key, c.db.id)
+		s.signalReady(c.db, key)
+	}
 }
 
 func zaddCommand(s *Server, c *client, args [][]byte)    { zaddGeneric(s, c, args, false) }

@@ -129,9 +129,14 @@ func (d *db) expire(key []byte) {
 }
 
 // set stores a string value, replacing whatever key held; keepTTL keeps the
-// old expiry. It returns the entry.
+// old expiry. A key that has expired is deleted as such first, with its
+// event, as Redis's setKey looks it up for writing. It returns the entry.
 func (d *db) setString(key []byte, val string, keepTTL bool) *entry {
 	e, added := d.keys.put(key)
+	if !added && e.exp != 0 && e.exp <= d.s.now() {
+		d.expire(key)
+		e, added = d.keys.put(key)
+	}
 	exp := e.exp
 	*e = entry{str: val, lru: d.s.clock()}
 	if keepTTL && !added {

@@ -2,6 +2,7 @@ package kv
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +78,73 @@ func TestCompatCopyRenameOntoExpiredKey(t *testing.T) {
 			if got, src := rc.do("GET", "dst"), rc.do("GET", "src"); got != tc.want || src != tc.src {
 				t.Errorf("%s: %q onto an expired key: GET dst, src = %q, %q; want %q, %q", name, tc.cmd, got, src, tc.want, tc.src)
 			}
+		}
+	}
+}
+
+// TestCompatWriteOntoExpiredKeyEvents: a write onto a key that has
+// expired, not yet deleted, publishes the events Redis 7.0's do. A write
+// that looks its target up (lookupKeyWrite, as setKey does for MSET,
+// RENAME's destination, the *STORE commands with a result) deletes it as
+// expired first: "expired x" before the write's own event (MSET x 1: set
+// x, expire x, expired x, set x). A *STORE with an empty result deletes
+// the target as dbDelete does, expired or not: "del x". 10000 keys with
+// an hour to live make the expiry cycle unlikely to delete x first.
+func TestCompatWriteOntoExpiredKeyEvents(t *testing.T) {
+	scenarios := [][][]string{
+		{{"MSET", "x", "1"}},
+		{{"MSETNX", "x", "1"}},
+		{{"SET", "x", "1"}},
+		{{"SETEX", "x", "100", "1"}},
+		{{"GETSET", "x", "1"}},
+		{{"SETNX", "x", "1"}},
+		{{"INCR", "x"}},
+		{{"APPEND", "x", "a"}},
+		{{"SET", "s", "1"}, {"RENAME", "s", "x"}},
+		{{"SET", "s", "1"}, {"RENAMENX", "s", "x"}},
+		{{"SET", "s", "1"}, {"COPY", "s", "x"}},
+		{{"RPUSH", "s", "1"}, {"LMOVE", "s", "x", "LEFT", "LEFT"}},
+		{{"SADD", "s", "1"}, {"SMOVE", "s", "x", "1"}},
+		{{"SADD", "s", "1"}, {"SUNIONSTORE", "x", "s"}},
+		{{"SUNIONSTORE", "x", "nokey"}},
+		{{"SADD", "s", "1"}, {"SINTERSTORE", "x", "s"}},
+		{{"SADD", "s", "1"}, {"SINTERSTORE", "x", "s", "nokey"}},
+		{{"SADD", "s", "1"}, {"SDIFFSTORE", "x", "s", "s"}},
+		{{"SADD", "z", "1"}, {"ZUNIONSTORE", "x", "1", "z"}},
+		{{"ZUNIONSTORE", "x", "1", "nokey"}},
+		{{"ZADD", "z", "1", "a"}, {"ZINTERSTORE", "x", "2", "z", "nokey"}},
+		{{"ZADD", "z", "1", "a"}, {"ZRANGESTORE", "x", "z", "0", "-1"}},
+		{{"ZADD", "z", "1", "a"}, {"ZRANGESTORE", "x", "z", "5", "6"}},
+		{{"HSET", "x", "f", "v"}},
+		{{"DEL", "x"}},
+	}
+	_, addr := startServer(t, Config{})
+	var events [2][][]string // by server, by scenario
+	for i, a := range []string{addr, redisServer(t)} {
+		sub, rc := dialRaw(t, a), dialRaw(t, a)
+		for j := 0; j < 10000; j += 500 {
+			for k := j; k < j+500; k++ {
+				rc.send("SET", fmt.Sprint("pad", k), "x", "EX", "3600")
+			}
+			for range 500 {
+				rc.read()
+			}
+		}
+		rc.do("CONFIG", "SET", "notify-keyspace-events", "KEA")
+		sub.do("PSUBSCRIBE", "__keyevent@0__:*")
+		for _, sc := range scenarios {
+			rc.do("DEL", "x", "s", "z")
+			rc.do("SET", "x", "old", "PX", "1")
+			time.Sleep(5 * time.Millisecond)
+			for _, args := range sc {
+				rc.do(args...)
+			}
+			events[i] = append(events[i], eventsUntilPong(t, sub))
+		}
+	}
+	for j, sc := range scenarios {
+		if !slices.Equal(events[0][j], events[1][j]) {
+			t.Errorf("%q onto an expired x: events differ:\nevkv  %q\nRedis %q", sc, events[0][j], events[1][j])
 		}
 	}
 }

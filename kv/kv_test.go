@@ -269,22 +269,31 @@ func compareEvents(t *testing.T, script [][]string) {
 		for _, args := range script {
 			rc.do(args...)
 		}
-		sub.send("PING")
-		for {
-			v, _, err := resp.Parse([]byte(sub.read()))
-			if err != nil || len(v.Elems) < 2 {
-				t.Fatalf("bad message %v, %v", v, err)
-			}
-			if string(v.Elems[0].Str) == "pong" {
-				break
-			}
-			events[i] = append(events[i], string(v.Elems[2].Str)+" "+string(v.Elems[3].Str))
-		}
+		events[i] = eventsUntilPong(t, sub)
 	}
 	if len(events[1]) == 0 {
 		t.Error("Redis published no events")
 	}
 	if !slices.Equal(events[0], events[1]) {
 		t.Errorf("events differ:\nevkv  %q\nRedis %q", events[0], events[1])
+	}
+}
+
+// eventsUntilPong sends PING on sub, a RESP2 client subscribed to
+// patterns of keyspace events, and returns the channel and the message of
+// each event it reads before the PING's reply.
+func eventsUntilPong(t *testing.T, sub *rawConn) []string {
+	t.Helper()
+	sub.send("PING")
+	var events []string
+	for {
+		v, _, err := resp.Parse([]byte(sub.read()))
+		if err != nil || len(v.Elems) < 2 {
+			t.Fatalf("bad message %v, %v", v, err)
+		}
+		if string(v.Elems[0].Str) == "pong" {
+			return events
+		}
+		events = append(events, string(v.Elems[2].Str)+" "+string(v.Elems[3].Str))
 	}
 }
