@@ -282,44 +282,45 @@ func (s *Server) sortedClients() []*client {
 	return all
 }
 
+// clientList is CLIENT LIST, as Redis 7.0 reads its arguments: TYPE and a
+// type, or ID and any integers, whose clients are listed in that order.
 func clientList(s *Server, c *client, args [][]byte) {
-	var ids map[int64]bool
-	typ := ""
-	for i := 2; i < len(args); i++ {
-		switch opt := strings.ToLower(string(args[i])); {
-		case opt == "type" && i+1 < len(args):
-			typ = strings.ToLower(string(args[i+1]))
-			if typ != "normal" && typ != "pubsub" && typ != "master" && typ != "replica" && typ != "slave" {
-				s.w.Error("ERR Unknown client type '" + string(args[i+1]) + "'")
-				return
-			}
-			i++
-		case opt == "id" && i+1 < len(args):
-			ids = map[int64]bool{}
-			for i++; i < len(args); i++ {
-				id, ok := parseInt(args[i])
-				if !ok || id <= 0 {
-					s.w.Error("ERR Invalid client ID")
-					return
-				}
-				ids[id] = true
-			}
-		default:
-			s.w.Error(errSyntax)
-			return
-		}
-	}
 	var b strings.Builder
 	now := time.Now()
-	for _, cl := range s.sortedClients() {
-		if ids != nil && !ids[cl.id] {
-			continue
-		}
-		if (typ == "pubsub" && cl.subscriptions() == 0) || (typ == "normal" && cl.subscriptions() > 0) || typ == "master" || typ == "replica" || typ == "slave" {
-			continue
-		}
+	list := func(cl *client) {
 		b.WriteString(s.describe(cl, now))
 		b.WriteByte('\n')
+	}
+	switch {
+	case len(args) == 4 && isName(args[2], "type"):
+		typ := strings.ToLower(string(args[3]))
+		if typ != "normal" && typ != "pubsub" && typ != "master" && typ != "replica" && typ != "slave" {
+			s.w.Error("ERR Unknown client type '" + string(args[3]) + "'")
+			return
+		}
+		for _, cl := range s.sortedClients() {
+			if (typ == "normal" && cl.subscriptions() == 0) || (typ == "pubsub" && cl.subscriptions() > 0) {
+				list(cl)
+			}
+		}
+	case len(args) >= 4 && isName(args[2], "id"):
+		for _, a := range args[3:] {
+			id, ok := parseInt(a)
+			if !ok {
+				s.w.Error("ERR Invalid client ID")
+				return
+			}
+			if cl := s.clients[id]; cl != nil {
+				list(cl)
+			}
+		}
+	case len(args) != 2:
+		s.w.Error(errSyntax)
+		return
+	default:
+		for _, cl := range s.sortedClients() {
+			list(cl)
+		}
 	}
 	s.w.Verbatim("txt", []byte(b.String()))
 }
@@ -341,7 +342,7 @@ func clientKill(s *Server, c *client, args [][]byte) {
 		return
 	}
 	var id int64
-	var addr, laddr, typ, user string
+	var addr, laddr, typ string
 	skipMe := true
 	for i := 2; i < len(args); i += 2 {
 		if i+1 >= len(args) {
@@ -368,7 +369,11 @@ func clientKill(s *Server, c *client, args [][]byte) {
 				return
 			}
 		case "user":
-			user = val
+			// default is the one user there is, as without ACL in Redis.
+			if val != "default" {
+				s.w.Error("ERR No such user '" + val + "'")
+				return
+			}
 		case "skipme":
 			switch strings.ToLower(val) {
 			case "yes":
@@ -393,7 +398,6 @@ func clientKill(s *Server, c *client, args [][]byte) {
 			typ == "pubsub" && cl.subscriptions() == 0,
 			typ == "normal" && cl.subscriptions() > 0,
 			typ == "master" || typ == "replica" || typ == "slave",
-			user != "" && user != "default",
 			skipMe && cl == c:
 			continue
 		}

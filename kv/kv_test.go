@@ -254,6 +254,31 @@ func TestCompatRejectedExec(t *testing.T) {
 	})
 }
 
+// TestCompatClientListKillArguments: CLIENT LIST and CLIENT KILL read
+// their arguments as Redis 7.0's do. CLIENT LIST takes TYPE and a type, or
+// ID and any integers (0 and negative ones name no client; a client named
+// twice is listed twice, in the order given); KILL's USER must name a user
+// (clientKillCommand looks it up: "No such user", in the order of the
+// arguments), and only default exists, as without ACL.
+func TestCompatClientListKillArguments(t *testing.T) {
+	compareWithRedis(t, [][]string{
+		{"CLIENT", "LIST", "ID", "0"}, {"CLIENT", "LIST", "ID", "-1", "0", "99999"}, {"CLIENT", "LIST", "ID", "1", "x"},
+		{"CLIENT", "LIST", "ID"}, {"CLIENT", "LIST", "TYPE", "normal", "ID", "1"}, {"CLIENT", "LIST", "ID", "1", "TYPE", "normal"},
+		{"CLIENT", "LIST", "TYPE", "normal", "TYPE", "pubsub"}, {"CLIENT", "LIST", "TYPE", "bogus"}, {"CLIENT", "LIST", "TYPE", "master"},
+		{"CLIENT", "KILL", "USER", "nosuch"}, {"CLIENT", "KILL", "USER", "Default"}, {"CLIENT", "KILL", "USER", "default"},
+		{"CLIENT", "KILL", "ID", "0", "USER", "nosuch"}, {"CLIENT", "KILL", "USER", "nosuch", "ID", "0"},
+		{"CLIENT", "KILL", "USER", "default", "SKIPME", "no", "TYPE", "pubsub"},
+	})
+	_, addr := startServer(t, Config{})
+	for name, a := range map[string]string{"evkv": addr, "redis": redisServer(t)} {
+		rc := dialRaw(t, a)
+		id := strings.TrimSuffix(strings.TrimPrefix(rc.do("CLIENT", "ID"), ":"), "\r\n")
+		if got := strings.Count(rc.do("CLIENT", "LIST", "ID", id, "0", id), "id="+id+" "); got != 2 {
+			t.Errorf("%s: CLIENT LIST ID %s 0 %s listed it %d times; want 2", name, id, id, got)
+		}
+	}
+}
+
 // compareEvents runs script on evkv and on Redis, both with every keyspace
 // notification on, and fails unless they publish the same keyspace and
 // keyevent messages in the same order.
