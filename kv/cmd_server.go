@@ -143,6 +143,21 @@ func setInt(min, max int64, apply func(s *Server, n int64)) func(*Server, string
 	}
 }
 
+// setMemory returns a parameter's setter: a memory value of at least min,
+// read by memoryParam, given to apply, with Redis's range error below min.
+func setMemory(min int64, apply func(s *Server, n int64)) func(*Server, string) error {
+	return func(s *Server, v string) error {
+		n, err := memoryParam(v)
+		if err == nil && n < min {
+			err = fmt.Errorf("argument must be between %d and %d inclusive", min, int64(math.MaxInt64))
+		}
+		if err == nil {
+			apply(s, n)
+		}
+		return err
+	}
+}
+
 // memoryParam parses "1gb", "512mb", "100" as Redis does; a value past
 // the int64 range is refused with Redis's range error, also where Redis's
 // arithmetic would wrap around to a value in range.
@@ -202,20 +217,17 @@ var configParams = []configParam{
 	{"maxclients", func(s *Server) string { return strconv.Itoa(s.cfg.MaxClients) }, setInt(1, min(math.MaxUint32, math.MaxInt), func(s *Server, n int64) {
 		s.cfg.MaxClients = int(n)
 	})},
-	{"proto-max-bulk-len", func(s *Server) string { return strconv.Itoa(s.cfg.ProtoMaxBulkLen) }, func(s *Server, v string) error {
-		n, err := memoryParam(v)
-		if err == nil && n < 1<<20 {
-			err = fmt.Errorf("argument must be at least 1mb")
+	{"proto-max-bulk-len", func(s *Server) string { return strconv.Itoa(s.cfg.ProtoMaxBulkLen) }, setMemory(1<<20, func(s *Server, n int64) {
+		s.cfg.ProtoMaxBulkLen = int(n)
+		for _, c := range s.clients {
+			c.parser.MaxBulk = int(n)
 		}
-		if err == nil {
-			s.cfg.ProtoMaxBulkLen = int(n)
-			for _, c := range s.clients {
-				c.parser.MaxBulk = int(n)
-			}
-		}
-		return err
-	}},
-	{"client-query-buffer-limit", func(s *Server) string { return strconv.Itoa(s.cfg.QueryBufferLimit) }, nil},
+	})},
+	// client-query-buffer-limit applies from the next read of each client
+	// (serve checks it).
+	{"client-query-buffer-limit", func(s *Server) string { return strconv.Itoa(s.cfg.QueryBufferLimit) }, setMemory(1<<20, func(s *Server, n int64) {
+		s.cfg.QueryBufferLimit = int(n)
+	})},
 	{"appendonly", func(s *Server) string { return yesNo(s.aof != nil) }, func(s *Server, v string) error {
 		on, err := boolParam(v)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"net"
 	"os"
 	"runtime"
@@ -38,7 +39,8 @@ type Config struct {
 	// ProtoMaxBulkLen bounds a bulk string in a request (default 512 MiB).
 	ProtoMaxBulkLen int
 	// QueryBufferLimit bounds the bytes of a client's requests buffered
-	// while incomplete (default 1 GiB, Redis's client-query-buffer-limit).
+	// while incomplete (default 1 GiB, Redis's client-query-buffer-limit,
+	// which CONFIG SET changes): a client past it is closed.
 	// It, not a count, bounds a request of many arguments: one may have up
 	// to math.MaxInt32 of them, as in Redis 7.0.
 	QueryBufferLimit int
@@ -295,8 +297,8 @@ func (s *Server) Listen(network, addr string) (net.Addr, error) {
 	if s.ev == nil {
 		ev, err := evloop.NewServer(s, evloop.Options{
 			Loops:       1,
-			KeepAlive:   -1, // set by OnOpen, from tcp-keepalive
-			MaxInbound:  s.cfg.QueryBufferLimit,
+			KeepAlive:   -1,          // set by OnOpen, from tcp-keepalive
+			MaxInbound:  math.MaxInt, // serve checks client-query-buffer-limit
 			HighWater:   4 << 20,
 			MaxOutbound: 1 << 30,
 			Nap:         s.cfg.Nap,
@@ -762,6 +764,11 @@ func (s *Server) serve(c *client) {
 	c.parser.Release()
 	s.cur = nil
 	s.flushReply(c)
+	if !c.closed && c.conn.InboundBuffered() > s.cfg.QueryBufferLimit {
+		// As Redis's readQueryFromClient: closed at once, without a reply.
+		s.log.Warn("kv: closing a client that reached the query buffer's limit (client-query-buffer-limit)", "client", s.describe(c, time.Now()))
+		c.conn.Abort()
+	}
 	s.handleReady()
 }
 

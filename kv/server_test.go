@@ -55,6 +55,46 @@ func TestProtocolErrors(t *testing.T) {
 	}
 }
 
+// TestCompatQueryBufferLimit: client-query-buffer-limit is set at run
+// time, as in Redis 7.0 (a memory value of 1mb at least): a client whose
+// request left buffered passes it is closed without a reply, as Redis's
+// readQueryFromClient closes it, and one whose request stays within the
+// raised limit is served.
+func TestCompatQueryBufferLimit(t *testing.T) {
+	compareWithRedis(t, [][]string{
+		{"CONFIG", "SET", "client-query-buffer-limit", "100"}, {"CONFIG", "SET", "client-query-buffer-limit", "abc"},
+		{"CONFIG", "SET", "client-query-buffer-limit", "2mb"}, {"CONFIG", "GET", "client-query-buffer-limit"},
+		{"CONFIG", "SET", "proto-max-bulk-len", "100"}, {"CONFIG", "GET", "proto-max-bulk-len"},
+	})
+	_, addr := startServer(t, Config{})
+	for name, a := range map[string]string{"evkv": addr, "redis": redisServer(t)} {
+		admin := dialRaw(t, a)
+		part := "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1600000\r\n" + strings.Repeat("x", 1500000) // a request of 1.6 MB, cut
+		for _, limit := range []string{"1mb", "2mb"} {
+			admin.do("CONFIG", "SET", "client-query-buffer-limit", limit)
+			rc := dialRaw(t, a)
+			if _, err := rc.c.Write([]byte(part)); err != nil {
+				t.Fatal(err)
+			}
+			if limit == "1mb" {
+				if !gone(rc) {
+					t.Errorf("%s: a client past the limit of %s is still served", name, limit)
+				}
+				continue
+			}
+			if _, err := rc.c.Write([]byte(strings.Repeat("x", 100000) + "\r\n")); err != nil { // the rest
+				t.Fatal(err)
+			}
+			if got := rc.read(); got != "+OK\r\n" {
+				t.Errorf("%s: the request within the limit of %s: %q; want +OK", name, limit, got)
+			}
+		}
+		if got := admin.do("STRLEN", "k"); got != ":1600000\r\n" {
+			t.Errorf("%s: STRLEN k = %q", name, got)
+		}
+	}
+}
+
 func TestRequirePass(t *testing.T) {
 	_, addr := startServer(t, Config{RequirePass: "secret"})
 	rc := dialRaw(t, addr)

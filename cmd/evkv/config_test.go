@@ -113,6 +113,8 @@ func TestBuildConfig(t *testing.T) {
 		{"databases", "x", `bad databases "x": want an integer`},
 		{"proto-max-bulk-len", "1mb", ""},
 		{"proto-max-bulk-len", "1tb", `bad proto-max-bulk-len "1tb": want a size in bytes, as 512mb`},
+		{"client-query-buffer-limit", "2mb", ""},
+		{"client-query-buffer-limit", "lots", `bad client-query-buffer-limit "lots": want a size in bytes, as 512mb`},
 		{"appendonly", "maybe", `bad appendonly "maybe": want yes or no`},
 		{"appendfsync", "sometimes", `bad appendfsync "sometimes": want always, everysec or no`},
 	} {
@@ -121,7 +123,7 @@ func TestBuildConfig(t *testing.T) {
 			values[name] = new(string)
 		}
 		for name, v := range map[string]string{"port": "6379", "maxclients": "10000", "proto-max-bulk-len": "512mb",
-			"databases": "16", "appendonly": "no", "appendfsync": "everysec"} {
+			"client-query-buffer-limit": "1gb", "databases": "16", "appendonly": "no", "appendfsync": "everysec"} {
 			*values[name] = v
 		}
 		*values[tc.name] = tc.value

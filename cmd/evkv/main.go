@@ -4,6 +4,7 @@
 //	evkv [--bind 127.0.0.1] [--port 6379] [--requirepass pw]
 //	     [--appendonly yes|no] [--appendfsync always|everysec|no] [--dir .]
 //	     [--maxclients 10000] [--proto-max-bulk-len 512mb]
+//	     [--client-query-buffer-limit 1gb]
 //	     [--slowlog-log-slower-than 10000] [--slowlog-max-len 128]
 //	     [--protected-mode yes|no] [--pidfile path] [--logfile path]
 //	     [--daemonize no] [--supervised no|systemd|auto] [--config redis.conf]
@@ -66,7 +67,7 @@ var passFlags = []struct{ name, def, usage string }{
 
 // settings are the configurable values, by their redis.conf names.
 var settings = []string{"bind", "port", "requirepass", "appendonly", "appendfsync", "dir",
-	"maxclients", "proto-max-bulk-len", "notify-keyspace-events", "databases", "appendfilename",
+	"maxclients", "proto-max-bulk-len", "client-query-buffer-limit", "notify-keyspace-events", "databases", "appendfilename",
 	"slowlog-log-slower-than", "slowlog-max-len"}
 
 func main() {
@@ -85,7 +86,7 @@ func run(argv []string) error {
 	fs := flag.NewFlagSet("evkv", flag.ContinueOnError)
 	values := map[string]*string{}
 	defaults := map[string]string{"bind": "127.0.0.1", "port": "6379", "appendonly": "no", "appendfsync": "everysec",
-		"dir": ".", "maxclients": "10000", "proto-max-bulk-len": "512mb", "databases": "16", "appendfilename": "appendonly.aof",
+		"dir": ".", "maxclients": "10000", "proto-max-bulk-len": "512mb", "client-query-buffer-limit": "1gb", "databases": "16", "appendfilename": "appendonly.aof",
 		"slowlog-log-slower-than": "10000", "slowlog-max-len": "128"}
 	for _, name := range settings {
 		values[name] = fs.String(name, defaults[name], "redis.conf's "+name)
@@ -422,6 +423,7 @@ func buildConfig(v map[string]*string) (kv.Config, error) {
 	cfg.Port = num("port", false, 65535)
 	cfg.MaxClients = num("maxclients", false, math.MaxInt32)
 	cfg.ProtoMaxBulkLen = num("proto-max-bulk-len", true, math.MaxInt)
+	cfg.QueryBufferLimit = num("client-query-buffer-limit", true, math.MaxInt)
 	cfg.Databases = num("databases", false, math.MaxInt32)
 	if err != nil {
 		return cfg, err
