@@ -39,10 +39,9 @@ type aof struct {
 	stop    chan struct{}
 	stopped chan struct{}
 
-	rw         *rewrite
-	lastRWErr  error
-	rewrites   int64
-	rewriteGen uint16
+	rw        *rewrite
+	lastRWErr error
+	rewrites  int64
 
 	// base is the file's size after the last rewrite, or at start: the
 	// automatic rewrite measures growth from it.
@@ -483,17 +482,17 @@ func (s *Server) startRewrite() error {
 		return fmt.Errorf("ERR can't create the rewrite file: %v", err)
 	}
 	tmp.Chmod(0o644) // as the log's own mode; CreateTemp makes it 0600
-	a.rewriteGen++
-	if a.rewriteGen == 0 { // wrapped: no entry may carry the new generation
+	s.rewriteGen++
+	if s.rewriteGen == 0 { // wrapped: no entry may carry the new generation
 		for _, d := range s.dbs {
 			for i := range d.keys.len() {
 				_, e := d.keys.at(i)
 				e.gen = 0
 			}
 		}
-		a.rewriteGen = 1
+		s.rewriteGen = 1
 	}
-	rw := &rewrite{s: s, a: a, gen: a.rewriteGen, tmp: tmp, out: bufio.NewWriterSize(tmp, 256<<10),
+	rw := &rewrite{s: s, a: a, gen: s.rewriteGen, tmp: tmp, out: bufio.NewWriterSize(tmp, 256<<10),
 		pos: s.dbs[0].keys.len() - 1, curDB: -1, tailDB: -1, started: time.Now()}
 	a.rw = rw
 	s.ev.Submit(0, rw.step)

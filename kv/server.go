@@ -172,12 +172,17 @@ type Server struct {
 	latencyPercentiles []float64
 	prop               propagation
 	aof                *aof
-	channels           map[string]map[*client]struct{}
-	patterns           map[string]map[*client]struct{}
-	ready              []readyKey // keys of blocked clients that received data
-	warmer             warmer
-	replay             bool // replaying the log: nothing is propagated or sent
-	inExec             bool // running EXEC's queue
+	// rewriteGen is the generation of the last rewrite of the log, which
+	// marks the entries it has written: the server's, not a log's, so that
+	// the entries a rewrite of an earlier log marked are not taken for
+	// written by the first rewrite of a log turned on again.
+	rewriteGen uint16
+	channels   map[string]map[*client]struct{}
+	patterns   map[string]map[*client]struct{}
+	ready      []readyKey // keys of blocked clients that received data
+	warmer     warmer
+	replay     bool // replaying the log: nothing is propagated or sent
+	inExec     bool // running EXEC's queue
 
 	// autoRewritePerc and autoRewriteMin are auto-aof-rewrite-percentage
 	// and auto-aof-rewrite-min-size (see aof.cron).

@@ -646,6 +646,29 @@ func TestConfigSetAppendOnly(t *testing.T) {
 	replayedAs(t, Config{Dir: dir, AppendOnly: true}, want)
 }
 
+// TestLogTurnedOnAgain: a log turned off after a rewrite and on again is
+// rewritten whole: the keys the earlier rewrite wrote, unchanged since,
+// are in the new log too (the generation that marks what a rewrite has
+// written is the server's, not the log's).
+func TestLogTurnedOnAgain(t *testing.T) {
+	cfg := Config{Dir: t.TempDir(), AppendOnly: true}
+	s, addr := startServer(t, cfg)
+	rc := dialRaw(t, addr)
+	rc.do("SET", "a", "1")
+	rc.do("BGREWRITEAOF")
+	waitRewritten(t, rc, 1)
+	rc.do("CONFIG", "SET", "appendonly", "no")
+	rc.do("CONFIG", "SET", "appendonly", "yes")
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(rc.do("INFO", "persistence"), "aof_enabled:1\r\n"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the log was not turned on")
+		}
+	}
+	rc.do("SET", "b", "2")
+	s.Shutdown(context.Background())
+	replayedAs(t, cfg, map[string]string{"a": "1", "b": "2"})
+}
+
 // replayedAs starts a server with cfg, which replays its log, and checks
 // that its string keys are want.
 func replayedAs(t *testing.T, cfg Config, want map[string]string) {
