@@ -32,6 +32,11 @@ type aof struct {
 	multi bool // a MULTI for the running EXEC is in buf
 	err   error
 	size  int64
+	// snapshot is set while the log is off and a rewrite BGREWRITEAOF
+	// started writes the keyspace to the log's file, as Redis rewrites
+	// with appendonly no: when it is complete the file is closed and
+	// s.aof is nil again (see logOn).
+	snapshot bool
 
 	// everysec: a goroutine syncs once a second when there was a write.
 	mu      sync.Mutex
@@ -39,9 +44,7 @@ type aof struct {
 	stop    chan struct{}
 	stopped chan struct{}
 
-	rw        *rewrite
-	lastRWErr error
-	rewrites  int64
+	rw *rewrite
 
 	// base is the file's size after the last rewrite, or at start: the
 	// automatic rewrite measures growth from it.
@@ -77,17 +80,31 @@ func (s *Server) openLog() error {
 // startLog turns the log on while serving, as CONFIG SET appendonly yes
 // does: a rewrite writes the keyspace to a new file, which becomes the log
 // when it is complete; until then the changes served are kept by the
-// rewrite alone, and a failed rewrite turns the log off again.
+// rewrite alone, and a failed rewrite turns the log off again. A rewrite
+// BGREWRITEAOF started with the log off is that rewrite.
 func (s *Server) startLog() error {
-	s.aof = &aof{s: s, path: filepath.Join(s.cfg.Dir, s.cfg.AppendFilename), fsync: s.cfg.AppendFsync, curDB: -1}
-	if err := s.startRewrite(); err != nil {
-		s.aof = nil
-		return fmt.Errorf("AOF rewrite failed to start: %s", strings.TrimPrefix(err.Error(), "ERR "))
+	if a := s.aof; a != nil && a.snapshot {
+		a.snapshot = false
+	} else {
+		s.aof = s.newLog()
+		if err := s.startRewrite(); err != nil {
+			s.aof = nil
+			return fmt.Errorf("AOF rewrite failed to start: %s", err)
+		}
 	}
 	s.aof.startSyncer()
 	s.log.Info("kv: append-only file enabled, writing it", "file", s.aof.path)
 	return nil
 }
+
+// newLog returns the log before its first rewrite: it has no file yet.
+func (s *Server) newLog() *aof {
+	return &aof{s: s, path: filepath.Join(s.cfg.Dir, s.cfg.AppendFilename), fsync: s.cfg.AppendFsync, curDB: -1}
+}
+
+// logOn reports whether the log is on (appendonly yes), its first rewrite
+// done or not.
+func (s *Server) logOn() bool { return s.aof != nil && !s.aof.snapshot }
 
 // replayChunk is how much of the log replayLog reads at a time; a command
 // longer than that grows its buffer.
@@ -368,7 +385,7 @@ func (a *aof) limited(now time.Time) bool {
 
 // failed records a rewrite that failed, or could not start.
 func (a *aof) failed(err error) {
-	a.lastRWErr = err
+	a.s.lastRewriteErr = err
 	a.failures++
 }
 
@@ -468,19 +485,26 @@ type touchedKey struct {
 	key string
 }
 
-// startRewrite begins a rewrite, or reports one is running.
+// errRewriteRunning is startRewrite's error while a rewrite runs.
+var errRewriteRunning = errors.New("kv: a rewrite of the append-only file is running")
+
+// startRewrite begins a rewrite, or reports one is running. With the log
+// off, it writes the keyspace to the log's file all the same, as Redis's
+// does: a snapshot (see aof.snapshot).
 func (s *Server) startRewrite() error {
 	a := s.aof
 	if a == nil {
-		return errors.New("ERR Append only file is disabled")
+		a = s.newLog()
+		a.snapshot = true
 	}
 	if a.rw != nil {
-		return errors.New("ERR Background append only file rewriting already in progress")
+		return errRewriteRunning
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(a.path), "temp-rewriteaof-*.aof")
 	if err != nil {
-		return fmt.Errorf("ERR can't create the rewrite file: %v", err)
+		return fmt.Errorf("can't create the rewrite file: %w", err)
 	}
+	s.aof = a
 	tmp.Chmod(0o644) // as the log's own mode; CreateTemp makes it 0600
 	s.rewriteGen++
 	if s.rewriteGen == 0 { // wrapped: no entry may carry the new generation
@@ -626,6 +650,15 @@ func (rw *rewrite) finish() {
 		rw.abort(err)
 		return
 	}
+	rw.s.stats.aofRewrites++
+	rw.s.lastRewriteErr = nil
+	if a.snapshot {
+		rw.tmp.Close()
+		a.rw = nil
+		rw.s.aof = nil
+		rw.s.log.Info("kv: append-only file rewritten, the log staying off", "file", a.path, "took", time.Since(rw.started))
+		return
+	}
 	st, _ := rw.tmp.Stat()
 	a.mu.Lock()
 	old := a.f
@@ -650,9 +683,7 @@ func (rw *rewrite) finish() {
 	a.buf, a.err = a.buf[:0], nil
 	a.base = a.size
 	a.rw = nil
-	a.lastRWErr = nil
 	a.failures = 0
-	a.rewrites++
 	rw.s.log.Info("kv: append-only file rewritten", "file", a.path, "bytes", a.size, "took", time.Since(rw.started))
 }
 
@@ -690,11 +721,14 @@ func (rw *rewrite) discard() {
 }
 
 // giveUp records a rewrite that failed; the log the first rewrite of
-// CONFIG SET appendonly yes was to start is turned off again.
+// CONFIG SET appendonly yes was to start is turned off again, as is the
+// one of a snapshot.
 func (a *aof) giveUp(err error) {
 	a.failed(err)
 	if a.f == nil && a.s.aof == a {
-		a.s.log.Error("kv: append-only file disabled: its first rewrite failed")
+		if !a.snapshot {
+			a.s.log.Error("kv: append-only file disabled: its first rewrite failed")
+		}
 		a.s.closeLog()
 	}
 }

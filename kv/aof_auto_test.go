@@ -195,6 +195,16 @@ func TestCompatRedisParameters(t *testing.T) {
 	compareWithRedis(t, script)
 }
 
+// waitLogOn waits for INFO's aof_enabled:1: the log's first rewrite done.
+func waitLogOn(t *testing.T, rc *rawConn) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(rc.do("INFO", "persistence"), "aof_enabled:1\r\n"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the log was not turned on")
+		}
+	}
+}
+
 // waitRewritten waits for INFO's aof_rewrites to reach n, with the last
 // rewrite's status ok.
 func waitRewritten(t *testing.T, rc *rawConn, n int) {
@@ -246,6 +256,109 @@ func TestRewriteAfterFailedWrite(t *testing.T) {
 	rc.do("SET", "c", "3")
 	s.Shutdown(context.Background())
 	replayedAs(t, cfg, map[string]string{"a": "1", "c": "3"})
+}
+
+// TestRewriteWithLogOff: BGREWRITEAOF with appendonly no writes the
+// keyspace to the log's file all the same, as Redis 7.0's does ("+Background
+// append only file rewriting started", then aof_rewrites:1, aof_enabled:0,
+// CONFIG GET appendonly no): the log stays off, and the file replays to
+// the keyspace of the rewrite's end. CONFIG SET appendonly yes while such
+// a rewrite runs makes it the log's first. CONFIG RESETSTAT zeroes
+// aof_rewrites, as in Redis. A rewrite that cannot start (a missing
+// directory) replies Redis's words, the reason going to the log.
+func TestRewriteWithLogOff(t *testing.T) {
+	cfg := Config{Dir: t.TempDir()}
+	s, addr := startServer(t, cfg)
+	rc := dialRaw(t, addr)
+	for name, c := range map[string]*rawConn{"evkv": rc, "redis": dialRaw(t, redisServer(t))} {
+		c.do("SET", "a", "1")
+		if got := c.do("BGREWRITEAOF"); got != "+Background append only file rewriting started\r\n" {
+			t.Fatalf("%s: BGREWRITEAOF with the log off = %q", name, got)
+		}
+		waitRewritten(t, c, 1)
+		info := c.do("INFO", "persistence")
+		if !strings.Contains(info, "aof_enabled:0\r\n") || strings.Contains(info, "aof_current_size") {
+			t.Errorf("%s: INFO after a rewrite with the log off:\n%s", name, info)
+		}
+		if got := c.do("CONFIG", "GET", "appendonly"); !strings.HasSuffix(got, "$2\r\nno\r\n") {
+			t.Errorf("%s: CONFIG GET appendonly = %q; want no", name, got)
+		}
+	}
+	rc.do("SET", "b", "2") // not logged
+	replayedAs(t, Config{Dir: cfg.Dir, AppendOnly: true}, map[string]string{"a": "1"})
+
+	for i := range 20000 {
+		rc.send("SET", fmt.Sprint("k", i), "v")
+	}
+	for range 20000 {
+		rc.read()
+	}
+	rc.send("BGREWRITEAOF")
+	rc.send("CONFIG", "SET", "appendonly", "yes")
+	rc.send("SET", "c", "3")
+	for _, want := range []string{"+Background append only file rewriting started\r\n", "+OK\r\n", "+OK\r\n"} {
+		if got := rc.read(); got != want {
+			t.Fatalf("reply %q; want %q", got, want)
+		}
+	}
+	waitLogOn(t, rc)
+	rc.do("SET", "d", "4")
+	rc.do("CONFIG", "RESETSTAT")
+	if info := rc.do("INFO", "persistence"); !strings.Contains(info, "aof_rewrites:0\r\n") {
+		t.Errorf("INFO after CONFIG RESETSTAT:\n%s", info)
+	}
+	s.Shutdown(context.Background())
+	_, addr2 := startServer(t, Config{Dir: cfg.Dir, AppendOnly: true})
+	rc2 := dialRaw(t, addr2)
+	for _, tc := range [][2]string{{"DBSIZE", ":20004\r\n"}, {"GET a", "$1\r\n1\r\n"}, {"GET b", "$1\r\n2\r\n"}, {"GET c", "$1\r\n3\r\n"}, {"GET d", "$1\r\n4\r\n"}} {
+		if got := rc2.do(strings.Fields(tc[0])...); got != tc[1] {
+			t.Errorf("%s after replay = %q; want %q", tc[0], got, tc[1])
+		}
+	}
+
+	_, addr3 := startServer(t, Config{Dir: filepath.Join(cfg.Dir, "missing")})
+	want := "-ERR Can't execute an AOF background rewriting. Please check the server logs for more information.\r\n"
+	if got := dialRaw(t, addr3).do("BGREWRITEAOF"); got != want {
+		t.Errorf("BGREWRITEAOF into a missing directory = %q; want %q", got, want)
+	}
+}
+
+// TestShutdownDuringRewrite: SHUTDOWN while the log's first rewrite is
+// under way (CONFIG SET appendonly yes) is refused, as Redis 7.0 refuses
+// it ("Writing initial AOF, can't exit."), unless FORCE; while a rewrite
+// BGREWRITEAOF started with the log off runs, it shuts down, as Redis's
+// kills the rewrite and exits.
+func TestShutdownDuringRewrite(t *testing.T) {
+	for _, tc := range []struct {
+		start    []string
+		shutdown []string
+		want     string // the SHUTDOWN's reply; "" for none, the server shutting down
+	}{
+		{[]string{"CONFIG", "SET", "appendonly", "yes"}, []string{"SHUTDOWN"}, "-ERR Errors trying to SHUTDOWN. Check logs.\r\n"},
+		{[]string{"CONFIG", "SET", "appendonly", "yes"}, []string{"SHUTDOWN", "FORCE"}, ""},
+		{[]string{"BGREWRITEAOF"}, []string{"SHUTDOWN"}, ""},
+	} {
+		s, addr := startServer(t, Config{Dir: t.TempDir()})
+		rc := dialRaw(t, addr)
+		rc.do("SET", "a", "1")
+		rc.send(tc.start...)
+		rc.send(tc.shutdown...) // in the same read: the rewrite has not ended
+		rc.read()
+		if tc.want != "" {
+			if got := rc.read(); got != tc.want {
+				t.Errorf("%q after %q = %q; want %q", tc.shutdown, tc.start, got, tc.want)
+			}
+			continue
+		}
+		if b, err := io.ReadAll(rc.c); len(b) > 0 || err != nil {
+			t.Errorf("%q after %q: read %q, %v; want the connection closed", tc.shutdown, tc.start, b, err)
+		}
+		select {
+		case <-s.Done():
+		case <-time.After(5 * time.Second):
+			t.Errorf("%q after %q: Done not closed", tc.shutdown, tc.start)
+		}
+	}
 }
 
 // TestSwapDBDuringRewrite: SWAPDB gives a running rewrite up for one that

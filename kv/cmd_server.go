@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -48,9 +49,12 @@ func timeCommand(s *Server, c *client, args [][]byte) {
 func lastsaveCommand(s *Server, c *client, args [][]byte) { s.w.Int(s.start.Unix()) }
 
 func shutdownCommand(s *Server, c *client, args [][]byte) {
+	force := false
 	for _, a := range args[1:] {
 		switch strings.ToUpper(string(a)) {
-		case "NOSAVE", "SAVE", "NOW", "FORCE":
+		case "NOSAVE", "SAVE", "NOW":
+		case "FORCE":
+			force = true
 		case "ABORT":
 			s.w.Error("ERR No shutdown in progress.")
 			return
@@ -60,9 +64,17 @@ func shutdownCommand(s *Server, c *client, args [][]byte) {
 		}
 	}
 	s.log.Info("kv: shutdown requested by a client", "id", c.id)
-	if s.aof != nil {
-		s.aof.flush()
-		if err := s.aof.f.Sync(); err != nil {
+	switch a := s.aof; {
+	case a == nil || a.snapshot:
+	case a.f == nil && !force:
+		// The log's first rewrite is under way: as Redis, no exit
+		// before the keyspace is in a file, unless FORCE.
+		s.log.Warn("kv: writing the first append-only file, can't shut down")
+		s.w.Error("ERR Errors trying to SHUTDOWN. Check logs.")
+		return
+	case a.f != nil:
+		a.flush()
+		if err := a.f.Sync(); err != nil {
 			s.w.Error("ERR Errors trying to SHUTDOWN. Check logs.")
 			return
 		}
@@ -72,11 +84,15 @@ func shutdownCommand(s *Server, c *client, args [][]byte) {
 }
 
 func bgrewriteaofCommand(s *Server, c *client, args [][]byte) {
-	if err := s.startRewrite(); err != nil {
-		s.w.Error(err.Error())
-		return
+	switch err := s.startRewrite(); {
+	case err == nil:
+		s.w.Simple("Background append only file rewriting started")
+	case errors.Is(err, errRewriteRunning):
+		s.w.Error("ERR Background append only file rewriting already in progress")
+	default:
+		s.log.Error("kv: BGREWRITEAOF could not start the rewrite", "err", err)
+		s.w.Error("ERR Can't execute an AOF background rewriting. Please check the server logs for more information.")
 	}
-	s.w.Simple("Background append only file rewriting started")
 }
 
 // config parameters: how CONFIG GET shows each, and how CONFIG SET changes
@@ -228,15 +244,15 @@ var configParams = []configParam{
 	{"client-query-buffer-limit", func(s *Server) string { return strconv.Itoa(s.cfg.QueryBufferLimit) }, setMemory(1<<20, func(s *Server, n int64) {
 		s.cfg.QueryBufferLimit = int(n)
 	})},
-	{"appendonly", func(s *Server) string { return yesNo(s.aof != nil) }, func(s *Server, v string) error {
+	{"appendonly", func(s *Server) string { return yesNo(s.logOn()) }, func(s *Server, v string) error {
 		on, err := boolParam(v)
 		if err != nil {
 			return err
 		}
 		switch {
-		case on && s.aof == nil:
+		case on && !s.logOn():
 			return s.startLog()
-		case !on && s.aof != nil:
+		case !on && s.logOn():
 			if err := s.closeLog(); err != nil {
 				s.log.Error("kv: closing the append-only file", "err", err)
 			}
@@ -1100,25 +1116,25 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 		field("rdb_changes_since_last_save", s.stats.dirty)
 		field("rdb_bgsave_in_progress", 0)
 		field("aof_enabled", b2i(s.aof != nil && s.aof.f != nil))
-		inProgress, status, size, rewrites, failures := 0, "ok", int64(0), int64(0), 0
+		inProgress, status, size, failures := 0, "ok", int64(0), 0
 		writeStatus := "ok"
+		if s.lastRewriteErr != nil {
+			status = "err"
+		}
 		if a := s.aof; a != nil {
 			inProgress = b2i(a.rw != nil)
-			if a.lastRWErr != nil {
-				status = "err"
-			}
 			if a.err != nil {
 				writeStatus = "err"
 			}
-			size, rewrites, failures = a.size, a.rewrites, a.failures
+			size, failures = a.size, a.failures
 		}
 		field("aof_rewrite_in_progress", inProgress)
 		field("aof_rewrite_scheduled", 0)
 		field("aof_last_bgrewrite_status", status)
-		field("aof_rewrites", rewrites)
+		field("aof_rewrites", s.stats.aofRewrites)
 		field("aof_rewrites_consecutive_failures", failures)
 		field("aof_last_write_status", writeStatus)
-		if s.aof != nil {
+		if s.logOn() {
 			field("aof_current_size", size)
 			field("aof_base_size", s.aof.base)
 		}

@@ -176,13 +176,14 @@ type Server struct {
 	// marks the entries it has written: the server's, not a log's, so that
 	// the entries a rewrite of an earlier log marked are not taken for
 	// written by the first rewrite of a log turned on again.
-	rewriteGen uint16
-	channels   map[string]map[*client]struct{}
-	patterns   map[string]map[*client]struct{}
-	ready      []readyKey // keys of blocked clients that received data
-	warmer     warmer
-	replay     bool // replaying the log: nothing is propagated or sent
-	inExec     bool // running EXEC's queue
+	rewriteGen     uint16
+	lastRewriteErr error // the last rewrite's failure, nil if it succeeded
+	channels       map[string]map[*client]struct{}
+	patterns       map[string]map[*client]struct{}
+	ready          []readyKey // keys of blocked clients that received data
+	warmer         warmer
+	replay         bool // replaying the log: nothing is propagated or sent
+	inExec         bool // running EXEC's queue
 
 	// autoRewritePerc and autoRewriteMin are auto-aof-rewrite-percentage
 	// and auto-aof-rewrite-min-size (see aof.cron).
@@ -220,6 +221,7 @@ type stats struct {
 	keyspaceHits      int64
 	keyspaceMiss      int64
 	netIn, netOut     int64
+	aofRewrites       int64 // rewrites of the log completed
 	dirty             int64 // changes since start
 	protoErrors       int64
 }

@@ -659,11 +659,7 @@ func TestLogTurnedOnAgain(t *testing.T) {
 	waitRewritten(t, rc, 1)
 	rc.do("CONFIG", "SET", "appendonly", "no")
 	rc.do("CONFIG", "SET", "appendonly", "yes")
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(rc.do("INFO", "persistence"), "aof_enabled:1\r\n"); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the log was not turned on")
-		}
-	}
+	waitLogOn(t, rc)
 	rc.do("SET", "b", "2")
 	s.Shutdown(context.Background())
 	replayedAs(t, cfg, map[string]string{"a": "1", "b": "2"})
