@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/evloop/evloop"
+	"github.com/evloop/evloop/internal/drain"
 	"github.com/evloop/evloop/internal/loop"
 	"github.com/evloop/evloop/internal/workpool"
 	"github.com/evloop/evloop/ws"
@@ -52,6 +53,14 @@ type engine struct {
 	upstreamTimeout time.Duration
 	// up resolves entities' fields the events do not carry, if set.
 	up *upstream
+
+	// ctx is the context of every upstream call; stop cancels it, so
+	// that subscriptions still starting and fetches give up.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// calls counts the goroutines that start or end upstream
+	// subscriptions, for stop to wait on.
+	calls drain.Count
 }
 
 // trigger is one upstream subscription shared by every subscriber whose
@@ -117,14 +126,18 @@ func newEngine(pool *workpool.Pool, sources map[providerKey]Source, log *slog.Lo
 		triggers: make(map[string]*trigger), maxQueue: 4096, maxOutbound: 1 << 20,
 		upstreamTimeout: 10 * time.Second,
 	}
+	e.ctx, e.cancel = context.WithCancel(context.Background())
 	if err := l.Start(); err != nil {
 		return nil, err
 	}
 	return e, nil
 }
 
-// stop ends every upstream subscription and the engine's loop.
-func (e *engine) stop() {
+// stop ends every upstream subscription and the engine's loop: a
+// subscription still starting is given up (its context is cancelled) or,
+// if its source completes it all the same, ended at once. It returns when
+// the sources have ended them all, or with ctx's error if ctx ends first.
+func (e *engine) stop(ctx context.Context) error {
 	done := make(chan struct{})
 	if e.l.Submit(func() {
 		for _, t := range e.triggers {
@@ -134,7 +147,20 @@ func (e *engine) stop() {
 	}) == nil {
 		<-done
 	}
+	e.cancel()
+	// Once the loop has stopped, only the goroutines counted already call
+	// upstream: the count can only fall.
 	e.l.Stop()
+	return e.calls.Wait(ctx)
+}
+
+// goUpstream runs f on a goroutine of its own, counted for stop.
+func (e *engine) goUpstream(f func()) {
+	e.calls.Add(1)
+	go func() {
+		defer e.calls.Add(-1)
+		f()
+	}()
 }
 
 // triggerKey is what makes two subscriptions share a trigger.
@@ -221,14 +247,14 @@ func (e *engine) drop(t *trigger) {
 	delete(e.triggers, t.key)
 	e.stats.Triggers.Add(-1)
 	if t.cancel != nil {
-		go t.cancel() // it may wait on the network
+		e.goUpstream(t.cancel) // it may wait on the network
 	}
 }
 
 // start subscribes upstream, off the loop.
 func (e *engine) start(t *trigger) {
-	go func() {
-		ctx, stop := context.WithTimeout(context.Background(), e.upstreamTimeout)
+	e.goUpstream(func() {
+		ctx, stop := context.WithTimeout(e.ctx, e.upstreamTimeout)
 		defer stop()
 		cancel, err := t.src.Subscribe(ctx, t.subjects, t.stream, func(_ string, data []byte) {
 			e.stats.EventsIn.Add(1)
@@ -237,7 +263,7 @@ func (e *engine) start(t *trigger) {
 		if e.l.Submit(func() { e.started(t, cancel, err) }) != nil && err == nil {
 			cancel() // the engine has stopped, and ended t
 		}
-	}()
+	})
 }
 
 func (e *engine) started(t *trigger, cancel func(), err error) {
@@ -264,7 +290,7 @@ func (e *engine) started(t *trigger, cancel func(), err error) {
 		return
 	}
 	if t.dead {
-		go cancel()
+		e.goUpstream(cancel)
 		return
 	}
 	t.cancel, t.started = cancel, true
@@ -394,7 +420,7 @@ func (e *engine) fetch(event any, v *view) (out []fetched) {
 			out = failAll(errFetchPanicked)
 		}
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), e.upstreamTimeout)
+	ctx, cancel := context.WithTimeout(e.ctx, e.upstreamTimeout)
 	defer cancel()
 	out, err := e.up.fetchEntities(ctx, event, v.fetches, v.headers)
 	if err != nil {

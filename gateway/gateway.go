@@ -200,13 +200,17 @@ func (g *Gateway) Start(ln net.Listener) error { return g.http.Start(ln) }
 func (g *Gateway) Addrs() []net.Addr { return g.http.Addrs() }
 
 // Shutdown completes every subscription, closes every WebSocket with 1001,
-// stops serving and ends the upstream subscriptions (one whose source has
-// not yet answered Subscribe is ended when it answers). It returns once
-// the connections are closed, or with ctx's error when ctx ends first.
+// stops serving and ends the upstream subscriptions: the context of a
+// Subscribe still under way is cancelled, and a subscription its source
+// completes all the same is ended when it does. It returns once the
+// connections are closed and the sources have ended every upstream
+// subscription, or with ctx's error when ctx ends first.
 func (g *Gateway) Shutdown(ctx context.Context) error {
 	g.sessions.each((*session).goingAway)
 	err := g.http.Shutdown(ctx)
-	g.engine.stop()
+	if err2 := g.engine.stop(ctx); err == nil {
+		err = err2
+	}
 	g.pool.Close()
 	return err
 }

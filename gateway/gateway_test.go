@@ -588,11 +588,13 @@ func TestShutdownCompletes(t *testing.T) {
 	}
 }
 
-// gatedSource's Subscribe waits for release before subscribing; the
-// cancel it returns closes cancelled.
+// gatedSource's Subscribe waits for release before subscribing, whatever
+// its context; the cancel it returns waits for releaseCancel, if not nil,
+// then closes cancelled.
 type gatedSource struct {
 	MemorySource
 	entered, release, cancelled chan struct{}
+	releaseCancel               chan struct{}
 }
 
 func (g *gatedSource) Subscribe(ctx context.Context, subjects []string, sc *StreamConfig, deliver func(string, []byte)) (func(), error) {
@@ -602,12 +604,19 @@ func (g *gatedSource) Subscribe(ctx context.Context, subjects []string, sc *Stre
 	if err != nil {
 		return nil, err
 	}
-	return func() { cancel(); close(g.cancelled) }, nil
+	return func() {
+		if g.releaseCancel != nil {
+			<-g.releaseCancel
+		}
+		cancel()
+		close(g.cancelled)
+	}, nil
 }
 
 // TestShutdownEndsPendingUpstream checks that an upstream subscription
-// whose Subscribe is still under way when Shutdown runs is ended once the
-// source answers, after Shutdown has returned.
+// whose Subscribe is still under way when Shutdown runs, and which the
+// source completes in spite of the cancelled context, is ended before
+// Shutdown returns.
 func TestShutdownEndsPendingUpstream(t *testing.T) {
 	src := &gatedSource{entered: make(chan struct{}, 1), release: make(chan struct{}), cancelled: make(chan struct{})}
 	g, _, addr := startGateway(t, func(c *Config) { c.NATS = map[string]Source{"default": src} })
@@ -619,18 +628,93 @@ func TestShutdownEndsPendingUpstream(t *testing.T) {
 	go func() { done <- g.Shutdown(ctx) }()
 	c.closed()
 	c.ws.Close()
+	select {
+	case err := <-done:
+		t.Fatalf("Shutdown = %v before the source answered Subscribe", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(src.release)
 	if err := <-done; err != nil {
 		t.Fatalf("Shutdown = %v", err)
 	}
-	close(src.release)
 	select {
 	case <-src.cancelled:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the upstream subscription that started after Shutdown was not ended")
+	default:
+		t.Fatal("Shutdown returned before the upstream subscription was ended")
 	}
 	if n := src.Subscribers("employee.5"); n != 0 {
 		t.Fatalf("upstream subscriptions after Shutdown = %d; want 0", n)
 	}
+}
+
+// TestShutdownWaitsForUpstreamCancel checks that Shutdown waits for the
+// sources to end the upstream subscriptions, and that its context bounds
+// the wait.
+func TestShutdownWaitsForUpstreamCancel(t *testing.T) {
+	for _, patient := range []bool{false, true} {
+		release := make(chan struct{})
+		close(release)
+		src := &gatedSource{entered: make(chan struct{}, 1), release: release,
+			cancelled: make(chan struct{}), releaseCancel: make(chan struct{})}
+		g, _, addr := startGateway(t, func(c *Config) { c.NATS = map[string]Source{"default": src} })
+		c := dialSubscribe(t, addr, "1", "subscription { employeeUpdated(id: 5) { id } }")
+		<-src.entered
+		waitFor(t, "the upstream subscription", func() bool { return src.Subscribers("employee.5") == 1 })
+		wait := 100 * time.Millisecond
+		if patient {
+			wait = 5 * time.Second
+			time.AfterFunc(100*time.Millisecond, func() { close(src.releaseCancel) })
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		err := shutdownClosing(g, c, ctx)
+		cancel()
+		if !patient {
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("Shutdown while the source's cancel hangs = %v; want %v", err, context.DeadlineExceeded)
+			}
+			close(src.releaseCancel)
+			<-src.cancelled
+			continue
+		}
+		if err != nil {
+			t.Errorf("Shutdown = %v; want nil once the source's cancel returns", err)
+		}
+		select {
+		case <-src.cancelled:
+		default:
+			t.Error("Shutdown returned before the source's cancel")
+		}
+	}
+}
+
+// TestShutdownGivesUpStartingSubscription checks that Shutdown cancels
+// the context of a Subscribe still under way, rather than wait out
+// UpstreamTimeout.
+func TestShutdownGivesUpStartingSubscription(t *testing.T) {
+	g, _, addr := startGateway(t, func(c *Config) {
+		c.NATS = map[string]Source{"default": &hangingSource{}}
+		c.UpstreamTimeout = time.Hour
+	})
+	c := dialSubscribe(t, addr, "h", `subscription { employeeUpdated(id: "hang") { id } }`)
+	c.send(`{"type":"ping"}`)
+	if m := c.read(); m["type"] != "pong" {
+		t.Fatalf("got %v; want pong", m)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := shutdownClosing(g, c, ctx); err != nil {
+		t.Fatalf("Shutdown = %v; want nil, the hanging Subscribe given up", err)
+	}
+}
+
+// shutdownClosing shuts g down while c reads until the gateway's close,
+// then closes, and returns Shutdown's error.
+func shutdownClosing(g *Gateway, c *client, ctx context.Context) error {
+	done := make(chan error, 1)
+	go func() { done <- g.Shutdown(ctx) }()
+	c.closed()
+	c.ws.Close()
+	return <-done
 }
 
 func TestUnknownProvider(t *testing.T) {
