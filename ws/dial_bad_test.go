@@ -255,6 +255,9 @@ func TestDialBadFrames(t *testing.T) {
 		{"fragmented ping", []byte{0x09, 0}, ws.CloseProtocolError, "fragmented control frame"},
 		{"close code 999", []byte{0x88, 2, 0x03, 0xe7}, ws.CloseProtocolError, "invalid close code 999"},
 		{"invalid UTF-8", []byte{0x81, 2, 0xff, 0xfe}, ws.CloseInvalidPayload, "not UTF-8"},
+		{"16-bit length below 126", []byte{0x81, 126, 0, 2, 'h', 'i'}, ws.CloseProtocolError, "16-bit frame length below 126"},
+		{"64-bit length below 65536", []byte{0x81, 127, 0, 0, 0, 0, 0, 0, 0, 2, 'h', 'i'}, ws.CloseProtocolError, "64-bit frame length below 65536"},
+		{"64-bit length with its top bit set", []byte{0x81, 127, 0x80, 0, 0, 0, 0, 0, 0, 2, 'h', 'i'}, ws.CloseProtocolError, "most significant bit"},
 		{"too big", append([]byte{0x82, 126, 0, 200}, make([]byte, 200)...), ws.CloseMessageTooBig, "too big"},
 	}
 	d := newDialer(t)

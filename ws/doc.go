@@ -23,12 +23,12 @@
 // (the connection fails at the first bad byte, with 1007), a message past
 // Options.MaxMessageSize fails with 1009 before its bytes are buffered,
 // and protocol errors (unmasked client frames, reserved bits and opcodes,
-// fragmented or long control frames, continuation errors, bad close
-// payloads) fail with 1002. Pings are answered, control frames may come
-// between fragments, and the close handshake echoes the peer's code; the
-// server closes the TCP connection first. Between messages a Conn holds no
-// buffer: an idle connection costs its struct (136 bytes) and the
-// reactor's.
+// lengths not in the fewest bytes, fragmented or long control frames,
+// continuation errors, bad close payloads) fail with 1002. Pings are
+// answered, control frames may come between fragments, and the close
+// handshake echoes the peer's code; the server closes the TCP connection
+// first. Between messages a Conn holds no buffer: an idle connection
+// costs its struct (136 bytes) and the reactor's.
 //
 // Messages are handled on the loop (OnMessage must not block; write with
 // WriteMessage), or, with Options.Workers, on a pool of goroutines, one

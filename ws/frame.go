@@ -52,8 +52,10 @@ type frameHeader struct {
 const maxHeader = 14
 
 // parseHeader parses the frame header at the start of b. It returns the
-// header's length, or 0 if b holds only part of it. A 64-bit length with
-// its top bit set is a protocol error (RFC 6455 section 5.2).
+// header's length, or 0 if b holds only part of it. A length not in the
+// fewest bytes (a 16-bit length below 126, a 64-bit one below 65536) or a
+// 64-bit length with its top bit set is a protocol error (RFC 6455
+// section 5.2).
 func parseHeader(b []byte) (h frameHeader, n int, err *CloseError) {
 	if len(b) < 2 {
 		return h, 0, nil
@@ -69,14 +71,20 @@ func parseHeader(b []byte) (h frameHeader, n int, err *CloseError) {
 			return h, 0, nil
 		}
 		h.length = int64(binary.BigEndian.Uint16(b[2:]))
+		if h.length < 126 {
+			return h, 0, protocolError("16-bit frame length below 126")
+		}
 		n = 4
 	case 127:
 		if len(b) < 10 {
 			return h, 0, nil
 		}
 		u := binary.BigEndian.Uint64(b[2:])
-		if u>>63 != 0 {
+		switch {
+		case u>>63 != 0:
 			return h, 0, protocolError("frame length with its most significant bit set")
+		case u <= 0xFFFF:
+			return h, 0, protocolError("64-bit frame length below 65536")
 		}
 		h.length = int64(u)
 		n = 10

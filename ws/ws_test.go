@@ -227,6 +227,19 @@ func (c *rawConn) frame(b0 byte, payload []byte, unmasked bool) {
 	c.nc.Write(append(hdr, p...))
 }
 
+// frameLength sends one masked frame with the given first byte and its
+// length encoded as length says: the 7-bit field, then the extended
+// length's bytes, as they are, however they encode the payload's length.
+func (c *rawConn) frameLength(b0 byte, length []byte, payload []byte) {
+	hdr := append([]byte{b0, 0x80 | length[0]}, length[1:]...)
+	hdr = append(hdr, testMask[:]...)
+	p := append([]byte(nil), payload...)
+	for i := range p {
+		p[i] ^= testMask[i%4]
+	}
+	c.nc.Write(append(hdr, p...))
+}
+
 // readOrEOF reads one frame as read does, or returns a nil payload if the
 // connection ended cleanly before one.
 func (c *rawConn) readOrEOF() (byte, []byte) {
@@ -323,6 +336,18 @@ func TestProtocolErrors(t *testing.T) {
 			c.frame(0x80, []byte{0x90, 0x80, 0x80}, false)
 		}, 1007},
 		{"truncated UTF-8", func(c *rawConn) { c.frame(0x81, []byte{'a', 0xe2, 0x82}, false) }, 1007},
+		{"16-bit length below 126", func(c *rawConn) { c.frameLength(0x82, []byte{126, 0, 5}, []byte("hello")) }, 1002},
+		{"16-bit length of 0", func(c *rawConn) { c.frameLength(0x82, []byte{126, 0, 0}, nil) }, 1002},
+		{"64-bit length below 65536", func(c *rawConn) {
+			c.frameLength(0x82, []byte{127, 0, 0, 0, 0, 0, 0, 0, 5}, []byte("hello"))
+		}, 1002},
+		{"64-bit length of 65535", func(c *rawConn) {
+			c.frameLength(0x82, []byte{127, 0, 0, 0, 0, 0, 0, 0xff, 0xff}, make([]byte, 65535))
+		}, 1002},
+		{"64-bit length with its top bit set", func(c *rawConn) {
+			c.frameLength(0x82, []byte{127, 0x80, 0, 0, 0, 0, 0, 0, 5}, []byte("hello"))
+		}, 1002},
+		{"ping with a 16-bit length", func(c *rawConn) { c.frameLength(0x89, []byte{126, 0, 2}, []byte("hi")) }, 1002},
 		{"too big in one frame", func(c *rawConn) { c.frame(0x82, make([]byte, 1001), false) }, 1009},
 		{"too big in fragments", func(c *rawConn) {
 			c.frame(0x02, make([]byte, 600), false)
@@ -469,6 +494,8 @@ func FuzzConn(f *testing.F) {
 	f.Add([]byte{0x01, 0x81, 1, 2, 3, 4, 'a' ^ 1, 0x89, 0x80, 0, 0, 0, 0, 0x80, 0x80, 0, 0, 0, 0}, uint16(7))
 	f.Add([]byte{0x88, 0x82, 0, 0, 0, 0, 0x03, 0xe8}, uint16(1))
 	f.Add([]byte{0xC1, 0x80, 0, 0, 0, 0}, uint16(0))
+	f.Add([]byte{0x82, 0xFE, 0, 2, 0, 0, 0, 0, 'h', 'i'}, uint16(3))
+	f.Add([]byte{0x82, 0xFF, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 'h', 'i'}, uint16(5))
 	e := &echo{}
 	srv := &http1.Server{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	o := &ws.Options{Compression: true, MaxMessageSize: 4096}
