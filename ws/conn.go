@@ -48,9 +48,10 @@ type Options struct {
 	CheckOrigin func(origin, host string) bool
 	// MaxMessageSize bounds a message, after decompression (default 1
 	// MiB): a longer one closes the connection with CloseMessageTooBig,
-	// before its bytes are buffered. A compressed message's frames may
-	// together be a little longer (by an eighth, plus 256 bytes), as
-	// deflate makes data that does not compress longer.
+	// before its bytes are buffered, or, compressed, as it is inflated,
+	// once past the limit. A compressed message's frames may together be
+	// a little longer (by an eighth, plus 256 bytes), as deflate makes
+	// data that does not compress longer.
 	MaxMessageSize int
 	// Compression accepts permessage-deflate when the client offers it;
 	// on a client, offers it. Messages of at least CompressionThreshold
@@ -347,22 +348,23 @@ func (wc *Conn) textOK(b []byte) bool {
 
 var errNotUTF8 = &CloseError{Code: CloseInvalidPayload, Reason: "text message is not UTF-8"}
 
-// finish delivers a complete message's payload: inflated if compressed
-// (and then checked if text; uncompressed text was checked as it came).
+// finish delivers a complete message's payload: inflated if compressed,
+// text checked as it is inflated (uncompressed text was checked as it
+// came).
 func (wc *Conn) finish(payload []byte) {
 	op := wc.msgOp
 	wc.msgOp = 0
 	if wc.flags&fCompressed != 0 {
-		out, cerr := decompress(nil, payload, wc.o.maxMessage())
+		var text *utf8State
+		if op == Text {
+			text = &wc.utf8
+		}
+		out, cerr := decompress(nil, payload, wc.o.maxMessage(), text)
 		if cerr != nil {
 			wc.fail(cerr)
 			return
 		}
 		payload = out
-		if op == Text && !wc.utf8.valid(payload) {
-			wc.fail(errNotUTF8)
-			return
-		}
 	}
 	if op == Text && !wc.utf8.complete() {
 		wc.fail(&CloseError{Code: CloseInvalidPayload, Reason: "text message ends inside a character"})

@@ -73,12 +73,15 @@ func maxCompressed(limit int) int {
 
 // decompress appends p inflated to dst, reading at most limit bytes of
 // output: a message that inflates past it fails with errTooBig before
-// more is allocated.
+// more is allocated. If text is not nil, the output is fed to it as it
+// comes, and the first byte that is not UTF-8 fails the message with
+// errNotUTF8, before the rest is inflated; whether the message ends
+// between characters is left to the caller.
 //
 // An empty payload is an empty message. Strictly it is no deflate stream
 // (that of an empty message is one byte, 00), but zlib-based peers read
 // it as one and some send it.
-func decompress(dst, p []byte, limit int) ([]byte, *CloseError) {
+func decompress(dst, p []byte, limit int, text *utf8State) ([]byte, *CloseError) {
 	if len(p) == 0 {
 		return dst, nil
 	}
@@ -104,8 +107,16 @@ func decompress(dst, p []byte, limit int) ([]byte, *CloseError) {
 			room = room[:max(len(room)-over+1, 1)]
 		}
 		n, err := fr.Read(room)
+		out := dst[len(dst) : len(dst)+n]
 		dst = dst[:len(dst)+n]
-		if len(dst)-start > limit {
+		tooBig := len(dst)-start > limit
+		if tooBig {
+			out = out[:len(out)-1] // the byte past the limit
+		}
+		if text != nil && !text.valid(out) {
+			return dst, errNotUTF8
+		}
+		if tooBig {
 			return dst, errTooBig
 		}
 		if err == io.EOF {

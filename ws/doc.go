@@ -24,7 +24,10 @@
 // Options.MaxMessageSize fails with 1009 before its bytes are buffered,
 // and protocol errors (unmasked client frames, reserved bits and opcodes,
 // lengths not in the fewest bytes, fragmented or long control frames,
-// continuation errors, bad close payloads) fail with 1002. Pings are
+// continuation errors, bad close payloads) fail with 1002. A compressed
+// message is inflated once its last frame is in, and checked as it is
+// inflated: at its first bad byte of text, or once its inflated length
+// passes the limit, it fails without the rest being inflated. Pings are
 // answered, control frames may come between fragments, and the close
 // handshake echoes the peer's code; the server closes the TCP connection
 // first. Between messages a Conn holds no buffer: an idle connection

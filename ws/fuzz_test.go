@@ -89,17 +89,35 @@ func FuzzMask(f *testing.F) {
 	})
 }
 
-// decompress round-trips compress, and never inflates past its limit.
+// decompress round-trips compress, and never inflates past its limit; as
+// text, it fails at the first fault in the stream: a byte that is not
+// UTF-8 within the limit, else one past the limit.
 func FuzzDeflate(f *testing.F) {
 	f.Add([]byte("hello hello hello hello"), 10)
 	f.Add(bytes.Repeat([]byte{0}, 100000), 1000)
+	f.Add([]byte(strings.Repeat("κόσμε😀", 10000)), 100000)
+	f.Add([]byte(strings.Repeat("€", 10000)+"\xe2\x82"), 100000)
+	f.Add(append([]byte("€€\xff"), bytes.Repeat([]byte{'a'}, 100000)...), 1000)
+	f.Add([]byte("ab\xff"), 2)
 	f.Fuzz(func(t *testing.T, b []byte, limit int) {
 		if limit < 0 {
 			limit = -limit
 		}
 		limit %= 1 << 20
 		z := compress(nil, b, flate.BestSpeed)
-		out, err := decompress(nil, z, limit)
+		var s, ref utf8State
+		var want *CloseError
+		switch {
+		case !ref.valid(b[:min(len(b), limit)]):
+			want = errNotUTF8
+		case len(b) > limit:
+			want = errTooBig
+		}
+		text, err := decompress(nil, z, limit, &s)
+		if err != want || want == nil && (!bytes.Equal(text, b) || s.complete() != utf8.Valid(b)) {
+			t.Fatalf("%q as text, limit %d: %d bytes, %v, complete %v; want %v", b, limit, len(text), err, s.complete(), want)
+		}
+		out, err := decompress(nil, z, limit, nil)
 		switch {
 		case len(b) > limit && err != errTooBig:
 			t.Fatalf("%d bytes inflated within a limit of %d: %v", len(b), limit, err)
@@ -110,7 +128,7 @@ func FuzzDeflate(f *testing.F) {
 			t.Fatalf("inflated %d bytes for a limit of %d", len(out), limit)
 		}
 		// Arbitrary input: an error or output, within the limit.
-		out, _ = decompress(nil, b, limit)
+		out, _ = decompress(nil, b, limit, nil)
 		if len(out) > limit+1 {
 			t.Fatalf("inflated %d bytes of garbage for a limit of %d", len(out), limit)
 		}

@@ -657,6 +657,21 @@ func TestCompressionRaw(t *testing.T) {
 		}, 1002},
 		{"RSV1 on a control frame", func(c *rawConn) { c.frame(0xC9, nil, false) }, 1002},
 		{"compressed invalid UTF-8", func(c *rawConn) { c.frame(0xC1, deflated(t, []byte{'a', 0xff}), false) }, 1007},
+		{"compressed invalid UTF-8 in fragments", func(c *rawConn) {
+			z := deflated(t, append(bytes.Repeat([]byte("€"), 3000), 0xe2, 0x82, 'a'))
+			c.frame(0x41, z[:len(z)/2], false)
+			c.frame(0x80, z[len(z)/2:], false)
+		}, 1007},
+		// The text is checked as it is inflated: its first bad byte fails
+		// it, before the bytes that would take it past the limit.
+		{"compressed invalid UTF-8, then past the limit", func(c *rawConn) {
+			c.frame(0xC1, deflated(t, append([]byte{'a', 0xff}, make([]byte, 100000)...)), false)
+		}, 1007},
+		{"compressed invalid UTF-8 in fragments, then past the limit", func(c *rawConn) {
+			z := deflated(t, append([]byte("\xf0\x9f\x98"), make([]byte, 100000)...))
+			c.frame(0x41, z[:10], false)
+			c.frame(0x80, z[10:], false)
+		}, 1007},
 		{"not deflate data", func(c *rawConn) { c.frame(0xC1, []byte{0xff, 0xff, 0xff, 0xff}, false) }, 1007},
 		{"inflates past the limit", func(c *rawConn) { c.frame(0xC2, deflated(t, make([]byte, 100000)), false) }, 1009},
 		{"compressed frame past its bound", func(c *rawConn) { c.frame(0xC2, make([]byte, 10000+10000/8+257), false) }, 1009},
