@@ -319,10 +319,15 @@ func TestProtocolErrors(t *testing.T) {
 		{"unmasked", func(c *rawConn) { c.frame(0x81, []byte("hi"), true) }, 1002},
 		{"rsv1 without deflate", func(c *rawConn) { c.frame(0xC1, []byte("hi"), false) }, 1002},
 		{"rsv2", func(c *rawConn) { c.frame(0xA1, []byte("hi"), false) }, 1002},
+		{"rsv3", func(c *rawConn) { c.frame(0x91, []byte("hi"), false) }, 1002},
+		{"rsv1 on a ping without deflate", func(c *rawConn) { c.frame(0xC9, nil, false) }, 1002},
 		{"reserved opcode 3", func(c *rawConn) { c.frame(0x83, nil, false) }, 1002},
 		{"reserved opcode B", func(c *rawConn) { c.frame(0x8B, nil, false) }, 1002},
 		{"fragmented ping", func(c *rawConn) { c.frame(0x09, []byte("x"), false) }, 1002},
 		{"ping over 125", func(c *rawConn) { c.frame(0x89, long, false) }, 1002},
+		{"fragmented close", func(c *rawConn) { c.frame(0x08, []byte{0x03, 0xe8}, false) }, 1002},
+		{"close over 125", func(c *rawConn) { c.frame(0x88, append([]byte{0x03, 0xe8}, long...), false) }, 1002},
+		{"pong over 125", func(c *rawConn) { c.frame(0x8A, long, false) }, 1002},
 		{"continuation first", func(c *rawConn) { c.frame(0x80, []byte("x"), false) }, 1002},
 		{"new message in fragmented", func(c *rawConn) {
 			c.frame(0x01, []byte("a"), false)
@@ -656,6 +661,9 @@ func TestCompressionRaw(t *testing.T) {
 			c.frame(0xC0, deflated(t, []byte("cd")), false)
 		}, 1002},
 		{"RSV1 on a control frame", func(c *rawConn) { c.frame(0xC9, nil, false) }, 1002},
+		{"RSV1 on a close frame", func(c *rawConn) { c.frame(0xC8, []byte{0x03, 0xe8}, false) }, 1002},
+		{"RSV2 with deflate", func(c *rawConn) { c.frame(0xE1, deflated(t, []byte("ab")), false) }, 1002},
+		{"RSV3 with deflate", func(c *rawConn) { c.frame(0x91, []byte("ab"), false) }, 1002},
 		{"compressed invalid UTF-8", func(c *rawConn) { c.frame(0xC1, deflated(t, []byte{'a', 0xff}), false) }, 1007},
 		{"compressed invalid UTF-8 in fragments", func(c *rawConn) {
 			z := deflated(t, append(bytes.Repeat([]byte("€"), 3000), 0xe2, 0x82, 'a'))
