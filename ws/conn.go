@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/evloop/evloop"
 	"github.com/evloop/evloop/internal/workpool"
@@ -631,13 +632,20 @@ func (wc *Conn) Ping(payload []byte) error {
 
 // Close starts the close handshake with code and reason: the close frame
 // goes out, and the connection closes when the peer answers, or after
-// Options.CloseTimeout.
+// Options.CloseTimeout. A reason longer than a control frame holds (123
+// bytes) is cut at a character boundary. It fails, sending nothing, for a
+// code a close frame may not carry (below 1000, 1004, 1005, 1006, 1015
+// to 2999, 5000 and above) or a reason that is not UTF-8 (RFC 6455
+// sections 5.5.1 and 7.4).
 func (wc *Conn) Close(code int, reason string) error {
 	if wc.flags&fCloseSent != 0 || wc.c.Closed() {
 		return ErrClosed
 	}
 	if !validCloseCode(code) {
 		return errors.New("websocket: invalid close code")
+	}
+	if !utf8.ValidString(reason) {
+		return errors.New("websocket: close reason is not UTF-8")
 	}
 	wc.flags |= fCloseSent
 	wc.closeErr = &CloseError{Code: code, Reason: reason}

@@ -185,6 +185,46 @@ func TestDialCloseHandshake(t *testing.T) {
 	}
 }
 
+// Close refuses, sending nothing, a code a close frame may not carry and
+// a reason that is not UTF-8; a reason too long for a control frame is
+// cut at a character boundary.
+func TestCloseArguments(t *testing.T) {
+	srvSide := &echo{}
+	addr := serve(t, srvSide, nil)
+	d := newDialer(t)
+	r := newRecorder()
+	c := dial(t, d, "ws://"+addr+"/fast", r, nil)
+	closeOn := func(code int, reason string) error {
+		errc := make(chan error, 1)
+		c.Submit(func() { errc <- c.Close(code, reason) })
+		return <-errc
+	}
+	for _, tc := range []struct {
+		code   int
+		reason string
+	}{
+		{0, ""}, {999, ""}, {1004, ""}, {ws.CloseNoStatus, ""}, {ws.CloseAbnormal, ""}, {1015, ""},
+		{1016, ""}, {2999, ""}, {5000, ""},
+		{ws.CloseNormal, "\xff"}, {ws.CloseNormal, "bye \xe2\x82"}, {4000, "\xed\xa0\x80"},
+	} {
+		if err := closeOn(tc.code, tc.reason); err == nil {
+			t.Fatalf("Close(%d, %q) = nil; want an error", tc.code, tc.reason)
+		}
+	}
+	c.Send(ws.Text, []byte("still open"))
+	if m := r.message(t); m.data != "still open" {
+		t.Fatalf("echo after the refused closes: %q", m.data)
+	}
+	long := strings.Repeat("€", 50) // 150 bytes
+	if err := closeOn(4000, long); err != nil {
+		t.Fatalf("Close(4000, 150 bytes) = %v", err)
+	}
+	if ce := srvSide.nextClose(t, 0); ce.Code != 4000 || ce.Reason != long[:123] {
+		t.Fatalf("server's OnClose: %v; want 4000 and the reason's first 41 characters", ce)
+	}
+	r.closeCode(t, 4000)
+}
+
 // A client's messages past MaxMessageSize fail with 1009; its Workers
 // deliver in order; its Group broadcasts reach it masked.
 func TestDialOptions(t *testing.T) {
