@@ -117,6 +117,11 @@ func (o *Options) workers() *workpool.Pool {
 // ErrClosed is returned by writes after the close handshake began.
 var ErrClosed = errors.New("websocket: connection closed")
 
+// errNotMessage is what WriteMessage and Send return for an opcode that
+// is not a message's: control frames are sent by Ping and Close, and
+// continuation and reserved opcodes never.
+var errNotMessage = errors.New("websocket: a message's opcode is Text or Binary")
+
 // flags of a Conn.
 const (
 	fInFrame    uint8 = 1 << iota // reading a data frame's payload
@@ -551,10 +556,15 @@ func (wc *Conn) payClose() {
 	}
 }
 
-// WriteMessage sends a message, compressed if permessage-deflate was
-// negotiated and it is long enough. data is copied. It fails with
-// ErrClosed once the close handshake began.
+// WriteMessage sends a message, Text or Binary, compressed if
+// permessage-deflate was negotiated and it is long enough. data is
+// copied. It fails for another opcode, sending nothing (control frames
+// are sent by Ping and Close), and with ErrClosed once the close
+// handshake began.
 func (wc *Conn) WriteMessage(op Opcode, data []byte) error {
+	if op != Text && op != Binary {
+		return errNotMessage
+	}
 	if wc.flags&fCloseSent != 0 || wc.c.Closed() {
 		return ErrClosed
 	}
@@ -654,18 +664,22 @@ func (wc *Conn) Close(code int, reason string) error {
 	return nil
 }
 
-// Send sends a message from any goroutine: it is framed (and compressed)
-// on the caller's goroutine, then queued on the loop. data is copied.
-// Messages sent by one goroutine go out in order. It fails with ErrClosed
-// once the server's loops have stopped; otherwise the loop takes the
-// message later, and what happens to it there cannot be returned: a
-// message sent once this side sent its close frame, after which no message
-// may follow (RFC 6455 section 5.5.1), or once the connection closed, is
-// dropped; one that does not fit in the outbound queue closes the
-// connection, after the messages queued before it (the peer would
-// otherwise get a stream with one missing), and OnClose follows. A sender
-// that must know uses WriteMessage on the loop (Submit).
+// Send sends a message, Text or Binary, from any goroutine: it is framed
+// (and compressed) on the caller's goroutine, then queued on the loop.
+// data is copied. Messages sent by one goroutine go out in order. It
+// fails for another opcode, sending nothing, and with ErrClosed once the
+// server's loops have stopped; otherwise the loop takes the message
+// later, and what happens to it there cannot be returned: a message sent
+// once this side sent its close frame, after which no message may follow
+// (RFC 6455 section 5.5.1), or once the connection closed, is dropped;
+// one that does not fit in the outbound queue closes the connection,
+// after the messages queued before it (the peer would otherwise get a
+// stream with one missing), and OnClose follows. A sender that must know
+// uses WriteMessage on the loop (Submit).
 func (wc *Conn) Send(op Opcode, data []byte) error {
+	if op != Text && op != Binary {
+		return errNotMessage
+	}
 	var mask *[4]byte
 	if wc.client {
 		m := newMask()

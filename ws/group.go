@@ -69,8 +69,11 @@ func (g *Group) Remove(c *Conn) {
 // as Send closes it: its peer would otherwise get a stream with one
 // missing. done, if not nil, is called once every loop has queued it (on
 // the last loop to do so, or before Broadcast returns if the group is
-// empty).
+// empty). op must be Text or Binary: Broadcast panics for another.
 func (g *Group) Broadcast(op Opcode, data []byte, o *Options, done func()) {
+	if op != Text && op != Binary {
+		panic("ws: Broadcast of a " + op.String() + " opcode, not a message's")
+	}
 	if o == nil {
 		o = &zeroOptions
 	}

@@ -157,3 +157,37 @@ func TestSendOutboundFullCloses(t *testing.T) {
 	c.nc.Close() // the server waits for this EOF, a second at most
 	recv(t, b.closed, "OnClose")
 }
+
+// A message is Text or Binary: WriteMessage and Send refuse another
+// opcode, sending nothing (a ping written as a message of 200 bytes, and
+// compressed, would be a control frame past 125 bytes with RSV1 set), and
+// Broadcast panics.
+func TestWriteOpcodes(t *testing.T) {
+	addr := serve(t, &echo{}, &ws.Options{Compression: true})
+	d := newDialer(t)
+	r := newRecorder()
+	c := dial(t, d, "ws://"+addr+"/fast", r, &ws.Options{Compression: true, CompressionThreshold: 1})
+	data := bytes.Repeat([]byte("p"), 200)
+	for _, op := range []ws.Opcode{ws.Continuation, ws.CloseFrame, ws.Ping, ws.Pong, 3, 0xB} {
+		errc := make(chan error, 1)
+		c.Submit(func() { errc <- c.WriteMessage(op, data) })
+		if err := <-errc; err == nil {
+			t.Fatalf("WriteMessage(%v) = nil; want an error", op)
+		}
+		if err := c.Send(op, data); err == nil {
+			t.Fatalf("Send(%v) = nil; want an error", op)
+		}
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("Broadcast(ping) did not panic")
+			}
+		}()
+		(&ws.Group{}).Broadcast(ws.Ping, data, nil, nil)
+	}()
+	c.Send(ws.Text, []byte("still open"))
+	if m := r.message(t); m.data != "still open" {
+		t.Fatalf("echo after the refused writes: %q", m.data)
+	}
+}
