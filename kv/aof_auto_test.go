@@ -293,9 +293,8 @@ func TestRewriteWithLogOff(t *testing.T) {
 	for range 20000 {
 		rc.read()
 	}
-	rc.send("BGREWRITEAOF")
-	rc.send("CONFIG", "SET", "appendonly", "yes")
-	rc.send("SET", "c", "3")
+	// The log turned on while the rewrite runs.
+	rc.sendTogether([]string{"BGREWRITEAOF"}, []string{"CONFIG", "SET", "appendonly", "yes"}, []string{"SET", "c", "3"})
 	for _, want := range []string{"+Background append only file rewriting started\r\n", "+OK\r\n", "+OK\r\n"} {
 		if got := rc.read(); got != want {
 			t.Fatalf("reply %q; want %q", got, want)
@@ -341,8 +340,7 @@ func TestShutdownDuringRewrite(t *testing.T) {
 		s, addr := startServer(t, Config{Dir: t.TempDir()})
 		rc := dialRaw(t, addr)
 		rc.do("SET", "a", "1")
-		rc.send(tc.start...)
-		rc.send(tc.shutdown...) // in the same read: the rewrite has not ended
+		rc.sendTogether(tc.start, tc.shutdown) // the rewrite has not ended at the SHUTDOWN
 		rc.read()
 		if tc.want != "" {
 			if got := rc.read(); got != tc.want {
@@ -379,8 +377,7 @@ func TestSwapDBDuringRewrite(t *testing.T) {
 	rc := dialRaw(t, addr)
 	rc.do("SELECT", "1")
 	rc.do("SET", "only1", "x")
-	rc.send("BGREWRITEAOF")
-	rc.send("SWAPDB", "0", "1")
+	rc.sendTogether([]string{"BGREWRITEAOF"}, []string{"SWAPDB", "0", "1"}) // while it runs
 	for _, want := range []string{"+Background append only file rewriting started\r\n", "+OK\r\n"} {
 		if got := rc.read(); got != want {
 			t.Fatalf("reply %q; want %q", got, want)

@@ -95,12 +95,22 @@ func dialRaw(t testing.TB, addr string) *rawConn {
 // send writes a command.
 func (rc *rawConn) send(args ...string) {
 	rc.t.Helper()
-	bs := make([][]byte, len(args))
-	for i, a := range args {
-		bs[i] = []byte(a)
-	}
+	rc.sendTogether(args)
+}
+
+// sendTogether writes commands in one write, so that the server reads
+// them at once and runs them one after the other, nothing of its own
+// (a rewrite's end, a timer) between them.
+func (rc *rawConn) sendTogether(cmds ...[]string) {
+	rc.t.Helper()
 	rc.w.Reset()
-	rc.w.Command(bs...)
+	for _, args := range cmds {
+		bs := make([][]byte, len(args))
+		for i, a := range args {
+			bs[i] = []byte(a)
+		}
+		rc.w.Command(bs...)
+	}
 	if _, err := rc.c.Write(rc.w.Buf); err != nil {
 		rc.t.Fatalf("write: %v", err)
 	}
