@@ -67,7 +67,14 @@ const (
 	inHead                // a head is arriving: ReadHeaderTimeout
 	inBody                // a body is arriving: ReadTimeout
 	handling              // a handler has the request: no timeout
+	// sending: waiting for a request while a pooled handler's answer is
+	// still going out under its write deadline, which bounds it
+	// (stdRequest.sent starts IdleTimeout once it is written).
+	sending
 )
+
+// arriving reports whether a request is arriving: its head or its body.
+func (hc *conn) arriving() bool { return hc.phase == inHead || hc.phase == inBody }
 
 // chunkDrop is a connection's state while it drops the rest of a chunked
 // body a pooled handler left unread: the body's decoder, and the
@@ -149,7 +156,9 @@ func (hc *conn) serve() {
 				hc.close()
 				return
 			}
-			hc.enter(idle)
+			if hc.phase != sending {
+				hc.enter(idle)
+			}
 			return
 		case hc.need > len(in):
 			hc.waitBody()
@@ -613,7 +622,7 @@ func (hc *conn) enter(p phase) {
 // switchPhase is enter's change of phase: the timeout of the new one.
 func (hc *conn) switchPhase(p phase) {
 	ls := hc.ls
-	if hc.phase == idle || hc.phase == handling {
+	if !hc.arriving() {
 		hc.began = ls.now // a request begins (with ReadTimeout's wait)
 	}
 	hc.phase = p

@@ -23,10 +23,11 @@ import (
 // that a deadline already passed fails the call at once, and a read or
 // write that waits for the client wakes at the deadline (a runtime timer
 // while it waits). The loop acts on them too, for the bytes of an answer
-// it holds for a client that does not read, and to stop reading a body
-// whose Read failed: a request with a deadline is in its loop's list of
-// deadlines, in deadline order, checked every tick (tickEvery) with the
-// server's timeouts.
+// it holds for a client that does not read (also once the handler
+// returned, until they are written: stdRequest.sent), and to stop reading
+// a body whose Read failed: a request with a deadline is in its loop's
+// list of deadlines, in deadline order, checked every tick (tickEvery)
+// with the server's timeouts.
 
 // SetReadDeadline sets the deadline for reading the request's body: a
 // Read past it (or blocked when it passes) fails with an error that is a
@@ -139,6 +140,13 @@ func (sr *stdRequest) schedule() {
 // is not under way is failed by the handler's own check when it reads or
 // writes next, unless it set a later deadline meanwhile.
 func (sr *stdRequest) deadlinePassed(now int64) {
+	if sr.sending {
+		// The handler returned, and the write deadline passed with some of
+		// its answer unwritten: as net/http's server's write of it fails,
+		// no more of it goes out (sent runs as the queue is dropped).
+		sr.c.Abort()
+		return
+	}
 	if sr.readAt != 0 && sr.readAt <= now {
 		sr.readAt = 0
 		sr.readExpired()

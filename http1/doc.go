@@ -40,12 +40,16 @@
 // it may extend past it. Past the write deadline (Server.WriteTimeout,
 // unless the handler sets its own), writes and flushes fail alike, one
 // blocked on a client that does not read returns, and the connection is
-// reset once the handler returns. A zero time clears a deadline. As with
-// a net.Conn's, a deadline that passes while the handler neither reads nor
-// writes (nor has answer bytes waiting on the client) fails nothing, and a
-// later one replaces it (a Server-Sent Events handler that sets one
-// before each event); once a read or write has failed on it, it stays
-// passed.
+// reset once the handler returns. What of its answer is still queued when
+// the handler returns, for a client slow to read, must be written by the
+// deadline too, as net/http's server's last writes of it must: the
+// connection is reset when it passes with some of it unwritten, and
+// IdleTimeout starts once it is all written. A zero time clears a
+// deadline. As with a net.Conn's, a deadline that passes while the handler
+// neither reads nor writes (nor has answer bytes waiting on the client)
+// fails nothing, and a later one replaces it (a Server-Sent Events handler
+// that sets one before each event); once a read or write has failed on it,
+// it stays passed.
 //
 // A body a pooled handler leaves unread is dropped to reach the next
 // request when at most 256 KiB of it is left (counting what arrived and

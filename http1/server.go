@@ -66,13 +66,16 @@ type Server struct {
 	ReadTimeout time.Duration
 	// WriteTimeout bounds the time from the end of a request's head to
 	// the end of its pooled handler's answer, as net/http's does: a write
-	// past it fails, and the connection is reset (default: none). A
-	// handler may move it with http.ResponseController's
-	// SetWriteDeadline. A fast handler's answer is queued at once, so it
-	// does not apply there.
+	// past it fails, and the connection is reset (default: none), as it
+	// is when it passes with some of the answer still queued after the
+	// handler returned. A handler may move it with
+	// http.ResponseController's SetWriteDeadline. A fast handler's answer
+	// is queued at once, so it does not apply there.
 	WriteTimeout time.Duration
 	// IdleTimeout bounds how long a kept-alive connection waits for its
-	// next request (default 2 minutes; negative: forever).
+	// next request (default 2 minutes; negative: forever), from the end
+	// of the previous answer: from when it is all written if it has a
+	// write deadline, else from when its handler returned.
 	IdleTimeout time.Duration
 	// Timeouts are checked ten times a second: one fires up to 0.2 s late.
 
@@ -278,7 +281,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 						c.Close()
 					case x.holds():
 						x.close() // its answer goes now, without waiting for the body's end
-					case !x.awaited && x.std == nil && !x.dropping() && (x.phase == inHead || x.phase == inBody):
+					case !x.awaited && x.std == nil && !x.dropping() && x.arriving():
 						// A request arriving: it is answered (with
 						// Connection: close), then the connection closes,
 						// unless its timeout or ctx comes first.

@@ -26,6 +26,7 @@ import (
 // finished.
 type stdRequest struct {
 	hc      *conn // loop
+	ls      *loopState
 	c       *evloop.Conn
 	s       *Server
 	h       http.Handler
@@ -50,6 +51,9 @@ type stdRequest struct {
 	readAt, writeAt, at int64
 	prevDL, nextDL      *stdRequest
 	listed              bool
+	// sending: the handler returned with some of its answer still queued,
+	// and the write deadline bounds it (see sent).
+	sending bool
 }
 
 // startStd hands req to h on the worker pool. The loop stops serving the
@@ -57,7 +61,7 @@ type stdRequest struct {
 func (hc *conn) startStd(h http.Handler, req *Request) {
 	hc.ls.flushOut() // the pooled handler's answer goes after them
 	s := hc.ls.s
-	sr := &stdRequest{hc: hc, c: hc.c, s: s, h: h, keep: req.KeepAlive, upgrade: req.Upgrade}
+	sr := &stdRequest{hc: hc, ls: hc.ls, c: hc.c, s: s, h: h, keep: req.KeepAlive, upgrade: req.Upgrade}
 	sr.local, sr.remote = hc.c.LocalAddr(), hc.c.RemoteAddr()
 	r, err := hc.newRequest(req, sr.remote)
 	if err != nil {
@@ -86,7 +90,7 @@ func (hc *conn) startStd(h http.Handler, req *Request) {
 			// For the handler's own check: from the request's first
 			// bytes, as the loop counts it.
 			start := hc.ls.start.Add(time.Duration(hc.began) * tickEvery)
-			if hc.phase == idle || hc.phase == handling {
+			if !hc.arriving() {
 				start = time.Now() // the head came in one read
 			}
 			sr.body.deadline = start.Add(d)
@@ -376,10 +380,18 @@ func (sr *stdRequest) finished() {
 	}
 	hc.std = nil
 	hc.ls.deadlines.remove(sr)
-	switch {
-	case w.aborted || w.pastDeadline():
+	if w.aborted || w.pastDeadline() {
 		c.Abort() // a timed-out answer cannot be completed: as net/http, no more of it
 		return
+	}
+	if w.proto == nil && sr.writeAt != 0 && w.queued() > 0 {
+		// What is still queued of the answer goes out within the write
+		// deadline, as net/http's server's last writes of it must.
+		sr.sending = true
+		sr.readAt = 0 // the handler is done with the body
+		hc.ls.deadlines.add(sr)
+	}
+	switch {
 	case w.failed() != nil:
 		// Some of the answer was refused (the outbound queue was full):
 		// what went before it goes out, then the connection ends, as
@@ -437,9 +449,28 @@ func (sr *stdRequest) finished() {
 	} else if !hc.sendHeld(held, true) {
 		hc.close()
 		return
+	} else if sr.sending {
+		hc.enter(sending) // no IdleTimeout until the answer is written
 	}
 	c.ResumeReading()
 	hc.serve()
+}
+
+// sent runs once the last of the answer's bytes still queued when the
+// handler returned was written, or dropped with the connection: the write
+// deadline no longer applies, and a connection waiting for its next
+// request gets IdleTimeout from now, as net/http's server waits for the
+// next request once the answer is written.
+func (sr *stdRequest) sent() {
+	sr.sending = false
+	sr.ls.deadlines.remove(sr)
+	hc := sr.hc
+	if sr.c.Closed() || sr.c.Context() != hc {
+		return // closed, or switched to another protocol (hc is not its state)
+	}
+	if hc.phase == sending || hc.phase == idle && !hc.dropping() {
+		hc.enter(idle)
+	}
 }
 
 // bodyPipe carries a request's body from the loop to the handler, a
@@ -1160,11 +1191,23 @@ func (w *responseWriter) send(b []byte) {
 			w.err = err
 		}
 		w.cond.Broadcast()
+		left := w.inflight
 		w.mu.Unlock()
 		if cap(b) == writeBuffer {
 			putBuffer(b)
 		}
+		if left == 0 && w.sr.sending {
+			w.sr.sent()
+		}
 	})
+}
+
+// queued returns how many of the answer's bytes handed to the loop are not
+// yet written.
+func (w *responseWriter) queued() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.inflight
 }
 
 // awaitInflight waits, lock held, until at most limit bytes are in flight,

@@ -1,0 +1,139 @@
+//go:build unix
+
+package http1_test
+
+import (
+	"bytes"
+	"cmp"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/evloop/evloop/http1"
+	"golang.org/x/sys/unix"
+)
+
+// queuedSize is an answer longer than the sockets' buffers hold (those of
+// serveQueued's servers and of dialNotReading's clients), and within what
+// a pooled handler may leave queued on the loop when it returns (256 KiB
+// beyond them): its rest waits for the client in the server's queue.
+const queuedSize = 240 << 10
+
+// serveQueued serves h beside net/http with small send buffers and the
+// write and idle timeouts given.
+func serveQueued(t *testing.T, h http.Handler, write, idle time.Duration) []twin {
+	t.Helper()
+	const sendBuffer = 16 << 10
+	return serveTwins(t, h, func(s *http1.Server) {
+		s.WriteTimeout, s.IdleTimeout = write, idle
+		s.Engine.SendBuffer = sendBuffer
+	}, func(s *http.Server) {
+		s.WriteTimeout, s.IdleTimeout = write, idle
+		s.ConnState = func(nc net.Conn, state http.ConnState) {
+			if state == http.StateNew {
+				nc.(*net.TCPConn).SetWriteBuffer(sendBuffer)
+			}
+		}
+	})
+}
+
+// dialNotReading dials addr for a client that reads nothing for a while:
+// its receive buffer is small, so that a long answer soon waits on the
+// server (not too small: once the client reads, the rest must come
+// quickly, not at the pace of the sender's zero-window probes).
+func dialNotReading(t *testing.T, addr string) *rawConn {
+	t.Helper()
+	c := dialRaw(t, addr)
+	if err := c.nc.(*net.TCPConn).SetReadBuffer(32 << 10); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// waitReset waits until the server resets the connection, as the socket's
+// pending error (SO_ERROR) tells without reading what is unread, or until d
+// has passed.
+func (c *rawConn) waitReset(d time.Duration) {
+	c.t.Helper()
+	rc, err := c.nc.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	pending := func() (soErr int, err error) {
+		cerr := rc.Control(func(fd uintptr) {
+			soErr, err = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_ERROR)
+		})
+		return soErr, cmp.Or(cerr, err)
+	}
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if soErr, err := pending(); soErr != 0 || err != nil {
+			return
+		}
+	}
+}
+
+// What is still queued of a pooled handler's answer when the handler
+// returns must go out within the write deadline, as the whole answer must
+// for net/http's server: a client that does not read never gets it all,
+// once WriteTimeout has passed, however long IdleTimeout.
+func TestStdWriteTimeoutBoundsQueuedAnswer(t *testing.T) {
+	wrote := make(chan error, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(queuedSize))
+		_, err := w.Write(bytes.Repeat([]byte("x"), queuedSize))
+		wrote <- err
+	})
+	for _, s := range serveQueued(t, h, 300*time.Millisecond, time.Minute) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialNotReading(t, s.addr)
+			c.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+			if err := recvErr(t, wrote); err == nil {
+				// The handler returned with the rest of its answer
+				// queued (net/http's Write fails on the deadline): the
+				// server gives up on it by itself.
+				c.waitReset(5 * time.Second)
+			}
+			resp, err := http.ReadResponse(c.br, nil)
+			if err == nil {
+				var n int64
+				n, err = io.Copy(io.Discard, resp.Body)
+				if err == nil {
+					t.Fatalf("the whole answer (%d bytes) came, read after WriteTimeout passed", n)
+				}
+			}
+		})
+	}
+}
+
+// A connection whose pooled answer goes out, within its write deadline,
+// to a client slow to read it does not wait for a request meanwhile:
+// IdleTimeout starts once the answer is written, as with net/http's
+// server, which waits for the next request once the answer is. A request
+// sent while the answer waits on the client is answered.
+func TestStdIdleTimeoutAfterQueuedAnswer(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/big" {
+			w.Write(bytes.Repeat([]byte("x"), queuedSize))
+			return
+		}
+		io.WriteString(w, "next")
+	})
+	const idle = 200 * time.Millisecond
+	for _, s := range serveQueued(t, h, time.Minute, idle) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialNotReading(t, s.addr)
+			c.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+			time.Sleep(5 * idle) // the answer waits on the client past IdleTimeout
+			c.send("GET /next HTTP/1.1\r\nHost: x\r\n\r\n")
+			if _, body := c.read("GET"); len(body) != queuedSize {
+				t.Fatalf("first answer: %d bytes; want %d", len(body), queuedSize)
+			}
+			if _, body := c.read("GET"); body != "next" {
+				t.Fatalf("next answer %q; want %q", body, "next")
+			}
+		})
+	}
+}
