@@ -37,7 +37,8 @@ type conn struct {
 	std *stdRequest // a request a pooled handler is answering
 
 	// discard counts body bytes still to drop after a pooled handler
-	// returned without reading its body; drop is there if it is chunked.
+	// returned without reading its body, or after the server's own answer
+	// (answerOwnEarly); drop is there if it is chunked.
 	discard int64
 	drop    *chunkDrop
 
@@ -77,9 +78,9 @@ const (
 func (hc *conn) arriving() bool { return hc.phase == inHead || hc.phase == inBody }
 
 // chunkDrop is a connection's state while it drops the rest of a chunked
-// body a pooled handler left unread: the body's decoder, and the
-// handler's answer if it waits for the body's end
-// (responseWriter.holdForBody).
+// body a pooled handler left unread, or the server's own answer did not
+// need: the body's decoder, and the handler's answer if it waits for the
+// body's end (responseWriter.holdForBody).
 type chunkDrop struct {
 	dec  *ChunkedDecoder
 	held *responseWriter
@@ -375,24 +376,26 @@ func (hc *conn) dispatch(req *Request, in []byte, n int) bool {
 // body with 100 Continue and wait for it. The body is dropped to reach
 // the next request, as net/http's server drops one its handler left
 // unread: up to 256 KiB of it, within ReadTimeout of the request's start
-// (IdleTimeout without one). The connection closes after the answer if
-// more is to come, if the client waits for 100 Continue before it sends
-// the body (it may never send it), or if a chunked body has not all
-// arrived (its length is not known when the answer goes out). It reports
-// whether serve goes on.
+// (IdleTimeout without one); a chunked body through its decoder, as it
+// arrives. The connection closes after the answer if more is to come (a
+// chunked body that goes on past 256 KiB, or whose framing is bad, closes
+// it when that is found, after an answer that may have said it stays
+// open), or if the client waits for 100 Continue before it sends the
+// body (it may never send it). It reports whether serve goes on.
 func (hc *conn) answerOwnEarly(req *Request, n int, here int64, status int, allowed string) bool {
 	hc.c.Discard(n)
 	hc.need, hc.cont = 0, false
 	keep := req.KeepAlive && !hc.ls.shuttingDown && !req.Expect100
 	if req.Chunked {
+		// What has arrived is dropped now, so that the answer's head says
+		// whether the connection stays when that is known already; serve
+		// drops the rest.
 		hc.drop, hc.discard = &chunkDrop{dec: new(ChunkedDecoder)}, maxDiscard
-		keep = hc.discardBody() && keep // all here: dropped
+		_, ok := hc.dropChunks()
+		keep = keep && ok
 	} else {
 		keep = keep && req.ContentLength-here <= maxDiscard
 		hc.discard = req.ContentLength
-	}
-	if hc.c.Closed() {
-		return false // malformed chunks: discardBody closed it
 	}
 	if hc.ls.s.ReadTimeout > 0 {
 		hc.enter(inBody)
@@ -526,38 +529,51 @@ var continueResponse = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 // which may be 0 with the end still to come).
 func (hc *conn) dropping() bool { return hc.discard != 0 || hc.drop != nil }
 
-// discardBody drops the body a pooled handler left unread. It reports
-// whether the next request may be read.
+// discardBody drops the body a pooled handler left unread, or the
+// server's own answer did not need. It reports whether the next request
+// may be read.
 func (hc *conn) discardBody() bool {
-	c := hc.c
-	in, _ := c.Peek(0)
-	if d := hc.drop; d != nil {
-		for len(in) > 0 && !d.dec.Done() {
-			data, n, err := d.dec.Decode(in)
-			if err != nil && !errors.Is(err, ErrIncomplete) {
-				hc.close()
-				return false
-			}
-			c.Discard(n)
-			in = in[n:]
-			hc.discard -= int64(len(data))
-			if hc.discard < 0 {
-				hc.close() // too much left: net/http closes too
-				return false
-			}
-			if n == 0 {
-				break
-			}
+	if hc.drop != nil {
+		ended, ok := hc.dropChunks()
+		if !ok {
+			hc.close()
+			return false
 		}
-		if !d.dec.Done() {
+		if !ended {
 			return false
 		}
 		hc.drop, hc.discard = nil, 0
 		return true
 	}
+	c := hc.c
+	in, _ := c.Peek(0)
 	n := int64(c.Discard(int(min(hc.discard, int64(len(in))))))
 	hc.discard -= n
 	return hc.discard == 0
+}
+
+// dropChunks decodes and drops what has arrived of the chunked body
+// being dropped. It reports whether the body has ended, and ok false if
+// its framing is bad or it went on past what may still be dropped (the
+// connection must close, as net/http's does).
+func (hc *conn) dropChunks() (ended, ok bool) {
+	c, d := hc.c, hc.drop
+	in, _ := c.Peek(0)
+	for len(in) > 0 && !d.dec.Done() {
+		data, n, err := d.dec.Decode(in)
+		if err != nil && !errors.Is(err, ErrIncomplete) {
+			return false, false
+		}
+		c.Discard(n)
+		in = in[n:]
+		if hc.discard -= int64(len(data)); hc.discard < 0 {
+			return false, false
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return d.dec.Done(), true
 }
 
 // fail answers a request the server refuses with status, and closes.

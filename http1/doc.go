@@ -158,8 +158,10 @@
 // and keeps its connection only when it asked to, and no 1xx answer (RFC
 // 9110 section 15.2), which net/http's server sends it. The server's own
 // 404 and 405 go out before a body still to come, which is then dropped
-// as net/http's server drops an unread body (up to 256 KiB, the
-// connection kept); net/http's server reads it first, and so keeps a
-// connection whose chunked body arrives after the head, which here
-// closes (its length is unknown when the answer goes out).
+// as it arrives, as net/http's server drops an unread body (up to 256
+// KiB, the connection kept; past them, or malformed, the connection
+// closes); net/http's server reads it first, so that its answer's head
+// says "Connection: close" when the connection will not be kept, where
+// here a chunked body found too long or malformed after the answer went
+// closes a connection the answer did not say would close.
 package http1

@@ -1,11 +1,13 @@
 package http1_test
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/evloop/evloop/http1"
 )
@@ -54,12 +56,11 @@ func TestRouteSubtreeForMethod(t *testing.T) {
 // come, nor ask for it with 100 Continue, nor refuse it as too long: they
 // go at once, and the body is dropped to reach the next request, as
 // net/http's server drops one its handler did not read: up to 256 KiB of
-// it. A longer one, one the client sends only after 100 Continue, or a
-// chunked one not all here (its length unknown) closes the connection
-// after the answer. Where the whole request comes at once, net/http's
-// server with a mux of the same routes answers alike; it answers only
-// after it has read the body (up to 256 KiB), and so keeps a connection
-// whose chunked body comes later.
+// it (a chunked one as it comes: TestOwnAnswerDropsChunkedBody). A longer
+// one, a malformed one, or one the client sends only after 100 Continue
+// closes the connection after the answer. Where the whole request comes
+// at once, net/http's server with a mux of the same routes answers alike;
+// it answers only after it has read the body (up to 256 KiB).
 func TestOwnAnswerSkipsBody(t *testing.T) {
 	ev := &http1.Server{MaxBodyBytes: 1 << 10}
 	ev.HandleFastFunc("GET /get", func(w *http1.Response, r *http1.Request) { w.WriteString("get") })
@@ -83,10 +84,11 @@ func TestOwnAnswerSkipsBody(t *testing.T) {
 		{"POST /none HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n" + strings.Repeat("a", 100), "", 404, true, true},
 		{"POST /none HTTP/1.1\r\nHost: x\r\nContent-Length: 2000\r\n\r\n" + strings.Repeat("a", 2000), "", 404, true, true},
 		{"POST /get HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked, "", 405, true, true},
+		{"POST /get HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n", "", 405, false, true},
 		{"POST /none HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n", "", 404, false, false},
 		{"POST /none HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n", strings.Repeat("a", 100), 404, true, false},
 		{"POST /none HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n", "", 404, false, false},
-		{"POST /get HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", "", 405, false, false},
+		{"POST /get HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", chunked, 405, true, false},
 	} {
 		servers := []twin{{"evloop", evAddr}}
 		if tc.both {
@@ -107,6 +109,117 @@ func TestOwnAnswerSkipsBody(t *testing.T) {
 			if _, resp, body := c.get("/get"); resp.StatusCode != 200 || body != "get" {
 				t.Fatalf("%s, %q: the next request: %d %q", tw.name, tc.head, resp.StatusCode, body)
 			}
+		}
+	}
+}
+
+// sendPieces writes pieces to c one at a time, a little apart, so that
+// the server reads them apart; it stops at the first failed write (the
+// server may close before the end). The returned channel closes when it
+// is done.
+func (c *rawConn) sendPieces(pieces ...string) <-chan struct{} {
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		for _, p := range pieces {
+			if _, err := io.WriteString(c.nc, p); err != nil {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	return sent
+}
+
+// chunks returns n chunks of size bytes each, chunked.
+func chunks(n, size int) []string {
+	chunk := fmt.Sprintf("%x\r\n%s\r\n", size, strings.Repeat("a", size))
+	pieces := make([]string, n)
+	for i := range pieces {
+		pieces[i] = chunk
+	}
+	return pieces
+}
+
+// The server's own answer (405 here) to a request whose chunked body is
+// still to come goes out at once, and the body is dropped as it arrives,
+// as net/http's server drops a body its handler left unread: the
+// connection is kept, for the next request, when the body ends within
+// 256 KiB, and closes after the answer when it goes on past them or its
+// framing is bad. net/http's server, with a mux of the same routes, reads
+// the body first and answers after it, alike but for its head's
+// "Connection: close" when it closes.
+func TestOwnAnswerDropsChunkedBody(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /get", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "get") })
+	twins := serveTwins(t, mux, func(s *http1.Server) {
+		s.Handler = nil
+		s.HandleFastFunc("GET /get", func(w *http1.Response, r *http1.Request) { w.WriteString("get") })
+	}, nil)
+	const head = "POST /get HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+	tests := []struct {
+		name   string
+		pieces []string // sent after head, apart
+		kept   bool
+	}{
+		{"small", []string{"5\r\nhello\r\n", "3\r\nab", "c\r\n", "0\r\n", "X-Sum: 1\r\n\r\n"}, true},
+		{"256 KiB", append(chunks(16, 16<<10), "0\r\n\r\n"), true},
+		{"past 256 KiB", append(chunks(17, 16<<10), "0\r\n\r\n"), false},
+		{"malformed size", []string{"5\r\nhello\r\n", "zz\r\nhello\r\n0\r\n\r\n"}, false},
+	}
+	for _, s := range twins {
+		t.Run(s.name, func(t *testing.T) {
+			for _, tc := range tests {
+				c := dialRaw(t, s.addr)
+				sent := c.sendPieces(append([]string{head}, tc.pieces...)...)
+				if resp, _ := c.read("POST"); resp.StatusCode != 405 || tc.kept && resp.Close {
+					t.Fatalf("%s: %d, close=%v; want 405, close=%v", tc.name, resp.StatusCode, resp.Close, !tc.kept)
+				}
+				<-sent
+				if !tc.kept {
+					c.closed()
+					continue
+				}
+				if _, resp, body := c.get("/get"); resp.StatusCode != 200 || body != "get" {
+					t.Fatalf("%s: the next request: %d %q; want 200 %q", tc.name, resp.StatusCode, body, "get")
+				}
+			}
+		})
+	}
+}
+
+// A fast route's chunked body arriving in pieces is read whole before its
+// handler runs, whether or not the handler looks at it (up to
+// MaxBodyBytes, past 256 KiB too): the connection is kept for the next
+// request. Bad framing is 400, and the connection closes.
+func TestFastChunkedBodyInPieces(t *testing.T) {
+	srv := &http1.Server{}
+	srv.HandleFastFunc("/fast", func(w *http1.Response, r *http1.Request) { w.WriteString("fast") })
+	addr := serve(t, srv)
+	const head = "POST /fast HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+	tests := []struct {
+		name   string
+		pieces []string
+		status int
+	}{
+		{"small", []string{"5\r\nhello\r\n", "3\r\nab", "c\r\n", "0\r\n\r\n"}, 200},
+		{"past 256 KiB", append(chunks(17, 16<<10), "0\r\n\r\n"), 200},
+		{"malformed size", []string{"5\r\nhello\r\n", "zz\r\nhello\r\n0\r\n\r\n"}, 400},
+	}
+	for _, tc := range tests {
+		c := dialRaw(t, addr)
+		sent := c.sendPieces(append([]string{head}, tc.pieces...)...)
+		resp, _ := c.read("POST")
+		<-sent
+		if resp.StatusCode != tc.status || resp.Close != (tc.status != 200) {
+			t.Fatalf("%s: %d, close=%v; want %d, close=%v", tc.name, resp.StatusCode, resp.Close, tc.status, tc.status != 200)
+		}
+		if tc.status != 200 {
+			c.closed()
+			continue
+		}
+		if _, resp, body := c.get("/fast"); resp.StatusCode != 200 || body != "fast" {
+			t.Fatalf("%s: the next request: %d %q; want 200 %q", tc.name, resp.StatusCode, body, "fast")
 		}
 	}
 }
