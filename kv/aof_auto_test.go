@@ -489,8 +489,9 @@ func TestFailedWriteAlwaysStops(t *testing.T) {
 	rc.do("SET", "a", "1")
 	other.do("SUBSCRIBE", "ch")
 	failLogWrites(t, s)
-	rc.send("SET", "b", "2")
-	rc.send("PUBLISH", "ch", "m")
+	// One write: the server closes the connection after the SET, and a
+	// write after that could fail.
+	rc.sendTogether([]string{"SET", "b", "2"}, []string{"PUBLISH", "ch", "m"})
 	for name, c := range map[string]*rawConn{"the writer": rc, "a subscriber": other} {
 		c.c.SetReadDeadline(time.Now().Add(5 * time.Second))
 		if n, err := c.r.Read(make([]byte, 64)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
