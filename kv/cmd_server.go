@@ -930,7 +930,7 @@ func (s *Server) writeCommandDocs(cm *command) {
 	s.w.BulkString("since")
 	s.w.BulkString(cm.since)
 	s.w.BulkString("group")
-	s.w.BulkString(cm.group)
+	s.w.BulkString(strings.ReplaceAll(cm.group, "_", "-")) // sorted_set is Redis's sorted-set
 	if len(cm.subs) > 0 {
 		s.w.BulkString("subcommands")
 		subs := make([]*command, 0, len(cm.subs))

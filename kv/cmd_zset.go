@@ -37,6 +37,11 @@ func init() {
 		cmd("zscan", -3, "readonly", 1, 1, 1, "sorted_set", "2.8.0", "Iterates over members and scores of a sorted set.", zscanCommand),
 		cmd("zunionstore", -4, "write denyoom movablekeys", 1, 1, 1, "sorted_set", "2.0.0", "Stores the union of multiple sorted sets in a key.", zunionstoreCommand),
 		cmd("zinterstore", -4, "write denyoom movablekeys", 1, 1, 1, "sorted_set", "2.0.0", "Stores the intersect of multiple sorted sets in a key.", zinterstoreCommand),
+		cmd("zdiffstore", -4, "write denyoom movablekeys", 1, 1, 1, "sorted_set", "6.2.0", "Stores the difference of multiple sorted sets in a key.", zdiffstoreCommand),
+		cmd("zunion", -3, "readonly movablekeys", 0, 0, 0, "sorted_set", "6.2.0", "Returns the union of multiple sorted sets.", zunionCommand),
+		cmd("zinter", -3, "readonly movablekeys", 0, 0, 0, "sorted_set", "6.2.0", "Returns the intersect of multiple sorted sets.", zinterCommand),
+		cmd("zdiff", -3, "readonly movablekeys", 0, 0, 0, "sorted_set", "6.2.0", "Returns the difference between multiple sorted sets.", zdiffCommand),
+		cmd("zintercard", -3, "readonly movablekeys", 0, 0, 0, "sorted_set", "7.0.0", "Returns the number of members of the intersect of multiple sorted sets.", zintercardCommand),
 	)
 }
 
@@ -975,11 +980,31 @@ func zscanCommand(s *Server, c *client, args [][]byte) {
 	s.replyScan(next, out)
 }
 
-func zunionstoreCommand(s *Server, c *client, args [][]byte) { zsetOpStore(s, c, args, false) }
-func zinterstoreCommand(s *Server, c *client, args [][]byte) { zsetOpStore(s, c, args, true) }
+// Operations of zsetOp.
+const (
+	zsetUnion = iota
+	zsetInter
+	zsetDiff
+)
 
-// zsetSource is an input of ZUNIONSTORE and ZINTERSTORE: a sorted set or
-// a set (whose members score 1).
+func zunionCommand(s *Server, c *client, args [][]byte) { zsetOp(s, c, args, nil, zsetUnion, false) }
+func zinterCommand(s *Server, c *client, args [][]byte) { zsetOp(s, c, args, nil, zsetInter, false) }
+func zdiffCommand(s *Server, c *client, args [][]byte)  { zsetOp(s, c, args, nil, zsetDiff, false) }
+func zintercardCommand(s *Server, c *client, args [][]byte) {
+	zsetOp(s, c, args, nil, zsetInter, true)
+}
+func zunionstoreCommand(s *Server, c *client, args [][]byte) {
+	zsetOp(s, c, args, args[1], zsetUnion, false)
+}
+func zinterstoreCommand(s *Server, c *client, args [][]byte) {
+	zsetOp(s, c, args, args[1], zsetInter, false)
+}
+func zdiffstoreCommand(s *Server, c *client, args [][]byte) {
+	zsetOp(s, c, args, args[1], zsetDiff, false)
+}
+
+// zsetSource is an input of ZUNION, ZINTER, ZDIFF and their kin: a sorted
+// set or a set (whose members score 1).
 type zsetSource struct {
 	z      *zset
 	s      *set
@@ -1006,21 +1031,19 @@ func (src *zsetSource) score(member []byte) (float64, bool) {
 	return 0, false
 }
 
-// each visits the members.
-func (src *zsetSource) each(fn func(member string, score float64)) {
+// each visits the members, until fn returns false.
+func (src *zsetSource) each(fn func(member string, score float64) bool) {
 	switch {
 	case src.z != nil:
-		for c := src.z.tree.first(); c.ok(); c.next() {
-			fn(c.member(), c.score())
+		for c := src.z.tree.first(); c.ok() && fn(c.member(), c.score()); c.next() {
 		}
 	case src.s != nil:
-		for i := range src.s.len() {
-			fn(src.s.at(i), 1)
+		for i := 0; i < src.s.len() && fn(src.s.at(i), 1); i++ {
 		}
 	}
 }
 
-// Aggregations of ZUNIONSTORE and ZINTERSTORE.
+// Aggregations of ZUNION and ZINTER.
 const (
 	aggSum = iota
 	aggMin
@@ -1045,33 +1068,42 @@ func aggregate(agg int, target *float64, v float64) {
 	}
 }
 
-func zsetOpStore(s *Server, c *client, args [][]byte, inter bool) {
-	name := "zunionstore"
-	if inter {
-		name = "zinterstore"
+// zsetOp is Redis's zunionInterDiffGenericCommand: ZUNION, ZINTER and
+// ZDIFF (op), which reply with the result, and, with dst, their STORE
+// forms, which store it there; with cardOnly, ZINTERCARD, which replies
+// with the size of the intersection, counted up to its LIMIT. The number
+// of keys follows dst, or the command's name.
+func zsetOp(s *Server, c *client, args [][]byte, dst []byte, op int, cardOnly bool) {
+	at := 1
+	if dst != nil {
+		at = 2
 	}
-	n, ok := parseInt(args[2])
+	n, ok := parseInt(args[at])
 	if !ok {
 		s.w.Error(errNotInt)
 		return
 	}
 	if n < 1 {
-		s.w.Error("ERR at least 1 input key is needed for '" + name + "' command")
+		s.w.Error("ERR at least 1 input key is needed for '" + strings.ToLower(string(args[0])) + "' command")
 		return
 	}
-	if n > int64(len(args)-3) {
+	if n > int64(len(args)-at-1) {
 		s.w.Error(errSyntax)
 		return
 	}
 	srcs := make([]zsetSource, n)
-	j := 3
+	j := at + 1
 	for i := range srcs {
 		srcs[i].weight = 1
+		// Looked up for reading, as Redis's lookupKeyRead: each key
+		// counts as a keyspace hit or miss, the STORE forms' too.
 		e := c.db.lookup(args[j])
 		j++
 		if e == nil {
+			s.stats.keyspaceMiss++
 			continue
 		}
+		s.stats.keyspaceHits++
 		switch o := e.obj.(type) {
 		case *zset:
 			srcs[i].z = o
@@ -1082,12 +1114,13 @@ func zsetOpStore(s *Server, c *client, args [][]byte, inter bool) {
 			return
 		}
 	}
-	agg := aggSum
+	agg, withScores, limit := aggSum, false, int64(0)
+	combines := op != zsetDiff && !cardOnly // WEIGHTS and AGGREGATE apply
 	for j < len(args) {
 		left := len(args) - j
 		opt := strings.ToLower(string(args[j]))
 		switch {
-		case opt == "weights" && left >= len(srcs)+1:
+		case combines && opt == "weights" && left >= len(srcs)+1:
 			j++
 			for i := range srcs {
 				w, ok := parseScore(args[j])
@@ -1098,7 +1131,7 @@ func zsetOpStore(s *Server, c *client, args [][]byte, inter bool) {
 				srcs[i].weight = w
 				j++
 			}
-		case opt == "aggregate" && left >= 2:
+		case combines && opt == "aggregate" && left >= 2:
 			switch strings.ToLower(string(args[j+1])) {
 			case "sum":
 				agg = aggSum
@@ -1111,56 +1144,126 @@ func zsetOpStore(s *Server, c *client, args [][]byte, inter bool) {
 				return
 			}
 			j += 2
+		case dst == nil && !cardOnly && opt == "withscores":
+			withScores = true
+			j++
+		case cardOnly && opt == "limit" && left >= 2:
+			l, ok := parseInt(args[j+1])
+			if !ok || l < 0 {
+				s.w.Error("ERR LIMIT can't be negative")
+				return
+			}
+			limit = l
+			j += 2
 		default:
 			s.w.Error(errSyntax)
 			return
 		}
 	}
-	// Smallest first, as Redis does.
-	sortSources(srcs)
+	if op != zsetDiff {
+		sortSources(srcs) // smallest first, as Redis does
+	}
+	if cardOnly {
+		s.w.Int(int64(zinterCard(srcs, limit)))
+		return
+	}
 	out := newZset()
 	out.big = true // until stored: Redis computes in a skiplist
-	weighted := func(score, weight float64) float64 {
-		v := score * weight
-		if math.IsNaN(v) {
-			return 0
-		}
+	switch op {
+	case zsetUnion:
+		zunion(srcs, agg, out)
+	case zsetInter:
+		zinter(srcs, agg, out)
+	case zsetDiff:
+		zdiff(srcs, out)
+	}
+	if dst == nil {
+		s.replyEntries(out.rankRange(0, -1, false), withScores)
+		return
+	}
+	s.storeZset(c, dst, out, strings.ToLower(string(args[0])), true)
+}
+
+// weighted returns score times weight, 0 if that is NaN (0 times an
+// infinity), as Redis weighs a member's first score.
+func weighted(score, weight float64) float64 {
+	if v := score * weight; !math.IsNaN(v) {
 		return v
 	}
-	if inter {
-		if srcs[0].len() > 0 {
-			srcs[0].each(func(member string, score float64) {
-				v := weighted(score, srcs[0].weight)
-				for i := 1; i < len(srcs); i++ {
-					sc, found := srcs[i].score([]byte(member))
-					if !found {
-						return
-					}
-					aggregate(agg, &v, sc*srcs[i].weight) // unchecked for NaN, as in Redis
-				}
-				out.set([]byte(member), v)
-			})
-		}
-	} else {
-		acc := newDict[float64](0)
-		var order []string
-		for i := range srcs {
-			srcs[i].each(func(member string, score float64) {
-				v := weighted(score, srcs[i].weight)
-				p, added := acc.put([]byte(member))
-				if added {
-					*p = v
-					order = append(order, member)
-					return
-				}
+	return 0
+}
+
+// zunion adds to out the members of srcs, each with its scores, weighted,
+// aggregated by agg.
+func zunion(srcs []zsetSource, agg int, out *zset) {
+	acc := newDict[float64](0)
+	var order []string
+	for i := range srcs {
+		srcs[i].each(func(member string, score float64) bool {
+			v := weighted(score, srcs[i].weight)
+			p, added := acc.put([]byte(member))
+			if added {
+				*p = v
+				order = append(order, member)
+			} else {
 				aggregate(agg, p, v)
-			})
-		}
-		for _, m := range order {
-			out.set([]byte(m), *acc.get([]byte(m)))
-		}
+			}
+			return true
+		})
 	}
-	s.storeZset(c, args[1], out, name, true)
+	for _, m := range order {
+		out.set([]byte(m), *acc.get([]byte(m)))
+	}
+}
+
+// zinterEach visits the members of every one of srcs, sorted by size,
+// with their scores, weighted, aggregated by agg, until fn returns false.
+func zinterEach(srcs []zsetSource, agg int, fn func(member string, score float64) bool) {
+	srcs[0].each(func(member string, score float64) bool {
+		v := weighted(score, srcs[0].weight)
+		for i := 1; i < len(srcs); i++ {
+			sc, found := srcs[i].score(stringBytes(member))
+			if !found {
+				return true
+			}
+			aggregate(agg, &v, sc*srcs[i].weight) // unchecked for NaN, as in Redis
+		}
+		return fn(member, v)
+	})
+}
+
+// zinter adds to out the members of every one of srcs, as zinterEach
+// visits them.
+func zinter(srcs []zsetSource, agg int, out *zset) {
+	zinterEach(srcs, agg, func(member string, score float64) bool {
+		out.set([]byte(member), score)
+		return true
+	})
+}
+
+// zinterCard counts the members of every one of srcs, stopping at limit
+// unless it is 0.
+func zinterCard(srcs []zsetSource, limit int64) int64 {
+	n := int64(0)
+	zinterEach(srcs, aggSum, func(string, float64) bool {
+		n++
+		return limit == 0 || n < limit
+	})
+	return n
+}
+
+// zdiff adds to out the members of srcs[0] in none of the others, with
+// their scores there.
+func zdiff(srcs []zsetSource, out *zset) {
+	srcs[0].each(func(member string, score float64) bool {
+		for _, src := range srcs[1:] {
+			if _, found := src.score(stringBytes(member)); found {
+				return true
+			}
+		}
+		out.set([]byte(member), score)
+		return true
+	})
 }
 
 // sortSources orders srcs by size, smallest first, stably.

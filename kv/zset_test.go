@@ -721,13 +721,28 @@ func randomZsetCommand(rng *rand.Rand) []string {
 		}
 		return args
 	case 22:
-		name := []string{"ZUNIONSTORE", "ZINTERSTORE"}[rng.IntN(2)]
-		args := []string{name, key(), "2", key(), key()}
-		if rng.IntN(2) == 0 {
-			args = append(args, "WEIGHTS", score(), score())
+		name := []string{"ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE", "ZUNION", "ZINTER", "ZDIFF", "ZINTERCARD"}[rng.IntN(7)]
+		args := []string{name}
+		if strings.HasSuffix(name, "STORE") {
+			args = append(args, key())
 		}
-		if rng.IntN(2) == 0 {
-			args = append(args, "AGGREGATE", []string{"SUM", "MIN", "MAX"}[rng.IntN(3)])
+		args = append(args, "2", key(), key())
+		switch {
+		case name == "ZINTERCARD":
+			if rng.IntN(2) == 0 {
+				args = append(args, "LIMIT", strconv.Itoa(rng.IntN(4)))
+			}
+		case strings.HasPrefix(name, "ZDIFF"):
+		default:
+			if rng.IntN(2) == 0 {
+				args = append(args, "WEIGHTS", score(), score())
+			}
+			if rng.IntN(2) == 0 {
+				args = append(args, "AGGREGATE", []string{"SUM", "MIN", "MAX"}[rng.IntN(3)])
+			}
+		}
+		if !strings.HasSuffix(name, "STORE") && name != "ZINTERCARD" && rng.IntN(2) == 0 {
+			args = append(args, "WITHSCORES")
 		}
 		return args
 	}
@@ -767,7 +782,8 @@ func TestCompatZsetArity(t *testing.T) {
 	var script [][]string
 	for _, name := range []string{"ZADD", "ZINCRBY", "ZREM", "ZCARD", "ZSCORE", "ZMSCORE", "ZCOUNT", "ZLEXCOUNT", "ZRANK", "ZREVRANK",
 		"ZRANGE", "ZRANGEBYSCORE", "ZREVRANGEBYSCORE", "ZRANGEBYLEX", "ZREVRANGEBYLEX", "ZREVRANGE", "ZRANGESTORE", "ZPOPMIN", "ZPOPMAX",
-		"BZPOPMIN", "BZPOPMAX", "ZREMRANGEBYRANK", "ZREMRANGEBYSCORE", "ZREMRANGEBYLEX", "ZRANDMEMBER", "ZSCAN", "ZUNIONSTORE", "ZINTERSTORE"} {
+		"BZPOPMIN", "BZPOPMAX", "ZREMRANGEBYRANK", "ZREMRANGEBYSCORE", "ZREMRANGEBYLEX", "ZRANDMEMBER", "ZSCAN", "ZUNIONSTORE", "ZINTERSTORE",
+		"ZDIFFSTORE", "ZUNION", "ZINTER", "ZDIFF", "ZINTERCARD"} {
 		script = append(script, []string{name}, []string{strings.ToLower(name), "k"}, []string{name, "k", "1", "2", "3", "4", "5", "0.01"})
 	}
 	compareZset(t, script)
