@@ -194,8 +194,10 @@ func (s *Server) signalAllReady(d *db) {
 }
 
 // handleReady serves the clients blocked on keys that received data, first
-// come first served, for as long as each key has data for them. It runs
-// after each client's batch of commands, when no reply is pending.
+// come first served, each that the key has data for: a client blocked by
+// BLPOP does not stop one blocked by BZPOPMIN after it from being served
+// with a sorted set. It runs after each client's batch of commands, when
+// no reply is pending.
 func (s *Server) handleReady() {
 	for len(s.ready) > 0 {
 		ready := s.ready
@@ -222,7 +224,10 @@ func (s *Server) handleReady() {
 					continue // its code panicked: it is closed
 				}
 				if !served {
-					break // the key holds nothing for it, nor for those after it
+					// The key holds nothing for it: it may hold a type
+					// another client waits for, as Redis serves those
+					// blocked on a key by type, in order.
+					continue
 				}
 				end := s.tick()
 				if b.cmd != nil {
