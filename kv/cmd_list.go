@@ -37,13 +37,13 @@ func init() {
 
 // Error replies of the list commands, as Redis words them.
 const (
-	errListIndex     = "ERR index out of range"
-	errListPopCount  = "ERR value is out of range, must be positive"
-	errListNumKeys   = "ERR numkeys should be greater than 0"
-	errListMpopCount = "ERR count should be greater than 0"
-	errLposRank      = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list"
-	errLposCount     = "ERR COUNT can't be negative"
-	errLposMaxlen    = "ERR MAXLEN can't be negative"
+	errListIndex    = "ERR index out of range"
+	errListPopCount = "ERR value is out of range, must be positive"
+	errMpopNumKeys  = "ERR numkeys should be greater than 0" // ZMPOP's too
+	errMpopCount    = "ERR count should be greater than 0"   // ZMPOP's too
+	errLposRank     = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list"
+	errLposCount    = "ERR COUNT can't be negative"
+	errLposMaxlen   = "ERR MAXLEN can't be negative"
 )
 
 var (
@@ -556,26 +556,32 @@ func listMoveGeneric(s *Server, c *client, src, dst []byte, from, to, canBlock b
 	return true, true
 }
 
-// lmpopParse parses LMPOP's arguments from numkeys on: numkeys key
-// [key ...] LEFT|RIGHT [COUNT count].
-func (s *Server) lmpopParse(args [][]byte) (keys [][]byte, left bool, count int64, ok bool) {
-	numKeys, ok := s.parseListIntIn(args[0], 1, math.MaxInt64, errListNumKeys)
+// mpopParse parses the arguments of LMPOP and ZMPOP from numkeys on:
+// numkeys key [key ...] first|second [COUNT count], the end to pop from
+// named first or second (LEFT or RIGHT, MIN or MAX) in any case; it
+// reports whether it is first. The count is 1 if not given.
+func (s *Server) mpopParse(args [][]byte, first, second string) (keys [][]byte, isFirst bool, count int64, ok bool) {
+	numKeys, ok := s.parseListIntIn(args[0], 1, math.MaxInt64, errMpopNumKeys)
 	if !ok {
 		return nil, false, 0, false
 	}
-	if numKeys >= int64(len(args))-1 { // no LEFT|RIGHT after the keys
+	if numKeys >= int64(len(args))-1 { // no end named after the keys
 		s.w.Error(errSyntax)
 		return nil, false, 0, false
 	}
 	keys = args[1 : 1+numKeys]
-	if left, ok = s.parseListSide(args[1+numKeys]); !ok {
+	switch end := args[1+numKeys]; {
+	case strings.EqualFold(string(end), first):
+		isFirst = true
+	case !strings.EqualFold(string(end), second):
+		s.w.Error(errSyntax)
 		return nil, false, 0, false
 	}
 	count = -1
 	for i := int(numKeys) + 2; i < len(args); i++ {
 		if count == -1 && strings.EqualFold(string(args[i]), "count") && i+1 < len(args) {
 			i++
-			if count, ok = s.parseListIntIn(args[i], 1, math.MaxInt64, errListMpopCount); !ok {
+			if count, ok = s.parseListIntIn(args[i], 1, math.MaxInt64, errMpopCount); !ok {
 				return nil, false, 0, false
 			}
 		} else {
@@ -586,7 +592,16 @@ func (s *Server) lmpopParse(args [][]byte) (keys [][]byte, left bool, count int6
 	if count == -1 {
 		count = 1
 	}
-	return keys, left, count, true
+	return keys, isFirst, count, true
+}
+
+// bmpopParse parses the arguments of BLMPOP and BZMPOP: the timeout, then
+// mpopParse's, which are checked first, as Redis checks them.
+func (s *Server) bmpopParse(args [][]byte, first, second string) (keys [][]byte, isFirst bool, count int64, timeout time.Duration, ok bool) {
+	if keys, isFirst, count, ok = s.mpopParse(args[2:], first, second); ok {
+		timeout, ok = s.parseTimeout(args[1])
+	}
+	return keys, isFirst, count, timeout, ok
 }
 
 // lmpopFrom pops up to count items from key's list l, replying with the key
@@ -604,7 +619,7 @@ func (s *Server) lmpopFrom(d *db, key []byte, l *list, left bool, count int64) {
 }
 
 func lmpopCommand(s *Server, c *client, args [][]byte) {
-	keys, left, count, ok := s.lmpopParse(args[1:])
+	keys, left, count, ok := s.mpopParse(args[1:], "left", "right")
 	if !ok {
 		return
 	}
@@ -670,11 +685,7 @@ func listBPopGeneric(s *Server, c *client, args [][]byte, left bool) {
 }
 
 func blmpopCommand(s *Server, c *client, args [][]byte) {
-	keys, left, count, ok := s.lmpopParse(args[2:])
-	if !ok {
-		return
-	}
-	timeout, ok := s.parseTimeout(args[1])
+	keys, left, count, timeout, ok := s.bmpopParse(args, "left", "right")
 	if !ok {
 		return
 	}

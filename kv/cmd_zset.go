@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"time"
 )
 
 func init() {
@@ -30,6 +31,8 @@ func init() {
 		cmd("zpopmax", -2, "write fast", 1, 1, 1, "sorted_set", "5.0.0", "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", zpopmaxCommand),
 		cmd("bzpopmin", -3, "write noscript blocking fast", 1, -2, 1, "sorted_set", "5.0.0", "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise.", bzpopminCommand),
 		cmd("bzpopmax", -3, "write noscript blocking fast", 1, -2, 1, "sorted_set", "5.0.0", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.", bzpopmaxCommand),
+		cmd("zmpop", -4, "write movablekeys", 0, 0, 0, "sorted_set", "7.0.0", "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.", zmpopCommand),
+		cmd("bzmpop", -5, "write blocking movablekeys", 0, 0, 0, "sorted_set", "7.0.0", "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", bzmpopCommand),
 		cmd("zremrangebyrank", 4, "write", 1, 1, 1, "sorted_set", "2.0.0", "Removes members in a sorted set within a range of indexes.", zremrangebyrankCommand),
 		cmd("zremrangebyscore", 4, "write", 1, 1, 1, "sorted_set", "1.2.0", "Removes members in a sorted set within a range of scores.", zremrangebyscoreCommand),
 		cmd("zremrangebylex", 4, "write", 1, 1, 1, "sorted_set", "2.8.9", "Removes members in a sorted set within a lexicographical range.", zremrangebylexCommand),
@@ -725,9 +728,15 @@ func zpopGeneric(s *Server, c *client, args [][]byte, fromMax bool) {
 		s.w.Array(0)
 		return
 	}
-	nested := s.w.Proto >= 3 && count != -1
 	var one [1]zentry // room for the usual single pop
 	nodes := z.pop(one[:0], max(count, 1), fromMax)
+	s.replyPopped(nodes, s.w.Proto >= 3 && count != -1)
+	s.popped(c.db, key, z, fromMax, len(nodes))
+}
+
+// replyPopped writes popped elements, as [member, score] pairs if nested,
+// else flat.
+func (s *Server) replyPopped(nodes []zentry, nested bool) {
 	if nested {
 		s.w.Array(len(nodes))
 	} else {
@@ -740,7 +749,6 @@ func zpopGeneric(s *Server, c *client, args [][]byte, fromMax bool) {
 		s.w.BulkString(n.member)
 		s.replyScore(n.score)
 	}
-	s.popped(c, key, z, fromMax)
 }
 
 // pop removes up to count elements from the lowest, or the highest if
@@ -758,32 +766,109 @@ func (z *zset) pop(nodes []zentry, count int64, fromMax bool) []zentry {
 	return nodes
 }
 
-// popped records a pop from key.
-func (s *Server) popped(c *client, key []byte, z *zset, fromMax bool) {
+var (
+	argZPOPMIN = []byte("ZPOPMIN")
+	argZPOPMAX = []byte("ZPOPMAX")
+)
+
+// popped records the pop of n elements from key: a change each, as
+// Redis counts them, and one event.
+func (s *Server) popped(d *db, key []byte, z *zset, fromMax bool, n int) {
 	event := "zpopmin"
 	if fromMax {
 		event = "zpopmax"
 	}
-	s.modified(c.db, key)
-	s.notify(notifyZSet, event, key, c.db.id)
-	s.removeIfEmpty(c.db, key, z.len())
+	s.modified(d, key)
+	s.dirty(n - 1)
+	s.notify(notifyZSet, event, key, d.id)
+	s.removeIfEmpty(d, key, z.len())
 }
 
-func bzpopminCommand(s *Server, c *client, args [][]byte) { bzpopGeneric(s, c, args, false) }
-func bzpopmaxCommand(s *Server, c *client, args [][]byte) { bzpopGeneric(s, c, args, true) }
+// zpopKey pops from key's sorted set z, replying with the key first: one
+// element for BZPOPMIN and BZPOPMAX (count -1), in a flat array; up to
+// count for ZMPOP and BZMPOP, as pairs in an array of their own. It logs
+// the pop as ZPOPMIN or ZPOPMAX, with the number popped unless count is
+// -1, as Redis propagates them.
+func (s *Server) zpopKey(d *db, key []byte, z *zset, fromMax bool, count int64) {
+	var one [1]zentry
+	nodes := z.pop(one[:0], max(count, 1), fromMax)
+	if count == -1 {
+		s.w.Array(3)
+		s.w.Bulk(key)
+		s.w.BulkString(nodes[0].member)
+		s.replyScore(nodes[0].score)
+	} else {
+		s.w.Array(2)
+		s.w.Bulk(key)
+		s.replyPopped(nodes, true)
+	}
+	s.popped(d, key, z, fromMax, len(nodes))
+	name := argZPOPMIN
+	if fromMax {
+		name = argZPOPMAX
+	}
+	if count == -1 {
+		s.rewrite(name, key)
+	} else {
+		s.rewrite(name, key, strconv.AppendInt(nil, int64(len(nodes)), 10))
+	}
+}
 
-func bzpopGeneric(s *Server, c *client, args [][]byte, fromMax bool) {
+// zpopAny pops from the first of keys that holds a sorted set (zpopKey),
+// and reports whether it replied, with the elements or WRONGTYPE for a
+// key of another type before it. The keys are looked up for writing, as
+// Redis's lookupKeyWrite: they count as no keyspace hit or miss.
+func zpopAny(s *Server, c *client, keys [][]byte, fromMax bool, count int64) bool {
+	for _, key := range keys {
+		z, ok := lookupWriteAs[*zset](s, c.db, key)
+		if !ok {
+			return true
+		}
+		if z != nil {
+			s.zpopKey(c.db, key, z, fromMax, count)
+			return true
+		}
+	}
+	return false
+}
+
+func zmpopCommand(s *Server, c *client, args [][]byte) {
+	keys, fromMin, count, ok := s.mpopParse(args[1:], "min", "max")
+	if !ok {
+		return
+	}
+	if !zpopAny(s, c, keys, !fromMin, count) {
+		s.w.NullArray()
+	}
+}
+
+func bzpopminCommand(s *Server, c *client, args [][]byte) { bzpopCommand(s, c, args, false) }
+func bzpopmaxCommand(s *Server, c *client, args [][]byte) { bzpopCommand(s, c, args, true) }
+
+func bzpopCommand(s *Server, c *client, args [][]byte, fromMax bool) {
 	timeout, ok := s.parseTimeout(args[len(args)-1])
 	if !ok {
 		return
 	}
-	keys := args[1 : len(args)-1]
-	name := "ZPOPMIN"
-	if fromMax {
-		name = "ZPOPMAX"
+	bzpopGeneric(s, c, args[1:len(args)-1], timeout, fromMax, -1)
+}
+
+func bzmpopCommand(s *Server, c *client, args [][]byte) {
+	if keys, fromMin, count, timeout, ok := s.bmpopParse(args, "min", "max"); ok {
+		bzpopGeneric(s, c, keys, timeout, !fromMin, count)
 	}
-	serve := func(key []byte) bool {
-		e := c.db.lookup(key)
+}
+
+// bzpopGeneric is BZPOPMIN and BZPOPMAX (count -1) and BZMPOP: zpopAny,
+// or if none of keys holds a sorted set, c waits until one does, served
+// then by zpopKey, or until timeout passes, answered with a null array.
+func bzpopGeneric(s *Server, c *client, keys [][]byte, timeout time.Duration, fromMax bool, count int64) {
+	if zpopAny(s, c, keys, fromMax, count) {
+		return
+	}
+	d := c.db
+	s.block(c, keys, timeout, func(key []byte) bool {
+		e := d.lookup(key)
 		if e == nil {
 			return false
 		}
@@ -791,27 +876,9 @@ func bzpopGeneric(s *Server, c *client, args [][]byte, fromMax bool) {
 		if !isZset {
 			return false
 		}
-		var one [1]zentry
-		x := z.pop(one[:0], 1, fromMax)[0]
-		s.w.Array(3)
-		s.w.Bulk(key)
-		s.w.BulkString(x.member)
-		s.replyScore(x.score)
-		s.popped(c, key, z, fromMax)
-		s.rewrite([]byte(name), key)
+		s.zpopKey(d, key, z, fromMax, count)
 		return true
-	}
-	for _, key := range keys {
-		z, _, ok := lookupAs[*zset](s, c.db, key)
-		if !ok {
-			return
-		}
-		if z != nil {
-			serve(key)
-			return
-		}
-	}
-	s.block(c, keys, timeout, serve, func() { s.w.NullArray() })
+	}, func() { s.w.NullArray() })
 }
 
 func zremrangebyrankCommand(s *Server, c *client, args [][]byte) {

@@ -148,8 +148,9 @@ func (rc *rawConn) do(args ...string) string {
 }
 
 // redisServer starts Redis itself, when it is installed, for comparing
-// replies; the test is skipped otherwise.
-func redisServer(t testing.TB) string {
+// replies, with extra arguments after its own ("--dir", d wins over its
+// temporary directory); the test is skipped otherwise.
+func redisServer(t testing.TB, extra ...string) string {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -162,7 +163,7 @@ func redisServer(t testing.TB) string {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	dir := t.TempDir()
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
+	cmd := exec.Command(bin, append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}, extra...)...)
 	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

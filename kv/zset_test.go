@@ -746,6 +746,12 @@ func randomZsetCommand(rng *rand.Rand) []string {
 		}
 		return args
 	}
+	switch rng.IntN(3) {
+	case 0:
+		return cat([]string{"ZMPOP", "2", key(), key(), []string{"MIN", "MAX"}[rng.IntN(2)]}, opts("COUNT", strconv.Itoa(rng.IntN(4))))
+	case 1:
+		return cat([]string{"BZMPOP", "0.01", "2", key(), key(), []string{"MIN", "MAX"}[rng.IntN(2)]}, opts("COUNT", strconv.Itoa(rng.IntN(4))))
+	}
 	return []string{[]string{"BZPOPMIN", "BZPOPMAX"}[rng.IntN(2)], key(), key(), "0.01"}
 }
 
@@ -783,7 +789,7 @@ func TestCompatZsetArity(t *testing.T) {
 	for _, name := range []string{"ZADD", "ZINCRBY", "ZREM", "ZCARD", "ZSCORE", "ZMSCORE", "ZCOUNT", "ZLEXCOUNT", "ZRANK", "ZREVRANK",
 		"ZRANGE", "ZRANGEBYSCORE", "ZREVRANGEBYSCORE", "ZRANGEBYLEX", "ZREVRANGEBYLEX", "ZREVRANGE", "ZRANGESTORE", "ZPOPMIN", "ZPOPMAX",
 		"BZPOPMIN", "BZPOPMAX", "ZREMRANGEBYRANK", "ZREMRANGEBYSCORE", "ZREMRANGEBYLEX", "ZRANDMEMBER", "ZSCAN", "ZUNIONSTORE", "ZINTERSTORE",
-		"ZDIFFSTORE", "ZUNION", "ZINTER", "ZDIFF", "ZINTERCARD"} {
+		"ZDIFFSTORE", "ZUNION", "ZINTER", "ZDIFF", "ZINTERCARD", "ZMPOP", "BZMPOP"} {
 		script = append(script, []string{name}, []string{strings.ToLower(name), "k"}, []string{name, "k", "1", "2", "3", "4", "5", "0.01"})
 	}
 	compareZset(t, script)
