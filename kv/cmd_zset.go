@@ -307,7 +307,7 @@ func zaddGeneric(s *Server, c *client, args [][]byte, zincrby bool) {
 		scores[j] = f
 	}
 	key := args[1]
-	z, _, ok := lookupAs[*zset](s, c.db, key)
+	z, ok := lookupWriteAs[*zset](s, c.db, key)
 	if !ok {
 		return
 	}
@@ -361,6 +361,7 @@ func zaddGeneric(s *Server, c *client, args [][]byte, zincrby bool) {
 	}
 	if added+updated > 0 {
 		s.modified(c.db, key)
+		s.dirty(added + updated - 1) // Redis counts a change per member
 		event := "zadd"
 		if incr {
 			event = "zincr"
@@ -386,7 +387,7 @@ func zaddGeneric(s *Server, c *client, args [][]byte, zincrby bool) {
 
 func zremCommand(s *Server, c *client, args [][]byte) {
 	key := args[1]
-	z, _, ok := lookupAs[*zset](s, c.db, key)
+	z, ok := lookupWriteAs[*zset](s, c.db, key)
 	if !ok {
 		return
 	}
@@ -403,6 +404,7 @@ func zremCommand(s *Server, c *client, args [][]byte) {
 	}
 	if n > 0 {
 		s.modified(c.db, key)
+		s.dirty(n - 1) // Redis counts a change per member removed
 		s.notify(notifyZSet, "zrem", key, c.db.id)
 		s.removeIfEmpty(c.db, key, z.len())
 	}
@@ -720,7 +722,7 @@ func zpopGeneric(s *Server, c *client, args [][]byte, fromMax bool) {
 		count = n
 	}
 	key := args[1]
-	z, _, ok := lookupAs[*zset](s, c.db, key)
+	z, ok := lookupWriteAs[*zset](s, c.db, key)
 	if !ok {
 		return
 	}
@@ -916,7 +918,7 @@ func zremrangebylexCommand(s *Server, c *client, args [][]byte) {
 }
 
 func zremrangeGeneric(s *Server, c *client, key []byte, event string, find func(*zset) []zentry) {
-	z, _, ok := lookupAs[*zset](s, c.db, key)
+	z, ok := lookupWriteAs[*zset](s, c.db, key)
 	if !ok {
 		return
 	}
@@ -930,6 +932,7 @@ func zremrangeGeneric(s *Server, c *client, key []byte, event string, find func(
 	}
 	if len(nodes) > 0 {
 		s.modified(c.db, key)
+		s.dirty(len(nodes) - 1) // Redis counts a change per member removed
 		s.notify(notifyZSet, event, key, c.db.id)
 		s.removeIfEmpty(c.db, key, z.len())
 	}

@@ -834,3 +834,22 @@ func TestZsetScanLarge(t *testing.T) {
 		}
 	}
 }
+
+// TestCompatZsetKeyspaceStats: the commands that read a sorted set count
+// keyspace hits and misses, those that write it count none, as Redis's
+// lookupKeyRead and lookupKeyWrite, and the changes are counted per
+// member added, updated, removed or popped, as Redis counts them.
+func TestCompatZsetKeyspaceStats(t *testing.T) {
+	compareStats(t, nil, [][]string{
+		{"ZADD", "z", "1", "a", "2", "b", "3", "c", "4", "d"}, {"ZADD", "z", "1", "a", "5", "b", "6", "e"}, {"ZADD", "z", "XX", "1", "nope"},
+		{"ZADD", "none", "XX", "1", "a"}, {"ZINCRBY", "z", "1", "a"}, {"ZINCRBY", "none2", "1", "a"}, {"ZADD", "z", "INCR", "0", "a"},
+		{"ZREM", "z", "a", "b", "nope"}, {"ZREM", "none", "a"}, {"ZCARD", "z"}, {"ZCARD", "none"}, {"ZSCORE", "z", "c"}, {"ZSCORE", "none", "a"},
+		{"ZMSCORE", "z", "c", "d"}, {"ZCOUNT", "z", "-inf", "inf"}, {"ZLEXCOUNT", "none", "-", "+"}, {"ZRANK", "z", "c"}, {"ZREVRANK", "none", "c"},
+		{"ZRANGE", "z", "0", "-1"}, {"ZRANGEBYSCORE", "none", "0", "1"}, {"ZREVRANGE", "z", "0", "1"}, {"ZRANGEBYLEX", "z", "-", "+"},
+		{"ZRANGESTORE", "dst", "z", "0", "-1"}, {"ZRANGESTORE", "dst", "none", "0", "-1"}, {"ZRANDMEMBER", "z"}, {"ZRANDMEMBER", "none", "2"},
+		{"ZSCAN", "z", "0"}, {"ZSCAN", "none", "0"}, {"ZADD", "r", "1", "a", "2", "b", "3", "c", "4", "d", "5", "e"},
+		{"ZREMRANGEBYRANK", "r", "0", "1"}, {"ZREMRANGEBYSCORE", "r", "3", "4"}, {"ZREMRANGEBYLEX", "r", "-", "+"}, {"ZREMRANGEBYRANK", "none", "0", "1"},
+		{"ZADD", "p", "1", "a", "2", "b", "3", "c"}, {"ZPOPMIN", "p", "2"}, {"ZPOPMAX", "p"}, {"ZPOPMIN", "none"}, {"BZPOPMIN", "none", "z", "0"},
+		{"ZUNIONSTORE", "u", "2", "z", "none"}, {"ZINTERSTORE", "u", "2", "z", "none"},
+	})
+}
