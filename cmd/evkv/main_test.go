@@ -404,15 +404,13 @@ func TestRedisBenchmark(t *testing.T) {
 func redisBenchmark(t *testing.T, bench string, args []string) {
 	p := start(t, args...)
 	_, port, _ := net.SplitHostPort(p.addr)
-	// The tests of the commands evkv serves so far; the set, hash and
-	// sorted-set ones (sadd, hset, spop, zadd, zpopmin) join when those
-	// types do.
+	// redis-benchmark's own tests, but for the longer LRANGEs.
 	out, err := exec.Command(bench, "-p", port, "-n", "2000", "-c", "10", "-P", "4", "-q",
-		"-t", "set,get,incr,lpush,rpush,lpop,rpop,lrange_100,mset").CombinedOutput()
+		"-t", "set,get,incr,lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,lrange_100,mset").CombinedOutput()
 	if err != nil {
 		t.Fatalf("redis-benchmark: %v\n%s", err, out)
 	}
-	for _, test := range []string{"SET", "GET", "INCR", "LPUSH", "RPUSH", "LPOP", "RPOP", "LRANGE_100", "MSET"} {
+	for _, test := range []string{"SET", "GET", "INCR", "LPUSH", "RPUSH", "LPOP", "RPOP", "SADD", "HSET", "SPOP", "ZADD", "ZPOPMIN", "LRANGE_100", "MSET"} {
 		if !strings.Contains(string(out), test) {
 			t.Errorf("redis-benchmark printed no %s result:\n%s", test, out)
 		}
