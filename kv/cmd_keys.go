@@ -105,7 +105,7 @@ func delCommand(s *Server, c *client, args [][]byte) {
 func existsCommand(s *Server, c *client, args [][]byte) {
 	n := 0
 	for _, key := range args[1:] {
-		if c.db.exists(key) {
+		if c.db.readNoTouch(key) != nil {
 			n++
 		}
 	}
@@ -113,7 +113,7 @@ func existsCommand(s *Server, c *client, args [][]byte) {
 }
 
 func typeCommand(s *Server, c *client, args [][]byte) {
-	e := c.db.lookup(args[1])
+	e := c.db.readNoTouch(args[1])
 	if e == nil {
 		s.w.Simple(typeNone)
 		return
@@ -396,7 +396,7 @@ func expireGeneric(s *Server, c *client, args [][]byte, seconds, absolute bool) 
 // ttlGeneric replies with key's remaining time or deadline: -2 if absent,
 // -1 if it has none.
 func ttlGeneric(s *Server, c *client, key []byte, ms, absolute bool) {
-	e := c.db.lookup(key)
+	e := c.db.readNoTouch(key)
 	switch {
 	case e == nil:
 		s.w.Int(-2)
@@ -441,7 +441,7 @@ func persistCommand(s *Server, c *client, args [][]byte) {
 func touchCommand(s *Server, c *client, args [][]byte) {
 	n := 0
 	for _, key := range args[1:] {
-		if c.db.lookup(key) != nil {
+		if c.db.read(key) != nil {
 			n++
 		}
 	}
@@ -500,7 +500,7 @@ func copyCommand(s *Server, c *client, args [][]byte) {
 		s.w.Error("ERR source and destination objects are the same")
 		return
 	}
-	e := c.db.lookup(src)
+	e := c.db.read(src)
 	if e == nil {
 		s.w.Int(0)
 		return
@@ -638,11 +638,13 @@ func swapdbCommand(s *Server, c *client, args [][]byte) {
 	s.w.OK()
 }
 
+// objectEntry looks key up for OBJECT, as Redis's objectCommandLookup:
+// not an access, and a miss sends no keymiss event.
 func (s *Server) objectEntry(c *client, key []byte) *entry {
-	e := c.db.keys.get(key) // OBJECT does not count as an access
-	if e == nil || (e.exp != 0 && e.exp <= s.now()) {
+	e := c.db.peek(key)
+	c.db.count(key, e, false)
+	if e == nil {
 		s.w.Null()
-		return nil
 	}
 	return e
 }

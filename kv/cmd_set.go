@@ -329,16 +329,13 @@ func smoveCommand(s *Server, c *client, args [][]byte) {
 }
 
 // setSources looks up keys as sets for the algebra: a missing key is nil
-// (an empty set). write looks them up for a STORE form, which counts no
-// keyspace hits. ok is false after a WRONGTYPE error on any of them.
-func setSources(s *Server, c *client, keys [][]byte, write bool) (sets []*set, ok bool) {
+// (an empty set). They are read, the STORE forms' too, as Redis 7.0's
+// lookupKeyRead counts them. ok is false after a WRONGTYPE error on any of
+// them.
+func setSources(s *Server, c *client, keys [][]byte) (sets []*set, ok bool) {
 	sets = make([]*set, len(keys))
 	for i, k := range keys {
-		if write {
-			sets[i], ok = lookupWriteAs[*set](s, c.db, k)
-		} else {
-			sets[i], _, ok = lookupAs[*set](s, c.db, k)
-		}
+		sets[i], _, ok = lookupAs[*set](s, c.db, k)
 		if !ok {
 			return nil, false
 		}
@@ -420,7 +417,7 @@ func unionOrDiff(sets []*set, diff bool) *set {
 }
 
 func sinterCommand(s *Server, c *client, args [][]byte) {
-	sets, ok := setSources(s, c, args[1:], false)
+	sets, ok := setSources(s, c, args[1:])
 	if !ok {
 		return
 	}
@@ -431,7 +428,7 @@ func sunionCommand(s *Server, c *client, args [][]byte) { setAlgebra(s, c, args[
 func sdiffCommand(s *Server, c *client, args [][]byte)  { setAlgebra(s, c, args[1:], true) }
 
 func setAlgebra(s *Server, c *client, keys [][]byte, diff bool) {
-	sets, ok := setSources(s, c, keys, false)
+	sets, ok := setSources(s, c, keys)
 	if !ok {
 		return
 	}
@@ -462,7 +459,7 @@ func sintercardCommand(s *Server, c *client, args [][]byte) {
 		s.w.Error(errSyntax)
 		return
 	}
-	sets, ok := setSources(s, c, keys, false)
+	sets, ok := setSources(s, c, keys)
 	if !ok {
 		return
 	}
@@ -470,7 +467,7 @@ func sintercardCommand(s *Server, c *client, args [][]byte) {
 }
 
 func sinterstoreCommand(s *Server, c *client, args [][]byte) {
-	sets, ok := setSources(s, c, args[2:], true)
+	sets, ok := setSources(s, c, args[2:])
 	if !ok {
 		return
 	}
@@ -485,7 +482,7 @@ func sunionstoreCommand(s *Server, c *client, args [][]byte) { setAlgebraStore(s
 func sdiffstoreCommand(s *Server, c *client, args [][]byte)  { setAlgebraStore(s, c, args, true) }
 
 func setAlgebraStore(s *Server, c *client, args [][]byte, diff bool) {
-	sets, ok := setSources(s, c, args[2:], true)
+	sets, ok := setSources(s, c, args[2:])
 	if !ok {
 		return
 	}

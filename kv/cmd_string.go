@@ -33,19 +33,27 @@ func init() {
 	)
 }
 
-// lookupString returns key's string value: ok false with the WRONGTYPE
-// error written if key holds another type; found false if absent.
+// lookupString returns key's string value for a command that reads it
+// (db.read): ok false with the WRONGTYPE error written if key holds
+// another type; found false if absent.
 func (s *Server) lookupString(c *client, key []byte) (val string, found, ok bool) {
-	e := c.db.lookup(key)
-	if e == nil {
-		s.stats.keyspaceMiss++
+	return s.stringOf(c.db.read(key))
+}
+
+// lookupStringWrite is lookupString for a command that writes key: as
+// Redis's lookupKeyWrite, it counts no keyspace hit or miss.
+func (s *Server) lookupStringWrite(c *client, key []byte) (val string, found, ok bool) {
+	return s.stringOf(c.db.lookup(key))
+}
+
+func (s *Server) stringOf(e *entry) (val string, found, ok bool) {
+	switch {
+	case e == nil:
 		return "", false, true
-	}
-	if e.obj != nil {
+	case e.obj != nil:
 		s.w.Error(errWrongType)
 		return "", true, false
 	}
-	s.stats.keyspaceHits++
 	return e.str, true, true
 }
 
@@ -288,14 +296,11 @@ func getexCommand(s *Server, c *client, args [][]byte) {
 func mgetCommand(s *Server, c *client, args [][]byte) {
 	s.w.Array(len(args) - 1)
 	for _, key := range args[1:] {
-		e := c.db.lookup(key)
-		if e == nil || e.obj != nil {
-			s.stats.keyspaceMiss++
+		if e := c.db.read(key); e == nil || e.obj != nil {
 			s.w.Null()
-			continue
+		} else {
+			s.w.BulkString(e.str)
 		}
-		s.stats.keyspaceHits++
-		s.w.BulkString(e.str)
 	}
 }
 
@@ -339,7 +344,7 @@ func (s *Server) checkStringLength(n int64) bool {
 
 func appendCommand(s *Server, c *client, args [][]byte) {
 	key := args[1]
-	val, found, ok := s.lookupString(c, key)
+	val, found, ok := s.lookupStringWrite(c, key)
 	if !ok {
 		return
 	}
@@ -393,7 +398,7 @@ func decrbyCommand(s *Server, c *client, args [][]byte) {
 }
 
 func incrGeneric(s *Server, c *client, key []byte, by int64) {
-	val, found, ok := s.lookupString(c, key)
+	val, found, ok := s.lookupStringWrite(c, key)
 	if !ok {
 		return
 	}
@@ -416,7 +421,7 @@ func incrGeneric(s *Server, c *client, key []byte, by int64) {
 }
 
 func incrbyfloatCommand(s *Server, c *client, args [][]byte) {
-	val, found, ok := s.lookupString(c, args[1])
+	val, found, ok := s.lookupStringWrite(c, args[1])
 	if !ok {
 		return
 	}
@@ -484,7 +489,7 @@ func setrangeCommand(s *Server, c *client, args [][]byte) {
 		return
 	}
 	key, part := args[1], args[3]
-	val, found, ok := s.lookupString(c, key)
+	val, found, ok := s.lookupStringWrite(c, key)
 	if !ok {
 		return
 	}

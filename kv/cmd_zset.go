@@ -1170,7 +1170,7 @@ func zsetOp(s *Server, c *client, args [][]byte, dst []byte, op int, cardOnly bo
 		e := c.db.lookup(args[j])
 		j++
 		if e == nil {
-			s.stats.keyspaceMiss++
+			c.db.miss(args[j-1])
 			continue
 		}
 		s.stats.keyspaceHits++

@@ -87,32 +87,68 @@ func newDB(s *Server, id int) *db {
 	return &db{id: id, s: s, keys: newDict[entry](0), expires: newDict[struct{}](0)}
 }
 
+// miss counts a read that found no key, and sends the keymiss event, as
+// Redis's lookupKeyRead does.
+func (d *db) miss(key []byte) {
+	d.s.stats.keyspaceMiss++
+	d.s.notify(notifyKeyMiss, "keymiss", key, d.id)
+}
+
 // lookup returns key's entry, or nil if absent or expired (an expired key
 // is deleted on the way). The pointer is valid until the keyspace changes.
 func (d *db) lookup(key []byte) *entry {
-	e := d.keys.get(key)
-	if e == nil {
-		return nil
+	e := d.peek(key)
+	if e != nil {
+		e.lru = d.s.clock()
 	}
-	if e.exp != 0 && e.exp <= d.s.now() {
-		d.expire(key)
-		return nil
-	}
-	e.lru = d.s.clock()
 	return e
 }
 
-// exists is lookup without touching the access time.
-func (d *db) exists(key []byte) bool {
+// peek is lookup without touching the access time.
+func (d *db) peek(key []byte) *entry {
 	e := d.keys.get(key)
 	if e == nil {
-		return false
+		return nil
 	}
 	if e.exp != 0 && e.exp <= d.s.now() {
 		d.expire(key)
-		return false
+		return nil
 	}
-	return true
+	return e
+}
+
+// exists reports whether key is present, without touching its access
+// time.
+func (d *db) exists(key []byte) bool { return d.peek(key) != nil }
+
+// read is lookup for a command that reads key, as Redis's lookupKeyRead:
+// a present key counts as a keyspace hit, whatever its type; an absent one
+// as a miss, with the keymiss event.
+func (d *db) read(key []byte) *entry {
+	e := d.lookup(key)
+	d.count(key, e, true)
+	return e
+}
+
+// readNoTouch is read without touching the access time, as Redis's
+// LOOKUP_NOTOUCH (EXISTS, TYPE, TTL).
+func (d *db) readNoTouch(key []byte) *entry {
+	e := d.peek(key)
+	d.count(key, e, true)
+	return e
+}
+
+// count counts a read's lookup of key, which found e: a keyspace hit, or
+// a miss, with the keymiss event if notify.
+func (d *db) count(key []byte, e *entry, notify bool) {
+	switch {
+	case e != nil:
+		d.s.stats.keyspaceHits++
+	case notify:
+		d.miss(key)
+	default:
+		d.s.stats.keyspaceMiss++
+	}
 }
 
 // expire deletes a key whose time has come, as a DEL the log records, with
@@ -234,9 +270,8 @@ func lookupWriteAs[T any](s *Server, d *db, key []byte) (o T, ok bool) {
 // *zset), with its entry; nil if key is absent. If key holds another type
 // it writes the WRONGTYPE error and returns ok false.
 func lookupAs[T any](s *Server, d *db, key []byte) (o T, e *entry, ok bool) {
-	e = d.lookup(key)
+	e = d.read(key)
 	if e == nil {
-		s.stats.keyspaceMiss++
 		return o, nil, true
 	}
 	o, isT := e.obj.(T)
@@ -244,6 +279,5 @@ func lookupAs[T any](s *Server, d *db, key []byte) (o T, e *entry, ok bool) {
 		s.w.Error(errWrongType)
 		return o, nil, false
 	}
-	s.stats.keyspaceHits++
 	return o, e, true
 }

@@ -295,12 +295,19 @@ func TestCompatClientListKillArguments(t *testing.T) {
 // keyevent messages in the same order.
 func compareEvents(t *testing.T, script [][]string) {
 	t.Helper()
+	compareEventsOf(t, "KEA", script)
+}
+
+// compareEventsOf is compareEvents with the classes of events in flags
+// (notify-keyspace-events).
+func compareEventsOf(t *testing.T, flags string, script [][]string) {
+	t.Helper()
 	_, addr := startServer(t, Config{})
 	raddr := redisServer(t)
 	var events [2][]string
 	for i, a := range []string{addr, raddr} {
 		sub, rc := dialRaw(t, a), dialRaw(t, a)
-		rc.do("CONFIG", "SET", "notify-keyspace-events", "KEA")
+		rc.do("CONFIG", "SET", "notify-keyspace-events", flags)
 		sub.do("PSUBSCRIBE", "__key*@0__:*")
 		for _, args := range script {
 			rc.do(args...)

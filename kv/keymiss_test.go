@@ -1,0 +1,67 @@
+package kv
+
+import (
+	"strings"
+	"testing"
+)
+
+// keymissScript reads present keys, absent keys and keys of other types
+// with the commands of strings, lists, sets and keys in general.
+var keymissScript = [][]string{
+	{"SET", "s", "1"}, {"RPUSH", "l", "a", "b"}, {"SADD", "set", "m"},
+	{"GET", "s"}, {"GET", "none"}, {"GET", "l"}, {"MGET", "s", "none", "l"}, {"STRLEN", "none"}, {"STRLEN", "s"},
+	{"GETRANGE", "none", "0", "-1"}, {"SUBSTR", "s", "0", "1"}, {"GETDEL", "none"}, {"GETEX", "none"}, {"GETEX", "s"},
+	{"GETSET", "none2", "x"}, {"APPEND", "none3", "x"}, {"INCR", "none4"}, {"SETRANGE", "none5", "1", "x"},
+	{"EXISTS", "s", "none", "l"}, {"TYPE", "none"}, {"TYPE", "l"}, {"TTL", "none"}, {"PTTL", "s"}, {"EXPIRETIME", "none"},
+	{"PEXPIRETIME", "s"}, {"OBJECT", "ENCODING", "none"}, {"OBJECT", "ENCODING", "s"}, {"OBJECT", "FREQ", "none"},
+	{"TOUCH", "s", "none"}, {"DEL", "none"}, {"UNLINK", "none"}, {"EXPIRE", "none", "10"}, {"PERSIST", "none"},
+	{"RENAME", "none", "x"}, {"RENAME", "none4", "none4b"}, {"RENAMENX", "none", "x"}, {"COPY", "none", "x"}, {"COPY", "s", "s2"},
+	{"MOVE", "none", "1"}, {"RANDOMKEY"}, {"DBSIZE"}, {"KEYS", "n*"}, {"SCAN", "0"},
+	{"LLEN", "none"}, {"LLEN", "l"}, {"LRANGE", "none", "0", "-1"}, {"LRANGE", "s", "0", "-1"}, {"LINDEX", "none", "0"},
+	{"LINDEX", "l", "0"}, {"LPOS", "none", "a"}, {"LPOS", "l", "a"}, {"LPOP", "none"}, {"RPOP", "l"}, {"LPUSHX", "none", "a"},
+	{"LINSERT", "none", "BEFORE", "a", "b"}, {"LREM", "none", "0", "a"}, {"LSET", "none", "0", "a"}, {"LTRIM", "none", "0", "1"},
+	{"LMOVE", "none", "l", "LEFT", "LEFT"}, {"RPOPLPUSH", "none", "l"}, {"LMPOP", "2", "none", "l", "LEFT"},
+	{"SCARD", "none"}, {"SCARD", "set"}, {"SISMEMBER", "none", "m"}, {"SMISMEMBER", "set", "m"}, {"SMEMBERS", "none"},
+	{"SRANDMEMBER", "none"}, {"SRANDMEMBER", "set"}, {"SPOP", "none"}, {"SREM", "none", "m"}, {"SMOVE", "none", "set", "m"},
+	{"SINTER", "set", "none"}, {"SUNION", "none", "set"}, {"SDIFF", "none", "set"}, {"SINTERCARD", "2", "set", "none"},
+	{"SINTERSTORE", "d", "set", "none"}, {"SUNIONSTORE", "d", "none", "set"}, {"SDIFFSTORE", "d", "set", "none"},
+	{"SSCAN", "none", "0"}, {"SSCAN", "set", "0"},
+	{"HGET", "none", "f"}, {"ZSCORE", "none", "m"}, {"ZCARD", "none"},
+	{"MULTI"}, {"GET", "none"}, {"LLEN", "l"}, {"EXEC"},
+}
+
+// TestCompatKeymissEvents compares the keymiss events (the class m of
+// notify-keyspace-events) with Redis's: one for each read that finds no
+// key, as Redis's lookupKeyRead sends.
+func TestCompatKeymissEvents(t *testing.T) {
+	compareEventsOf(t, "KEm", keymissScript)
+}
+
+// TestCompatKeyspaceStats compares keyspace_hits and keyspace_misses with
+// Redis's, for the commands of strings, lists, sets and keys in general.
+func TestCompatKeyspaceStats(t *testing.T) {
+	stats := func(addr string) string {
+		rc := dialRaw(t, addr)
+		var out []string
+		for _, args := range keymissScript {
+			rc.do(args...)
+			info := rc.do("INFO", "stats")
+			var line []string
+			for _, f := range strings.Split(info, "\r\n") {
+				if strings.HasPrefix(f, "keyspace_") {
+					line = append(line, f)
+				}
+			}
+			rc.do("CONFIG", "RESETSTAT")
+			out = append(out, strings.Join(args, " ")+": "+strings.Join(line, " "))
+		}
+		return strings.Join(out, "\n")
+	}
+	_, addr := startServer(t, Config{})
+	got, want := strings.Split(stats(addr), "\n"), strings.Split(stats(redisServer(t)), "\n")
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("evkv  %s\nRedis %s", got[i], want[i])
+		}
+	}
+}
