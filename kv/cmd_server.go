@@ -792,6 +792,8 @@ func (cm *command) categories() []string {
 		cats = append(cats, "@set")
 	case "sorted_set":
 		cats = append(cats, "@sortedset")
+	case "bitmap":
+		cats = append(cats, "@bitmap")
 	case "generic":
 		cats = append(cats, "@keyspace")
 	case "connection":

@@ -805,23 +805,7 @@ func TestCompatHashKeyspaceStats(t *testing.T) {
 		{"HSET", "h", "a", "1", "b", "2", "a", "3"}, {"HMSET", "h", "c", "1", "d", "2"}, {"HDEL", "h", "a", "b", "c", "nope"}, {"HDEL", "h", "nope"},
 		{"HINCRBYFLOAT", "h", "f", "0.5"}, {"HINCRBY", "h", "d", "x"}, {"HINCRBY", "h", "n", "0"}, {"HDEL", "h", "d", "n", "f", "x"},
 	}
-	stats := func(addr string) string {
-		rc := dialRaw(t, addr)
-		for _, args := range script {
-			rc.do(args...)
-		}
-		var out []string
-		for _, line := range strings.Split(rc.do("INFO", "stats")+rc.do("INFO", "persistence"), "\r\n") {
-			if strings.HasPrefix(line, "keyspace_") || strings.HasPrefix(line, "rdb_changes_since_last_save") {
-				out = append(out, line)
-			}
-		}
-		return strings.Join(out, " ")
-	}
-	_, addr := startServer(t, Config{})
-	if got, want := stats(addr), stats(redisServer(t)); got != want {
-		t.Errorf("INFO stats: evkv %q; Redis %q", got, want)
-	}
+	compareKeyspaceStats(t, script)
 }
 
 // TestHashScanLarge walks a hashtable-encoded hash with HSCAN, deleting

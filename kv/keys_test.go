@@ -85,11 +85,12 @@ func TestCompatCopyRenameOntoExpiredKey(t *testing.T) {
 // TestCompatWriteOntoExpiredKeyEvents: a write onto a key that has
 // expired, not yet deleted, publishes the events Redis 7.0's do. A write
 // that looks its target up (lookupKeyWrite, as setKey does for MSET,
-// RENAME's destination, the *STORE commands with a result) deletes it as
-// expired first: "expired x" before the write's own event (MSET x 1: set
-// x, expire x, expired x, set x). A *STORE with an empty result deletes
-// the target as dbDelete does, expired or not: "del x". 10000 keys with
-// an hour to live make the expiry cycle unlikely to delete x first.
+// RENAME's destination, the *STORE commands and BITOP with a result, as
+// SETBIT and BITFIELD do) deletes it as expired first: "expired x" before
+// the write's own event (MSET x 1: set x, expire x, expired x, set x). A
+// *STORE or BITOP with an empty result deletes the target as dbDelete
+// does, expired or not: "del x". 10000 keys with an hour to live make
+// the expiry cycle unlikely to delete x first.
 func TestCompatWriteOntoExpiredKeyEvents(t *testing.T) {
 	scenarios := [][][]string{
 		{{"MSET", "x", "1"}},
@@ -116,6 +117,14 @@ func TestCompatWriteOntoExpiredKeyEvents(t *testing.T) {
 		{{"ZADD", "z", "1", "a"}, {"ZRANGESTORE", "x", "z", "0", "-1"}},
 		{{"ZADD", "z", "1", "a"}, {"ZRANGESTORE", "x", "z", "5", "6"}},
 		{{"HSET", "x", "f", "v"}},
+		{{"SETBIT", "x", "3", "1"}},
+		{{"SETBIT", "x", "3", "0"}},
+		{{"BITFIELD", "x", "INCRBY", "u8", "0", "1"}},
+		{{"BITFIELD", "x", "OVERFLOW", "FAIL", "INCRBY", "u2", "0", "9"}},
+		{{"GETBIT", "x", "0"}},
+		{{"SET", "s", "1"}, {"BITOP", "OR", "x", "s"}},
+		{{"BITOP", "AND", "x", "nokey"}},
+		{{"BITOP", "NOT", "x", "x"}},
 		{{"DEL", "x"}},
 	}
 	_, addr := startServer(t, Config{})

@@ -340,3 +340,27 @@ func eventsUntilPong(t *testing.T, sub *rawConn) []string {
 		events = append(events, string(v.Elems[2].Str)+" "+string(v.Elems[3].Str))
 	}
 }
+
+// compareKeyspaceStats runs script on evkv and on Redis and fails unless
+// INFO then counts the same keyspace hits and misses and the same changes
+// (rdb_changes_since_last_save).
+func compareKeyspaceStats(t *testing.T, script [][]string) {
+	t.Helper()
+	stats := func(addr string) string {
+		rc := dialRaw(t, addr)
+		for _, args := range script {
+			rc.do(args...)
+		}
+		var out []string
+		for _, line := range strings.Split(rc.do("INFO", "stats")+rc.do("INFO", "persistence"), "\r\n") {
+			if strings.HasPrefix(line, "keyspace_") || strings.HasPrefix(line, "rdb_changes_since_last_save") {
+				out = append(out, line)
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	_, addr := startServer(t, Config{})
+	if got, want := stats(addr), stats(redisServer(t)); got != want {
+		t.Errorf("INFO stats: evkv %q; Redis %q", got, want)
+	}
+}
