@@ -78,25 +78,6 @@ func (s *Server) bitLimit() int64 {
 	return int64(s.cfg.ProtoMaxBulkLen)
 }
 
-// lookupBitsRead returns key's string value for a command that reads
-// it, as Redis's lookupKeyRead and checkType find it: found false if key
-// is absent (a keyspace miss), ok false with the WRONGTYPE error written
-// if it holds another type. A value of another type counts as a keyspace
-// hit, as in Redis.
-func (s *Server) lookupBitsRead(c *client, key []byte) (val string, found, ok bool) {
-	e := c.db.lookup(key)
-	if e == nil {
-		s.stats.keyspaceMiss++
-		return "", false, true
-	}
-	s.stats.keyspaceHits++
-	if e.obj != nil {
-		s.w.Error(errWrongType)
-		return "", true, false
-	}
-	return e.str, true, true
-}
-
 // lookupBitsWrite returns key's entry and string value for a command
 // that writes bits, nil and "" if absent; ok false, with the WRONGTYPE
 // error written, if it holds another type. As Redis's lookupKeyWrite, it
@@ -197,7 +178,7 @@ func getbitCommand(s *Server, c *client, args [][]byte) {
 		s.w.Error(errBitOffset)
 		return
 	}
-	val, _, ok := s.lookupBitsRead(c, args[1])
+	val, _, ok := s.lookupString(c, args[1])
 	if !ok {
 		return
 	}
@@ -259,7 +240,7 @@ func popcount(b []byte) int64 {
 }
 
 func bitcountCommand(s *Server, c *client, args [][]byte) {
-	val, found, ok := s.lookupBitsRead(c, args[1])
+	val, found, ok := s.lookupString(c, args[1])
 	if !ok {
 		return
 	}
@@ -336,7 +317,7 @@ func bitposCommand(s *Server, c *client, args [][]byte) {
 		s.w.Error("ERR The bit argument must be 1 or 0.")
 		return
 	}
-	val, found, ok := s.lookupBitsRead(c, args[1])
+	val, found, ok := s.lookupString(c, args[1])
 	if !ok {
 		return
 	}
@@ -455,7 +436,7 @@ func bitopCommand(s *Server, c *client, args [][]byte) {
 	srcs := make([]string, len(args)-3)
 	maxLen := 0
 	for i, key := range args[3:] {
-		val, _, ok := s.lookupBitsRead(c, key)
+		val, _, ok := s.lookupString(c, key)
 		if !ok {
 			return
 		}
@@ -655,7 +636,7 @@ func bitfieldGeneric(s *Server, c *client, args [][]byte, readonly bool) {
 	}
 	key := args[1]
 	if !p.writes {
-		val, _, ok := s.lookupBitsRead(c, key)
+		val, _, ok := s.lookupString(c, key)
 		if !ok {
 			return
 		}

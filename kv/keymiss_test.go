@@ -27,6 +27,8 @@ var keymissScript = [][]string{
 	{"SINTERSTORE", "d", "set", "none"}, {"SUNIONSTORE", "d", "none", "set"}, {"SDIFFSTORE", "d", "set", "none"},
 	{"SSCAN", "none", "0"}, {"SSCAN", "set", "0"},
 	{"HGET", "none", "f"}, {"ZSCORE", "none", "m"}, {"ZCARD", "none"},
+	{"GETBIT", "none", "1"}, {"GETBIT", "l", "1"}, {"BITCOUNT", "none"}, {"BITPOS", "s", "1"}, {"BITFIELD_RO", "none", "GET", "u8", "0"},
+	{"BITFIELD", "none6", "GET", "u8", "0"}, {"SETBIT", "none7", "1", "1"}, {"BITOP", "AND", "d2", "none", "s"},
 	{"MULTI"}, {"GET", "none"}, {"LLEN", "l"}, {"EXEC"},
 }
 
