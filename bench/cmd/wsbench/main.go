@@ -6,13 +6,19 @@
 //
 // Echo: -conns connections each send a 1 KiB binary message and wait for
 // its echo, again and again for -duration: messages per second, per
-// server CPU-second, and round-trip p50/p99.
+// server CPU-second, and round-trip p50/p99. With -rate, the load is an
+// open one instead: the connections send -rate messages a second in all,
+// each at its own even pace, and a message's latency counts from when it
+// was due, not from when it went (so a server that falls behind shows it,
+// as wrk2 counts): p50 and p99 of servers under the same load, where
+// without -rate a faster server also gets more load.
 //
 // Broadcast: -fanout connections (10,000 by default) are opened and, once
 // idle, the server's resident memory and goroutines are read (memory per
 // idle WebSocket connection); then one of them asks for a broadcast, and
 // the time until the last connection has the 1 KiB message is measured,
-// -broadcasts times; with the server's CPU time per broadcast.
+// -broadcasts times; with the server's CPU time per broadcast (-fanout 0
+// skips it).
 //
 // Servers are measured in turn, round robin over the runs, a fresh
 // server each time; medians are printed as markdown tables.
@@ -61,6 +67,7 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "echo duration")
 	fanout := flag.Int("fanout", 10000, "broadcast connections")
 	broadcasts := flag.Int("broadcasts", 20, "broadcasts per run")
+	rate := flag.Float64("rate", 0, "echo: messages a second in all, an open load (0: each connection sends as soon as it has its echo)")
 	flag.Parse()
 	bin, err := buildServer()
 	if err != nil {
@@ -72,7 +79,7 @@ func main() {
 	fans := map[string][]fanResult{}
 	for run := 1; run <= *runs; run++ {
 		for _, name := range names {
-			e, err := echoRun(bin, name, *conns, *duration)
+			e, err := echoRun(bin, name, *conns, *duration, *rate)
 			if err != nil {
 				fail(fmt.Errorf("%s echo: %w", name, err))
 			}
@@ -80,6 +87,9 @@ func main() {
 			echoes[name] = append(echoes[name], e)
 		}
 		for _, name := range names {
+			if *fanout == 0 {
+				break
+			}
 			f, err := fanRun(bin, name, *fanout, *broadcasts)
 			if err != nil {
 				fail(fmt.Errorf("%s broadcast: %w", name, err))
@@ -89,7 +99,7 @@ func main() {
 			fans[name] = append(fans[name], f)
 		}
 	}
-	printTables(names, echoes, fans, *conns, *fanout, *runs)
+	printTables(names, echoes, fans, *conns, *fanout, *runs, *rate)
 }
 
 func fail(err error) {
@@ -195,7 +205,7 @@ func (c *wsConn) readFrame(buf []byte) (int, error) {
 	return n, err
 }
 
-func echoRun(bin, name string, conns int, d time.Duration) (echoResult, error) {
+func echoRun(bin, name string, conns int, d time.Duration, rate float64) (echoResult, error) {
 	cmd, addr, _, err := start(bin, name)
 	if err != nil {
 		return echoResult{}, err
@@ -213,14 +223,27 @@ func echoRun(bin, name string, conns int, d time.Duration) (echoResult, error) {
 	var mu sync.Mutex
 	var lat []float64
 	run := func(dur time.Duration, record bool) error {
-		stop := time.Now().Add(dur)
+		begin := time.Now()
+		stop := begin.Add(dur)
 		errs := make(chan error, len(cs))
-		for _, c := range cs {
+		var every time.Duration // each connection's pace under -rate
+		if rate > 0 {
+			every = time.Duration(float64(len(cs)) / rate * float64(time.Second))
+		}
+		for i, c := range cs {
 			go func() {
 				buf := make([]byte, 2*payloadSize)
 				var mine []float64
+				due := begin.Add(every * time.Duration(i) / time.Duration(len(cs))) // spread evenly
 				for time.Now().Before(stop) {
 					t0 := time.Now()
+					if every > 0 {
+						if due.After(stop) {
+							break
+						}
+						time.Sleep(time.Until(due))
+						t0, due = due, due.Add(every)
+					}
 					if _, err := c.nc.Write(msg); err != nil {
 						errs <- err
 						return
@@ -348,8 +371,12 @@ func fanRun(bin, name string, n, broadcasts int) (fanResult, error) {
 	return r, nil
 }
 
-func printTables(names []string, echoes map[string][]echoResult, fans map[string][]fanResult, conns, fanout, runs int) {
-	fmt.Printf("\n### WebSocket echo, 1 KiB binary, %d connections (medians of %d runs)\n\n", conns, runs)
+func printTables(names []string, echoes map[string][]echoResult, fans map[string][]fanResult, conns, fanout, runs int, rate float64) {
+	load := ""
+	if rate > 0 {
+		load = fmt.Sprintf(", %.0f messages a second in all", rate)
+	}
+	fmt.Printf("\n### WebSocket echo, 1 KiB binary, %d connections%s (medians of %d runs)\n\n", conns, load, runs)
 	fmt.Println("| server | msg/s | evloop ÷ it | msg per server CPU-s | evloop ÷ it | p50 ms | p99 ms |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|")
 	ours := proc.MedianOf(echoes["evloop"], func(r echoResult) float64 { return r.rate })
@@ -359,6 +386,9 @@ func printTables(names []string, echoes map[string][]echoResult, fans map[string
 		eff := proc.MedianOf(echoes[n], func(r echoResult) float64 { return r.eff })
 		fmt.Printf("| %s | %.0f | %.2f | %.0f | %.2f | %.3f | %.3f |\n", n, rate, ours/rate, eff, ourEff/eff,
 			proc.MedianOf(echoes[n], func(r echoResult) float64 { return r.p50 }), proc.MedianOf(echoes[n], func(r echoResult) float64 { return r.p99 }))
+	}
+	if fanout == 0 {
+		return
 	}
 	fmt.Printf("\n### WebSocket broadcast of 1 KiB to %d idle connections (medians of %d runs)\n\n", fanout, runs)
 	fmt.Println("| server | idle KiB per connection | goroutines | until the last has it, ms (median) | p99 ms | server CPU per broadcast, ms |")
