@@ -35,6 +35,11 @@ type conn struct {
 	fast *fastBody
 
 	std *stdRequest // a request a pooled handler is answering
+	// unsent is the last pooled answer whose handler returned with some
+	// of it still queued under a write deadline: until it is written
+	// (stdRequest.sent), the connection waits for its next request in
+	// phase sending, not idle.
+	unsent *stdRequest
 
 	// discard counts body bytes still to drop after a pooled handler
 	// returned without reading its body, or after the server's own answer
@@ -113,7 +118,7 @@ func (hc *conn) serve() {
 		if hc.pressed && hc.std == nil && hc.phase == handling && !c.Closed() {
 			// Waiting for the client to read its answers: as long as
 			// it may take to send another request.
-			hc.enter(idle)
+			hc.waitNext()
 		}
 		hc.serving = false
 		if hc.released {
@@ -157,9 +162,7 @@ func (hc *conn) serve() {
 				hc.close()
 				return
 			}
-			if hc.phase != sending {
-				hc.enter(idle)
-			}
+			hc.waitNext()
 			return
 		case hc.need > len(in):
 			hc.waitBody()
@@ -189,6 +192,17 @@ func (hc *conn) serve() {
 			hc.ls.flushOut()
 		}
 	}
+}
+
+// waitNext waits for the next request: with IdleTimeout, or, while a
+// pooled answer is still going out under its write deadline, in phase
+// sending until it is written.
+func (hc *conn) waitNext() {
+	if hc.unsent != nil {
+		hc.enter(sending)
+		return
+	}
+	hc.enter(idle)
 }
 
 // maxBatch is how many bytes of answers serve batches before it queues

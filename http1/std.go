@@ -387,7 +387,7 @@ func (sr *stdRequest) finished() {
 	if w.proto == nil && sr.writeAt != 0 && w.queued() > 0 {
 		// What is still queued of the answer goes out within the write
 		// deadline, as net/http's server's last writes of it must.
-		sr.sending = true
+		sr.sending, hc.unsent = true, sr
 		sr.readAt = 0 // the handler is done with the body
 		hc.ls.deadlines.add(sr)
 	}
@@ -449,8 +449,6 @@ func (sr *stdRequest) finished() {
 	} else if !hc.sendHeld(held, true) {
 		hc.close()
 		return
-	} else if sr.sending {
-		hc.enter(sending) // no IdleTimeout until the answer is written
 	}
 	c.ResumeReading()
 	hc.serve()
@@ -460,15 +458,17 @@ func (sr *stdRequest) finished() {
 // handler returned was written, or dropped with the connection: the write
 // deadline no longer applies, and a connection waiting for its next
 // request gets IdleTimeout from now, as net/http's server waits for the
-// next request once the answer is written.
+// next request once the answer is written; unless a later pooled answer
+// is still going out, whose own sent does so.
 func (sr *stdRequest) sent() {
 	sr.sending = false
 	sr.ls.deadlines.remove(sr)
 	hc := sr.hc
-	if sr.c.Closed() || sr.c.Context() != hc {
-		return // closed, or switched to another protocol (hc is not its state)
+	if sr.c.Closed() || sr.c.Context() != hc || hc.unsent != sr {
+		return // closed, switched to another protocol (hc is not its state), or a later answer is unsent
 	}
-	if hc.phase == sending || hc.phase == idle && !hc.dropping() {
+	hc.unsent = nil
+	if hc.phase == sending {
 		hc.enter(idle)
 	}
 }

@@ -23,13 +23,17 @@ import (
 const queuedSize = 240 << 10
 
 // serveQueued serves h beside net/http with small send buffers and the
-// write and idle timeouts given.
-func serveQueued(t *testing.T, h http.Handler, write, idle time.Duration) []twin {
+// write and idle timeouts given; cfg, if any, sets the evloop server up
+// further.
+func serveQueued(t *testing.T, h http.Handler, write, idle time.Duration, cfg ...func(*http1.Server)) []twin {
 	t.Helper()
 	const sendBuffer = 16 << 10
 	return serveTwins(t, h, func(s *http1.Server) {
 		s.WriteTimeout, s.IdleTimeout = write, idle
 		s.Engine.SendBuffer = sendBuffer
+		for _, f := range cfg {
+			f(s)
+		}
 	}, func(s *http.Server) {
 		s.WriteTimeout, s.IdleTimeout = write, idle
 		s.ConnState = func(nc net.Conn, state http.ConnState) {
@@ -135,5 +139,94 @@ func TestStdIdleTimeoutAfterQueuedAnswer(t *testing.T) {
 				t.Fatalf("next answer %q; want %q", body, "next")
 			}
 		})
+	}
+}
+
+// A pooled answer still going out to a client slow to read keeps the
+// connection off IdleTimeout whatever the connection does meanwhile:
+// answer a request pipelined behind it itself (a 404), run a pooled
+// handler whose answer is still queued once the first is written, or drop
+// the end of a body the handler left unread. IdleTimeout starts once the
+// last answer is written, as with net/http's server.
+func TestStdIdleTimeoutAfterQueuedAnswers(t *testing.T) {
+	returned := make(chan struct{}, 1)
+	big := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(bytes.Repeat([]byte("x"), queuedSize))
+		if r.Method == "POST" {
+			select {
+			case returned <- struct{}{}:
+			default:
+			}
+		}
+	})
+	small := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "small")
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/big", big)
+	mux.Handle("/small", small)
+	const idle = 200 * time.Millisecond
+	twins := serveQueued(t, mux, time.Minute, idle, func(s *http1.Server) {
+		s.Handler = nil // the server's own 404 for the other paths
+		s.Handle("/big", big)
+		s.Handle("/small", small)
+	})
+	tests := []struct {
+		name string
+		send string // the first requests, at once
+		body string // sent once the first handler returned, if not empty
+		want []int  // the statuses of the first requests' answers
+	}{
+		{
+			name: "own answer behind it",
+			send: "GET /big HTTP/1.1\r\nHost: x\r\n\r\nGET /missing HTTP/1.1\r\nHost: x\r\n\r\n",
+			want: []int{200, 404},
+		},
+		{
+			name: "pooled answer behind it",
+			send: "GET /big HTTP/1.1\r\nHost: x\r\n\r\nGET /big HTTP/1.1\r\nHost: x\r\n\r\n",
+			want: []int{200, 200},
+		},
+		{
+			name: "unread body after it",
+			send: "POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\n",
+			body: "body",
+			want: []int{200},
+		},
+	}
+	for _, tc := range tests {
+		for _, s := range twins {
+			t.Run(tc.name+"/"+s.name, func(t *testing.T) {
+				c := dialNotReading(t, s.addr)
+				c.send(tc.send)
+				if tc.body != "" {
+					select {
+					case <-returned:
+						// The body comes once the loop took the
+						// connection back, well within IdleTimeout.
+						time.Sleep(idle / 4)
+					case <-time.After(5 * idle):
+						// net/http's server reads the body before its
+						// answer's head goes out.
+					}
+					c.send(tc.body)
+				}
+				for i, want := range tc.want {
+					if want == 200 {
+						time.Sleep(5 * idle) // a long answer waits on the client past IdleTimeout
+					}
+					if i == len(tc.want)-1 {
+						c.send("GET /small HTTP/1.1\r\nHost: x\r\n\r\n")
+					}
+					resp, body := c.read("GET")
+					if resp.StatusCode != want || want == 200 && len(body) != queuedSize {
+						t.Fatalf("answer %d: %d, %d bytes; want %d (%d bytes if 200)", i, resp.StatusCode, len(body), want, queuedSize)
+					}
+				}
+				if _, body := c.read("GET"); body != "small" {
+					t.Fatalf("last answer %q; want %q", body, "small")
+				}
+			})
+		}
 	}
 }
