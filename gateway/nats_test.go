@@ -113,7 +113,10 @@ func TestTwoGatewaysOneNATS(t *testing.T) {
 }
 
 // A subscription with a streamConfiguration reads a JetStream stream
-// through a durable consumer of its own.
+// through a durable consumer of its own. Its cancel returns once the
+// consumer has stopped: the Consume's subscription is gone from the
+// connection, and no delivery of it is under way, so that Shutdown, which
+// waits for the cancels, leaves no pull behind.
 func TestJetStream(t *testing.T) {
 	ns := startNATS(t)
 	nc := natsConn(t, ns)
@@ -145,6 +148,11 @@ func TestJetStream(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("no event from the stream")
+	}
+	during := nc.NumSubscriptions()
+	cancel() // again when the test returns: it does nothing then
+	if n := nc.NumSubscriptions(); n != during-1 {
+		t.Fatalf("NumSubscriptions after cancel = %d; want %d", n, during-1)
 	}
 	if _, err := src.Subscribe(context.Background(), []string{"x"}, &StreamConfig{StreamName: "missing", ConsumerName: "gw"}, func(string, []byte) {}); err == nil {
 		t.Fatal("Subscribe to a missing stream succeeded")

@@ -147,7 +147,9 @@ func (s *NATSSource) consume(ctx context.Context, subjects []string, sc *StreamC
 }
 
 // startConsumer creates (or updates) the durable consumer cfg on stream
-// and starts reading it into c.
+// and starts reading it into c. The function it returns stops the reading
+// and returns once it has stopped: Stop only asks, and the Consume's
+// goroutines unsubscribe, and finish a delivery under way, after it.
 func (s *NATSSource) startConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig, c *jsConsumer) (func(), error) {
 	cons, err := s.js.CreateOrUpdateConsumer(ctx, stream, cfg)
 	if err != nil {
@@ -157,7 +159,10 @@ func (s *NATSSource) startConsumer(ctx context.Context, stream string, cfg jetst
 	if err != nil {
 		return nil, err
 	}
-	return cc.Stop, nil
+	return func() {
+		cc.Stop()
+		<-cc.Closed()
+	}, nil
 }
 
 // leave takes r off c, and stops c and forgets it when r was its last.
