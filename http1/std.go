@@ -1179,9 +1179,20 @@ func (w *responseWriter) abort() {
 	w.aborted = true
 }
 
-// send hands b (from getBuffer, or any slice) to the loop.
+// send hands b (from getBuffer, or any slice) to the loop, unless the
+// write deadline has passed. It is checked here again, under the lock the
+// loop's tick takes to fail the bytes in flight: a deadline passing
+// between the caller's check and here found none to fail, and the loop
+// no longer watches it.
 func (w *responseWriter) send(b []byte) {
 	w.mu.Lock()
+	if w.checkDeadline(); w.timedOut {
+		w.mu.Unlock()
+		if cap(b) == writeBuffer {
+			putBuffer(b)
+		}
+		return
+	}
 	w.inflight += len(b)
 	w.mu.Unlock()
 	w.c.AsyncWrite(b, func(err error) {

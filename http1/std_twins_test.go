@@ -193,3 +193,24 @@ func TestStdReadDeadlineExtendedAfterIdle(t *testing.T) {
 		})
 	}
 }
+
+// An answer still in the handler's buffer when its write deadline passes
+// does not go out when the handler returns: its write fails, as net/http's
+// server's does, and the client gets no answer.
+func TestStdBufferedAnswerPastWriteDeadline(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "too late")
+		time.Sleep(400 * time.Millisecond)
+	})
+	for _, s := range serveTwins(t, h, func(s *http1.Server) { s.WriteTimeout = 100 * time.Millisecond },
+		func(s *http.Server) { s.WriteTimeout = 100 * time.Millisecond }) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+			if resp, err := http.ReadResponse(c.br, nil); err == nil {
+				body, _ := io.ReadAll(resp.Body)
+				t.Errorf("got %d %q after the write deadline; want no answer", resp.StatusCode, body)
+			}
+		})
+	}
+}
