@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // startNATS runs a NATS server with JetStream for the test.
@@ -256,4 +257,34 @@ func triggersStarted(g *Gateway) int {
 		return 0
 	}
 	return <-n
+}
+
+// ackRecorder is a JetStream message that records how it was answered.
+type ackRecorder struct {
+	jetstream.Msg
+	acked, naked bool
+}
+
+func (m *ackRecorder) Data() []byte    { return []byte(`{"id":1}`) }
+func (m *ackRecorder) Subject() string { return "employee.1" }
+func (m *ackRecorder) Ack() error      { m.acked = true; return nil }
+func (m *ackRecorder) Nak() error      { m.naked = true; return nil }
+
+// A message a durable consumer reads after its last reader has left, while
+// it stops, is refused rather than acknowledged, so that the next
+// subscriber gets it; with a reader, it is delivered and acknowledged.
+func TestJetStreamNoReaderRefuses(t *testing.T) {
+	var c jsConsumer
+	m := &ackRecorder{}
+	c.deliver(m)
+	if m.acked || !m.naked {
+		t.Errorf("with no reader: acked %v, refused %v; want refused", m.acked, m.naked)
+	}
+	var got []string
+	c.setReaders([]*jsReader{{deliver: func(subj string, data []byte) { got = append(got, subj+" "+string(data)) }}})
+	m = &ackRecorder{}
+	c.deliver(m)
+	if !m.acked || m.naked || len(got) != 1 || got[0] != `employee.1 {"id":1}` {
+		t.Errorf("with a reader: acked %v, refused %v, delivered %q; want it delivered and acked", m.acked, m.naked, got)
+	}
 }

@@ -197,9 +197,17 @@ func (c *jsConsumer) setReaders(readers []*jsReader) {
 }
 
 // deliver hands m to each of c's readers, each with data of its own to
-// keep, then acknowledges it.
+// keep, then acknowledges it. With no reader left (the last has left, and
+// c is stopping) it is refused, to be delivered again when the durable
+// consumer is read next, as the messages published after it stopped are:
+// acknowledged, it would be lost to the next subscriber.
 func (c *jsConsumer) deliver(m jetstream.Msg) {
-	for i, r := range c.readersNow() {
+	readers := c.readersNow()
+	if len(readers) == 0 {
+		m.Nak()
+		return
+	}
+	for i, r := range readers {
 		data := m.Data()
 		if i > 0 {
 			data = bytes.Clone(data)
