@@ -55,12 +55,16 @@ type config struct {
 	conns    int
 	pipeline bool
 	path     string
+	rate     float64 // an open load of this many requests a second (openLoad), not wrk's
 }
 
 func (c config) String() string {
 	s := fmt.Sprintf("%s, %d connections", c.path, c.conns)
 	if c.pipeline {
 		s += ", 16 pipelined"
+	}
+	if c.rate > 0 {
+		s += fmt.Sprintf(", an open load of %.0f requests a second", c.rate)
 	}
 	return s
 }
@@ -85,6 +89,7 @@ func main() {
 	pipeline := flag.String("pipeline", "off,on", "without and/or with 16 pipelined requests")
 	idle := flag.Int("idle", 0, "measure memory of this many idle connections instead")
 	pin := flag.Bool("pin", false, "pin the server to CPU 0 (wrk gets the other)")
+	rates := flag.String("rate", "", "also open loads of these many requests a second, comma-separated, unpipelined (openLoad: latency at one load for all)")
 	flag.Parse()
 
 	names := strings.Split(*impls, ",")
@@ -108,6 +113,14 @@ func main() {
 			for _, c := range strings.Split(*conns, ",") {
 				n, _ := strconv.Atoi(c)
 				configs = append(configs, config{conns: n, pipeline: pl == "on", path: p})
+			}
+		}
+		for _, r := range strings.Split(*rates, ",") {
+			rate, _ := strconv.ParseFloat(r, 64)
+			for _, c := range strings.Split(*conns, ",") {
+				if n, _ := strconv.Atoi(c); rate > 0 {
+					configs = append(configs, config{conns: n, path: p, rate: rate})
+				}
 			}
 		}
 	}
@@ -222,13 +235,16 @@ func startServer(bin, name string, pin bool, debug bool) (*exec.Cmd, string, str
 	return cmd, addr, debugAddr, err
 }
 
-// measure runs one wrk load against a fresh server.
+// measure runs one wrk load, or an open load, against a fresh server.
 func measure(bin, name string, cfg config, d time.Duration, script string, pin bool) (result, error) {
 	cmd, addr, _, err := startServer(bin, name, pin, false)
 	if err != nil {
 		return result{}, err
 	}
 	defer proc.Stop(cmd)
+	if cfg.rate > 0 {
+		return measureOpen(cmd, addr, cfg, d)
+	}
 	url := "http://" + addr + cfg.path
 	args := []string{"-t1", "-c", strconv.Itoa(cfg.conns), "--latency"}
 	if cfg.pipeline {

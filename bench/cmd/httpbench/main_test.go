@@ -53,5 +53,11 @@ func TestMeasure(t *testing.T) {
 				t.Fatalf("%s pipeline=%v: %+v %v", name, pl, r, err)
 			}
 		}
+		// An open load of 2,000 requests a second: about as many answers a
+		// second.
+		r, err := measure(bin, name, config{conns: 10, path: "/plaintext", rate: 2000}, time.Second, script, false)
+		if err != nil || r.rps < 1000 || r.rps > 2500 || r.p99 <= 0 {
+			t.Fatalf("%s at 2000 requests a second: %+v %v", name, r, err)
+		}
 	}
 }
