@@ -209,7 +209,7 @@ func TestCompatBitEvents(t *testing.T) {
 }
 
 func TestCompatBitKeyspaceStats(t *testing.T) {
-	compareKeyspaceStats(t, [][]string{
+	compareStats(t, [][]string{
 		{"SETBIT", "b", "3", "1"}, {"SETBIT", "b", "3", "1"}, {"SETBIT", "nokey", "x", "1"}, {"GETBIT", "b", "3"}, {"GETBIT", "nokey", "3"},
 		{"BITCOUNT", "b"}, {"BITCOUNT", "nokey"}, {"BITPOS", "b", "1"}, {"BITPOS", "nokey", "1"}, {"BITPOS", "nokey", "2"},
 		{"BITOP", "OR", "d", "b", "nokey", "b"}, {"BITOP", "AND", "d", "nokey"}, {"BITOP", "AND", "d", "nokey"},
@@ -218,7 +218,7 @@ func TestCompatBitKeyspaceStats(t *testing.T) {
 		{"BITFIELD", "g", "OVERFLOW", "FAIL", "INCRBY", "u2", "0", "9"}, {"BITFIELD_RO", "f", "GET", "u8", "0"}, {"BITFIELD_RO", "nokey"},
 		{"LPUSH", "l", "a"}, {"GETBIT", "l", "0"}, {"BITCOUNT", "l"}, {"BITPOS", "l", "0"}, {"BITFIELD_RO", "l", "GET", "u8", "0"},
 		{"SETBIT", "l", "0", "1"}, {"BITOP", "OR", "d", "b", "l"},
-	})
+	}, "keyspace_", "rdb_changes_since_last_save")
 }
 
 // TestBitGoRedis runs each bitmap command through go-redis.

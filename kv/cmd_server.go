@@ -1013,13 +1013,17 @@ func commandGetkeys(s *Server, c *client, args [][]byte) {
 		s.w.Error("ERR The command has no key arguments")
 		return
 	}
-	last := cm.lastKey
-	if last < 0 {
-		last = len(target) + last
-	}
 	var keys [][]byte
-	for i := cm.firstKey; i <= last && i < len(target); i += max(cm.step, 1) {
-		keys = append(keys, target[i])
+	if cm.keys != nil {
+		keys = cm.keys(target)
+	} else {
+		last := cm.lastKey
+		if last < 0 {
+			last = len(target) + last
+		}
+		for i := cm.firstKey; i <= last && i < len(target); i += max(cm.step, 1) {
+			keys = append(keys, target[i])
+		}
 	}
 	s.w.Array(len(keys))
 	for _, k := range keys {

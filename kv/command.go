@@ -87,6 +87,7 @@ type command struct {
 	since    string
 	summary  string
 	fn       func(s *Server, c *client, args [][]byte)
+	keys     func(args [][]byte) [][]byte // COMMAND GETKEYS's, where not firstKey to lastKey
 	subs     map[string]*command
 	id       int // index of the command's statistics in Server.cmdStats
 }
@@ -132,6 +133,13 @@ func (c *command) withSubs(subs ...*command) *command {
 // categories do not follow from its flags and group.
 func (c *command) withCategories(cats ...string) *command {
 	c.cats = cats
+	return c
+}
+
+// withKeys gives c a function that finds its keys in its arguments, for a
+// command whose keys are not a range of them.
+func (c *command) withKeys(keys func(args [][]byte) [][]byte) *command {
+	c.keys = keys
 	return c
 }
 

@@ -805,7 +805,7 @@ func TestCompatHashKeyspaceStats(t *testing.T) {
 		{"HSET", "h", "a", "1", "b", "2", "a", "3"}, {"HMSET", "h", "c", "1", "d", "2"}, {"HDEL", "h", "a", "b", "c", "nope"}, {"HDEL", "h", "nope"},
 		{"HINCRBYFLOAT", "h", "f", "0.5"}, {"HINCRBY", "h", "d", "x"}, {"HINCRBY", "h", "n", "0"}, {"HDEL", "h", "d", "n", "f", "x"},
 	}
-	compareKeyspaceStats(t, script)
+	compareStats(t, script, "keyspace_", "rdb_changes_since_last_save")
 }
 
 // TestHashScanLarge walks a hashtable-encoded hash with HSCAN, deleting

@@ -1060,23 +1060,7 @@ func TestListKeyspaceStatsCompat(t *testing.T) {
 		{"LLEN", "l"}, {"LINDEX", "none", "0"}, {"LPOS", "l", "a"}, {"LPOP", "none"}, {"LSET", "l", "0", "x"},
 		{"LMOVE", "l", "m", "LEFT", "LEFT"}, {"LMPOP", "2", "none", "l", "LEFT"}, {"BLPOP", "m", "0"}, {"LREM", "none", "0", "a"},
 	}
-	stats := func(addr string) string {
-		rc := dialRaw(t, addr)
-		for _, args := range script {
-			rc.do(args...)
-		}
-		var out []string
-		for _, line := range strings.Split(rc.do("INFO", "stats"), "\r\n") {
-			if strings.HasPrefix(line, "keyspace_") {
-				out = append(out, line)
-			}
-		}
-		return strings.Join(out, " ")
-	}
-	_, addr := startServer(t, Config{})
-	if got, want := stats(addr), stats(redisServer(t)); got != want {
-		t.Errorf("INFO stats: evkv %q; Redis %q", got, want)
-	}
+	compareStats(t, script, "keyspace_")
 }
 
 // TestListAllocs holds the hot list commands to their allocation budgets:

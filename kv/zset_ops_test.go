@@ -96,10 +96,10 @@ func TestCompatZsetOpsEvents(t *testing.T) {
 	})
 }
 
-// compareStats runs setup, then script, on one connection to evkv and one
+// compareStatDeltas runs setup, then script, on one connection to evkv and one
 // to Redis, and fails unless the keyspace hits and misses and the changes
 // (rdb_changes_since_last_save) that script makes are the same.
-func compareStats(t *testing.T, setup, script [][]string) {
+func compareStatDeltas(t *testing.T, setup, script [][]string) {
 	t.Helper()
 	counts := func(rc *rawConn) [3]int {
 		var out [3]int
@@ -142,7 +142,7 @@ func compareStats(t *testing.T, setup, script [][]string) {
 // or miss, as Redis looks them up for reading, up to the first of the
 // wrong type, in the STORE forms too; a STORE counts one change.
 func TestCompatZsetOpsKeyspaceStats(t *testing.T) {
-	compareStats(t, [][]string{{"ZADD", "a", "1", "x"}, {"ZADD", "b", "2", "x"}, {"SADD", "s", "x"}, {"SET", "str", "v"}},
+	compareStatDeltas(t, [][]string{{"ZADD", "a", "1", "x"}, {"ZADD", "b", "2", "x"}, {"SADD", "s", "x"}, {"SET", "str", "v"}},
 		[][]string{
 			{"ZUNION", "3", "a", "nokey", "s"}, {"ZINTER", "2", "nokey", "b", "WITHSCORES"}, {"ZDIFF", "3", "a", "str", "nokey"},
 			{"ZINTERCARD", "2", "a", "b", "LIMIT", "1"}, {"ZDIFFSTORE", "d", "2", "a", "nokey"}, {"ZDIFFSTORE", "d", "2", "a", "b"},

@@ -67,7 +67,7 @@ func TestCompatZmpopEvents(t *testing.T) {
 // Redis's lookupKeyWrite, counting no keyspace hit or miss; a pop counts a
 // change per element.
 func TestCompatZmpopKeyspaceStats(t *testing.T) {
-	compareStats(t, [][]string{{"ZADD", "a", "1", "x", "2", "y", "3", "z", "4", "w"}, {"ZADD", "b", "1", "x"}, {"ZADD", "c", "1", "x"}, {"SET", "str", "v"}},
+	compareStatDeltas(t, [][]string{{"ZADD", "a", "1", "x", "2", "y", "3", "z", "4", "w"}, {"ZADD", "b", "1", "x"}, {"ZADD", "c", "1", "x"}, {"SET", "str", "v"}},
 		[][]string{
 			{"ZMPOP", "2", "nokey", "a", "MIN", "COUNT", "2"}, {"ZMPOP", "1", "a", "MAX", "COUNT", "5"}, {"ZMPOP", "1", "nokey", "MIN"},
 			{"ZMPOP", "2", "str", "b", "MIN"}, {"BZMPOP", "0", "2", "nokey", "b", "MIN", "COUNT", "3"}, {"BZMPOP", "0.01", "1", "nokey", "MAX"},
