@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"math/big"
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -14,12 +15,13 @@ func init() {
 			withCategories("@write", "@set", "@sortedset", "@list", "@slow", "@dangerous").withKeys(sortKeys),
 		cmd("sort_ro", -2, "readonly movablekeys", 1, 1, 1, "generic", "7.0.0", "Sort the elements in a list, set or sorted set. Read-only variant of SORT.", sortroCommand).
 			withCategories("@read", "@set", "@sortedset", "@list", "@slow", "@dangerous"),
+		cmd("lcs", -3, "readonly", 1, 2, 1, "string", "7.0.0", "Find longest common substring", lcsCommand),
 	)
 }
 
 // cstr is b as C's string functions see it: up to its first NUL byte.
-// Redis matches SORT's option names with strcasecmp and reads its
-// patterns with strchr and strstr, so that "ASC\x00x" is ASC.
+// Redis matches SORT's and LCS's option names with strcasecmp and reads
+// SORT's patterns with strchr and strstr, so that "ASC\x00x" is ASC.
 func cstr(b []byte) []byte {
 	if i := bytes.IndexByte(b, 0); i >= 0 {
 		return b[:i]
@@ -585,4 +587,190 @@ func pqsort(v []sortItem, lo, n int, cmp func(a, b *sortItem) int, start, end in
 		}
 		lo, n = pn-r, r
 	}
+}
+
+// lcsMaxCells bounds LCS's table whatever proto-max-bulk-len allows: a
+// table Redis could hardly allocate (16 GiB of its 4-byte cells; 512 MiB
+// here, a bit a cell) is refused as Redis refuses one whose allocation
+// fails.
+const lcsMaxCells = 1 << 32
+
+// lcsString returns key's string for LCS, "" if absent; ok false if it
+// holds another type.
+func (s *Server) lcsString(d *db, key []byte) (string, bool) {
+	e := s.lookupRead(d, key)
+	if e == nil {
+		return "", true
+	}
+	return e.str, e.obj == nil
+}
+
+// lcsMatch is a range of LCS's IDX: a[a0..a1] is b[b0..b1].
+type lcsMatch struct{ a0, a1, b0, b1 int }
+
+// lcsCommand is LCS as Redis 7.0's lcsCommand: both keys looked up
+// first (absent ones are ""), then the options, then the bound on the
+// work: Redis refuses strings whose table of lengths, 4 bytes a cell,
+// would pass proto-max-bulk-len, so does LCS (at the default 512 MiB,
+// 2^27 cells, a third of a second's work; the table here takes 16 MiB).
+// The reply is the common subsequence, its length with LEN, or with IDX
+// the ranges of matches Redis's walk back through the table finds.
+func lcsCommand(s *Server, c *client, args [][]byte) {
+	a, okA := s.lcsString(c.db, args[1])
+	b, okB := s.lcsString(c.db, args[2])
+	if !okA || !okB {
+		s.w.Error("ERR The specified keys must contain string values")
+		return
+	}
+	var getLen, getIdx, withMatchLen bool
+	var minMatchLen int64
+	for j := 3; j < len(args); j++ {
+		switch opt := args[j]; {
+		case isOpt(opt, "idx"):
+			getIdx = true
+		case isOpt(opt, "len"):
+			getLen = true
+		case isOpt(opt, "withmatchlen"):
+			withMatchLen = true
+		case isOpt(opt, "minmatchlen") && j+1 < len(args):
+			n, ok := parseInt(args[j+1])
+			if !ok {
+				s.w.Error(errNotInt)
+				return
+			}
+			minMatchLen = max(n, 0)
+			j++
+		default:
+			s.w.Error(errSyntax)
+			return
+		}
+	}
+	if getLen && getIdx {
+		s.w.Error("ERR If you want both the length and indexes, please just use IDX.")
+		return
+	}
+	if uint64(len(a)) >= math.MaxUint32-1 || uint64(len(b)) >= math.MaxUint32-1 {
+		s.w.Error("ERR String too long for LCS")
+		return
+	}
+	cells := uint64(len(a)+1) * uint64(len(b)+1)
+	hi, bytesNeeded := bits.Mul64(cells, 4)
+	if hi == 0 && bytesNeeded > uint64(s.cfg.ProtoMaxBulkLen) {
+		s.w.Error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len")
+		return
+	}
+	if hi != 0 || cells > lcsMaxCells {
+		s.w.Error("ERR Insufficient memory, failed allocating transient memory for LCS")
+		return
+	}
+	t := lcsTable(a, b, getIdx || !getLen)
+	if getLen {
+		s.w.Int(int64(t.length))
+		return
+	}
+	common, matches := t.walk(a, b, minMatchLen)
+	if !getIdx {
+		s.w.Bulk(common)
+		return
+	}
+	s.w.Map(2)
+	s.w.BulkString("matches")
+	s.w.Array(len(matches))
+	for _, m := range matches {
+		s.w.Array(2 + b2i(withMatchLen))
+		s.w.Array(2)
+		s.w.Int(int64(m.a0))
+		s.w.Int(int64(m.a1))
+		s.w.Array(2)
+		s.w.Int(int64(m.b0))
+		s.w.Int(int64(m.b1))
+		if withMatchLen {
+			s.w.Int(int64(m.a1 - m.a0 + 1))
+		}
+	}
+	s.w.BulkString("len")
+	s.w.Int(int64(t.length))
+}
+
+// lcsResult is the dynamic programming table of the longest common
+// subsequence of a and b, L(i, j) for their first i and j bytes, reduced
+// to what Redis's walk back through it reads: where a[i-1] != b[j-1], the
+// walk goes up if L(i-1, j) > L(i, j-1), else left. up holds that bit for
+// each cell (i-1)*len(b)+(j-1); the table's values are kept a row at a
+// time.
+type lcsResult struct {
+	length int
+	up     []uint64
+}
+
+// lcsTable fills the table of a and b; with walk, the bits of up too.
+func lcsTable(a, b string, walk bool) lcsResult {
+	var t lcsResult
+	if walk {
+		t.up = make([]uint64, (len(a)*len(b)+63)/64)
+	}
+	prev, cur := make([]uint32, len(b)+1), make([]uint32, len(b)+1)
+	for i := 1; i <= len(a); i++ {
+		ai, row := a[i-1], (i-1)*len(b)
+		for j := 1; j <= len(b); j++ {
+			switch {
+			case ai == b[j-1]:
+				cur[j] = prev[j-1] + 1
+			case prev[j] > cur[j-1]:
+				cur[j] = prev[j]
+				if walk {
+					k := row + j - 1
+					t.up[k/64] |= 1 << (k % 64)
+				}
+			default:
+				cur[j] = cur[j-1]
+			}
+		}
+		prev, cur = cur, prev
+	}
+	t.length = int(prev[len(b)])
+	return t
+}
+
+// walk goes back through the table from its end, as Redis's lcsCommand
+// does, and returns the common subsequence and, last first, the ranges
+// of consecutive matches at least minLen long.
+func (t *lcsResult) walk(a, b string, minLen int64) ([]byte, []lcsMatch) {
+	common := make([]byte, t.length)
+	var matches []lcsMatch
+	k := t.length
+	i, j := len(a), len(b)
+	cur, open := lcsMatch{}, false
+	for i > 0 && j > 0 {
+		emit := false
+		if a[i-1] == b[j-1] {
+			common[k-1] = a[i-1]
+			if !open {
+				cur, open = lcsMatch{a0: i - 1, a1: i - 1, b0: j - 1, b1: j - 1}, true
+			} else {
+				// Consecutive: a match after a step up or left has
+				// emitted the range before it.
+				cur.a0--
+				cur.b0--
+			}
+			emit = cur.a0 == 0 || cur.b0 == 0
+			k--
+			i--
+			j--
+		} else {
+			if c := (i-1)*len(b) + j - 1; t.up[c/64]&(1<<(c%64)) != 0 {
+				i--
+			} else {
+				j--
+			}
+			emit = open
+		}
+		if emit {
+			if int64(cur.a1-cur.a0+1) >= minLen {
+				matches = append(matches, cur)
+			}
+			open = false
+		}
+	}
+	return common, matches
 }

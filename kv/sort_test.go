@@ -182,7 +182,7 @@ func TestCompatSortEvents(t *testing.T) {
 
 // TestCompatSortKeyspaceStats: SORT counts a hit or a miss for the key it
 // sorts, whatever its type, and for each key BY and GET look up; STORE
-// counts an element a change.
+// counts an element a change. LCS counts both of its keys.
 func TestCompatSortKeyspaceStats(t *testing.T) {
 	script := [][]string{
 		{"RPUSH", "l", "1"}, {"RPUSH", "l", "2"}, {"RPUSH", "l", "3"}, {"SET", "w_1", "1"}, {"HSET", "h_2", "f", "2"}, {"SET", "str", "x"},
@@ -190,6 +190,7 @@ func TestCompatSortKeyspaceStats(t *testing.T) {
 		{"SORT", "nokey"}, {"SORT", "str"}, {"SORT", "l", "BY", "w_*"}, {"SORT", "l", "BY", "h_*->f", "GET", "w_*", "GET", "#"},
 		{"SORT", "l", "BY", "nosort", "GET", "nope"}, {"SORT", "l", "STORE", "d"}, {"SORT", "l", "GET", "#", "GET", "w_*", "STORE", "d"},
 		{"SORT", "nokey", "STORE", "d"}, {"SORT", "nokey", "STORE", "d"}, {"SORT", "l", "FOO"},
+		{"LCS", "str", "nokey"}, {"LCS", "l", "str"}, {"LCS", "str", "str", "LEN"},
 	}
 	compareStats(t, script, "keyspace_", "rdb_changes_since_last_save")
 }
@@ -210,7 +211,7 @@ func TestCompatSortWatch(t *testing.T) {
 }
 
 // TestCompatSortCommandInfo compares what COMMAND INFO, COMMAND DOCS and
-// COMMAND GETKEYS say of SORT and SORT_RO: name, arity, flags, key
+// COMMAND GETKEYS say of SORT, SORT_RO and LCS: name, arity, flags, key
 // positions and ACL categories; summary, version and group; the keys,
 // STORE's destination included.
 func TestCompatSortCommandInfo(t *testing.T) {
@@ -229,7 +230,7 @@ func TestCompatSortCommandInfo(t *testing.T) {
 		}
 		return string(w.Buf)
 	}
-	for _, name := range []string{"sort", "sort_ro"} {
+	for _, name := range []string{"sort", "sort_ro", "lcs"} {
 		for _, q := range []struct {
 			sub string
 			n   int
@@ -243,6 +244,7 @@ func TestCompatSortCommandInfo(t *testing.T) {
 		{"COMMAND", "GETKEYS", "SORT", "a"}, {"COMMAND", "GETKEYS", "SORT", "a", "STORE", "b", "STORE", "c"},
 		{"COMMAND", "GETKEYS", "SORT", "a", "LIMIT", "store", "x", "STORE", "b"}, {"COMMAND", "GETKEYS", "SORT", "a", "STORE"},
 		{"COMMAND", "GETKEYS", "SORT", "a", "BY", "store", "GET", "store", "x"}, {"COMMAND", "GETKEYS", "SORT_RO", "a", "BY", "x"},
+		{"COMMAND", "GETKEYS", "LCS", "a", "b", "IDX"},
 	} {
 		if got, want := ours.do(args...), theirs.do(args...); got != want {
 			t.Errorf("%q: evkv replied %q; Redis %q", args, got, want)
@@ -488,7 +490,7 @@ func TestSortStoreWakesBlocked(t *testing.T) {
 
 // TestSortAppendOnly: SORT ... STORE goes to the log as it was sent, when
 // it changed the destination, and replaying it stores the same lists; SORT
-// without STORE and SORT_RO are not logged.
+// without STORE, SORT_RO and LCS are not logged.
 func TestSortAppendOnly(t *testing.T) {
 	dir := t.TempDir()
 	cfg := Config{AppendOnly: true, AppendFsync: "always", Dir: dir}
@@ -512,7 +514,7 @@ func TestSortAppendOnly(t *testing.T) {
 		for _, args := range stores {
 			rc.do(args...)
 		}
-		for _, args := range [][]string{{"SORT", "l", "ALPHA"}, {"SORT_RO", "l", "ALPHA"}, {"SORT", "nokey", "STORE", "d4"}} {
+		for _, args := range [][]string{{"SORT", "l", "ALPHA"}, {"SORT_RO", "l", "ALPHA"}, {"SORT", "nokey", "STORE", "d4"}, {"LCS", "w_a", "w_b"}} {
 			if got := rc.do(args...); strings.HasPrefix(got, "-") {
 				t.Fatalf("%q: %q", args, got)
 			}
@@ -535,7 +537,7 @@ func TestSortAppendOnly(t *testing.T) {
 			t.Fatalf("the log: %v", err)
 		}
 		rest = rest[n:]
-		if len(v.Elems) > 0 && slices.Contains([]string{"SORT", "SORT_RO"}, strings.ToUpper(string(v.Elems[0].Str))) {
+		if len(v.Elems) > 0 && slices.Contains([]string{"SORT", "SORT_RO", "LCS"}, strings.ToUpper(string(v.Elems[0].Str))) {
 			var args []string
 			for _, e := range v.Elems {
 				args = append(args, string(e.Str))
