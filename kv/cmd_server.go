@@ -33,7 +33,7 @@ func init() {
 			cmd("info", -2, "loading stale", 0, 0, 0, "", "2.8.13", "Returns information about one, multiple or all commands.", commandInfo),
 			cmd("docs", -2, "loading stale", 0, 0, 0, "", "7.0.0", "Returns documentary information about one, multiple or all commands.", commandDocs),
 			cmd("list", -2, "loading stale", 0, 0, 0, "", "7.0.0", "Returns a list of command names.", commandList),
-			cmd("getkeys", -3, "loading stale", 0, 0, 0, "", "2.8.13", "Extracts the key names from an arbitrary command.", commandGetkeys),
+			cmd("getkeys", -4, "loading stale", 0, 0, 0, "", "2.8.13", "Extracts the key names from an arbitrary command.", commandGetkeys),
 			cmd("help", 2, "loading stale", 0, 0, 0, "", "5.0.0", "Returns helpful text about the different subcommands.", commandHelp),
 		),
 	)

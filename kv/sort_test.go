@@ -213,7 +213,8 @@ func TestCompatSortWatch(t *testing.T) {
 // TestCompatSortCommandInfo compares what COMMAND INFO, COMMAND DOCS and
 // COMMAND GETKEYS say of SORT, SORT_RO and LCS: name, arity, flags, key
 // positions and ACL categories; summary, version and group; the keys,
-// STORE's destination included.
+// STORE's destination included. COMMAND GETKEYS takes a command and at
+// least one argument of it (arity -4, as Redis 7.0's).
 func TestCompatSortCommandInfo(t *testing.T) {
 	_, addr := startServer(t, Config{})
 	ours, theirs := dialRaw(t, addr), dialRaw(t, redisServer(t))
@@ -244,7 +245,7 @@ func TestCompatSortCommandInfo(t *testing.T) {
 		{"COMMAND", "GETKEYS", "SORT", "a"}, {"COMMAND", "GETKEYS", "SORT", "a", "STORE", "b", "STORE", "c"},
 		{"COMMAND", "GETKEYS", "SORT", "a", "LIMIT", "store", "x", "STORE", "b"}, {"COMMAND", "GETKEYS", "SORT", "a", "STORE"},
 		{"COMMAND", "GETKEYS", "SORT", "a", "BY", "store", "GET", "store", "x"}, {"COMMAND", "GETKEYS", "SORT_RO", "a", "BY", "x"},
-		{"COMMAND", "GETKEYS", "LCS", "a", "b", "IDX"},
+		{"COMMAND", "GETKEYS", "LCS", "a", "b", "IDX"}, {"COMMAND", "GETKEYS", "SORT"}, {"COMMAND", "GETKEYS"},
 	} {
 		if got, want := ours.do(args...), theirs.do(args...); got != want {
 			t.Errorf("%q: evkv replied %q; Redis %q", args, got, want)
