@@ -148,18 +148,6 @@ func parseSortPattern(p []byte) sortPattern {
 	return sp
 }
 
-// lookupRead is Redis's lookupKeyRead: key's entry, nil if absent or
-// expired, counted as a keyspace hit or miss whatever its type.
-func (s *Server) lookupRead(d *db, key []byte) *entry {
-	e := d.lookup(key)
-	if e == nil {
-		s.stats.keyspaceMiss++
-	} else {
-		s.stats.keyspaceHits++
-	}
-	return e
-}
-
 // lookup returns the value p names for the element elem, if any.
 func (p *sortPattern) lookup(s *Server, d *db, elem string) (string, bool) {
 	if p.self {
@@ -170,7 +158,7 @@ func (p *sortPattern) lookup(s *Server, d *db, elem string) (string, bool) {
 	}
 	key := make([]byte, 0, len(p.prefix)+len(elem)+len(p.suffix))
 	key = append(append(append(key, p.prefix...), elem...), p.suffix...)
-	e := s.lookupRead(d, key)
+	e := d.read(key)
 	switch {
 	case e == nil:
 		return "", false
@@ -297,7 +285,7 @@ func sortGeneric(s *Server, c *client, args [][]byte, readonly bool) {
 	}
 	d := c.db
 	var src sortSource
-	if e := s.lookupRead(d, args[1]); e != nil {
+	if e := d.read(args[1]); e != nil {
 		switch v := e.obj.(type) {
 		case *list:
 			src.l = v
@@ -598,7 +586,7 @@ const lcsMaxCells = 1 << 32
 // lcsString returns key's string for LCS, "" if absent; ok false if it
 // holds another type.
 func (s *Server) lcsString(d *db, key []byte) (string, bool) {
-	e := s.lookupRead(d, key)
+	e := d.read(key)
 	if e == nil {
 		return "", true
 	}

@@ -29,6 +29,7 @@ var keymissScript = [][]string{
 	{"HGET", "none", "f"}, {"ZSCORE", "none", "m"}, {"ZCARD", "none"},
 	{"GETBIT", "none", "1"}, {"GETBIT", "l", "1"}, {"BITCOUNT", "none"}, {"BITPOS", "s", "1"}, {"BITFIELD_RO", "none", "GET", "u8", "0"},
 	{"BITFIELD", "none6", "GET", "u8", "0"}, {"SETBIT", "none7", "1", "1"}, {"BITOP", "AND", "d2", "none", "s"},
+	{"SORT", "none"}, {"SORT", "set", "ALPHA"}, {"SORT", "set", "BY", "w_*", "GET", "g_*", "GET", "#"}, {"SORT_RO", "s"}, {"LCS", "none", "s"},
 	{"MULTI"}, {"GET", "none"}, {"LLEN", "l"}, {"EXEC"},
 }
 
