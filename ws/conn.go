@@ -122,6 +122,13 @@ var ErrClosed = errors.New("websocket: connection closed")
 // continuation and reserved opcodes never.
 var errNotMessage = errors.New("websocket: a message's opcode is Text or Binary")
 
+// Errors of Close and CloseAsync for arguments a close frame may not
+// carry (RFC 6455 sections 5.5.1 and 7.4).
+var (
+	ErrCloseCode   = errors.New("websocket: invalid close code")
+	ErrCloseReason = errors.New("websocket: close reason is not UTF-8")
+)
+
 // flags of a Conn.
 const (
 	fInFrame    uint8 = 1 << iota // reading a data frame's payload
@@ -646,16 +653,13 @@ func (wc *Conn) Ping(payload []byte) error {
 // bytes) is cut at a character boundary. It fails, sending nothing, for a
 // code a close frame may not carry (below 1000, 1004, 1005, 1006, 1015
 // to 2999, 5000 and above) or a reason that is not UTF-8 (RFC 6455
-// sections 5.5.1 and 7.4).
+// sections 5.5.1 and 7.4): ErrCloseCode, ErrCloseReason.
 func (wc *Conn) Close(code int, reason string) error {
 	if wc.flags&fCloseSent != 0 || wc.c.Closed() {
 		return ErrClosed
 	}
-	if !validCloseCode(code) {
-		return errors.New("websocket: invalid close code")
-	}
-	if !utf8.ValidString(reason) {
-		return errors.New("websocket: close reason is not UTF-8")
+	if err := checkClose(code, reason); err != nil {
+		return err
 	}
 	wc.flags |= fCloseSent
 	wc.closeErr = &CloseError{Code: code, Reason: reason}
@@ -714,9 +718,29 @@ func (wc *Conn) OnShutdown(*evloop.Conn) {
 	wc.Close(CloseGoingAway, "server shutting down")
 }
 
-// CloseAsync is Close from any goroutine.
-func (wc *Conn) CloseAsync(code int, reason string) {
-	wc.c.Submit(func() { wc.Close(code, reason) })
+// checkClose refuses what a close frame may not carry.
+func checkClose(code int, reason string) error {
+	if !validCloseCode(code) {
+		return ErrCloseCode
+	}
+	if !utf8.ValidString(reason) {
+		return ErrCloseReason
+	}
+	return nil
+}
+
+// CloseAsync is Close from any goroutine: code and reason are checked at
+// once, with Close's errors, and the handshake starts on the loop, unless
+// one is under way or the connection has closed meanwhile. It fails with
+// ErrClosed once the server's loops have stopped.
+func (wc *Conn) CloseAsync(code int, reason string) error {
+	if err := checkClose(code, reason); err != nil {
+		return err
+	}
+	if wc.c.Submit(func() { wc.Close(code, reason) }) != nil {
+		return ErrClosed
+	}
+	return nil
 }
 
 // Submit runs fn on the connection's loop.

@@ -207,8 +207,15 @@ func TestCloseArguments(t *testing.T) {
 		{1016, ""}, {2999, ""}, {5000, ""},
 		{ws.CloseNormal, "\xff"}, {ws.CloseNormal, "bye \xe2\x82"}, {4000, "\xed\xa0\x80"},
 	} {
-		if err := closeOn(tc.code, tc.reason); err == nil {
-			t.Fatalf("Close(%d, %q) = nil; want an error", tc.code, tc.reason)
+		want := ws.ErrCloseCode
+		if tc.code == ws.CloseNormal || tc.code == 4000 {
+			want = ws.ErrCloseReason
+		}
+		if err := closeOn(tc.code, tc.reason); err != want {
+			t.Fatalf("Close(%d, %q) = %v; want %v", tc.code, tc.reason, err, want)
+		}
+		if err := c.CloseAsync(tc.code, tc.reason); err != want {
+			t.Fatalf("CloseAsync(%d, %q) = %v; want %v", tc.code, tc.reason, err, want)
 		}
 	}
 	c.Send(ws.Text, []byte("still open"))
