@@ -1281,6 +1281,9 @@ func (w *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	} else if err := w.waitWritten(); err != nil {
 		return nil, nil, err
 	}
+	if err := w.waitQueue(); err != nil {
+		return nil, nil, err
+	}
 	type detached struct {
 		nc   net.Conn
 		rest []byte
@@ -1318,6 +1321,26 @@ func (w *responseWriter) waitWritten() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.awaitInflight(0)
+}
+
+// waitQueue waits until every byte queued on the connection was written,
+// the answers to the requests before this one too (a client slow to read
+// them), within the write deadline: an empty write queued behind them,
+// counted in flight as one byte, completes once they are.
+func (w *responseWriter) waitQueue() error {
+	w.mu.Lock()
+	w.inflight++
+	w.mu.Unlock()
+	w.c.AsyncWrite(nil, func(err error) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.inflight--
+		if err != nil && w.err == nil {
+			w.err = err
+		}
+		w.cond.Broadcast()
+	})
+	return w.waitWritten()
 }
 
 // SwitchProtocols answers 101 Switching Protocols with the header fields

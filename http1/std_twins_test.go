@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -210,6 +211,42 @@ func TestStdBufferedAnswerPastWriteDeadline(t *testing.T) {
 			if resp, err := http.ReadResponse(c.br, nil); err == nil {
 				body, _ := io.ReadAll(resp.Body)
 				t.Errorf("got %d %q after the write deadline; want no answer", resp.StatusCode, body)
+			}
+		})
+	}
+}
+
+// A pipelined request's handler may hijack while the answer before it is
+// still going out to a client slow to read: the hijack waits for it, as
+// net/http's server reads the request only once that answer is written.
+func TestStdHijackAfterQueuedAnswer(t *testing.T) {
+	big := strings.Repeat("x", 4<<20)
+	errs := make(chan error, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/big" {
+			io.WriteString(w, big)
+			return
+		}
+		nc, _, err := http.NewResponseController(w).Hijack()
+		errs <- err
+		if err == nil {
+			io.WriteString(nc, "hijacked\n")
+			nc.Close()
+		}
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\nGET /hijack HTTP/1.1\r\nHost: x\r\n\r\n")
+			time.Sleep(300 * time.Millisecond) // the first answer waits on the client
+			if resp, body := c.read("GET"); resp.StatusCode != 200 || len(body) != len(big) {
+				t.Fatalf("first answer: %d, %d bytes", resp.StatusCode, len(body))
+			}
+			if err := <-errs; err != nil {
+				t.Fatalf("Hijack behind a queued answer: %v", err)
+			}
+			if rest, err := io.ReadAll(c.br); string(rest) != "hijacked\n" || err != nil {
+				t.Errorf("after the hijack: %q, %v", rest, err)
 			}
 		})
 	}
