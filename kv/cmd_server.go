@@ -768,11 +768,34 @@ func topCommands() []*command {
 	return out
 }
 
-// categories returns a command's ACL categories, as COMMAND reports them.
+// aclCategories are Redis 7.0's ACL categories, in the order COMMAND
+// lists a command's.
+var aclCategories = []string{
+	"@keyspace", "@read", "@write", "@set", "@sortedset", "@list", "@hash", "@string", "@bitmap", "@hyperloglog",
+	"@geo", "@stream", "@pubsub", "@admin", "@fast", "@slow", "@blocking", "@dangerous", "@connection",
+	"@transaction", "@scripting",
+}
+
+// categories returns a command's ACL categories, as COMMAND reports them:
+// its own (withCategories), or those its flags and group give, in Redis's
+// order.
 func (cm *command) categories() []string {
-	if cm.cats != nil {
-		return cm.cats
+	cats := cm.cats
+	if cats == nil {
+		cats = cm.impliedCategories()
 	}
+	var out []string
+	for _, c := range aclCategories {
+		if slices.Contains(cats, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// impliedCategories returns the ACL categories a command's flags and
+// group give.
+func (cm *command) impliedCategories() []string {
 	var cats []string
 	f := cm.flags
 	if f&cmdWrite != 0 {
@@ -824,7 +847,7 @@ func (s *Server) writeCommandInfo(cm *command) {
 	s.w.Int(int64(cm.arity))
 	var flags []string
 	for _, fn := range flagNames {
-		if cm.flags&fn.f != 0 {
+		if cm.flags&fn.f != 0 && fn.f != cmdMayReplicate { // hidden, as Redis hides it
 			flags = append(flags, fn.name)
 		}
 	}

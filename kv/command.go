@@ -45,6 +45,7 @@ const (
 	cmdNoAsyncLoading
 )
 
+// flagNames are the flags' names, in the order COMMAND lists them.
 var flagNames = []struct {
 	f    cmdFlags
 	name string
@@ -52,9 +53,9 @@ var flagNames = []struct {
 	{cmdWrite, "write"}, {cmdReadonly, "readonly"}, {cmdDenyOOM, "denyoom"},
 	{cmdAdmin, "admin"}, {cmdPubSub, "pubsub"}, {cmdNoScript, "noscript"},
 	{cmdBlocking, "blocking"}, {cmdLoading, "loading"}, {cmdStale, "stale"},
-	{cmdFast, "fast"}, {cmdNoAuth, "no_auth"}, {cmdMayReplicate, "may_replicate"},
-	{cmdNoMulti, "no_multi"}, {cmdAllowBusy, "allow_busy"}, {cmdMovableKeys, "movablekeys"},
-	{cmdSkipSlowlog, "skip_slowlog"}, {cmdNoAsyncLoading, "no_async_loading"},
+	{cmdSkipSlowlog, "skip_slowlog"}, {cmdFast, "fast"}, {cmdNoAuth, "no_auth"},
+	{cmdMayReplicate, "may_replicate"}, {cmdNoAsyncLoading, "no_async_loading"}, {cmdNoMulti, "no_multi"},
+	{cmdMovableKeys, "movablekeys"}, {cmdAllowBusy, "allow_busy"},
 }
 
 func parseFlags(s string) cmdFlags {
