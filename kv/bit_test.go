@@ -2,18 +2,14 @@ package kv
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/evloop/evloop/resp"
 )
 
 // bitScript exercises every bitmap command's replies, errors and argument
@@ -158,41 +154,10 @@ func TestCompatBitArity(t *testing.T) {
 	compareWithRedis(t, script)
 }
 
-// TestCompatBitCommandInfo compares what COMMAND INFO says of each bitmap
-// command, up to its key specs, and COMMAND DOCS's summary, version and
-// group, with Redis's.
+// TestCompatBitCommandInfo compares what COMMAND INFO and DOCS say of
+// each bitmap command with Redis's.
 func TestCompatBitCommandInfo(t *testing.T) {
-	_, addr := startServer(t, Config{})
-	ours, theirs := dialRaw(t, addr), dialRaw(t, redisServer(t))
-	for _, name := range []string{"setbit", "getbit", "bitcount", "bitpos", "bitop", "bitfield", "bitfield_ro"} {
-		var got, want [2]string
-		for i, rc := range []*rawConn{ours, theirs} {
-			info, _, err := resp.Parse([]byte(rc.do("COMMAND", "INFO", name)))
-			if err != nil || len(info.Elems) != 1 || len(info.Elems[0].Elems) < 7 {
-				t.Fatalf("COMMAND INFO %s: %v, %v", name, info, err)
-			}
-			docs, _, err := resp.Parse([]byte(rc.do("COMMAND", "DOCS", name)))
-			if err != nil || len(docs.Elems) != 2 {
-				t.Fatalf("COMMAND DOCS %s: %v, %v", name, docs, err)
-			}
-			fields := docs.Elems[1].Elems
-			var doc []string
-			for j := 0; j+1 < len(fields); j += 2 {
-				if k := string(fields[j].Str); k == "summary" || k == "since" || k == "group" {
-					doc = append(doc, k+"="+string(fields[j+1].Str))
-				}
-			}
-			v := [2]string{fmt.Sprint(info.Elems[0].Elems[:7]), strings.Join(doc, " ")}
-			if i == 0 {
-				got = v
-			} else {
-				want = v
-			}
-		}
-		if got != want {
-			t.Errorf("COMMAND INFO and DOCS %s: evkv %q; Redis %q", name, got, want)
-		}
-	}
+	compareCommandInfo(t, "setbit", "getbit", "bitcount", "bitpos", "bitop", "bitfield", "bitfield_ro")
 }
 
 func TestCompatBitEvents(t *testing.T) {
@@ -339,11 +304,7 @@ func TestBitWatch(t *testing.T) {
 	ctx := context.Background()
 	c.SetBit(ctx, "b", 3, 1)
 	c.Set(ctx, "src", "x", 0)
-	for _, tc := range []struct {
-		name    string
-		change  func() error
-		touches bool
-	}{
+	checkWatch(t, c, "b", []watchCase{
 		{"SETBIT of a bit already set", func() error { return other.SetBit(ctx, "b", 3, 1).Err() }, false},
 		{"SETBIT that clears a bit", func() error { return other.SetBit(ctx, "b", 3, 0).Err() }, true},
 		{"SETBIT 0 that grows the string", func() error { return other.SetBit(ctx, "b", 64, 0).Err() }, true},
@@ -359,21 +320,7 @@ func TestBitWatch(t *testing.T) {
 		{"BITOP of it", func() error { return other.BitOpNot(ctx, "d", "b").Err() }, false},
 		{"BITOP deleting it", func() error { return other.BitOpAnd(ctx, "b", "nokey").Err() }, true},
 		{"BITOP deleting it when absent", func() error { return other.BitOpAnd(ctx, "b", "nokey").Err() }, false},
-	} {
-		err := c.Watch(ctx, func(tx *redis.Tx) error {
-			if err := tc.change(); err != nil {
-				t.Errorf("%s: %v", tc.name, err)
-			}
-			_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-				p.Set(ctx, "w", "1", 0)
-				return nil
-			})
-			return err
-		}, "b")
-		if tc.touches != errors.Is(err, redis.TxFailedErr) {
-			t.Errorf("EXEC after %s = %v; want failure %v", tc.name, err, tc.touches)
-		}
-	}
+	})
 }
 
 // TestBitAppendOnly checks that the log replays the bitmaps as written,
@@ -419,22 +366,7 @@ func TestBitAppendOnly(t *testing.T) {
 			t.Errorf("%s, EXISTS gone = %d; want 0", when, n)
 		}
 	}
-	s, addr := startServer(t, cfg)
-	c := goRedis(t, addr)
-	check("after replay", c)
-	if err := c.BgRewriteAOF(ctx).Err(); err != nil {
-		t.Fatalf("BGREWRITEAOF: %v", err)
-	}
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(c.Info(ctx, "persistence").Val(), "aof_rewrite_in_progress:0"); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the rewrite did not finish")
-		}
-	}
-	if err := s.Shutdown(ctx); err != nil {
-		t.Fatalf("Shutdown: %v", err)
-	}
-	_, addr = startServer(t, cfg)
-	check("after the rewrite", goRedis(t, addr))
+	replayAndRewrite(t, cfg, check)
 }
 
 // TestCompatBitOffsetLimit: offsets address bytes below

@@ -699,9 +699,7 @@ func bitfieldGeneric(s *Server, c *client, args [][]byte, readonly bool) {
 		// touched; logged all the same, so that the log holds the value
 		// Redis's own leaves out of it.
 		s.putBits(c.db, key, e, b)
-		if s.aof != nil && s.aof.rw != nil {
-			s.aof.rw.touch(c.db, key)
-		}
+		s.rewriteTouch(c.db, key)
 		s.rewrite(args...)
 	default:
 		makeRaw(e)

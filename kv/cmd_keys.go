@@ -47,10 +47,16 @@ func init() {
 // WATCHing key will fail their EXEC.
 func (s *Server) modified(d *db, key []byte) {
 	s.dirty(1)
+	s.rewriteTouch(d, key)
+	s.touchWatched(d, key)
+}
+
+// rewriteTouch notes, for a rewrite of the log under way, that the
+// running command changed key.
+func (s *Server) rewriteTouch(d *db, key []byte) {
 	if s.aof != nil && s.aof.rw != nil {
 		s.aof.rw.touch(d, key)
 	}
-	s.touchWatched(d, key)
 }
 
 // deleteKey deletes key, if present, with its "del" event.

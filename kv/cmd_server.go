@@ -319,9 +319,9 @@ var configParams = []configParam{
 // inertParams are Redis 7.0 parameters of what evkv has no counterpart
 // for, or keeps its own way: RDB snapshots, replication, the ACL log,
 // lazy freeing (the collector frees), the allocator, the process's title
-// and OOM score, the encodings of lists, sorted sets, streams and
-// HyperLogLogs and the thresholds of the compact ones (evkv's are Redis
-// 7.0's defaults, fixed). They are taken,
+// and OOM score, the encodings of lists, sorted sets and streams and
+// the thresholds of the compact ones (evkv's are Redis 7.0's defaults,
+// fixed). They are taken,
 // checked as Redis checks them, and kept for CONFIG GET, so that a Redis
 // configuration file starts evkv; they have no effect, and New logs the
 // ones Config.Settings gives. pidfile, logfile and supervised are kept for
@@ -380,7 +380,6 @@ var inertParams = []inertParam{
 	{"zset-max-listpack-value", "64", checkMemory, false, false},
 	{"list-max-listpack-size", "-2", checkInt(math.MinInt32, math.MaxInt32), false, false},
 	{"list-compress-depth", "0", checkInt(0, math.MaxInt32), false, false},
-	{"hll-sparse-max-bytes", "3000", checkMemory, false, false},
 	{"stream-node-max-bytes", "4096", checkMemory, false, false},
 	{"stream-node-max-entries", "100", checkInt(0, math.MaxInt64), false, false},
 	{"activerehashing", "yes", checkBool, false, false},
@@ -817,6 +816,8 @@ func (cm *command) impliedCategories() []string {
 		cats = append(cats, "@sortedset")
 	case "bitmap":
 		cats = append(cats, "@bitmap")
+	case "hyperloglog":
+		cats = append(cats, "@hyperloglog")
 	case "generic":
 		cats = append(cats, "@keyspace")
 	case "connection":

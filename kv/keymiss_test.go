@@ -6,7 +6,8 @@ import (
 )
 
 // keymissScript reads present keys, absent keys and keys of other types
-// with the commands of strings, lists, sets and keys in general.
+// with the commands of strings, bitmaps, HyperLogLogs, lists, sets and
+// keys in general.
 var keymissScript = [][]string{
 	{"SET", "s", "1"}, {"RPUSH", "l", "a", "b"}, {"SADD", "set", "m"},
 	{"GET", "s"}, {"GET", "none"}, {"GET", "l"}, {"MGET", "s", "none", "l"}, {"STRLEN", "none"}, {"STRLEN", "s"},
@@ -30,6 +31,8 @@ var keymissScript = [][]string{
 	{"GETBIT", "none", "1"}, {"GETBIT", "l", "1"}, {"BITCOUNT", "none"}, {"BITPOS", "s", "1"}, {"BITFIELD_RO", "none", "GET", "u8", "0"},
 	{"BITFIELD", "none6", "GET", "u8", "0"}, {"SETBIT", "none7", "1", "1"}, {"BITOP", "AND", "d2", "none", "s"},
 	{"SORT", "none"}, {"SORT", "set", "ALPHA"}, {"SORT", "set", "BY", "w_*", "GET", "g_*", "GET", "#"}, {"SORT_RO", "s"}, {"LCS", "none", "s"},
+	{"PFCOUNT", "none"}, {"PFCOUNT", "s"}, {"PFCOUNT", "none", "s"}, {"PFADD", "none8", "a"}, {"PFCOUNT", "none8", "none"},
+	{"PFMERGE", "none9", "none"}, {"PFMERGE", "d3", "none", "s"}, {"PFDEBUG", "ENCODING", "none"},
 	{"MULTI"}, {"GET", "none"}, {"LLEN", "l"}, {"EXEC"},
 }
 

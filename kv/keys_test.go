@@ -86,7 +86,7 @@ func TestCompatCopyRenameOntoExpiredKey(t *testing.T) {
 // expired, not yet deleted, publishes the events Redis 7.0's do. A write
 // that looks its target up (lookupKeyWrite, as setKey does for MSET,
 // RENAME's destination, the *STORE commands and BITOP with a result, as
-// SETBIT and BITFIELD do) deletes it as expired first: "expired x" before
+// SETBIT, BITFIELD, PFADD and PFMERGE do) deletes it as expired first: "expired x" before
 // the write's own event (MSET x 1: set x, expire x, expired x, set x). A
 // *STORE or BITOP with an empty result deletes the target as dbDelete
 // does, expired or not: "del x". 10000 keys with an hour to live make
@@ -129,6 +129,12 @@ func TestCompatWriteOntoExpiredKeyEvents(t *testing.T) {
 		{{"SET", "s", "1"}, {"BITOP", "OR", "x", "s"}},
 		{{"BITOP", "AND", "x", "nokey"}},
 		{{"BITOP", "NOT", "x", "x"}},
+		{{"PFADD", "x", "a"}},
+		{{"PFADD", "x"}},
+		{{"PFCOUNT", "x"}},
+		{{"PFMERGE", "x"}},
+		{{"PFADD", "s", "a"}, {"PFMERGE", "x", "s"}},
+		{{"PFDEBUG", "ENCODING", "x"}},
 		{{"DEL", "x"}},
 	}
 	_, addr := startServer(t, Config{})

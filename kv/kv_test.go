@@ -3,6 +3,8 @@ package kv
 import (
 	"bufio"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -363,4 +365,99 @@ func eventsUntilPong(t *testing.T, sub *rawConn) []string {
 		}
 		events = append(events, string(v.Elems[2].Str)+" "+string(v.Elems[3].Str))
 	}
+}
+
+
+// compareCommandInfo compares what COMMAND INFO says of each command
+// named, up to its key specs, and COMMAND DOCS's summary, version and
+// group, with Redis's.
+func compareCommandInfo(t *testing.T, names ...string) {
+	t.Helper()
+	_, addr := startServer(t, Config{})
+	ours, theirs := dialRaw(t, addr), dialRaw(t, redisServer(t))
+	for _, name := range names {
+		var got, want [2]string
+		for i, rc := range []*rawConn{ours, theirs} {
+			info, _, err := resp.Parse([]byte(rc.do("COMMAND", "INFO", name)))
+			if err != nil || len(info.Elems) != 1 || len(info.Elems[0].Elems) < 7 {
+				t.Fatalf("COMMAND INFO %s: %v, %v", name, info, err)
+			}
+			docs, _, err := resp.Parse([]byte(rc.do("COMMAND", "DOCS", name)))
+			if err != nil || len(docs.Elems) != 2 {
+				t.Fatalf("COMMAND DOCS %s: %v, %v", name, docs, err)
+			}
+			fields := docs.Elems[1].Elems
+			var doc []string
+			for j := 0; j+1 < len(fields); j += 2 {
+				if k := string(fields[j].Str); k == "summary" || k == "since" || k == "group" {
+					doc = append(doc, k+"="+string(fields[j+1].Str))
+				}
+			}
+			v := [2]string{fmt.Sprint(info.Elems[0].Elems[:7]), strings.Join(doc, " ")}
+			if i == 0 {
+				got = v
+			} else {
+				want = v
+			}
+		}
+		if got != want {
+			t.Errorf("COMMAND INFO and DOCS %s: evkv %q; Redis %q", name, got, want)
+		}
+	}
+}
+
+// watchCase is a change another client makes while one WATCHes a key,
+// and whether it touches the key.
+type watchCase struct {
+	name    string
+	change  func() error
+	touches bool
+}
+
+// checkWatch runs each case's change between c's WATCH of key and its
+// EXEC of a transaction, and fails unless the EXEC fails after the
+// changes that touch key, and only those.
+func checkWatch(t *testing.T, c *redis.Client, key string, cases []watchCase) {
+	t.Helper()
+	ctx := context.Background()
+	for _, tc := range cases {
+		err := c.Watch(ctx, func(tx *redis.Tx) error {
+			if err := tc.change(); err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+			_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.Set(ctx, "w", "1", 0)
+				return nil
+			})
+			return err
+		}, key)
+		if tc.touches != errors.Is(err, redis.TxFailedErr) {
+			t.Errorf("EXEC after %s = %v; want failure %v", tc.name, err, tc.touches)
+		}
+	}
+}
+
+// replayAndRewrite starts a server with cfg, whose log an earlier one
+// wrote, and calls check with a client of it; then rewrites the log and
+// calls check again with a client of a server started from the
+// rewritten log.
+func replayAndRewrite(t *testing.T, cfg Config, check func(when string, c *redis.Client)) {
+	t.Helper()
+	ctx := context.Background()
+	s, addr := startServer(t, cfg)
+	c := goRedis(t, addr)
+	check("after replay", c)
+	if err := c.BgRewriteAOF(ctx).Err(); err != nil {
+		t.Fatalf("BGREWRITEAOF: %v", err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(c.Info(ctx, "persistence").Val(), "aof_rewrite_in_progress:0"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the rewrite did not finish")
+		}
+	}
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	_, addr = startServer(t, cfg)
+	check("after the rewrite", goRedis(t, addr))
 }

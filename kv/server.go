@@ -201,6 +201,9 @@ type Server struct {
 	// that passed theirs in this iteration of the loop.
 	outputLimits [3][3]int64
 	closing      []*client
+	// hllSparseMax is hll-sparse-max-bytes: the size past which a sparse
+	// HyperLogLog becomes dense.
+	hllSparseMax int64
 	// inert holds the inertParams set, by name.
 	inert map[string]string
 
@@ -256,6 +259,7 @@ func New(cfg Config) (*Server, error) {
 		loadTruncated:      true,
 		keepAlive:          300,
 		outputLimits:       defaultOutputLimits,
+		hllSparseMax:       3000,
 	}
 	s.epoch = s.start
 	s.w.OnError, s.ow.OnError = s.countError, s.countError

@@ -208,13 +208,21 @@ func TestCompatZmpopLog(t *testing.T) {
 		}
 		rc.do("ZDIFFSTORE", "d", "1", "w2")
 	}
+	compareLogs(t, func(addr string) { run(dialRaw(t, addr), dialRaw(t, addr)) })
+}
+
+// compareLogs runs run on evkv and on Redis, each by its address, both
+// with the append-only file on and synced at every write, and fails
+// unless their files hold the same commands.
+func compareLogs(t *testing.T, run func(addr string)) {
+	t.Helper()
 	dir := t.TempDir()
 	_, addr := startServer(t, Config{AppendOnly: true, AppendFsync: "always", Dir: dir})
 	rdir := t.TempDir()
 	raddr := redisServer(t, "--appendonly", "yes", "--appendfsync", "always", "--dir", rdir)
 	var logs [2][]string
 	for i, a := range []string{addr, raddr} {
-		run(dialRaw(t, a), dialRaw(t, a))
+		run(a)
 		path := filepath.Join(dir, "appendonly.aof")
 		if i == 1 {
 			paths, _ := filepath.Glob(filepath.Join(rdir, "appendonlydir", "*.incr.aof"))
