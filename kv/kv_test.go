@@ -367,7 +367,6 @@ func eventsUntilPong(t *testing.T, sub *rawConn) []string {
 	}
 }
 
-
 // compareCommandInfo compares what COMMAND INFO says of each command
 // named, up to its key specs, and COMMAND DOCS's summary, version and
 // group, with Redis's.
