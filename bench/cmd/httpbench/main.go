@@ -86,7 +86,7 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "wrk duration of each measurement")
 	conns := flag.String("conns", "50,256", "connection counts")
 	paths := flag.String("paths", "/plaintext", "paths to load")
-	pipeline := flag.String("pipeline", "off,on", "without and/or with 16 pipelined requests")
+	pipeline := flag.String("pipeline", "off,on", `without and/or with 16 pipelined requests ("": no wrk loads, -rate's alone)`)
 	idle := flag.Int("idle", 0, "measure memory of this many idle connections instead")
 	pin := flag.Bool("pin", false, "pin the server to CPU 0 (wrk gets the other)")
 	rates := flag.String("rate", "", "also open loads of these many requests a second, comma-separated, unpipelined (openLoad: latency at one load for all)")
@@ -110,6 +110,9 @@ func main() {
 	var configs []config
 	for _, p := range strings.Split(*paths, ",") {
 		for _, pl := range strings.Split(*pipeline, ",") {
+			if pl == "" {
+				break // -pipeline "": only the open loads of -rate
+			}
 			for _, c := range strings.Split(*conns, ",") {
 				n, _ := strconv.Atoi(c)
 				configs = append(configs, config{conns: n, pipeline: pl == "on", path: p})

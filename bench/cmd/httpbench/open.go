@@ -18,10 +18,11 @@ import (
 // openLoad sends rate requests a second in all for path over conns
 // keep-alive connections to addr, each connection at its own even pace,
 // for d, and returns the answers per second and the p50 and p99 latency
-// in ms, each counted from when its request was due rather than from when
-// it went: a server that falls behind shows it, as wrk2 counts, and every
-// server gets the same load, where wrk's closed load gives a faster server
-// more of it (and its own client's queueing in the tail).
+// in ms. A request sent late because the answer before it came late is
+// counted from when it was due, so that a server that falls behind shows
+// it, as wrk2 counts; one sent on time, from when it went. Every server
+// gets the same load, where wrk's closed load gives a faster server more
+// of it (and its own client's queueing in the tail).
 func openLoad(addr, path string, conns int, rate float64, d time.Duration) (result, error) {
 	every := time.Duration(float64(conns) / rate * float64(time.Second))
 	req := []byte("GET " + path + " HTTP/1.1\r\nHost: " + addr + "\r\n\r\n")
@@ -48,14 +49,22 @@ func openLoad(addr, path string, conns int, rate float64, d time.Duration) (resu
 			due := begin.Add(every * time.Duration(i) / time.Duration(conns)) // spread evenly
 			var err error
 			for ; !due.After(stop); due = due.Add(every) {
-				time.Sleep(time.Until(due))
+				// Late for want of the answer before: counted from when it
+				// was due. Early: counted from when it goes, not from when
+				// the sleep was to end (the runtime's timers wake up to a
+				// millisecond late).
+				start := due
+				if d := time.Until(due); d > 0 {
+					time.Sleep(d)
+					start = time.Now()
+				}
 				if _, err = c.Write(req); err != nil {
 					break
 				}
 				if err = readAnswer(br); err != nil {
 					break
 				}
-				mine = append(mine, float64(time.Since(due).Microseconds())/1000)
+				mine = append(mine, float64(time.Since(start).Microseconds())/1000)
 			}
 			mu.Lock()
 			lat = append(lat, mine...)

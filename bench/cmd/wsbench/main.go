@@ -8,10 +8,11 @@
 // its echo, again and again for -duration: messages per second, per
 // server CPU-second, and round-trip p50/p99. With -rate, the load is an
 // open one instead: the connections send -rate messages a second in all,
-// each at its own even pace, and a message's latency counts from when it
-// was due, not from when it went (so a server that falls behind shows it,
-// as wrk2 counts): p50 and p99 of servers under the same load, where
-// without -rate a faster server also gets more load.
+// each at its own even pace; a message sent late because the echo before
+// it came late counts from when it was due (so a server that falls behind
+// shows it, as wrk2 counts), one sent on time from when it went: p50 and
+// p99 of servers under the same load, where without -rate a faster server
+// also gets more load.
 //
 // Broadcast: -fanout connections (10,000 by default) are opened and, once
 // idle, the server's resident memory and goroutines are read (memory per
@@ -241,8 +242,15 @@ func echoRun(bin, name string, conns int, d time.Duration, rate float64) (echoRe
 						if due.After(stop) {
 							break
 						}
-						time.Sleep(time.Until(due))
-						t0, due = due, due.Add(every)
+						// Late for want of the echo before: counted from
+						// when it was due; early, from when it goes (the
+						// runtime's timers wake up to a millisecond late).
+						t0 = due
+						if d := time.Until(due); d > 0 {
+							time.Sleep(d)
+							t0 = time.Now()
+						}
+						due = due.Add(every)
 					}
 					if _, err := c.nc.Write(msg); err != nil {
 						errs <- err
