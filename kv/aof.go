@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,10 +29,13 @@ type aof struct {
 	f     *os.File
 	fsync string
 	buf   []byte
-	curDB int  // the database the file's last SELECT chose; -1 before any
-	multi bool // a MULTI for the running EXEC is in buf
-	err   error
-	size  int64
+	curDB int // the database the file's last SELECT chose; -1 before any
+	// execOps counts the commands the running EXEC logged; execAt is
+	// where the first begins in buf, where MULTI goes once a second
+	// follows: one alone is logged bare, as Redis 7.0 logs it.
+	execOps, execAt int
+	err             error
+	size            int64
 	// snapshot is set while the log is off and a rewrite BGREWRITEAOF
 	// started writes the keyspace to the log's file, as Redis rewrites
 	// with appendonly no: when it is complete the file is closed and
@@ -245,9 +249,13 @@ func (a *aof) append(dbID int, args [][]byte) {
 		a.buf = resp.AppendCommand(a.buf, []byte("SELECT"), strconv.AppendInt(nil, int64(dbID), 10))
 		a.curDB = dbID
 	}
-	if a.s.inExec && !a.multi {
-		a.buf = resp.AppendCommand(a.buf, []byte("MULTI"))
-		a.multi = true
+	if a.s.inExec {
+		switch a.execOps++; a.execOps {
+		case 1:
+			a.execAt = len(a.buf)
+		case 2:
+			a.buf = slices.Insert(a.buf, a.execAt, resp.AppendCommand(nil, []byte("MULTI"))...)
+		}
 	}
 	a.buf = resp.AppendCommand(a.buf, args...)
 	if a.rw != nil {
@@ -255,12 +263,13 @@ func (a *aof) append(dbID int, args [][]byte) {
 	}
 }
 
-// endTransaction closes the transaction EXEC logged, if it logged any.
+// endTransaction closes the transaction EXEC logged, if it logged more
+// than one command.
 func (a *aof) endTransaction() {
-	if a.multi {
+	if a.execOps > 1 {
 		a.buf = resp.AppendCommand(a.buf, []byte("EXEC"))
-		a.multi = false
 	}
+	a.execOps = 0
 }
 
 // flush writes what this iteration logged; with "always" it also syncs.

@@ -415,9 +415,7 @@ func incrGeneric(s *Server, c *client, key []byte, by int64) {
 	}
 	cur += by
 	s.storeString(c.db, key, intString(cur), expiry{keepTTL: true}, "incrby")
-	s.w.Int(cur)
-	var num [20]byte
-	s.rewrite([]byte("SET"), key, strconv.AppendInt(num[:0], cur, 10), []byte("KEEPTTL"))
+	s.w.Int(cur) // logged as sent, as Redis's incrDecrCommand is
 }
 
 func incrbyfloatCommand(s *Server, c *client, args [][]byte) {

@@ -71,3 +71,27 @@ func TestCompatKeyspaceStats(t *testing.T) {
 		}
 	}
 }
+
+// TestCompatExecLog compares how EXEC's writes are logged with Redis 7.0:
+// several in MULTI and EXEC, after the SELECT of the first one's database;
+// one alone bare; none, nothing.
+func TestCompatExecLog(t *testing.T) {
+	compareLogs(t, func(addr string) {
+		rc := dialRaw(t, addr)
+		for _, script := range [][][]string{
+			{{"MULTI"}, {"SET", "a", "1"}, {"EXEC"}},
+			{{"MULTI"}, {"SET", "a", "2"}, {"INCR", "b"}, {"EXEC"}},
+			{{"MULTI"}, {"GET", "a"}, {"EXEC"}},
+			{{"MULTI"}, {"SELECT", "1"}, {"SET", "c", "1"}, {"SELECT", "0"}, {"DEL", "a"}, {"EXEC"}},
+			{{"SELECT", "2"}, {"MULTI"}, {"GET", "x"}, {"SET", "x", "1"}, {"EXEC"}, {"SELECT", "0"}},
+			{{"MULTI"}, {"DEL", "nokey"}, {"SET", "d", "1"}, {"EXEC"}},
+			{{"INCRBY", "n", "5"}, {"DECR", "n"}, {"DECRBY", "n", "2"}, {"INCR", "n"}, {"INCRBYFLOAT", "f", "1.5"},
+				{"GETDEL", "f"}, {"SETNX", "n", "x"}, {"SETNX", "m", "x"}, {"GETSET", "m", "y"}, {"APPEND", "m", "z"},
+				{"SETRANGE", "m", "1", "w"}, {"MSET", "p", "1", "q", "2"}, {"MSETNX", "p", "3", "r", "4"}, {"SET", "p", "5", "GET"}},
+		} {
+			for _, args := range script {
+				rc.do(args...)
+			}
+		}
+	})
+}
