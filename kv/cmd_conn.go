@@ -15,7 +15,7 @@ const serverVersion = "7.0.0"
 func init() {
 	register(
 		cmd("ping", -1, "fast", 0, 0, 0, "connection", "1.0.0", "Returns the server's liveliness response.", pingCommand),
-		cmd("echo", 2, "fast", 0, 0, 0, "connection", "1.0.0", "Returns the given string.", echoCommand),
+		cmd("echo", 2, "loading stale fast", 0, 0, 0, "connection", "1.0.0", "Returns the given string.", echoCommand),
 		cmd("select", 2, "loading stale fast", 0, 0, 0, "connection", "1.0.0", "Changes the selected database.", selectCommand),
 		cmd("quit", -1, "allow_busy noscript loading stale fast no_auth", 0, 0, 0, "connection", "1.0.0", "Closes the connection.", quitCommand),
 		cmd("auth", -2, "noscript loading stale fast no_auth allow_busy", 0, 0, 0, "connection", "1.0.0", "Authenticates the connection.", authCommand),

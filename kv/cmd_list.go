@@ -26,12 +26,12 @@ func init() {
 		cmd("lpos", -3, "readonly", 1, 1, 1, "list", "6.0.6", "Return the index of matching elements on a list", lposCommand),
 		cmd("lmove", 5, "write denyoom", 1, 2, 1, "list", "6.2.0", "Pop an element from a list, push it to another list and return it", lmoveCommand),
 		cmd("rpoplpush", 3, "write denyoom", 1, 2, 1, "list", "1.2.0", "Remove the last element in a list, prepend it to another list and return it", rpoplpushCommand),
-		cmd("lmpop", -4, "write movablekeys", 0, 0, 0, "list", "7.0.0", "Pop elements from a list", lmpopCommand),
+		cmd("lmpop", -4, "write movablekeys", 0, 0, 0, "list", "7.0.0", "Pop elements from a list", lmpopCommand).withKeyCount(1),
 		cmd("blpop", -3, "write noscript blocking", 1, -2, 1, "list", "2.0.0", "Remove and get the first element in a list, or block until one is available", blpopCommand),
 		cmd("brpop", -3, "write noscript blocking", 1, -2, 1, "list", "2.0.0", "Remove and get the last element in a list, or block until one is available", brpopCommand),
 		cmd("blmove", 6, "write denyoom noscript blocking", 1, 2, 1, "list", "6.2.0", "Pop an element from a list, push it to another list and return it; or block until one is available", blmoveCommand),
 		cmd("brpoplpush", 4, "write denyoom noscript blocking", 1, 2, 1, "list", "2.2.0", "Pop an element from a list, push it to another list and return it; or block until one is available", brpoplpushCommand),
-		cmd("blmpop", -5, "write blocking movablekeys", 0, 0, 0, "list", "7.0.0", "Pop elements from a list, or block until one is available", blmpopCommand),
+		cmd("blmpop", -5, "write blocking movablekeys", 0, 0, 0, "list", "7.0.0", "Pop elements from a list, or block until one is available", blmpopCommand).withKeyCount(2),
 	)
 }
 

@@ -16,11 +16,11 @@ import (
 
 func init() {
 	register(
-		cmd("info", -1, "loading stale", 0, 0, 0, "server", "1.0.0", "Returns information and statistics about the server.", infoCommand),
+		cmd("info", -1, "loading stale", 0, 0, 0, "server", "1.0.0", "Returns information and statistics about the server.", infoCommand).withCategories("@dangerous"),
 		cmd("time", 1, "loading stale fast", 0, 0, 0, "server", "2.6.0", "Returns the server time.", timeCommand),
 		cmd("shutdown", -1, "admin noscript loading stale no_multi allow_busy", 0, 0, 0, "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server.", shutdownCommand),
 		cmd("bgrewriteaof", 1, "admin noscript no_async_loading", 0, 0, 0, "server", "1.0.0", "Asynchronously rewrites the append-only file to disk.", bgrewriteaofCommand),
-		cmd("lastsave", 1, "loading stale fast", 0, 0, 0, "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", lastsaveCommand),
+		cmd("lastsave", 1, "loading stale fast", 0, 0, 0, "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", lastsaveCommand).withCategories("@admin", "@dangerous"),
 		cmd("config", -2, "", 0, 0, 0, "server", "2.0.0", "A container for server configuration commands.", nil).withSubs(
 			cmd("get", -3, "admin noscript loading stale", 0, 0, 0, "", "2.0.0", "Returns the effective values of configuration parameters.", configGet),
 			cmd("set", -4, "admin noscript loading stale", 0, 0, 0, "", "2.0.0", "Sets configuration parameters in-flight.", configSet),
@@ -28,13 +28,13 @@ func init() {
 			cmd("rewrite", 2, "admin noscript loading stale", 0, 0, 0, "", "2.8.0", "Persists the effective configuration to file.", configRewrite),
 			cmd("help", 2, "loading stale", 0, 0, 0, "", "5.0.0", "Returns helpful text about the different subcommands.", configHelp),
 		),
-		cmd("command", -1, "loading stale", 0, 0, 0, "server", "2.8.13", "Returns detailed information about all commands.", commandCommand).withSubs(
-			cmd("count", 2, "loading stale", 0, 0, 0, "", "2.8.13", "Returns a count of commands.", commandCount),
-			cmd("info", -2, "loading stale", 0, 0, 0, "", "2.8.13", "Returns information about one, multiple or all commands.", commandInfo),
-			cmd("docs", -2, "loading stale", 0, 0, 0, "", "7.0.0", "Returns documentary information about one, multiple or all commands.", commandDocs),
-			cmd("list", -2, "loading stale", 0, 0, 0, "", "7.0.0", "Returns a list of command names.", commandList),
-			cmd("getkeys", -4, "loading stale", 0, 0, 0, "", "2.8.13", "Extracts the key names from an arbitrary command.", commandGetkeys),
-			cmd("help", 2, "loading stale", 0, 0, 0, "", "5.0.0", "Returns helpful text about the different subcommands.", commandHelp),
+		cmd("command", -1, "loading stale", 0, 0, 0, "server", "2.8.13", "Returns detailed information about all commands.", commandCommand).withCategories("@connection").withSubs(
+			cmd("count", 2, "loading stale", 0, 0, 0, "", "2.8.13", "Returns a count of commands.", commandCount).withCategories("@connection"),
+			cmd("info", -2, "loading stale", 0, 0, 0, "", "2.8.13", "Returns information about one, multiple or all commands.", commandInfo).withCategories("@connection"),
+			cmd("docs", -2, "loading stale", 0, 0, 0, "", "7.0.0", "Returns documentary information about one, multiple or all commands.", commandDocs).withCategories("@connection"),
+			cmd("list", -2, "loading stale", 0, 0, 0, "", "7.0.0", "Returns a list of command names.", commandList).withCategories("@connection"),
+			cmd("getkeys", -4, "loading stale", 0, 0, 0, "", "2.8.13", "Extracts the key names from an arbitrary command.", commandGetkeys).withCategories("@connection"),
+			cmd("help", 2, "loading stale", 0, 0, 0, "", "5.0.0", "Returns helpful text about the different subcommands.", commandHelp).withCategories("@connection"),
 		),
 	)
 }
@@ -775,70 +775,38 @@ var aclCategories = []string{
 	"@transaction", "@scripting",
 }
 
+// groupCategories are the ACL categories of each group's commands, where
+// their own (withCategories) do not replace them.
+var groupCategories = map[string]string{
+	"string": "@string", "list": "@list", "hash": "@hash", "set": "@set", "sorted_set": "@sortedset",
+	"bitmap": "@bitmap", "hyperloglog": "@hyperloglog", "generic": "@keyspace", "connection": "@connection",
+	"transactions": "@transaction",
+}
+
 // categories returns a command's ACL categories, as COMMAND reports them:
-// its own (withCategories), or those its flags and group give, in Redis's
-// order.
+// its own, or else its group's (none for a container of subcommands, as
+// in Redis), and those its flags imply, as Redis's
+// setImplicitACLCategories adds them, in Redis's order.
 func (cm *command) categories() []string {
 	cats := cm.cats
-	if cats == nil {
-		cats = cm.impliedCategories()
+	if cats == nil && cm.fn != nil {
+		if cat, ok := groupCategories[cm.group]; ok {
+			cats = []string{cat}
+		}
+	}
+	f := cm.flags
+	fast := f&cmdFast != 0 || slices.Contains(cats, "@fast")
+	implied := map[string]bool{
+		"@write": f&cmdWrite != 0, "@read": f&cmdReadonly != 0, "@admin": f&cmdAdmin != 0, "@dangerous": f&cmdAdmin != 0,
+		"@pubsub": f&cmdPubSub != 0, "@fast": fast, "@slow": !fast, "@blocking": f&cmdBlocking != 0,
 	}
 	var out []string
-	for _, c := range aclCategories {
-		if slices.Contains(cats, c) {
-			out = append(out, c)
+	for _, cat := range aclCategories {
+		if implied[cat] || slices.Contains(cats, cat) {
+			out = append(out, cat)
 		}
 	}
 	return out
-}
-
-// impliedCategories returns the ACL categories a command's flags and
-// group give.
-func (cm *command) impliedCategories() []string {
-	var cats []string
-	f := cm.flags
-	if f&cmdWrite != 0 {
-		cats = append(cats, "@write")
-	}
-	if f&cmdReadonly != 0 {
-		cats = append(cats, "@read")
-	}
-	switch cm.group {
-	case "string":
-		cats = append(cats, "@string")
-	case "list":
-		cats = append(cats, "@list")
-	case "hash":
-		cats = append(cats, "@hash")
-	case "set":
-		cats = append(cats, "@set")
-	case "sorted_set":
-		cats = append(cats, "@sortedset")
-	case "bitmap":
-		cats = append(cats, "@bitmap")
-	case "hyperloglog":
-		cats = append(cats, "@hyperloglog")
-	case "generic":
-		cats = append(cats, "@keyspace")
-	case "connection":
-		cats = append(cats, "@connection")
-	case "pubsub":
-		cats = append(cats, "@pubsub")
-	case "transactions":
-		cats = append(cats, "@transaction")
-	}
-	if f&cmdAdmin != 0 {
-		cats = append(cats, "@admin", "@dangerous")
-	}
-	if f&cmdFast != 0 {
-		cats = append(cats, "@fast")
-	} else {
-		cats = append(cats, "@slow")
-	}
-	if f&cmdBlocking != 0 {
-		cats = append(cats, "@blocking")
-	}
-	return cats
 }
 
 // writeCommandInfo writes one command's COMMAND INFO entry.
@@ -865,39 +833,16 @@ func (s *Server) writeCommandInfo(cm *command) {
 		s.w.Simple(c)
 	}
 	s.w.Set(0) // tips
+	s.w.Array(b2i(cm.firstKey > 0) + b2i(cm.keyCount > 0))
 	if cm.firstKey > 0 {
-		s.w.Array(1)
-		s.w.Map(4)
-		s.w.BulkString("flags")
-		s.w.Set(0)
-		s.w.BulkString("begin_search")
-		s.w.Map(2)
-		s.w.BulkString("type")
-		s.w.BulkString("index")
-		s.w.BulkString("spec")
-		s.w.Map(1)
-		s.w.BulkString("index")
-		s.w.Int(int64(cm.firstKey))
-		s.w.BulkString("find_keys")
-		s.w.Map(2)
-		s.w.BulkString("type")
-		s.w.BulkString("range")
-		s.w.BulkString("spec")
-		s.w.Map(3)
-		s.w.BulkString("lastkey")
 		last := cm.lastKey
 		if last > 0 {
 			last -= cm.firstKey
 		}
-		s.w.Int(int64(last))
-		s.w.BulkString("keystep")
-		s.w.Int(int64(cm.step))
-		s.w.BulkString("limit")
-		s.w.Int(0)
-		s.w.BulkString("notes")
-		s.w.BulkString("")
-	} else {
-		s.w.Array(0)
+		s.writeKeySpec(cm.firstKey, "range", specField{"lastkey", last}, specField{"keystep", cm.step}, specField{"limit", 0})
+	}
+	if cm.keyCount > 0 {
+		s.writeKeySpec(cm.keyCount, "keynum", specField{"keynumidx", 0}, specField{"firstkey", 1}, specField{"keystep", 1})
 	}
 	subs := make([]*command, 0, len(cm.subs))
 	for _, sc := range cm.subs {
@@ -908,6 +853,41 @@ func (s *Server) writeCommandInfo(cm *command) {
 	for _, sc := range subs {
 		s.writeCommandInfo(sc)
 	}
+}
+
+// specField is a field of a key spec's find_keys spec.
+type specField struct {
+	name string
+	v    int
+}
+
+// writeKeySpec writes a key spec of COMMAND INFO's: the search for its
+// keys begins at index, and finds them by find ("range", "keynum") with
+// the fields given.
+func (s *Server) writeKeySpec(index int, find string, fields ...specField) {
+	s.w.Map(4)
+	s.w.BulkString("flags")
+	s.w.Set(0)
+	s.w.BulkString("begin_search")
+	s.w.Map(2)
+	s.w.BulkString("type")
+	s.w.BulkString("index")
+	s.w.BulkString("spec")
+	s.w.Map(1)
+	s.w.BulkString("index")
+	s.w.Int(int64(index))
+	s.w.BulkString("find_keys")
+	s.w.Map(2)
+	s.w.BulkString("type")
+	s.w.BulkString(find)
+	s.w.BulkString("spec")
+	s.w.Map(len(fields))
+	for _, f := range fields {
+		s.w.BulkString(f.name)
+		s.w.Int(int64(f.v))
+	}
+	s.w.BulkString("notes")
+	s.w.BulkString("")
 }
 
 func commandCommand(s *Server, c *client, args [][]byte) {
@@ -940,7 +920,7 @@ func commandInfo(s *Server, c *client, args [][]byte) {
 		if cm := namedCommand(string(a)); cm != nil {
 			s.writeCommandInfo(cm)
 		} else {
-			s.w.NullArray()
+			s.w.Null() // a null bulk string in RESP2, as Redis's addReplyNull
 		}
 	}
 }
@@ -1017,24 +997,23 @@ func commandList(s *Server, c *client, args [][]byte) {
 	}
 }
 
+// commandGetkeys is COMMAND GETKEYS, as Redis 7.0's
+// getKeysSubcommandImpl: the command is looked up as Redis's
+// lookupCommand looks it up (an unknown subcommand is no command), one
+// with no keys says so before its arguments are counted, and keys found
+// none of are "Invalid arguments specified for command".
 func commandGetkeys(s *Server, c *client, args [][]byte) {
 	target := args[2:]
-	cm := lookupName(commands, target[0])
-	if cm == nil {
+	cm := lookupCommand(target)
+	switch {
+	case cm == nil:
 		s.w.Error("ERR Invalid command specified")
 		return
-	}
-	if cm.subs != nil && len(target) > 1 {
-		if sc := lookupName(cm.subs, target[1]); sc != nil {
-			cm = sc
-		}
-	}
-	if !arityOK(cm.arity, len(target)) {
-		s.w.Error("ERR Invalid number of arguments specified for command")
-		return
-	}
-	if cm.firstKey == 0 {
+	case cm.firstKey == 0 && cm.keys == nil:
 		s.w.Error("ERR The command has no key arguments")
+		return
+	case !arityOK(cm.arity, len(target)):
+		s.w.Error("ERR Invalid number of arguments specified for command")
 		return
 	}
 	var keys [][]byte
@@ -1048,6 +1027,10 @@ func commandGetkeys(s *Server, c *client, args [][]byte) {
 		for i := cm.firstKey; i <= last && i < len(target); i += max(cm.step, 1) {
 			keys = append(keys, target[i])
 		}
+	}
+	if len(keys) == 0 {
+		s.w.Error("ERR Invalid arguments specified for command")
+		return
 	}
 	s.w.Array(len(keys))
 	for _, k := range keys {

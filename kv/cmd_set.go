@@ -18,7 +18,7 @@ func init() {
 		cmd("spop", -2, "write fast", 1, 1, 1, "set", "1.0.0", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", spopCommand),
 		cmd("smove", 4, "write fast", 1, 2, 1, "set", "1.0.0", "Moves a member from one set to another.", smoveCommand),
 		cmd("sinter", -2, "readonly", 1, -1, 1, "set", "1.0.0", "Returns the intersect of multiple sets.", sinterCommand),
-		cmd("sintercard", -3, "readonly movablekeys", 0, 0, 0, "set", "7.0.0", "Returns the number of members of the intersect of multiple sets.", sintercardCommand),
+		cmd("sintercard", -3, "readonly movablekeys", 0, 0, 0, "set", "7.0.0", "Returns the number of members of the intersect of multiple sets.", sintercardCommand).withKeyCount(1),
 		cmd("sinterstore", -3, "write denyoom", 1, -1, 1, "set", "1.0.0", "Stores the intersect of multiple sets in a key.", sinterstoreCommand),
 		cmd("sunion", -2, "readonly", 1, -1, 1, "set", "1.0.0", "Returns the union of multiple sets.", sunionCommand),
 		cmd("sunionstore", -3, "write denyoom", 1, -1, 1, "set", "1.0.0", "Stores the union of multiple sets in a key.", sunionstoreCommand),

@@ -1,6 +1,8 @@
 package kv
 
 import (
+	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -83,8 +85,12 @@ type command struct {
 	firstKey int // position of the first key argument, 0 if none
 	lastKey  int // of the last; -1 is the last argument
 	step     int
+	// keyCount is the position of the count the command's keys follow
+	// (LMPOP numkeys key [key ...]), 0 if none: a key spec of Redis's
+	// begin_search index and find_keys keynum.
+	keyCount int
 	group    string   // "string", "list", ...: COMMAND DOCS and the ACL categories
-	cats     []string // ACL categories, where they do not follow from flags and group
+	cats     []string // ACL categories in place of the group's, as Redis's command table gives them
 	since    string
 	summary  string
 	fn       func(s *Server, c *client, args [][]byte)
@@ -130,9 +136,15 @@ func (c *command) withSubs(subs ...*command) *command {
 	return c
 }
 
-// withCategories gives c ACL categories of its own, for a command whose
-// categories do not follow from its flags and group.
+// withCategories gives c ACL categories of its own in place of its
+// group's, as Redis's command table gives a command's; those its flags
+// imply (@write, @fast, ...) it has anyway.
 func (c *command) withCategories(cats ...string) *command {
+	for _, cat := range cats {
+		if !slices.Contains(aclCategories, cat) {
+			panic("kv: unknown ACL category " + cat)
+		}
+	}
 	c.cats = cats
 	return c
 }
@@ -142,6 +154,81 @@ func (c *command) withCategories(cats ...string) *command {
 func (c *command) withKeys(keys func(args [][]byte) [][]byte) *command {
 	c.keys = keys
 	return c
+}
+
+// withKeyCount says that c's keys follow a count at args[at] (and, if c
+// has firstKey, come after the key there, a destination): COMMAND
+// GETKEYS finds them as Redis finds them (countedKeys) and COMMAND INFO
+// gives their key spec.
+func (c *command) withKeyCount(at int) *command {
+	c.keyCount = at
+	c.keys = func(args [][]byte) [][]byte { return countedKeys(args, c.firstKey, at) }
+	return c
+}
+
+// countedKeys returns the keys of a command whose keys follow a count at
+// args[at], after a destination at args[store] if store is not 0, as
+// Redis 7.0's getKeysFromCommandWithSpecs finds them. Its key specs come
+// first: the destination, then as many keys as the count says, the count
+// read as string2ll does and cut to a C int, if it is not negative and
+// the arguments hold that many keys, one at least. Otherwise the
+// command's getkeys procedure, genericGetKeys: the count read as atoi
+// does (space and a sign before the digits, anything after them), the
+// keys if it is at least one and the arguments hold them, and the
+// destination after them. Nil if neither finds any.
+func countedKeys(args [][]byte, store, at int) [][]byte {
+	var keys [][]byte
+	if n, ok := parseInt(args[at]); ok && n >= 0 {
+		first, last := at+1, at+int(int32(n))
+		if first <= last && last < len(args) {
+			if store > 0 {
+				keys = append(keys, args[store])
+			}
+			return append(keys, args[first:last+1]...)
+		}
+	}
+	n := atoi(args[at])
+	if n < 1 || n > len(args)-(at+1) {
+		return nil
+	}
+	keys = append(keys, args[at+1:at+1+n]...)
+	if store > 0 {
+		keys = append(keys, args[store])
+	}
+	return keys
+}
+
+// atoi reads b as C's atoi reads a string, (int)strtol(b, NULL, 10) with
+// glibc: leading white space, a sign, the digits up to the first other
+// byte (none is 0), clamped to a 64-bit long and cut to a 32-bit int.
+func atoi(b []byte) int {
+	i := 0
+	for i < len(b) && (b[i] == ' ' || (b[i] >= '\t' && b[i] <= '\r')) {
+		i++
+	}
+	neg := false
+	if i < len(b) && (b[i] == '+' || b[i] == '-') {
+		neg = b[i] == '-'
+		i++
+	}
+	var v uint64 // the magnitude, up to 2^63
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		if v > (1<<63)/10 {
+			v = 1 << 63
+		} else {
+			v = min(v*10+uint64(b[i]-'0'), 1<<63)
+		}
+	}
+	var l int64
+	switch {
+	case neg:
+		l = -int64(v) // 2^63 wraps to the minimum, strtol's LONG_MIN
+	case v >= 1<<63:
+		l = math.MaxInt64
+	default:
+		l = int64(v)
+	}
+	return int(int32(l))
 }
 
 func register(cmds ...*command) {

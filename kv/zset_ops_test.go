@@ -235,8 +235,8 @@ func TestZsetOpsWatch(t *testing.T) {
 
 // TestCompatZsetCommandInfo compares COMMAND INFO's name, arity, flags,
 // first key, last key, step and ACL categories for the sorted-set
-// commands with Redis's, and COMMAND DOCS's since and group. (Key specs
-// are given for the commands whose keys are at fixed positions only.)
+// commands with Redis's, and COMMAND DOCS's since and group. (Their key
+// specs' searches are TestCompatCommandInfoAll's.)
 func TestCompatZsetCommandInfo(t *testing.T) {
 	names := []string{"zunion", "zinter", "zdiff", "zdiffstore", "zintercard", "zunionstore", "zinterstore", "zmpop", "bzmpop", "bzpopmin"}
 	_, addr := startServer(t, Config{})
