@@ -81,9 +81,7 @@ func (s *Server) storeResult(d *db, key []byte, obj any, n int) bool {
 		s.deleteKey(d, key)
 		return false
 	}
-	d.exists(key)
-	d.remove(key)
-	d.add(key, obj)
+	d.set(key, obj)
 	s.modified(d, key)
 	return true
 }
@@ -301,11 +299,7 @@ func renameGeneric(s *Server, c *client, args [][]byte, nx bool) {
 	}
 	c.db.remove(src)
 	c.db.remove(dst)
-	ne, _ := c.db.keys.put(dst)
-	*ne = val
-	if val.exp != 0 {
-		c.db.expires.put(dst)
-	}
+	c.db.insert(dst, val)
 	s.modified(c.db, src)
 	s.modified(c.db, dst)
 	s.notify(notifyGeneric, "rename_from", src, c.db.id)
@@ -522,11 +516,7 @@ func copyCommand(s *Server, c *client, args [][]byte) {
 	// Looked up again: deleting dst, expired or replaced, moves entries.
 	val := cloneValue(*c.db.keys.get(src))
 	val.lru = s.clock()
-	ne, _ := target.keys.put(dst)
-	*ne = val
-	if val.exp != 0 {
-		target.expires.put(dst)
-	}
+	target.insert(dst, val)
 	s.modified(target, dst)
 	s.notify(notifyGeneric, "copy_to", dst, target.id)
 	s.signalReady(target, dst)
@@ -556,11 +546,7 @@ func moveCommand(s *Server, c *client, args [][]byte) {
 	}
 	val := *e
 	c.db.remove(key)
-	ne, _ := target.keys.put(key)
-	*ne = val
-	if val.exp != 0 {
-		target.expires.put(key)
-	}
+	target.insert(key, val)
 	s.modified(c.db, key)
 	s.modified(target, key)
 	s.notify(notifyGeneric, "move_from", key, c.db.id)

@@ -459,13 +459,11 @@ func (s *Server) sortStore(d *db, dst []byte, out []sortItem, gets []sortPattern
 	// A key that has expired is deleted as such first; a new key wakes
 	// the clients blocked on it. The events go out before the reply, as
 	// Redis's, for a RESP3 client subscribed to them.
-	existed := d.exists(dst)
-	d.remove(dst)
-	d.add(dst, l)
+	added := d.set(dst, l)
 	s.modified(d, dst)
 	s.dirty(l.len() - 1) // Redis counts an element a change
 	s.notify(notifyList, "sortstore", dst, d.id)
-	if !existed {
+	if added {
 		s.signalReady(d, dst)
 	}
 	s.w.Int(int64(l.len()))

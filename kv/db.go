@@ -164,9 +164,10 @@ func (d *db) expire(key []byte) {
 	d.s.touchWatched(d, key)
 }
 
-// set stores a string value, replacing whatever key held; keepTTL keeps the
-// old expiry. A key that has expired is deleted as such first, with its
-// event, as Redis's setKey looks it up for writing. It returns the entry.
+// setString stores a string value, replacing whatever key held; keepTTL
+// keeps the old expiry. A key that has expired is deleted as such first,
+// with its event, as Redis's setKey looks it up for writing; a key
+// created sends the new event, as Redis's dbAdd. It returns the entry.
 func (d *db) setString(key []byte, val string, keepTTL bool) *entry {
 	e, added := d.keys.put(key)
 	if !added && e.exp != 0 && e.exp <= d.s.now() {
@@ -180,15 +181,56 @@ func (d *db) setString(key []byte, val string, keepTTL bool) *entry {
 	} else if exp != 0 {
 		d.expires.delete(key)
 	}
+	if added {
+		d.created(key)
+	}
 	return e
 }
 
-// add stores a new value of another type under key, which must be absent.
+// add stores a new value of another type under key, which must be absent,
+// with the new event, as Redis's dbAdd.
 func (d *db) add(key []byte, obj any) *entry {
 	e, _ := d.keys.put(key)
 	*e = entry{obj: obj, lru: d.s.clock()}
+	d.created(key)
 	return e
 }
+
+// set stores obj, a value of another type than string, under key,
+// replacing what it held and its expiry, as Redis's setKey: a key that has
+// expired is deleted as such first, with its event, and an absent one is
+// added (add). It reports whether key was absent.
+func (d *db) set(key []byte, obj any) (added bool) {
+	if !d.exists(key) {
+		d.add(key, obj)
+		return true
+	}
+	e := d.keys.get(key)
+	if e.exp != 0 {
+		d.expires.delete(key)
+	}
+	*e = entry{obj: obj, lru: d.s.clock()}
+	return false
+}
+
+// insert adds val, another key's entry (RENAME's, COPY's, MOVE's), under
+// key, which must be absent, with its expiry and the new event, as
+// Redis's dbAdd.
+func (d *db) insert(key []byte, val entry) {
+	e, _ := d.keys.put(key)
+	*e = val
+	if val.exp != 0 {
+		d.expires.put(key)
+	}
+	d.created(key)
+}
+
+// created sends the new event for key, just added, as Redis's dbAdd
+// does: before the event of the command that added it. The log's replay
+// sends none, as no event: it runs before any client is served (Redis,
+// which serves clients while it loads, publishes them to those that
+// subscribe meanwhile).
+func (d *db) created(key []byte) { d.s.notify(notifyNew, "new", key, d.id) }
 
 // remove deletes key and reports whether it was there. Expiry is not
 // checked: an expired key is removed too.

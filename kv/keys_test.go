@@ -86,8 +86,9 @@ func TestCompatCopyRenameOntoExpiredKey(t *testing.T) {
 // expired, not yet deleted, publishes the events Redis 7.0's do. A write
 // that looks its target up (lookupKeyWrite, as setKey does for MSET,
 // RENAME's destination, the *STORE commands and BITOP with a result, as
-// SETBIT, BITFIELD, PFADD and PFMERGE do) deletes it as expired first: "expired x" before
-// the write's own event (MSET x 1: set x, expire x, expired x, set x). A
+// SETBIT, BITFIELD, PFADD and PFMERGE do) deletes it as expired first:
+// "expired x", then "new x" as it is added again, before the write's own
+// event (MSET x 1: new x, set x, expire x, expired x, new x, set x). A
 // *STORE or BITOP with an empty result deletes the target as dbDelete
 // does, expired or not: "del x". 10000 keys with an hour to live make
 // the expiry cycle unlikely to delete x first.
@@ -149,7 +150,7 @@ func TestCompatWriteOntoExpiredKeyEvents(t *testing.T) {
 				rc.read()
 			}
 		}
-		rc.do("CONFIG", "SET", "notify-keyspace-events", "KEA")
+		rc.do("CONFIG", "SET", "notify-keyspace-events", "KEAn")
 		sub.do("PSUBSCRIBE", "__keyevent@0__:*")
 		for _, sc := range scenarios {
 			rc.do("DEL", "x", "s", "z")
