@@ -47,6 +47,14 @@ func init() {
 // WATCHing key will fail their EXEC.
 func (s *Server) modified(d *db, key []byte) {
 	s.dirty(1)
+	s.touched(d, key)
+}
+
+// touched records that key changed, without counting a change, as
+// Redis's signalModifiedKey: clients WATCHing key will fail their EXEC,
+// and a log rewrite under way takes it again. The command counts its
+// changes itself (dirty), so that it is logged.
+func (s *Server) touched(d *db, key []byte) {
 	s.rewriteTouch(d, key)
 	s.touchWatched(d, key)
 }
@@ -301,7 +309,7 @@ func renameGeneric(s *Server, c *client, args [][]byte, nx bool) {
 	c.db.remove(dst)
 	c.db.insert(dst, val)
 	s.modified(c.db, src)
-	s.modified(c.db, dst)
+	s.touched(c.db, dst) // one change, as Redis counts it
 	s.notify(notifyGeneric, "rename_from", src, c.db.id)
 	s.notify(notifyGeneric, "rename_to", dst, c.db.id)
 	s.signalReady(c.db, dst)
@@ -548,7 +556,7 @@ func moveCommand(s *Server, c *client, args [][]byte) {
 	c.db.remove(key)
 	target.insert(key, val)
 	s.modified(c.db, key)
-	s.modified(target, key)
+	s.touched(target, key) // one change, as Redis counts it
 	s.notify(notifyGeneric, "move_from", key, c.db.id)
 	s.notify(notifyGeneric, "move_to", key, target.id)
 	s.signalReady(target, key)
@@ -574,11 +582,12 @@ func (s *Server) parseFlushMode(args [][]byte) bool {
 	return true
 }
 
+// flushDB empties d, counting a change a key, as Redis's emptyData.
 func (s *Server) flushDB(d *db) {
 	n := d.size()
 	s.touchAllWatched(d, nil)
 	d.flush()
-	s.dirty(max(n, 1))
+	s.dirty(n)
 }
 
 func flushdbCommand(s *Server, c *client, args [][]byte) {
@@ -586,6 +595,7 @@ func flushdbCommand(s *Server, c *client, args [][]byte) {
 		return
 	}
 	s.flushDB(c.db)
+	s.rewrite(args...) // logged when nothing was there too, as Redis's forceCommandPropagation
 	s.w.OK()
 }
 
@@ -596,6 +606,7 @@ func flushallCommand(s *Server, c *client, args [][]byte) {
 	for _, d := range s.dbs {
 		s.flushDB(d)
 	}
+	s.rewrite(args...)
 	s.w.OK()
 }
 

@@ -129,12 +129,16 @@ func listKey(d *db, key []byte) *list {
 	return l
 }
 
-// listRemoved reports that count items were taken from key's list l at the
-// head (left) or the tail, deleting the key if l is now empty.
-func (s *Server) listRemoved(d *db, key []byte, l *list, left bool) {
+// listRemoved reports that items were taken from key's list l at the head
+// (left) or the tail, deleting the key if l is now empty, and counts
+// changes: Redis counts an item a change, and none for BLPOP, BRPOP,
+// BLMOVE and BRPOPLPUSH served late (Redis 7.0's
+// serveClientBlockedOnList counts none).
+func (s *Server) listRemoved(d *db, key []byte, l *list, left bool, changes int) {
 	s.notify(notifyList, listPopEvent(left), key, d.id)
 	s.removeIfEmpty(d, key, l.len())
-	s.modified(d, key)
+	s.touched(d, key)
+	s.dirty(changes)
 }
 
 func lpushCommand(s *Server, c *client, args [][]byte)  { listPushGeneric(s, c, args, true, false) }
@@ -161,7 +165,8 @@ func listPushGeneric(s *Server, c *client, args [][]byte, left, onlyExisting boo
 		l.push(v, left)
 	}
 	s.w.Int(int64(l.len()))
-	s.modified(c.db, key)
+	s.touched(c.db, key)
+	s.dirty(len(args) - 2) // Redis counts an item a change
 	s.notify(notifyList, listPushEvent(left), key, c.db.id)
 }
 
@@ -197,16 +202,17 @@ func listPopGeneric(s *Server, c *client, args [][]byte, left bool) {
 		s.w.Array(0)
 		return
 	}
+	n := 1
 	if !hasCount {
 		s.w.Bulk(l.pop(left))
 	} else {
-		n := int(min(count, int64(l.len())))
+		n = int(min(count, int64(l.len())))
 		s.w.Array(n)
 		for range n {
 			s.w.Bulk(l.pop(left))
 		}
 	}
-	s.listRemoved(c.db, key, l, left)
+	s.listRemoved(c.db, key, l, left, n)
 }
 
 func llenCommand(s *Server, c *client, args [][]byte) {
@@ -371,7 +377,8 @@ func lremCommand(s *Server, c *client, args [][]byte) {
 	s.removeIfEmpty(c.db, key, l.len())
 	s.w.Int(int64(removed))
 	if removed > 0 {
-		s.modified(c.db, key)
+		s.touched(c.db, key)
+		s.dirty(removed) // Redis counts an item a change
 	}
 }
 
@@ -400,9 +407,13 @@ func ltrimCommand(s *Server, c *client, args [][]byte) {
 	} else {
 		l.trim(from, n-1-to)
 	}
+	removed := n - l.len()
 	s.notify(notifyList, "ltrim", key, c.db.id)
 	s.removeIfEmpty(c.db, key, l.len())
-	s.modified(c.db, key)
+	// As Redis, a change an item removed, none if none was; the key is
+	// touched even then.
+	s.touched(c.db, key)
+	s.dirty(removed)
 	s.w.OK()
 }
 
@@ -501,8 +512,8 @@ func lposCommand(s *Server, c *client, args [][]byte) {
 }
 
 // lmoveItem pops an item from src's list sl and pushes it to dst's dl (nil to
-// create dst), replying with the item.
-func (s *Server) lmoveItem(d *db, src []byte, sl *list, dst []byte, dl *list, fromLeft, toLeft bool) {
+// create dst), replying with the item, and counts changes (listRemoved).
+func (s *Server) lmoveItem(d *db, src []byte, sl *list, dst []byte, dl *list, fromLeft, toLeft bool, changes int) {
 	v := sl.pop(fromLeft)
 	// The reply first: v is valid until a list changes, and dl may be sl.
 	s.w.Bulk(v)
@@ -511,10 +522,10 @@ func (s *Server) lmoveItem(d *db, src []byte, sl *list, dst []byte, dl *list, fr
 		d.add(dst, dl)
 		s.signalReady(d, dst)
 	}
-	s.modified(d, dst)
+	s.touched(d, dst)
 	dl.push(v, toLeft)
 	s.notify(notifyList, listPushEvent(toLeft), dst, d.id)
-	s.listRemoved(d, src, sl, fromLeft)
+	s.listRemoved(d, src, sl, fromLeft, changes)
 }
 
 func lmoveCommand(s *Server, c *client, args [][]byte) {
@@ -552,7 +563,7 @@ func listMoveGeneric(s *Server, c *client, src, dst []byte, from, to, canBlock b
 	if !ok {
 		return true, false
 	}
-	s.lmoveItem(c.db, src, sl, dst, dl, from, to)
+	s.lmoveItem(c.db, src, sl, dst, dl, from, to, 1)
 	return true, true
 }
 
@@ -614,7 +625,7 @@ func (s *Server) lmpopFrom(d *db, key []byte, l *list, left bool, count int64) {
 	for range n {
 		s.w.Bulk(l.pop(left))
 	}
-	s.listRemoved(d, key, l, left)
+	s.listRemoved(d, key, l, left, n)
 	s.rewrite(listPopCmd(left), key, strconv.AppendInt(nil, int64(n), 10))
 }
 
@@ -645,12 +656,13 @@ func lmpopAny(s *Server, c *client, keys [][]byte, left bool, count int64) bool 
 }
 
 // listBPopOne pops an item from key's list l for BLPOP and BRPOP, replying with
-// the key and the item, and logs it as LPOP or RPOP.
-func (s *Server) listBPopOne(d *db, key []byte, l *list, left bool) {
+// the key and the item, and logs it as LPOP or RPOP; it counts changes
+// (listRemoved).
+func (s *Server) listBPopOne(d *db, key []byte, l *list, left bool, changes int) {
 	s.w.Array(2)
 	s.w.Bulk(key)
 	s.w.Bulk(l.pop(left))
-	s.listRemoved(d, key, l, left)
+	s.listRemoved(d, key, l, left, changes)
 	s.rewrite(listPopCmd(left), key)
 }
 
@@ -669,7 +681,7 @@ func listBPopGeneric(s *Server, c *client, args [][]byte, left bool) {
 			return
 		}
 		if l != nil && l.len() > 0 {
-			s.listBPopOne(c.db, key, l, left)
+			s.listBPopOne(c.db, key, l, left, 1)
 			return
 		}
 	}
@@ -679,7 +691,7 @@ func listBPopGeneric(s *Server, c *client, args [][]byte, left bool) {
 		if l == nil {
 			return false
 		}
-		s.listBPopOne(d, key, l, left)
+		s.listBPopOne(d, key, l, left, 0)
 		return true
 	}, func() { s.w.NullArray() })
 }
@@ -763,7 +775,7 @@ func listBMoveGeneric(s *Server, c *client, src, dst []byte, from, to bool, time
 				return true
 			}
 		}
-		s.lmoveItem(d, key, sl, dstKey, dl, from, to)
+		s.lmoveItem(d, key, sl, dstKey, dl, from, to, 0)
 		logMove(key, dstKey)
 		return true
 	}, func() { s.w.NullArray() })
