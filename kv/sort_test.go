@@ -36,8 +36,7 @@ func sortData() [][]string {
 }
 
 func sortScript() [][]string {
-	script := sortData()
-	for _, args := range [][]string{
+	return append(sortData(), [][]string{
 		// Plain sorts of each type, numeric and ALPHA.
 		{"SORT", "l"}, {"SORT", "l", "DESC"}, {"SORT", "w", "ALPHA"}, {"SORT", "w", "ALPHA", "DESC"},
 		{"SORT", "dup"}, {"SORT", "dup", "ALPHA"}, {"SORT", "is"}, {"SORT", "is", "DESC"}, {"SORT", "ss", "ALPHA"},
@@ -84,10 +83,7 @@ func sortScript() [][]string {
 		{"LRANGE", "d", "0", "-1"}, {"SORT", "bad", "STORE", "d"}, {"LRANGE", "d", "0", "-1"}, {"SORT", "l", "STORE", "l"},
 		{"LRANGE", "l", "0", "-1"}, {"SORT", "str", "STORE", "d"}, {"SORT", "l", "GET", "nokey", "STORE", "d"}, {"LRANGE", "d", "0", "-1"},
 		{"SORT", "dup", "STORE", "d", "GET", "#", "GET", "o_*"}, {"LRANGE", "d", "0", "-1"},
-	} {
-		script = append(script, args)
-	}
-	return script
+	}...)
 }
 
 // TestCompatSort compares SORT and SORT_RO with Redis 7.0, in RESP2 and
