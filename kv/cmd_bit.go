@@ -1,12 +1,10 @@
 package kv
 
 import (
-	"bytes"
 	"encoding/binary"
 	"math"
 	"math/bits"
 	"strings"
-	"unsafe"
 )
 
 func init() {
@@ -36,16 +34,6 @@ const (
 	errBitValue     = "ERR bit is not an integer or out of range"
 	errBitfieldType = "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is."
 )
-
-// cstrIs reports whether b is name, a lower-case word, in any case, as
-// Redis's strcasecmp compares an argument: as a C string, up to its first
-// NUL byte.
-func cstrIs(b []byte, name string) bool {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
-	}
-	return isName(b, name)
-}
 
 // parseBitOffset parses a bit offset as Redis's getBitOffsetFromArgument
 // does: a decimal integer, or, where bits is not 0 (BITFIELD's), "#n" for
@@ -82,25 +70,13 @@ func (s *Server) bitLimit() int64 {
 // that writes bits, nil and "" if absent; ok false, with the WRONGTYPE
 // error written, if it holds another type. As Redis's lookupKeyWrite, it
 // counts no hit or miss.
-func (s *Server) lookupBitsWrite(c *client, key []byte) (e *entry, val string, ok bool) {
-	e = c.db.lookup(key)
-	switch {
-	case e == nil:
-		return nil, "", true
-	case e.obj != nil:
-		s.w.Error(errWrongType)
+func (s *Server) lookupBitsWrite(c *client, key []byte) (*entry, string, bool) {
+	e := c.db.lookup(key)
+	val, _, ok := s.stringOf(e)
+	if !ok {
 		return nil, "", false
 	}
-	return e, e.str, true
-}
-
-// ownedString returns b as a string without copying it. b must be new and
-// never written again.
-func ownedString(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return unsafe.String(&b[0], len(b))
+	return e, val, true
 }
 
 // storeBits makes b, new bytes, the raw value of key, whose entry is e
@@ -116,7 +92,7 @@ func (s *Server) putBits(d *db, key []byte, e *entry, b []byte) {
 	if e == nil {
 		e = d.setString(key, "", false)
 	}
-	e.str, e.enc = ownedString(b), encRaw
+	e.str, e.enc = bytesString(b), encRaw
 }
 
 // makeRaw gives e, a string value, the raw encoding and bytes of its own,
@@ -218,9 +194,9 @@ func bitRange(start, end, n int64, isBit bool) (first, last int64, firstMask, la
 // isBit for BIT; ok false for another word.
 func bitUnit(args [][]byte, i int) (isBit, ok bool) {
 	switch {
-	case i >= len(args) || cstrIs(args[i], "byte"):
+	case i >= len(args) || isOpt(args[i], "byte"):
 		return false, true
-	case cstrIs(args[i], "bit"):
+	case isOpt(args[i], "bit"):
 		return true, true
 	}
 	return false, false
@@ -421,9 +397,9 @@ func bitposRange(p []byte, bit, first, last int64, firstMask, lastMask byte, end
 func bitopCommand(s *Server, c *client, args [][]byte) {
 	var op byte
 	switch name := args[1]; {
-	case cstrIs(name, "and"), cstrIs(name, "or"), cstrIs(name, "xor"):
+	case isOpt(name, "and"), isOpt(name, "or"), isOpt(name, "xor"):
 		op = lower(name[0])
-	case cstrIs(name, "not"):
+	case isOpt(name, "not"):
 		op = 'n'
 		if len(args) != 4 {
 			s.w.Error("ERR BITOP NOT must be called with a single source key.")
@@ -467,7 +443,7 @@ func bitopCommand(s *Server, c *client, args [][]byte) {
 			bitsXor(res, stringBytes(src))
 		}
 	}
-	s.storeString(c.db, dst, ownedString(res), expiry{}, "set").enc = encRaw
+	s.storeString(c.db, dst, bytesString(res), expiry{}, "set").enc = encRaw
 	s.w.Int(int64(maxLen))
 }
 
@@ -556,11 +532,7 @@ func parseBitfieldType(b []byte) (bits uint8, signed, ok bool) {
 		return 0, false, false
 	}
 	signed = b[0] == 'i'
-	num := b[1:]
-	if i := bytes.IndexByte(num, 0); i >= 0 {
-		num = num[:i]
-	}
-	n, ok := parseInt(num)
+	n, ok := parseInt(cstr(b[1:]))
 	if !ok || n < 1 || (signed && n > 64) || (!signed && n > 63) {
 		return 0, false, false
 	}
@@ -580,20 +552,20 @@ func parseBitfield(args [][]byte, limit int64) (bitfieldArgs, string) {
 		rest := len(args) - j - 1
 		var op uint8
 		switch sub := args[j]; {
-		case cstrIs(sub, "get") && rest >= 2:
+		case isOpt(sub, "get") && rest >= 2:
 			op = bfGet
-		case cstrIs(sub, "set") && rest >= 3:
+		case isOpt(sub, "set") && rest >= 3:
 			op = bfSet
-		case cstrIs(sub, "incrby") && rest >= 3:
+		case isOpt(sub, "incrby") && rest >= 3:
 			op = bfIncrBy
-		case cstrIs(sub, "overflow") && rest >= 1:
+		case isOpt(sub, "overflow") && rest >= 1:
 			j++
 			switch t := args[j]; {
-			case cstrIs(t, "wrap"):
+			case isOpt(t, "wrap"):
 				overflow = bfWrap
-			case cstrIs(t, "sat"):
+			case isOpt(t, "sat"):
 				overflow = bfSat
-			case cstrIs(t, "fail"):
+			case isOpt(t, "fail"):
 				overflow = bfFail
 			default:
 				return p, "ERR Invalid OVERFLOW type specified"

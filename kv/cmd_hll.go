@@ -129,7 +129,7 @@ func pfcountCommand(s *Server, c *client, args [][]byte) {
 		// (WATCH, the log: PFCOUNT is logged), with no event.
 		nb := bytes.Clone(b)
 		binary.LittleEndian.PutUint64(nb[8:hllHdrSize], card)
-		e.str = ownedString(nb)
+		e.str = bytesString(nb)
 		s.modified(c.db, key)
 	}
 	s.w.Int(int64(card))
@@ -216,13 +216,13 @@ func pfdebugCommand(s *Server, c *client, args [][]byte) {
 			s.w.Error(errCorruptHLL)
 			return false, false
 		}
-		e.str = ownedString(h.b)
+		e.str = bytesString(h.b)
 		s.dirty(1)
 		s.rewriteTouch(c.db, key)
 		return true, true
 	}
 	switch {
-	case cstrIs(sub, "getreg"):
+	case isOpt(sub, "getreg"):
 		if _, ok := toDense(); !ok {
 			return
 		}
@@ -230,28 +230,24 @@ func pfdebugCommand(s *Server, c *client, args [][]byte) {
 		for i := range hllRegisters {
 			s.w.Int(int64(denseGet(h.b[hllHdrSize:], i)))
 		}
-	case cstrIs(sub, "decode"):
+	case isOpt(sub, "decode"):
 		if h.b[4] != hllSparse {
 			s.w.Error("ERR HLL encoding is not sparse")
 			return
 		}
 		s.w.BulkString(hllDecode(h.b[hllHdrSize:]))
-	case cstrIs(sub, "encoding"):
+	case isOpt(sub, "encoding"):
 		if h.b[4] == hllDense {
 			s.w.Simple("dense")
 		} else {
 			s.w.Simple("sparse")
 		}
-	case cstrIs(sub, "todense"):
+	case isOpt(sub, "todense"):
 		if converted, ok := toDense(); ok {
 			s.w.Int(boolInt(converted))
 		}
 	default:
-		name := sub
-		if i := bytes.IndexByte(name, 0); i >= 0 {
-			name = name[:i] // a C string's
-		}
-		s.w.Error("ERR Unknown PFDEBUG subcommand '" + string(name) + "'")
+		s.w.Error("ERR Unknown PFDEBUG subcommand '" + string(cstr(sub)) + "'")
 	}
 }
 

@@ -19,20 +19,6 @@ func init() {
 	)
 }
 
-// cstr is b as C's string functions see it: up to its first NUL byte.
-// Redis matches SORT's and LCS's option names with strcasecmp and reads
-// SORT's patterns with strchr and strstr, so that "ASC\x00x" is ASC.
-func cstr(b []byte) []byte {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i]
-	}
-	return b
-}
-
-// isOpt reports whether arg is the option name, a lower-case word, as
-// strcasecmp finds it: ASCII letters in any case, up to a NUL byte.
-func isOpt(arg []byte, name string) bool { return isName(cstr(arg), name) }
-
 // sortOptions are SORT's options, as Redis's sortCommandGeneric reads them.
 type sortOptions struct {
 	desc, alpha bool

@@ -1167,13 +1167,11 @@ func zsetOp(s *Server, c *client, args [][]byte, dst []byte, op int, cardOnly bo
 		srcs[i].weight = 1
 		// Looked up for reading, as Redis's lookupKeyRead: each key
 		// counts as a keyspace hit or miss, the STORE forms' too.
-		e := c.db.lookup(args[j])
+		e := c.db.read(args[j])
 		j++
 		if e == nil {
-			c.db.miss(args[j-1])
 			continue
 		}
-		s.stats.keyspaceHits++
 		switch o := e.obj.(type) {
 		case *zset:
 			srcs[i].z = o

@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"bytes"
 	"math"
 	"slices"
 	"strings"
@@ -284,6 +285,20 @@ func isName(b []byte, name string) bool {
 	}
 	return true
 }
+
+// cstr is b as C's string functions see it: up to its first NUL byte.
+// Redis reads many arguments so (strcasecmp, strchr, strtol on a copy):
+// SORT's "ASC\x00x" is ASC, BITFIELD's "u8\x00x" is u8.
+func cstr(b []byte) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return b[:i]
+	}
+	return b
+}
+
+// isOpt reports whether arg is name, a lower-case word, as Redis's
+// strcasecmp finds it: ASCII letters in any case, up to a NUL byte.
+func isOpt(arg []byte, name string) bool { return isName(cstr(arg), name) }
 
 // arityOK reports whether n arguments suit arity.
 func arityOK(arity, n int) bool {

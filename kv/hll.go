@@ -356,7 +356,7 @@ func (h *hllEdit) value() string {
 	if cap(h.b)-len(h.b) > 64+len(h.b)/8 {
 		h.b = slices.Clone(h.b)
 	}
-	return ownedString(h.b)
+	return bytesString(h.b)
 }
 
 // add adds ele, as Redis's hllAdd: 1 if a register changed, 0 if none

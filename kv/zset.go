@@ -101,8 +101,8 @@ func (z *zset) removeEntry(e zentry) {
 	z.tree.delete(e.score, e.member)
 }
 
-// bytesString returns b's bytes as a string, uncopied, for a look-up that
-// does not keep it.
+// bytesString returns b's bytes as a string, uncopied: for a look-up that
+// does not keep it, or for new bytes handed over, never written again.
 func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // stringBytes returns s's bytes, uncopied, for a look-up that does not
