@@ -49,15 +49,7 @@ func openLoad(addr, path string, conns int, rate float64, d time.Duration) (resu
 			due := begin.Add(every * time.Duration(i) / time.Duration(conns)) // spread evenly
 			var err error
 			for ; !due.After(stop); due = due.Add(every) {
-				// Late for want of the answer before: counted from when it
-				// was due. Early: counted from when it goes, not from when
-				// the sleep was to end (the runtime's timers wake up to a
-				// millisecond late).
-				start := due
-				if d := time.Until(due); d > 0 {
-					time.Sleep(d)
-					start = time.Now()
-				}
+				start := proc.WaitDue(due)
 				if _, err = c.Write(req); err != nil {
 					break
 				}

@@ -242,15 +242,7 @@ func echoRun(bin, name string, conns int, d time.Duration, rate float64) (echoRe
 						if due.After(stop) {
 							break
 						}
-						// Late for want of the echo before: counted from
-						// when it was due; early, from when it goes (the
-						// runtime's timers wake up to a millisecond late).
-						t0 = due
-						if d := time.Until(due); d > 0 {
-							time.Sleep(d)
-							t0 = time.Now()
-						}
-						due = due.Add(every)
+						t0, due = proc.WaitDue(due), due.Add(every)
 					}
 					if _, err := c.nc.Write(msg); err != nil {
 						errs <- err

@@ -173,3 +173,17 @@ func MedianOf[T any](rs []T, f func(T) float64) float64 {
 	}
 	return Median(v)
 }
+
+// WaitDue waits until due, the time an open load's next request is due,
+// and returns the time its latency counts from: due if it is late (for
+// want of the answer before it, so a server that falls behind shows it,
+// as wrk2 counts), else when the wait ended (the runtime's timers wake up
+// to a millisecond late, which would count against every server alike).
+func WaitDue(due time.Time) time.Time {
+	d := time.Until(due)
+	if d <= 0 {
+		return due
+	}
+	time.Sleep(d)
+	return time.Now()
+}
