@@ -73,9 +73,10 @@ const (
 	inHead                // a head is arriving: ReadHeaderTimeout
 	inBody                // a body is arriving: ReadTimeout
 	handling              // a handler has the request: no timeout
-	// sending: waiting for a request while a pooled handler's answer is
-	// still going out under its write deadline, which bounds it
-	// (stdRequest.sent starts IdleTimeout once it is written).
+	// sending: waiting for a request, or for the rest of its head, while
+	// a pooled handler's answer is still going out under its write
+	// deadline, which bounds it (stdRequest.sent starts IdleTimeout or
+	// ReadHeaderTimeout once it is written).
 	sending
 )
 
@@ -174,6 +175,13 @@ func (hc *conn) serve() {
 		if err == ErrIncomplete {
 			if hc.eof {
 				hc.close()
+				return
+			}
+			if hc.unsent != nil {
+				// ReadHeaderTimeout starts once the answer before it is
+				// written (stdRequest.sent), as net/http's server reads
+				// the next request once the answer is written.
+				hc.enter(sending)
 				return
 			}
 			hc.enter(inHead)

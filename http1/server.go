@@ -57,8 +57,9 @@ type Server struct {
 
 	// ReadHeaderTimeout bounds the time from a request's first byte to
 	// the end of its head (default ReadTimeout if set, else 30s; negative:
-	// none). A client that takes longer gets 408 and the connection
-	// closes.
+	// none); for a head pipelined behind a pooled answer still going out
+	// under a write deadline, from when that answer is written. A client
+	// that takes longer gets 408 and the connection closes.
 	ReadHeaderTimeout time.Duration
 	// ReadTimeout bounds the time from a request's first byte to the end
 	// of its body (default: none). A pooled handler may replace it for its

@@ -457,9 +457,10 @@ func (sr *stdRequest) finished() {
 // sent runs once the last of the answer's bytes still queued when the
 // handler returned was written, or dropped with the connection: the write
 // deadline no longer applies, and a connection waiting for its next
-// request gets IdleTimeout from now, as net/http's server waits for the
-// next request once the answer is written; unless a later pooled answer
-// is still going out, whose own sent does so.
+// request gets IdleTimeout from now, or ReadHeaderTimeout if the start of
+// its head came meanwhile, as net/http's server reads the next request
+// once the answer is written; unless a later pooled answer is still going
+// out, whose own sent does so.
 func (sr *stdRequest) sent() {
 	sr.sending = false
 	sr.ls.deadlines.remove(sr)
@@ -468,9 +469,14 @@ func (sr *stdRequest) sent() {
 		return // closed, switched to another protocol (hc is not its state), or a later answer is unsent
 	}
 	hc.unsent = nil
-	if hc.phase == sending {
-		hc.enter(idle)
+	if hc.phase != sending {
+		return
 	}
+	if in, _ := hc.c.Peek(0); len(in) > 0 {
+		hc.enter(inHead) // the start of a head came meanwhile (serve)
+		return
+	}
+	hc.enter(idle)
 }
 
 // bodyPipe carries a request's body from the loop to the handler, a

@@ -22,20 +22,25 @@ import (
 // beyond them): its rest waits for the client in the server's queue.
 const queuedSize = 240 << 10
 
+// queuedTimeouts are the servers' timeouts for serveQueued; a zero one is
+// the server's default.
+type queuedTimeouts struct {
+	write, idle, readHeader time.Duration
+}
+
 // serveQueued serves h beside net/http with small send buffers and the
-// write and idle timeouts given; cfg, if any, sets the evloop server up
-// further.
-func serveQueued(t *testing.T, h http.Handler, write, idle time.Duration, cfg ...func(*http1.Server)) []twin {
+// timeouts given; cfg, if any, sets the evloop server up further.
+func serveQueued(t *testing.T, h http.Handler, to queuedTimeouts, cfg ...func(*http1.Server)) []twin {
 	t.Helper()
 	const sendBuffer = 16 << 10
 	return serveTwins(t, h, func(s *http1.Server) {
-		s.WriteTimeout, s.IdleTimeout = write, idle
+		s.WriteTimeout, s.IdleTimeout, s.ReadHeaderTimeout = to.write, to.idle, to.readHeader
 		s.Engine.SendBuffer = sendBuffer
 		for _, f := range cfg {
 			f(s)
 		}
 	}, func(s *http.Server) {
-		s.WriteTimeout, s.IdleTimeout = write, idle
+		s.WriteTimeout, s.IdleTimeout, s.ReadHeaderTimeout = to.write, to.idle, to.readHeader
 		s.ConnState = func(nc net.Conn, state http.ConnState) {
 			if state == http.StateNew {
 				nc.(*net.TCPConn).SetWriteBuffer(sendBuffer)
@@ -90,7 +95,7 @@ func TestStdWriteTimeoutBoundsQueuedAnswer(t *testing.T) {
 		_, err := w.Write(bytes.Repeat([]byte("x"), queuedSize))
 		wrote <- err
 	})
-	for _, s := range serveQueued(t, h, 300*time.Millisecond, time.Minute) {
+	for _, s := range serveQueued(t, h, queuedTimeouts{write: 300 * time.Millisecond, idle: time.Minute}) {
 		t.Run(s.name, func(t *testing.T) {
 			c := dialNotReading(t, s.addr)
 			c.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -112,31 +117,60 @@ func TestStdWriteTimeoutBoundsQueuedAnswer(t *testing.T) {
 	}
 }
 
+// bigThenNext answers /big with queuedSize bytes, the rest with "next".
+var bigThenNext = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/big" {
+		w.Write(bytes.Repeat([]byte("x"), queuedSize))
+		return
+	}
+	io.WriteString(w, "next")
+})
+
+// readBig reads bigThenNext's answer to /big.
+func (c *rawConn) readBig() {
+	c.t.Helper()
+	if _, body := c.read("GET"); len(body) != queuedSize {
+		c.t.Fatalf("first answer: %d bytes; want %d", len(body), queuedSize)
+	}
+}
+
 // A connection whose pooled answer goes out, within its write deadline,
 // to a client slow to read it does not wait for a request meanwhile:
 // IdleTimeout starts once the answer is written, as with net/http's
 // server, which waits for the next request once the answer is. A request
 // sent while the answer waits on the client is answered.
 func TestStdIdleTimeoutAfterQueuedAnswer(t *testing.T) {
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/big" {
-			w.Write(bytes.Repeat([]byte("x"), queuedSize))
-			return
-		}
-		io.WriteString(w, "next")
-	})
 	const idle = 200 * time.Millisecond
-	for _, s := range serveQueued(t, h, time.Minute, idle) {
+	for _, s := range serveQueued(t, bigThenNext, queuedTimeouts{write: time.Minute, idle: idle}) {
 		t.Run(s.name, func(t *testing.T) {
 			c := dialNotReading(t, s.addr)
 			c.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
 			time.Sleep(5 * idle) // the answer waits on the client past IdleTimeout
 			c.send("GET /next HTTP/1.1\r\nHost: x\r\n\r\n")
-			if _, body := c.read("GET"); len(body) != queuedSize {
-				t.Fatalf("first answer: %d bytes; want %d", len(body), queuedSize)
-			}
+			c.readBig()
 			if _, body := c.read("GET"); body != "next" {
 				t.Fatalf("next answer %q; want %q", body, "next")
+			}
+		})
+	}
+}
+
+// A head pipelined behind a pooled answer still going out to a client slow
+// to read has ReadHeaderTimeout from when that answer is written, as with
+// net/http's server, which reads the next request once the answer is
+// written: its first bytes, sent while the client does not read, do not
+// start it.
+func TestStdReadHeaderTimeoutAfterQueuedAnswer(t *testing.T) {
+	const readHeader = 200 * time.Millisecond
+	for _, s := range serveQueued(t, bigThenNext, queuedTimeouts{write: time.Minute, idle: time.Minute, readHeader: readHeader}) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialNotReading(t, s.addr)
+			c.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\nGET /next HTTP/1.1\r\n")
+			time.Sleep(5 * readHeader) // the answer waits on the client past ReadHeaderTimeout
+			c.readBig()
+			c.send("Host: x\r\n\r\n") // the head's end, at once
+			if resp, body := c.read("GET"); resp.StatusCode != 200 || body != "next" {
+				t.Fatalf("next answer %d %q; want 200 %q", resp.StatusCode, body, "next")
 			}
 		})
 	}
@@ -166,7 +200,7 @@ func TestStdIdleTimeoutAfterQueuedAnswers(t *testing.T) {
 	mux.Handle("/big", big)
 	mux.Handle("/small", small)
 	const idle = 200 * time.Millisecond
-	twins := serveQueued(t, mux, time.Minute, idle, func(s *http1.Server) {
+	twins := serveQueued(t, mux, queuedTimeouts{write: time.Minute, idle: idle}, func(s *http1.Server) {
 		s.Handler = nil // the server's own 404 for the other paths
 		s.Handle("/big", big)
 		s.Handle("/small", small)

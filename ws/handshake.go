@@ -47,6 +47,7 @@ func (e *HandshakeError) Error() string { return "websocket: handshake refused: 
 // request. The fast path reads it without copying the request's fields.
 type handshake struct {
 	key        []byte
+	keys       int // Sec-WebSocket-Key fields
 	origin     []byte
 	host       []byte
 	protocols  []string // Sec-WebSocket-Protocol, in the client's order
@@ -72,6 +73,11 @@ func (hs *handshake) check(method string, major, minor int) *HandshakeError {
 		return &HandshakeError{Status: http.StatusUpgradeRequired, Reason: "Sec-WebSocket-Version is not 13"}
 	}
 	var k [18]byte
+	if hs.keys > 1 {
+		// It "MUST NOT appear more than once" (RFC 6455 section 11.3.1):
+		// which one to answer is anyone's guess.
+		return &HandshakeError{Status: http.StatusBadRequest, Reason: "more than one Sec-WebSocket-Key"}
+	}
 	if len(hs.key) != 24 {
 		return &HandshakeError{Status: http.StatusBadRequest, Reason: "Sec-WebSocket-Key is not 16 bytes in base64"}
 	}
@@ -92,6 +98,7 @@ func (hs *handshake) field(name, value []byte) {
 		hs.versions++
 		hs.version13 = string(bytes.TrimSpace(value)) == "13"
 	case foldEqual(name, "Sec-WebSocket-Key"):
+		hs.keys++
 		hs.key = bytes.TrimSpace(value)
 	case foldEqual(name, "Origin"):
 		hs.origin = value
