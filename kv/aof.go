@@ -580,7 +580,7 @@ func (rw *rewrite) step() {
 func writeValue(w *resp.Writer, key string, e *entry) {
 	k := []byte(key)
 	switch o := e.obj.(type) {
-	case nil:
+	case nil, *strBuf:
 		w.Command([]byte("SET"), k, []byte(e.str))
 	case *list:
 		o.rewrite(w, k)

@@ -385,8 +385,8 @@ func TestCompatBitOffsetLimit(t *testing.T) {
 }
 
 // TestBitOffsetAllocates checks that SETBIT at the highest offset
-// proto-max-bulk-len allows allocates the string once, and a SETBIT that
-// changes a bit of it allocates no more than a copy.
+// proto-max-bulk-len allows allocates the string once, to measure, and a
+// SETBIT that changes a bit of it changes it in place.
 func TestBitOffsetAllocates(t *testing.T) {
 	_, addr := startServer(t, Config{ProtoMaxBulkLen: 8 << 20})
 	rc := dialRaw(t, addr)
@@ -394,11 +394,15 @@ func TestBitOffsetAllocates(t *testing.T) {
 	if got := rc.do("SETBIT", "b", strconv.Itoa(8<<23-1), "1"); got != ":0\r\n" {
 		t.Fatalf("SETBIT at the last bit = %q", got)
 	}
+	if grown := int64(liveHeap()) - int64(before); grown < 8<<20 || grown > 9<<20 {
+		t.Errorf("an 8 MB bitmap grew the live heap by %d bytes; want 8 MB", grown)
+	}
+	allocated := totalAlloc()
 	if got := rc.do("SETBIT", "b", "0", "1"); got != ":0\r\n" {
 		t.Fatalf("SETBIT 0 = %q", got)
 	}
-	if grown := int64(liveHeap()) - int64(before); grown < 8<<20 || grown > 9<<20 {
-		t.Errorf("an 8 MB bitmap grew the live heap by %d bytes; want 8 MB", grown)
+	if n := totalAlloc() - allocated; n > 1<<20 {
+		t.Errorf("SETBIT of one bit of an 8 MB bitmap allocated %d bytes; want it changed in place", n)
 	}
 	if got := rc.do("SETBIT", "b", strconv.Itoa(8<<23), "1"); got != "-"+errBitOffset+"\r\n" {
 		t.Errorf("SETBIT past the limit = %q", got)
@@ -445,7 +449,7 @@ func randomBitCommand(rng *rand.Rand) []string {
 		}
 		return num(-300, 300)
 	}
-	switch rng.IntN(12) {
+	switch rng.IntN(16) {
 	case 0:
 		b := make([]byte, rng.IntN(12))
 		for i := range b {
@@ -503,6 +507,16 @@ func randomBitCommand(rng *rand.Rand) []string {
 		return args
 	case 10:
 		return []string{[]string{"GET", "STRLEN", "DEL"}[rng.IntN(3)], key()}
+	case 12:
+		// Values edited in place, copied and moved between keys.
+		return []string{"APPEND", key(), strings.Repeat("\xff", rng.IntN(3)) + num(0, 9)}
+	case 13:
+		return []string{"SETRANGE", key(), num(0, 20), num(0, 999)}
+	case 14:
+		if rng.IntN(2) == 0 {
+			return []string{"RENAME", key(), key()}
+		}
+		return []string{"COPY", key(), key(), "REPLACE"}
 	}
 	return []string{"OBJECT", "ENCODING", key()}
 }

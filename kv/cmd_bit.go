@@ -79,22 +79,6 @@ func (s *Server) lookupBitsWrite(c *client, key []byte) (*entry, string, bool) {
 	return e, val, true
 }
 
-// storeBits makes b, new bytes, the raw value of key, whose entry is e
-// (nil if absent), and records the change to key: logged, and failing
-// the EXECs that WATCH it.
-func (s *Server) storeBits(d *db, key []byte, e *entry, b []byte) {
-	s.putBits(d, key, e, b)
-	s.modified(d, key)
-}
-
-// putBits is storeBits without recording a change.
-func (s *Server) putBits(d *db, key []byte, e *entry, b []byte) {
-	if e == nil {
-		e = d.setString(key, "", false)
-	}
-	e.str, e.enc = bytesString(b), encRaw
-}
-
 // makeRaw gives e, a string value, the raw encoding and bytes of its own,
 // as Redis's dbUnshareStringValue does before a bit command writes to it,
 // even if nothing then changes.
@@ -103,13 +87,6 @@ func makeRaw(e *entry) {
 	if isShared(e.str) {
 		e.str = strings.Clone(e.str)
 	}
-}
-
-// grownCopy returns a copy of old at least n bytes long, zero-padded.
-func grownCopy(old string, n uint64) []byte {
-	b := make([]byte, max(uint64(len(old)), n))
-	copy(b, old)
-	return b
 }
 
 func setbitCommand(s *Server, c *client, args [][]byte) {
@@ -133,9 +110,9 @@ func setbitCommand(s *Server, c *client, args [][]byte) {
 	if e != nil && i < uint64(len(old)) && was == (on == 1) {
 		makeRaw(e) // nothing changes: no event, nothing logged
 	} else {
-		b := grownCopy(old, i+1)
+		_, b := c.db.editString(key, e, max(len(old), int(i+1)))
 		b[i] = b[i]&^mask | byte(on)<<(7-off&7)
-		s.storeBits(c.db, key, e, b)
+		s.modified(c.db, key)
 		s.notify(notifyString, "setbit", key, c.db.id)
 	}
 	s.w.Int(boolInt(was))
@@ -626,13 +603,14 @@ func bitfieldGeneric(s *Server, c *client, args [][]byte, readonly bool) {
 	if !ok {
 		return
 	}
-	// The string grows to hold the highest bit written; otherwise its
-	// bytes are copied at the first change.
-	need := p.highest>>3 + 1
-	grown := e == nil || need > uint64(len(old))
+	// The string grows to hold the highest bit written, created first if
+	// absent, as Redis's lookupStringForBitCommand does; otherwise it is
+	// made the key's own to edit at the first change.
+	need := max(len(old), int(p.highest>>3+1))
+	grown := e == nil || need > len(old)
 	var b []byte
 	if grown {
-		b = grownCopy(old, need)
+		e, b = c.db.editString(key, e, need)
 	}
 	changes := 0
 	s.w.Array(len(p.ops))
@@ -654,7 +632,7 @@ func bitfieldGeneric(s *Server, c *client, args [][]byte, readonly bool) {
 		s.w.Int(reply)
 		if grown || v != was {
 			if b == nil {
-				b = grownCopy(old, 0)
+				b = e.edit(need)
 			}
 			setBits(b, o.offset, o.bits, v)
 			changes++
@@ -662,7 +640,7 @@ func bitfieldGeneric(s *Server, c *client, args [][]byte, readonly bool) {
 	}
 	switch {
 	case changes > 0:
-		s.storeBits(c.db, key, e, b)
+		s.modified(c.db, key)
 		s.dirty(changes - 1)
 		s.notify(notifyString, "setbit", key, c.db.id)
 	case grown:
@@ -670,7 +648,6 @@ func bitfieldGeneric(s *Server, c *client, args [][]byte, readonly bool) {
 		// grown: as in Redis, no event, no change counted and no WATCH
 		// touched; logged all the same, so that the log holds the value
 		// Redis's own leaves out of it.
-		s.putBits(c.db, key, e, b)
 		s.rewriteTouch(c.db, key)
 		s.rewrite(args...)
 	default:

@@ -34,7 +34,7 @@ func init() {
 // is not one).
 func (s *Server) checkHLL(e *entry) bool {
 	switch {
-	case e.obj != nil:
+	case !e.isString():
 		s.w.Error(errWrongType)
 		return false
 	case !isHLL(e.str):
@@ -50,7 +50,7 @@ func storeHLL(d *db, key []byte, e *entry, h *hllEdit) {
 	if e == nil {
 		e = d.setString(key, "", false)
 	}
-	e.str, e.enc = h.value(), encRaw
+	e.setStr(h.value())
 }
 
 func pfaddCommand(s *Server, c *client, args [][]byte) {
@@ -129,7 +129,7 @@ func pfcountCommand(s *Server, c *client, args [][]byte) {
 		// (WATCH, the log: PFCOUNT is logged), with no event.
 		nb := bytes.Clone(b)
 		binary.LittleEndian.PutUint64(nb[8:hllHdrSize], card)
-		e.str = bytesString(nb)
+		e.setStr(bytesString(nb))
 		s.modified(c.db, key)
 	}
 	s.w.Int(int64(card))
@@ -216,7 +216,7 @@ func pfdebugCommand(s *Server, c *client, args [][]byte) {
 			s.w.Error(errCorruptHLL)
 			return false, false
 		}
-		e.str = bytesString(h.b)
+		e.setStr(bytesString(h.b))
 		s.dirty(1)
 		s.rewriteTouch(c.db, key)
 		return true, true

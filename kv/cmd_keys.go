@@ -463,6 +463,8 @@ func cloneValue(e entry) entry {
 		if isShared(e.str) {
 			e.str = strings.Clone(e.str) // a copy of its own, as Redis makes
 		}
+	case *strBuf:
+		e.setStr(strings.Clone(e.str)) // a strBuf is never shared
 	case *list:
 		e.obj = o.clone()
 	case *hash:

@@ -155,7 +155,7 @@ func (p *sortPattern) lookup(s *Server, d *db, elem string) (string, bool) {
 		}
 		v, ok := h.get(p.field)
 		return string(v), ok
-	case e.obj != nil:
+	case !e.isString():
 		return "", false
 	}
 	return e.str, true
@@ -574,7 +574,7 @@ func (s *Server) lcsString(d *db, key []byte) (string, bool) {
 	if e == nil {
 		return "", true
 	}
-	return e.str, e.obj == nil
+	return e.str, e.isString()
 }
 
 // lcsMatch is a range of LCS's IDX: a[a0..a1] is b[b0..b1].

@@ -50,7 +50,7 @@ func (s *Server) stringOf(e *entry) (val string, found, ok bool) {
 	switch {
 	case e == nil:
 		return "", false, true
-	case e.obj != nil:
+	case !e.isString():
 		s.w.Error(errWrongType)
 		return "", true, false
 	}
@@ -296,7 +296,7 @@ func getexCommand(s *Server, c *client, args [][]byte) {
 func mgetCommand(s *Server, c *client, args [][]byte) {
 	s.w.Array(len(args) - 1)
 	for _, key := range args[1:] {
-		if e := c.db.read(key); e == nil || e.obj != nil {
+		if e := c.db.read(key); e == nil || !e.isString() {
 			s.w.Null()
 		} else {
 			s.w.BulkString(e.str)
@@ -355,10 +355,10 @@ func appendCommand(s *Server, c *client, args [][]byte) {
 	if !found {
 		e = c.db.setString(key, valueString(args[2]), false)
 	} else {
-		e.str, e.enc = val+string(args[2]), encRaw
-		if isShared(e.str) {
-			e.str = strings.Clone(e.str) // nothing appended: unshared all the same, as Redis does
-		}
+		// In place, with room to grow (strBuf); unshared and raw even if
+		// nothing is appended, as Redis makes it.
+		b := e.edit(len(val) + len(args[2]))
+		copy(b[len(val):], args[2])
 	}
 	s.modified(c.db, key)
 	s.notify(notifyString, "append", key, c.db.id)
@@ -498,16 +498,12 @@ func setrangeCommand(s *Server, c *client, args [][]byte) {
 	if !s.checkStringLength(off + int64(len(part))) {
 		return
 	}
-	b := []byte(val)
-	if need := int(off) + len(part); need > len(b) {
-		b = append(b, make([]byte, need-len(b))...)
+	var e *entry
+	if found {
+		e = c.db.keys.get(key)
 	}
+	_, b := c.db.editString(key, e, max(len(val), int(off)+len(part)))
 	copy(b[off:], part)
-	e := c.db.keys.get(key)
-	if !found {
-		e = c.db.setString(key, "", false)
-	}
-	e.str, e.enc = string(b), encRaw
 	s.modified(c.db, key)
 	s.notify(notifyString, "setrange", key, c.db.id)
 	s.w.Int(int64(len(b)))

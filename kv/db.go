@@ -37,7 +37,7 @@ type entry struct {
 
 func (e *entry) typeName() string {
 	switch e.obj.(type) {
-	case nil:
+	case nil, *strBuf:
 		return typeString
 	case *list:
 		return typeList
@@ -52,7 +52,7 @@ func (e *entry) typeName() string {
 }
 
 func (e *entry) encoding() string {
-	if e.obj == nil {
+	if e.isString() {
 		if e.enc == encRaw {
 			return "raw"
 		}

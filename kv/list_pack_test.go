@@ -192,6 +192,13 @@ func liveHeap() uint64 {
 	return m.HeapAlloc
 }
 
+// totalAlloc is the bytes allocated on the heap so far, freed or not.
+func totalAlloc() uint64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.TotalAlloc
+}
+
 // TestListOneItemAfterChurn checks that a list drained to one item does
 // not keep the buffers its items needed, whichever end they were taken
 // from: a million such lists would otherwise hold gigabytes (Redis: 160

@@ -131,8 +131,8 @@ func (d *dict[V]) bytes(samples int, elem func(key string, val *V) int) int {
 // valueBytes estimates the bytes of e's value.
 func valueBytes(e *entry, samples int) int {
 	switch o := e.obj.(type) {
-	case nil:
-		return heapBytes(len(e.str))
+	case nil, *strBuf:
+		return stringBytesHeld(e)
 	case *list:
 		return o.bytes(samples)
 	case *hash:

@@ -57,7 +57,7 @@ func (w *warmer) warm(d *db, b []byte) {
 	defer clear(vals)
 	w.sink += d.keys.warm(w.hashes[:n], vals)
 	for _, e := range vals {
-		if e != nil && e.obj == nil && len(e.str) > 0 {
+		if e != nil && e.isString() && len(e.str) > 0 {
 			w.sink += uint64(e.str[0]) // a string value's bytes: GET sends them
 		}
 	}

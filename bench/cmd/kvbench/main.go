@@ -4,11 +4,14 @@
 // each figure's ratio to Redis's; then resident memory with a million
 // keys of 16-byte values, with a million list items and with small sets
 // and hashes; and, with
-// -bigargs, the CPU one request of many arguments costs.
+// -bigargs, the CPU one request of many arguments costs. Beside
+// redis-benchmark's tests, -tests takes editTests: commands that edit one
+// long string value (APPEND, SETRANGE, BITFIELD).
 //
 //	cd bench && go run ./cmd/kvbench                       # the full run: -n 1000000, minutes
 //	go run ./cmd/kvbench -n 100000 -runs 3 -tests set,get   # quicker
 //	go run ./cmd/kvbench -configs "" -memkeys 0 -memitems 0 -bigargs 1000000 -runs 9   # one big RPUSH
+//	go run ./cmd/kvbench -n 100000 -runs 3 -configs P1 -tests append_100b,setrange_1mib,bitfield_1mib -memkeys 0 -memitems 0 -memsmall 0
 //
 // Each server runs as its own process pinned to CPU 0 (redis-server from
 // Debian's package with persistence off; evkv built from ../cmd/evkv),
@@ -41,6 +44,18 @@ import (
 
 const allTests = "set,get,incr,lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,lrange_100,mset"
 
+// editTests are tests of -tests beside redis-benchmark's own: commands
+// that edit one string value, which a server may edit in place or copy
+// whole at each command. setup runs before the test, inline.
+var editTests = map[string]struct{ setup, command []string }{
+	// A value that grows by 100 bytes a command: -n 100000 makes 10 MB.
+	"append_100b": {[]string{"DEL log"}, []string{"APPEND", "log", strings.Repeat("x", 100)}},
+	// 12 bytes written in the middle of a 1 MiB value.
+	"setrange_1mib": {[]string{"DEL big", "SETRANGE big 1048575 x"}, []string{"SETRANGE", "big", "524288", "__rand_int__"}},
+	// A counter in a 1 MiB bitmap, changed by every command.
+	"bitfield_1mib": {[]string{"DEL big", "SETRANGE big 1048575 x"}, []string{"BITFIELD", "big", "INCRBY", "u8", "#524288", "1"}},
+}
+
 type server struct {
 	name string
 	argv func(port int) []string
@@ -60,7 +75,7 @@ type result struct {
 func main() {
 	n := flag.Int("n", 1000000, "requests per test (redis-benchmark -n)")
 	runs := flag.Int("runs", 1, "runs per server; tables show medians")
-	tests := flag.String("tests", allTests, "redis-benchmark -t")
+	tests := flag.String("tests", allTests, "redis-benchmark -t, and editTests' names")
 	configs := flag.String("configs", "P1,P16,c1000", "load shapes: P1 (-c 50 -P 1), P16 (-c 50 -P 16), c1000 (-c 1000 -P 1); empty for none")
 	memKeys := flag.Int("memkeys", 1000000, "keys for the memory comparison (0: skip)")
 	memItems := flag.Int("memitems", 1000000, "list items for the list memory comparison (0: skip)")
@@ -378,7 +393,15 @@ func benchTest(pid, port int, cfg config, n int, t string, pin bool, done map[st
 		return result{}, err
 	}
 	argv := []string{"redis-benchmark", "-p", strconv.Itoa(port), "-n", strconv.Itoa(n), "-c", strconv.Itoa(cfg.clients),
-		"-P", strconv.Itoa(cfg.pipelined), "-t", t, "-r", "100000", "--csv"}
+		"-P", strconv.Itoa(cfg.pipelined), "-r", "100000", "--csv"}
+	if et, ok := editTests[t]; ok {
+		if err := inline(port, et.setup); err != nil {
+			return result{}, fmt.Errorf("%s's setup: %v", t, err)
+		}
+		argv = append(argv, et.command...)
+	} else {
+		argv = append(argv, "-t", t)
+	}
 	if pin {
 		argv = append([]string{"taskset", "-c", "1"}, argv...)
 	}
@@ -405,6 +428,30 @@ func benchTest(pid, port int, cfg config, n int, t string, pin bool, done map[st
 		r.cpuRPS = float64(n) / cpu
 	}
 	return r, nil
+}
+
+// inline sends the server at port each of commands, inline, and reads
+// each reply's first line, refusing errors.
+func inline(port int, commands []string) error {
+	c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	for _, cmd := range commands {
+		if _, err := io.WriteString(c, cmd+"\r\n"); err != nil {
+			return err
+		}
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(line, "-") {
+			return fmt.Errorf("%s: %s", cmd, strings.TrimSpace(line))
+		}
+	}
+	return nil
 }
 
 // parseCSV reads redis-benchmark's --csv line:

@@ -1,0 +1,113 @@
+package kv
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestAppendInPlace checks that APPEND grows a value in place, with room
+// to spare, as Redis's sds strings grow: appending 2 MiB a KiB at a time
+// allocates a few times the value, where copying the value at each append
+// allocates a gigabyte.
+func TestAppendInPlace(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	rc := dialRaw(t, addr)
+	piece := strings.Repeat("0123456789abcdef", 64) // 1 KiB
+	const appends = 2048
+	// What a command of the size costs the server and this test's client
+	// otherwise: as many SETs.
+	allocated := totalAlloc()
+	for range appends {
+		rc.do("SET", "other", piece)
+	}
+	sets := totalAlloc() - allocated
+	allocated = totalAlloc()
+	for i := range appends {
+		want := ":" + strconv.Itoa((i+1)*len(piece)) + "\r\n"
+		if got := rc.do("APPEND", "log", piece); got != want {
+			t.Fatalf("APPEND %d = %q; want %q", i, got, want)
+		}
+	}
+	if n := int64(totalAlloc()-allocated) - int64(sets); n > 16<<20 {
+		t.Errorf("%d appends of 1 KiB allocated %d MiB more than as many SETs", appends, n>>20)
+	}
+	for _, at := range []int{0, 1, appends / 2, appends - 1} {
+		start := strconv.Itoa(at * len(piece))
+		end := strconv.Itoa((at+1)*len(piece) - 1)
+		if got, want := rc.do("GETRANGE", "log", start, end), bulk(piece); got != want {
+			t.Fatalf("GETRANGE of piece %d = %.40q…; want %.40q…", at, got, want)
+		}
+	}
+}
+
+// TestEditedValuesStayApart edits, in place, values that share bytes or
+// were read just before, and checks that every other value and reply kept
+// what it had: a copy (COPY), a value replied before the edit, in a
+// transaction too, a list SORT stored from it, a value renamed or moved.
+func TestEditedValuesStayApart(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	rc := dialRaw(t, addr)
+	steps := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"APPEND", "a", "hello"}, ":5\r\n"},
+		{[]string{"APPEND", "a", " world"}, ":11\r\n"}, // a now owns room to grow
+		{[]string{"COPY", "a", "b"}, ":1\r\n"},
+		{[]string{"APPEND", "a", "!"}, ":12\r\n"},
+		{[]string{"APPEND", "b", "?"}, ":12\r\n"},
+		{[]string{"GET", "a"}, bulk("hello world!")},
+		{[]string{"GET", "b"}, bulk("hello world?")},
+		{[]string{"SETRANGE", "b", "0", "J"}, ":12\r\n"},
+		{[]string{"GET", "a"}, bulk("hello world!")},
+		{[]string{"MULTI"}, "+OK\r\n"},
+		{[]string{"GET", "a"}, "+QUEUED\r\n"},
+		{[]string{"SETRANGE", "a", "0", "H"}, "+QUEUED\r\n"},
+		{[]string{"SETBIT", "a", "7", "1"}, "+QUEUED\r\n"},
+		{[]string{"GET", "a"}, "+QUEUED\r\n"},
+		{[]string{"EXEC"}, "*4\r\n" + bulk("hello world!") + ":12\r\n:0\r\n" + bulk("Iello world!")},
+		{[]string{"RPUSH", "l", "1"}, ":1\r\n"},
+		{[]string{"SET", "w_1", "x"}, "+OK\r\n"},
+		{[]string{"APPEND", "w_1", "yz"}, ":3\r\n"},
+		{[]string{"SORT", "l", "GET", "w_*", "STORE", "sorted"}, ":1\r\n"},
+		{[]string{"SETRANGE", "w_1", "0", "Q"}, ":3\r\n"},
+		{[]string{"LRANGE", "sorted", "0", "-1"}, "*1\r\n" + bulk("xyz")},
+		{[]string{"RENAME", "a", "c"}, "+OK\r\n"},
+		{[]string{"APPEND", "c", "."}, ":13\r\n"},
+		{[]string{"MOVE", "c", "1"}, ":1\r\n"},
+		{[]string{"SELECT", "1"}, "+OK\r\n"},
+		{[]string{"BITFIELD", "c", "SET", "u8", "0", "74"}, "*1\r\n:73\r\n"},
+		{[]string{"GET", "c"}, bulk("Jello world!.")},
+		{[]string{"OBJECT", "ENCODING", "c"}, bulk("raw")},
+		{[]string{"SELECT", "0"}, "+OK\r\n"},
+		{[]string{"GET", "b"}, bulk("Jello world?")},
+		{[]string{"INCR", "b"}, "-ERR value is not an integer or out of range\r\n"},
+		{[]string{"TYPE", "b"}, "+string\r\n"},
+		{[]string{"LPUSH", "b", "x"}, "-" + errWrongType + "\r\n"},
+	}
+	for _, st := range steps {
+		if got := rc.do(st.args...); got != st.want {
+			t.Fatalf("%q = %q; want %q", st.args, got, st.want)
+		}
+	}
+}
+
+// TestCompatEdits compares values edited in place with Redis's, with the
+// commands that read them, encodings and all.
+func TestCompatEdits(t *testing.T) {
+	script := [][]string{
+		{"SET", "n", "12"}, {"APPEND", "n", "3"}, {"OBJECT", "ENCODING", "n"}, {"INCR", "n"}, {"OBJECT", "ENCODING", "n"}, {"APPEND", "n", "0"}, {"GET", "n"},
+		{"APPEND", "s", "abc"}, {"APPEND", "s", "def"}, {"SETRANGE", "s", "10", "XY"}, {"GET", "s"}, {"STRLEN", "s"}, {"GETRANGE", "s", "2", "-2"},
+		{"SETBIT", "s", "200", "1"}, {"STRLEN", "s"}, {"BITCOUNT", "s"}, {"GET", "s"}, {"APPEND", "s", "z"}, {"GET", "s"},
+		{"BITFIELD", "s", "INCRBY", "u8", "#3", "7", "GET", "u16", "0"}, {"GET", "s"}, {"OBJECT", "ENCODING", "s"},
+		{"COPY", "s", "t"}, {"SETRANGE", "t", "0", "T"}, {"GET", "s"}, {"GET", "t"}, {"LCS", "s", "t"},
+		{"PFADD", "s", "a"}, {"SET", "h", "x"}, {"APPEND", "h", "y"}, {"PFADD", "h", "a"},
+		{"SETBIT", "bm", "1000", "1"}, {"SETBIT", "bm", "5", "1"}, {"SETBIT", "bm", "5", "1"}, {"BITPOS", "bm", "1"}, {"BITOP", "NOT", "nb", "bm"}, {"SETBIT", "nb", "0", "0"}, {"GET", "nb"},
+		{"GETDEL", "bm"}, {"APPEND", "bm", "again"}, {"GET", "bm"},
+	}
+	compareWithRedis(t, script)
+}
+
+// bulk is s as a RESP bulk string.
+func bulk(s string) string { return "$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n" }
