@@ -21,13 +21,12 @@ func init() {
 
 // A bitmap is a string value: bit 0 is the most significant bit of the
 // first byte, and a string reads as if zeros followed it. The commands
-// that write bits never change a value's bytes in place, which other keys
-// may share (COPY) as every string value's are: a write that changes a
-// bit makes the new value in one allocation of its final length (SETBIT
-// at a high offset costs the string's length, as in Redis, and a change
-// to a long bitmap a copy of it). proto-max-bulk-len bounds the offsets,
-// as in Redis, as it bounds the strings a request can send: a BITFIELD
-// field that starts below it may end up to 8 bytes past it.
+// that write bits change the value in place (strBuf): the first write
+// makes it the key's own (a copy), and a write past its end grows it as
+// APPEND does (SETBIT at a high offset of a new key costs the string's
+// length, as in Redis). proto-max-bulk-len bounds the offsets, as in
+// Redis, as it bounds the strings a request can send: a BITFIELD field
+// that starts below it may end up to 8 bytes past it.
 
 const (
 	errBitOffset    = "ERR bit offset is not an integer or out of range"
@@ -85,7 +84,7 @@ func (s *Server) lookupBitsWrite(c *client, key []byte) (*entry, string, bool) {
 func makeRaw(e *entry) {
 	e.enc = encRaw
 	if isShared(e.str) {
-		e.str = strings.Clone(e.str)
+		e.setStr(strings.Clone(e.str))
 	}
 }
 
@@ -106,6 +105,10 @@ func setbitCommand(s *Server, c *client, args [][]byte) {
 		return
 	}
 	i, mask := off>>3, byte(0x80)>>(off&7)
+	if i >= math.MaxInt {
+		s.w.Error(errBitOffset) // only on 32-bit platforms, where a string is shorter
+		return
+	}
 	was := i < uint64(len(old)) && old[i]&mask != 0
 	if e != nil && i < uint64(len(old)) && was == (on == 1) {
 		makeRaw(e) // nothing changes: no event, nothing logged
@@ -606,6 +609,10 @@ func bitfieldGeneric(s *Server, c *client, args [][]byte, readonly bool) {
 	// The string grows to hold the highest bit written, created first if
 	// absent, as Redis's lookupStringForBitCommand does; otherwise it is
 	// made the key's own to edit at the first change.
+	if p.highest>>3 >= math.MaxInt {
+		s.w.Error(errBitOffset) // only on 32-bit platforms, where a string is shorter
+		return
+	}
 	need := max(len(old), int(p.highest>>3+1))
 	grown := e == nil || need > len(old)
 	var b []byte

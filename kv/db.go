@@ -24,7 +24,8 @@ const (
 	encNotInt
 )
 
-// entry is a key's value. A string lives in str with obj nil; the other
+// entry is a key's value. A string lives in str, with obj nil or, once a
+// command edited it in place, the *strBuf holding its bytes; the other
 // types are in obj: *list, *hash, *set, *zset.
 type entry struct {
 	str string

@@ -24,9 +24,9 @@ import (
 // sparse, and becomes dense for good when a register passes 32 or the
 // value would pass hll-sparse-max-bytes.
 //
-// Values are strings, which other keys may share (COPY) and which Go
-// never changes in place: a change is made to a copy (hllEdit), taken at
-// the first register that changes. A value that is not Redis's (a
+// Values are strings, which other keys may share (COPY): a change is made
+// to a copy (hllEdit), taken at the first register that changes, and
+// stored as a new value (entry.setStr), never in place (strBuf). A value that is not Redis's (a
 // corrupt one SET by a client) is read as Redis's code reads it, to the
 // same replies and errors, but for one thing Redis leaves to chance: the
 // byte an XZERO cut short at the end reads past the string is 0, as the

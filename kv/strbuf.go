@@ -1,6 +1,9 @@
 package kv
 
-import "unsafe"
+import (
+	"math"
+	"unsafe"
+)
 
 // strBuf holds the bytes of a string value that commands edit in place
 // (APPEND, SETRANGE, SETBIT, BITFIELD), so that an edit costs what it
@@ -71,25 +74,33 @@ const maxGreedyRoom = 1 << 20
 
 // grownRoom is the room for a value that grew to n bytes.
 func grownRoom(n int) int {
-	if n < maxGreedyRoom {
+	switch {
+	case n < maxGreedyRoom:
 		return 2 * n
+	case n > math.MaxInt-maxGreedyRoom:
+		return n // a 32-bit platform's last gigabytes
 	}
 	return n + maxGreedyRoom
 }
 
 // editString returns key's entry e, created as an empty string if nil, and
-// its bytes to change in place, as edit.
+// its bytes to change in place, as edit. A new key is created once its
+// bytes are allocated: an allocation that fails leaves no key behind.
 func (d *db) editString(key []byte, e *entry, n int) (*entry, []byte) {
-	if e == nil {
-		e = d.setString(key, "", false)
+	if e != nil {
+		return e, e.edit(n)
 	}
-	return e, e.edit(n)
+	sb := &strBuf{b: make([]byte, n)}
+	e = d.setString(key, "", false)
+	e.str, e.obj, e.enc = bytesString(sb.b), sb, encRaw
+	return e, sb.b
 }
 
-// stringBytesHeld is the heap a string value holds: its room too.
+// stringBytesHeld is the heap a string value holds: its room and strBuf
+// too.
 func stringBytesHeld(e *entry) int {
 	if sb, ok := e.owns(); ok {
-		return heapBytes(cap(sb.b))
+		return heapBytes(cap(sb.b)) + heapBytes(int(unsafe.Sizeof(*sb)))
 	}
 	return heapBytes(len(e.str))
 }

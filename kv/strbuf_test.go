@@ -111,3 +111,28 @@ func TestCompatEdits(t *testing.T) {
 
 // bulk is s as a RESP bulk string.
 func bulk(s string) string { return "$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n" }
+
+// TestEditTooLongLeavesNoKey checks that a write to a new key at an
+// offset no allocation can reach (proto-max-bulk-len raised past the
+// address space) fails without leaving the key behind: the bytes are
+// allocated before the key is made. (Redis aborts on the allocation.)
+func TestEditTooLongLeavesNoKey(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	rc := dialRaw(t, addr)
+	rc.do("CONFIG", "SET", "proto-max-bulk-len", "1000000000gb") // refused on 32-bit platforms
+	far := int64(1) << 50
+	for _, args := range [][]string{
+		{"SETBIT", "sb", strconv.FormatInt(8*far, 10), "1"},
+		{"SETRANGE", "sr", strconv.FormatInt(far, 10), "x"},
+		{"BITFIELD", "bf", "SET", "u8", strconv.FormatInt(8*far, 10), "1"},
+	} {
+		c := dialRaw(t, addr)
+		c.send(args...)
+		if reply, err := c.r.ReadString('\n'); err == nil && !strings.HasPrefix(reply, "-") {
+			t.Errorf("%q = %q; want an error, or the connection closed", args, reply)
+		}
+	}
+	if got := rc.do("EXISTS", "sb", "sr", "bf"); got != ":0\r\n" {
+		t.Errorf("EXISTS of the keys written = %q; want :0", got)
+	}
+}

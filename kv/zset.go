@@ -102,7 +102,8 @@ func (z *zset) removeEntry(e zentry) {
 }
 
 // bytesString returns b's bytes as a string, uncopied: for a look-up that
-// does not keep it, or for new bytes handed over, never written again.
+// does not keep it, or for new bytes handed over, never written again but
+// by a strBuf's edits.
 func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // stringBytes returns s's bytes, uncopied, for a look-up that does not
