@@ -779,7 +779,7 @@ var aclCategories = []string{
 // their own (withCategories) do not replace them.
 var groupCategories = map[string]string{
 	"string": "@string", "list": "@list", "hash": "@hash", "set": "@set", "sorted_set": "@sortedset",
-	"bitmap": "@bitmap", "hyperloglog": "@hyperloglog", "generic": "@keyspace", "connection": "@connection",
+	"bitmap": "@bitmap", "hyperloglog": "@hyperloglog", "geo": "@geo", "generic": "@keyspace", "connection": "@connection",
 	"transactions": "@transaction",
 }
 

@@ -79,7 +79,12 @@ func formatScore(f float64) string {
 // with Redis 7.0's text (the Writer's Double writes Redis 7.2's).
 func (s *Server) replyScore(f float64) {
 	var buf [32]byte
-	text := appendScore(buf[:0], f)
+	s.replyDoubleText(appendScore(buf[:0], f))
+}
+
+// replyDoubleText writes a number formatted already: a bulk string in
+// RESP2, a double in RESP3.
+func (s *Server) replyDoubleText(text []byte) {
 	if s.w.Proto < 3 {
 		s.w.Bulk(text)
 		return
@@ -438,19 +443,26 @@ func zscoreCommand(s *Server, c *client, args [][]byte) {
 }
 
 func zmscoreCommand(s *Server, c *client, args [][]byte) {
+	s.replyScores(c, args, s.replyScore, s.w.Null)
+}
+
+// replyScores answers a command whose key, args[1], is a sorted set and
+// whose other arguments are its members (ZMSCORE, GEOPOS, GEOHASH): an
+// array of reply(score) for each, or absent() where there is none.
+func (s *Server) replyScores(c *client, args [][]byte, reply func(score float64), absent func()) {
 	z, _, ok := lookupAs[*zset](s, c.db, args[1])
 	if !ok {
 		return
 	}
 	s.w.Array(len(args) - 2)
 	for _, m := range args[2:] {
-		if z != nil {
-			if f, found := z.score(m); found {
-				s.replyScore(f)
-				continue
-			}
+		if z == nil {
+			absent()
+		} else if score, found := z.score(m); found {
+			reply(score)
+		} else {
+			absent()
 		}
-		s.w.Null()
 	}
 }
 

@@ -1,0 +1,501 @@
+package kv
+
+import (
+	"math"
+	"math/big"
+	"slices"
+	"strconv"
+)
+
+func init() {
+	register(
+		cmd("geoadd", -5, "write denyoom", 1, 1, 1, "geo", "3.2.0", "Add one or more geospatial items in the geospatial index represented using a sorted set", geoaddCommand),
+		cmd("geodist", -4, "readonly", 1, 1, 1, "geo", "3.2.0", "Returns the distance between two members of a geospatial index", geodistCommand),
+		cmd("geohash", -2, "readonly", 1, 1, 1, "geo", "3.2.0", "Returns members of a geospatial index as standard geohash strings", geohashCommand),
+		cmd("geopos", -2, "readonly", 1, 1, 1, "geo", "3.2.0", "Returns longitude and latitude of members of a geospatial index", geoposCommand),
+		cmd("georadius", -6, "write denyoom movablekeys", 1, 1, 1, "geo", "3.2.0", "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a point", georadiusCommand).withKeys(geoStoreKeys(6)),
+		cmd("georadius_ro", -6, "readonly", 1, 1, 1, "geo", "3.2.10", "A read-only variant for GEORADIUS", georadiusroCommand),
+		cmd("georadiusbymember", -5, "write denyoom movablekeys", 1, 1, 1, "geo", "3.2.0", "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a member", georadiusbymemberCommand).withKeys(geoStoreKeys(5)),
+		cmd("georadiusbymember_ro", -5, "readonly", 1, 1, 1, "geo", "3.2.10", "A read-only variant for GEORADIUSBYMEMBER", georadiusbymemberroCommand),
+		cmd("geosearch", -7, "readonly", 1, 1, 1, "geo", "6.2.0", "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle.", geosearchCommand),
+		cmd("geosearchstore", -8, "write denyoom", 1, 2, 1, "geo", "6.2.0", "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle, and store the result in another key.", geosearchstoreCommand),
+	)
+}
+
+// geoStoreKeys finds GEORADIUS's keys, from its fixed arguments (from
+// on): the source, and the keys after the first STORE and the first
+// STOREDIST, as Redis's key specs find them.
+func geoStoreKeys(from int) func(args [][]byte) [][]byte {
+	return func(args [][]byte) [][]byte {
+		keys := [][]byte{args[1]}
+		for _, kw := range []string{"store", "storedist"} {
+			for i := from; i+1 < len(args); i++ {
+				if isOpt(args[i], kw) {
+					keys = append(keys, args[i+1])
+					break
+				}
+			}
+		}
+		return keys
+	}
+}
+
+// GEOADD key [NX|XX] [CH] longitude latitude member ... is ZADD with each
+// point's score, as Redis runs it.
+func geoaddCommand(s *Server, c *client, args [][]byte) {
+	nx, xx, at := false, false, 2
+options:
+	for ; at < len(args); at++ {
+		switch {
+		case isOpt(args[at], "nx"):
+			nx = true
+		case isOpt(args[at], "xx"):
+			xx = true
+		case isOpt(args[at], "ch"):
+		default:
+			break options
+		}
+	}
+	if (len(args)-at)%3 != 0 || nx && xx {
+		s.w.Error(errSyntax)
+		return
+	}
+	zargs := append([][]byte{[]byte("zadd")}, args[1:at]...)
+	for i := at; i < len(args); i += 3 {
+		lon, lat, ok := s.parseLonLat(args[i], args[i+1])
+		if !ok {
+			return
+		}
+		score, _ := geoScore(lon, lat)
+		zargs = append(zargs, strconv.AppendInt(nil, int64(score), 10), args[i+2])
+	}
+	zaddGeneric(s, c, zargs, false)
+}
+
+// parseLonLat parses a longitude and a latitude within Redis's limits,
+// writing Redis's error if not.
+func (s *Server) parseLonLat(lonArg, latArg []byte) (lon, lat float64, ok bool) {
+	lon, ok1 := parseScore(lonArg)
+	lat, ok2 := parseScore(latArg)
+	switch {
+	case !ok1 || !ok2:
+		s.w.Error(errNotFloat)
+		return 0, 0, false
+	case lon < geoLonMin || lon > geoLonMax || lat < geoLatMin || lat > geoLatMax:
+		s.w.Error("ERR invalid longitude,latitude pair " + cFloat(lon) + "," + cFloat(lat)) // Redis's %f
+		return 0, 0, false
+	}
+	return lon, lat, true
+}
+
+// cFloat formats f as C's "%f".
+func cFloat(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(f, 'f', 6, 64)
+}
+
+// parseUnit is the meters in a unit of GEODIST and the searches, writing
+// Redis's error if it is none of theirs.
+func (s *Server) parseUnit(b []byte) (float64, bool) {
+	switch {
+	case isOpt(b, "m"):
+		return 1, true
+	case isOpt(b, "km"):
+		return 1000, true
+	case isOpt(b, "ft"):
+		return 0.3048, true
+	case isOpt(b, "mi"):
+		return 1609.34, true
+	}
+	s.w.Error("ERR unsupported unit provided. please use M, KM, FT, MI")
+	return 0, false
+}
+
+// parseDistance parses a distance (or a width or height) that may not be
+// negative, writing Redis's errors.
+func (s *Server) parseDistance(b []byte, notNumber, negative string) (float64, bool) {
+	d, ok := parseScore(b)
+	switch {
+	case !ok:
+		s.w.Error(notNumber)
+		return 0, false
+	case d < 0:
+		s.w.Error(negative)
+		return 0, false
+	}
+	return d, true
+}
+
+// replyDistance writes a distance with four decimals, as Redis's
+// fixedpoint_d2string rounds it (to even at a tie).
+func (s *Server) replyDistance(d float64) {
+	s.w.Bulk(appendDistance(nil, d))
+}
+
+func appendDistance(b []byte, d float64) []byte {
+	if d == 0 {
+		return append(b, "0.0000"...)
+	}
+	return strconv.AppendFloat(b, math.RoundToEven(d*10000)/10000, 'f', 4, 64)
+}
+
+// replyCoordinate writes a longitude or latitude as Redis's
+// addReplyHumanLongDouble: "%.17Lf" without trailing zeros, a bulk
+// string in RESP2 and a double in RESP3.
+func (s *Server) replyCoordinate(f float64) {
+	s.replyDoubleText([]byte(formatLongDouble(new(big.Float).SetFloat64(f))))
+}
+
+func geodistCommand(s *Server, c *client, args [][]byte) {
+	toMeters := 1.0
+	switch {
+	case len(args) == 5:
+		var ok bool
+		if toMeters, ok = s.parseUnit(args[4]); !ok {
+			return
+		}
+	case len(args) > 5:
+		s.w.Error(errSyntax)
+		return
+	}
+	z, _, ok := lookupAs[*zset](s, c.db, args[1])
+	if !ok {
+		return
+	}
+	if z == nil {
+		s.w.Null()
+		return
+	}
+	s1, ok1 := z.score(args[2])
+	s2, ok2 := z.score(args[3])
+	if !ok1 || !ok2 {
+		s.w.Null()
+		return
+	}
+	lon1, lat1 := geoPoint(s1)
+	lon2, lat2 := geoPoint(s2)
+	s.replyDistance(geoDistance(lon1, lat1, lon2, lat2) / toMeters)
+}
+
+func geohashCommand(s *Server, c *client, args [][]byte) {
+	s.replyScores(c, args, func(score float64) { s.w.BulkString(geohashString(score)) }, s.w.Null)
+}
+
+func geoposCommand(s *Server, c *client, args [][]byte) {
+	s.replyScores(c, args, func(score float64) {
+		lon, lat := geoPoint(score)
+		s.w.Array(2)
+		s.replyCoordinate(lon)
+		s.replyCoordinate(lat)
+	}, s.w.NullArray)
+}
+
+// How a search is asked for: the variants of georadiusGeneric in Redis.
+const (
+	geoFromCoords  = 1 << iota // GEORADIUS: a point
+	geoFromMember              // GEORADIUSBYMEMBER: a member's point
+	geoNoStore                 // the _RO variants: no STORE or STOREDIST
+	geoSearch                  // GEOSEARCH: FROMMEMBER/FROMLONLAT, BYRADIUS/BYBOX
+	geoSearchStore             // GEOSEARCHSTORE: its destination first
+)
+
+func georadiusCommand(s *Server, c *client, args [][]byte) {
+	geoSearchGeneric(s, c, args, 1, geoFromCoords)
+}
+func georadiusroCommand(s *Server, c *client, args [][]byte) {
+	geoSearchGeneric(s, c, args, 1, geoFromCoords|geoNoStore)
+}
+func georadiusbymemberCommand(s *Server, c *client, args [][]byte) {
+	geoSearchGeneric(s, c, args, 1, geoFromMember)
+}
+func georadiusbymemberroCommand(s *Server, c *client, args [][]byte) {
+	geoSearchGeneric(s, c, args, 1, geoFromMember|geoNoStore)
+}
+func geosearchCommand(s *Server, c *client, args [][]byte) {
+	geoSearchGeneric(s, c, args, 1, geoSearch)
+}
+func geosearchstoreCommand(s *Server, c *client, args [][]byte) {
+	geoSearchGeneric(s, c, args, 2, geoSearch|geoSearchStore)
+}
+
+// geoFound is a point a search found.
+type geoFound struct {
+	member   string
+	score    float64
+	dist     float64 // meters, then in the search's unit
+	lon, lat float64
+}
+
+// geoSearchGeneric is GEORADIUS, GEORADIUSBYMEMBER, their _RO variants,
+// GEOSEARCH and GEOSEARCHSTORE, with src the source key's place, as
+// Redis's georadiusGeneric: the arguments checked in its order, with its
+// errors.
+func geoSearchGeneric(s *Server, c *client, args [][]byte, src int, flags int) {
+	z, _, ok := lookupAs[*zset](s, c.db, args[src])
+	if !ok {
+		return
+	}
+	var sh geoShape
+	var store []byte
+	storeDist := false
+	base := 2
+	switch {
+	case flags&geoFromCoords != 0:
+		base = 6
+		if sh.lon, sh.lat, ok = s.parseLonLat(args[2], args[3]); !ok {
+			return
+		}
+		if !s.parseRadius(&sh, args[4:6]) {
+			return
+		}
+	case flags&geoFromMember != 0:
+		base = 5
+		if z != nil {
+			score, found := z.score(args[2])
+			if !found {
+				s.w.Error("ERR could not decode requested zset member")
+				return
+			}
+			sh.lon, sh.lat = geoPoint(score)
+			if !s.parseRadius(&sh, args[3:5]) {
+				return
+			}
+		}
+	case flags&geoSearchStore != 0:
+		base = 3
+		store = args[1]
+	}
+	var withDist, withHash, withCoord, any bool
+	var fromMember, fromLonLat, byRadius, byBox bool
+	sort := 0 // 1 ascending, -1 descending
+	count := int64(0)
+	for i := base; i < len(args); i++ {
+		a, left := args[i], len(args)-i-1
+		switch {
+		case isOpt(a, "withdist"):
+			withDist = true
+		case isOpt(a, "withhash"):
+			withHash = true
+		case isOpt(a, "withcoord"):
+			withCoord = true
+		case isOpt(a, "any"):
+			any = true
+		case isOpt(a, "asc"):
+			sort = 1
+		case isOpt(a, "desc"):
+			sort = -1
+		case isOpt(a, "count") && left >= 1:
+			n, ok := parseInt(args[i+1])
+			if !ok {
+				s.w.Error(errNotInt)
+				return
+			}
+			if n <= 0 {
+				s.w.Error("ERR COUNT must be > 0")
+				return
+			}
+			count = n
+			i++
+		case (isOpt(a, "store") || isOpt(a, "storedist")) && left >= 1 && flags&(geoNoStore|geoSearch) == 0:
+			store, storeDist = args[i+1], isOpt(a, "storedist")
+			i++
+		case isOpt(a, "storedist") && flags&geoSearchStore != 0:
+			storeDist = true
+		case isOpt(a, "frommember") && left >= 1 && flags&geoSearch != 0 && !fromLonLat:
+			if z != nil {
+				score, found := z.score(args[i+1])
+				if !found {
+					s.w.Error("ERR could not decode requested zset member")
+					return
+				}
+				sh.lon, sh.lat = geoPoint(score)
+			}
+			fromMember = true
+			i++
+		case isOpt(a, "fromlonlat") && left >= 2 && flags&geoSearch != 0 && !fromMember:
+			if sh.lon, sh.lat, ok = s.parseLonLat(args[i+1], args[i+2]); !ok {
+				return
+			}
+			fromLonLat = true
+			i += 2
+		case isOpt(a, "byradius") && left >= 2 && flags&geoSearch != 0 && !byBox:
+			if !s.parseRadius(&sh, args[i+1:i+3]) {
+				return
+			}
+			byRadius = true
+			i += 2
+		case isOpt(a, "bybox") && left >= 3 && flags&geoSearch != 0 && !byRadius:
+			w, ok := s.parseDistance(args[i+1], "ERR need numeric width", "ERR height or width cannot be negative")
+			if !ok {
+				return
+			}
+			h, ok := s.parseDistance(args[i+2], "ERR need numeric height", "ERR height or width cannot be negative")
+			if !ok {
+				return
+			}
+			if sh.toMeters, ok = s.parseUnit(args[i+3]); !ok {
+				return
+			}
+			sh.box, sh.width, sh.height = true, w, h
+			byBox = true
+			i += 3
+		default:
+			s.w.Error(errSyntax)
+			return
+		}
+	}
+	switch {
+	case store != nil && (withDist || withHash || withCoord):
+		if flags&geoSearchStore != 0 {
+			s.w.Error("ERR GEOSEARCHSTORE is not compatible with WITHDIST, WITHHASH and WITHCOORD options")
+		} else {
+			s.w.Error("ERR STORE option in GEORADIUS is not compatible with WITHDIST, WITHHASH and WITHCOORD options")
+		}
+		return
+	case flags&geoSearch != 0 && !fromMember && !fromLonLat:
+		s.w.Error("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + string(args[0]))
+		return
+	case flags&geoSearch != 0 && !byRadius && !byBox:
+		s.w.Error("ERR exactly one of BYRADIUS and BYBOX can be specified for " + string(args[0]))
+		return
+	case any && count == 0:
+		s.w.Error("ERR the ANY argument requires COUNT argument")
+		return
+	}
+	if z == nil {
+		if store != nil {
+			s.deleteKey(c.db, store)
+			s.w.Int(0)
+		} else {
+			s.w.Array(0)
+		}
+		return
+	}
+	if count != 0 && sort == 0 && !any {
+		sort = 1 // the closest COUNT
+	}
+	limit := 0
+	if any {
+		limit = int(min(count, math.MaxInt32))
+	}
+	found := sh.search(z, limit)
+	if len(found) == 0 && store == nil {
+		s.w.Array(0)
+		return
+	}
+	n := len(found)
+	if count != 0 && int64(n) > count {
+		n = int(count)
+	}
+	if sort != 0 {
+		// Stable, as glibc's qsort (a merge sort) is for Redis.
+		slices.SortStableFunc(found, func(a, b geoFound) int {
+			switch {
+			case a.dist > b.dist:
+				return sort
+			case a.dist < b.dist:
+				return -sort
+			}
+			return 0
+		})
+	}
+	found = found[:n]
+	for i := range found {
+		found[i].dist /= sh.toMeters
+	}
+	if store != nil {
+		out := newZset()
+		for _, f := range found {
+			score := f.score
+			if storeDist {
+				score = f.dist
+			}
+			out.insert([]byte(f.member), score)
+		}
+		event := "georadiusstore"
+		if flags&geoSearch != 0 {
+			event = "geosearchstore"
+		}
+		s.storeZset(c, store, out, event, true)
+		if n > 1 {
+			s.dirty(n - 1) // Redis counts a change per member
+		}
+		return
+	}
+	extra := 0
+	for _, w := range []bool{withDist, withHash, withCoord} {
+		if w {
+			extra++
+		}
+	}
+	s.w.Array(n)
+	for _, f := range found {
+		if extra > 0 {
+			s.w.Array(extra + 1)
+		}
+		s.w.BulkString(f.member)
+		if withDist {
+			s.replyDistance(f.dist)
+		}
+		if withHash {
+			s.w.Int(int64(f.score))
+		}
+		if withCoord {
+			s.w.Array(2)
+			s.replyCoordinate(f.lon)
+			s.replyCoordinate(f.lat)
+		}
+	}
+}
+
+// parseRadius parses a radius and its unit into sh.
+func (s *Server) parseRadius(sh *geoShape, args [][]byte) bool {
+	r, ok := s.parseDistance(args[0], "ERR need numeric radius", "ERR radius cannot be negative")
+	if !ok {
+		return false
+	}
+	if sh.toMeters, ok = s.parseUnit(args[1]); !ok {
+		return false
+	}
+	sh.radius = r
+	return true
+}
+
+// search finds z's points in the shape, box after box in Redis's order
+// and by score within a box, stopping at limit points if it is not 0.
+func (sh *geoShape) search(z *zset, limit int) []geoFound {
+	var found []geoFound
+	nb := sh.areas()
+	last := 0
+	for i, h := range nb {
+		if h.zero() {
+			continue
+		}
+		// Boxes of a huge radius may be alike: one is searched once, if
+		// it follows another than the center, as Redis skips it.
+		if last != 0 && h == nb[last] {
+			continue
+		}
+		if limit != 0 && len(found) >= limit {
+			break
+		}
+		lo, hi := h.scores()
+		r := &scoreRange{min: lo, max: hi, maxex: true}
+		for cur, _ := z.firstIn(r); cur.ok() && r.lteMax(cur.score(), cur.member()); cur.next() {
+			lon, lat := geoPoint(cur.score())
+			if d, in := sh.within(lon, lat); in {
+				found = append(found, geoFound{member: cur.member(), score: cur.score(), dist: d, lon: lon, lat: lat})
+			}
+			if limit != 0 && len(found) >= limit {
+				break
+			}
+		}
+		last = i
+	}
+	return found
+}
