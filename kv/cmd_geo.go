@@ -223,12 +223,17 @@ func geosearchstoreCommand(s *Server, c *client, args [][]byte) {
 	geoSearchGeneric(s, c, args, 2, geoSearch|geoSearchStore)
 }
 
+// maxKeptGeoFound bounds the points a search's buffer, kept for the next
+// one (Server.geoFound), may hold.
+const maxKeptGeoFound = 4096
+
 // geoFound is a point a search found.
 type geoFound struct {
 	member   string
 	score    float64
 	dist     float64 // meters, then in the search's unit
 	lon, lat float64
+	seq      int // the order found
 }
 
 // geoSearchGeneric is GEORADIUS, GEORADIUSBYMEMBER, their _RO variants,
@@ -383,7 +388,14 @@ func geoSearchGeneric(s *Server, c *client, args [][]byte, src int, flags int) {
 	if any {
 		limit = int(min(count, math.MaxInt32))
 	}
-	found := sh.search(z, limit)
+	found := sh.search(z, limit, s.geoFound)
+	all := found
+	defer func() {
+		clear(all) // the members
+		if cap(all) <= maxKeptGeoFound {
+			s.geoFound = all[:0]
+		}
+	}()
 	if len(found) == 0 && store == nil {
 		s.w.Array(0)
 		return
@@ -393,15 +405,19 @@ func geoSearchGeneric(s *Server, c *client, args [][]byte, src int, flags int) {
 		n = int(count)
 	}
 	if sort != 0 {
-		// Stable, as glibc's qsort (a merge sort) is for Redis.
-		slices.SortStableFunc(found, func(a, b geoFound) int {
+		// Equal distances stay in the order found, as glibc's qsort (a
+		// merge sort) keeps them for Redis.
+		for i := range found {
+			found[i].seq = i
+		}
+		slices.SortFunc(found, func(a, b geoFound) int {
 			switch {
 			case a.dist > b.dist:
 				return sort
 			case a.dist < b.dist:
 				return -sort
 			}
-			return 0
+			return a.seq - b.seq
 		})
 	}
 	found = found[:n]
@@ -467,9 +483,11 @@ func (s *Server) parseRadius(sh *geoShape, args [][]byte) bool {
 }
 
 // search finds z's points in the shape, box after box in Redis's order
-// and by score within a box, stopping at limit points if it is not 0.
-func (sh *geoShape) search(z *zset, limit int) []geoFound {
-	var found []geoFound
+// and by score within a box, stopping at limit points if it is not 0. It
+// appends them to buf[:0].
+func (sh *geoShape) search(z *zset, limit int, buf []geoFound) []geoFound {
+	found := buf[:0]
+	cosLat := math.Cos(sh.lat * degRad)
 	nb := sh.areas()
 	last := 0
 	for i, h := range nb {
@@ -488,7 +506,7 @@ func (sh *geoShape) search(z *zset, limit int) []geoFound {
 		r := &scoreRange{min: lo, max: hi, maxex: true}
 		for cur, _ := z.firstIn(r); cur.ok() && r.lteMax(cur.score(), cur.member()); cur.next() {
 			lon, lat := geoPoint(cur.score())
-			if d, in := sh.within(lon, lat); in {
+			if d, in := sh.within(cosLat, lon, lat); in {
 				found = append(found, geoFound{member: cur.member(), score: cur.score(), dist: d, lon: lon, lat: lat})
 			}
 			if limit != 0 && len(found) >= limit {

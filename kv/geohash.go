@@ -65,15 +65,21 @@ func spread(v uint32) uint64 {
 	return x
 }
 
-// squeeze is spread undone: bit 2i of v to bit i.
-func squeeze(v uint64) uint32 {
-	x := v & 0x5555555555555555
+// deinterleave undoes interleave64: the bits of the even places, and
+// those of the odd ones.
+func deinterleave(v uint64) (even, odd uint32) {
+	x, y := v&0x5555555555555555, v>>1&0x5555555555555555
 	x = (x | x>>1) & 0x3333333333333333
+	y = (y | y>>1) & 0x3333333333333333
 	x = (x | x>>2) & 0x0F0F0F0F0F0F0F0F
+	y = (y | y>>2) & 0x0F0F0F0F0F0F0F0F
 	x = (x | x>>4) & 0x00FF00FF00FF00FF
+	y = (y | y>>4) & 0x00FF00FF00FF00FF
 	x = (x | x>>8) & 0x0000FFFF0000FFFF
+	y = (y | y>>8) & 0x0000FFFF0000FFFF
 	x = (x | x>>16) & 0x00000000FFFFFFFF
-	return uint32(x)
+	y = (y | y>>16) & 0x00000000FFFFFFFF
+	return uint32(x), uint32(y)
 }
 
 // geoEncode is the geohash of (lon, lat) at step bits a coordinate, in
@@ -91,7 +97,7 @@ func geoEncode(lonR, latR geoRange, lon, lat float64, step uint8) (geoHash, bool
 
 // geoDecode is h's box in the ranges given.
 func geoDecode(lonR, latR geoRange, h geoHash) geoArea {
-	ilat, ilon := squeeze(h.bits), squeeze(h.bits>>1)
+	ilat, ilon := deinterleave(h.bits)
 	scale := float64(uint64(1) << h.step)
 	latScale, lonScale := latR.max-latR.min, lonR.max-lonR.min
 	return geoArea{
@@ -290,6 +296,12 @@ func geoLatDistance(lat1, lat2 float64) float64 {
 
 // geoDistance is the haversine distance in meters, as Redis computes it.
 func geoDistance(lon1, lat1, lon2, lat2 float64) float64 {
+	return geoDistanceCos(math.Cos(lat1*degRad), lon1, lat1, lon2, lat2)
+}
+
+// geoDistanceCos is geoDistance with the cosine of lat1 (in radians)
+// given, for the many distances from one center.
+func geoDistanceCos(cosLat1, lon1, lat1, lon2, lat2 float64) float64 {
 	lon1r, lon2r := lon1*degRad, lon2*degRad
 	v := math.Sin((lon2r - lon1r) / 2)
 	if v == 0 {
@@ -297,16 +309,25 @@ func geoDistance(lon1, lat1, lon2, lat2 float64) float64 {
 	}
 	lat1r, lat2r := lat1*degRad, lat2*degRad
 	u := math.Sin((lat2r - lat1r) / 2)
-	a := u*u + math.Cos(lat1r)*math.Cos(lat2r)*v*v
+	a := u*u + cosLat1*math.Cos(lat2r)*v*v
 	return 2 * earthRadius * math.Asin(math.Sqrt(a))
 }
 
 // within reports whether the point (lon, lat) is in the shape, with its
-// distance in meters from the center.
-func (sh *geoShape) within(lon, lat float64) (float64, bool) {
+// distance in meters from the center; cosLat is the cosine of the
+// center's latitude.
+func (sh *geoShape) within(cosLat, lon, lat float64) (float64, bool) {
 	if !sh.box {
-		d := geoDistance(sh.lon, sh.lat, lon, lat)
-		return d, d <= sh.radius*sh.toMeters
+		r := sh.radius * sh.toMeters
+		// A great circle between two latitudes is no shorter than the
+		// meridian's arc between them: a point whose latitude alone is
+		// past the radius (by more than rounding) is out, without the
+		// trigonometry.
+		if geoLatDistance(sh.lat, lat) > r*(1+1e-9) {
+			return 0, false
+		}
+		d := geoDistanceCos(cosLat, sh.lon, sh.lat, lon, lat)
+		return d, d <= r
 	}
 	if geoLatDistance(lat, sh.lat) > sh.height*sh.toMeters/2 {
 		return 0, false
@@ -314,7 +335,7 @@ func (sh *geoShape) within(lon, lat float64) (float64, bool) {
 	if geoDistance(lon, lat, sh.lon, lat) > sh.width*sh.toMeters/2 {
 		return 0, false
 	}
-	return geoDistance(sh.lon, sh.lat, lon, lat), true
+	return geoDistanceCos(cosLat, sh.lon, sh.lat, lon, lat), true
 }
 
 // geohashString is the standard 11-character geohash of a score: its

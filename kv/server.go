@@ -145,8 +145,9 @@ type Server struct {
 	ow      resp.Writer // messages to other clients
 	errMark int64       // stats.errorReplies when the last command was counted
 
-	monitors   []*client // MONITOR's clients
-	monitorBuf []byte    // the line sent to them
+	monitors   []*client  // MONITOR's clients
+	monitorBuf []byte     // the line sent to them
+	geoFound   []geoFound // a geo search's points, the buffer kept for the next
 
 	memStartup, memPeak int64     // the heap's live bytes at start and at most
 	recentBuffers       recentMax // the biggest client buffers of the last seconds
