@@ -5,8 +5,8 @@
 // keys of 16-byte values, with a million list items and with small sets
 // and hashes; and, with
 // -bigargs, the CPU one request of many arguments costs. Beside
-// redis-benchmark's tests, -tests takes editTests: commands that edit one
-// long string value (APPEND, SETRANGE, BITFIELD).
+// redis-benchmark's tests, -tests takes valueTests: commands on one big
+// value (APPEND, SETRANGE and BITFIELD of a long string, GEOSEARCH).
 //
 //	cd bench && go run ./cmd/kvbench                       # the full run: -n 1000000, minutes
 //	go run ./cmd/kvbench -n 100000 -runs 3 -tests set,get   # quicker
@@ -29,6 +29,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -44,16 +45,30 @@ import (
 
 const allTests = "set,get,incr,lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,lrange_100,mset"
 
-// editTests are tests of -tests beside redis-benchmark's own: commands
-// that edit one string value, which a server may edit in place or copy
-// whole at each command. setup runs before the test, inline.
-var editTests = map[string]struct{ setup, command []string }{
+// valueTests are tests of -tests beside redis-benchmark's own: commands
+// on one big value, set up first (setup, inline): a string a server may
+// edit in place or copy whole at each command, a geo set searched.
+var valueTests = map[string]struct{ setup, command []string }{
 	// A value that grows by 100 bytes a command: -n 100000 makes 10 MB.
 	"append_100b": {[]string{"DEL log"}, []string{"APPEND", "log", strings.Repeat("x", 100)}},
 	// 12 bytes written in the middle of a 1 MiB value.
 	"setrange_1mib": {[]string{"DEL big", "SETRANGE big 1048575 x"}, []string{"SETRANGE", "big", "524288", "__rand_int__"}},
 	// A counter in a 1 MiB bitmap, changed by every command.
 	"bitfield_1mib": {[]string{"DEL big", "SETRANGE big 1048575 x"}, []string{"BITFIELD", "big", "INCRBY", "u8", "#524288", "1"}},
+	// The ten closest of the about 200 points within 10 km, among
+	// 100,000 over 4 by 4 degrees around Palermo.
+	"geosearch_10km": {geoPoints(100000), []string{"GEOSEARCH", "geo", "FROMLONLAT", "13.4", "38.1", "BYRADIUS", "10", "km", "ASC", "COUNT", "10"}},
+}
+
+// geoPoints are the GEOADDs of n points spread evenly at random (the same
+// each run) over 4 by 4 degrees around (13.4, 38.1).
+func geoPoints(n int) []string {
+	rng := rand.New(rand.NewPCG(7, 7))
+	cmds := []string{"DEL geo"}
+	for i := range n {
+		cmds = append(cmds, fmt.Sprintf("GEOADD geo %.6f %.6f m%d", 11.4+4*rng.Float64(), 36.1+4*rng.Float64(), i))
+	}
+	return cmds
 }
 
 type server struct {
@@ -75,7 +90,7 @@ type result struct {
 func main() {
 	n := flag.Int("n", 1000000, "requests per test (redis-benchmark -n)")
 	runs := flag.Int("runs", 1, "runs per server; tables show medians")
-	tests := flag.String("tests", allTests, "redis-benchmark -t, and editTests' names")
+	tests := flag.String("tests", allTests, "redis-benchmark -t, and valueTests' names")
 	configs := flag.String("configs", "P1,P16,c1000", "load shapes: P1 (-c 50 -P 1), P16 (-c 50 -P 16), c1000 (-c 1000 -P 1); empty for none")
 	memKeys := flag.Int("memkeys", 1000000, "keys for the memory comparison (0: skip)")
 	memItems := flag.Int("memitems", 1000000, "list items for the list memory comparison (0: skip)")
@@ -394,7 +409,7 @@ func benchTest(pid, port int, cfg config, n int, t string, pin bool, done map[st
 	}
 	argv := []string{"redis-benchmark", "-p", strconv.Itoa(port), "-n", strconv.Itoa(n), "-c", strconv.Itoa(cfg.clients),
 		"-P", strconv.Itoa(cfg.pipelined), "-r", "100000", "--csv"}
-	if et, ok := editTests[t]; ok {
+	if et, ok := valueTests[t]; ok {
 		if err := inline(port, et.setup); err != nil {
 			return result{}, fmt.Errorf("%s's setup: %v", t, err)
 		}
@@ -430,19 +445,25 @@ func benchTest(pid, port int, cfg config, n int, t string, pin bool, done map[st
 	return r, nil
 }
 
-// inline sends the server at port each of commands, inline, and reads
-// each reply's first line, refusing errors.
+// inline sends the server at port commands, inline, in one pipeline,
+// and reads each reply's first line (replies of one line each), refusing
+// errors.
 func inline(port int, commands []string) error {
 	c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	sent := make(chan error, 1)
+	go func() {
+		w := bufio.NewWriter(c)
+		for _, cmd := range commands {
+			w.WriteString(cmd + "\r\n")
+		}
+		sent <- w.Flush()
+	}()
 	r := bufio.NewReader(c)
 	for _, cmd := range commands {
-		if _, err := io.WriteString(c, cmd+"\r\n"); err != nil {
-			return err
-		}
 		line, err := r.ReadString('\n')
 		if err != nil {
 			return err
@@ -451,7 +472,7 @@ func inline(port int, commands []string) error {
 			return fmt.Errorf("%s: %s", cmd, strings.TrimSpace(line))
 		}
 	}
-	return nil
+	return <-sent
 }
 
 // parseCSV reads redis-benchmark's --csv line:
