@@ -85,11 +85,32 @@ func (hc *conn) arriving() bool { return hc.phase == inHead || hc.phase == inBod
 
 // chunkDrop is a connection's state while it drops the rest of a chunked
 // body a pooled handler left unread, or the server's own answer did not
-// need: the body's decoder, and the handler's answer if it waits for the
-// body's end (responseWriter.holdForBody).
+// need: the body's decoder, and the answer that waits for the body's end,
+// if one does: the handler's (responseWriter.holdForBody) or the server's
+// own (answerOwnEarly).
 type chunkDrop struct {
 	dec  *ChunkedDecoder
 	held *responseWriter
+	own  *ownAnswer
+}
+
+// ownAnswer is the server's own answer (answerOwn) waiting for the end
+// of its request's chunked body: only then does its head say whether the
+// connection stays, as net/http's server reads up to 256 KiB of a body
+// its handler left before it answers.
+type ownAnswer struct {
+	req     Request // the request's method and version (answerOwn's use of it)
+	status  int
+	allowed string
+}
+
+// sendOwn sends the server's own answer held in d, if there is one, and
+// says whether the connection stays.
+func (hc *conn) sendOwn(d *chunkDrop, keep bool) {
+	if a := d.own; a != nil {
+		d.own = nil
+		hc.answerOwn(&a.req, a.status, a.allowed, keep)
+	}
 }
 
 // fastBody collects a chunked body for a fast route. The request's head
@@ -263,9 +284,12 @@ func (hc *conn) backPressure(paused bool) {
 // close closes the connection after the answers batched for it, and
 // the answer held for the end of its request's body, if there is one.
 func (hc *conn) close() {
-	if d := hc.drop; d != nil && d.held != nil {
-		hc.sendHeld(d.held, false)
-		d.held = nil
+	if d := hc.drop; d != nil {
+		hc.sendOwn(d, false)
+		if d.held != nil {
+			hc.sendHeld(d.held, false)
+			d.held = nil
+		}
 	}
 	hc.ls.flushOut()
 	hc.c.Close()
@@ -394,36 +418,43 @@ func (hc *conn) dispatch(req *Request, in []byte, n int) bool {
 
 // answerOwnEarly gives the server's own answer (404, 405, OPTIONS *) to
 // a request whose body it does not need and which is not all here (here
-// bytes of it are, or it is chunked): at once, rather than ask for the
-// body with 100 Continue and wait for it. The body is dropped to reach
-// the next request, as net/http's server drops one its handler left
-// unread: up to 256 KiB of it, within ReadTimeout of the request's start
-// (IdleTimeout without one); a chunked body through its decoder, as it
-// arrives. The connection closes after the answer if more is to come (a
-// chunked body that goes on past 256 KiB, or whose framing is bad, closes
-// it when that is found, after an answer that may have said it stays
-// open), or if the client waits for 100 Continue before it sends the
-// body (it may never send it). It reports whether serve goes on.
+// bytes of it are, or it is chunked), rather than ask for the body with
+// 100 Continue: at once, or, for a chunked body, once the body has ended
+// (ownAnswer). The body is dropped to reach the next request, as
+// net/http's server drops one its handler left unread: up to 256 KiB of
+// it, within ReadTimeout of the request's start (IdleTimeout without one);
+// a chunked body through its decoder, as it arrives. The connection closes
+// after the answer if more is to come (a Content-Length body with more
+// than 256 KiB left; a chunked body that goes on past 256 KiB, or whose
+// framing is bad, found before its answer goes), or if the client waits
+// for 100 Continue before it sends the body (it may never send it). It
+// reports whether serve goes on.
 func (hc *conn) answerOwnEarly(req *Request, n int, here int64, status int, allowed string) bool {
 	hc.c.Discard(n)
 	hc.need, hc.cont = 0, false
 	keep := req.KeepAlive && !hc.ls.shuttingDown && !req.Expect100
 	if req.Chunked {
-		// What has arrived is dropped now, so that the answer's head says
-		// whether the connection stays when that is known already; serve
-		// drops the rest.
+		// What has arrived is dropped now; serve drops the rest. If the
+		// body has not ended, the answer waits until it does (or passes
+		// what may be dropped), so that its head can say whether the
+		// connection stays.
 		hc.drop, hc.discard = &chunkDrop{dec: new(ChunkedDecoder)}, maxDiscard
-		_, ok := hc.dropChunks()
+		ended, ok := hc.dropChunks()
 		keep = keep && ok
+		if keep && !ended {
+			a := &ownAnswer{req: Request{Major: req.Major, Minor: req.Minor}, status: status, allowed: allowed}
+			if string(req.Method) == "HEAD" {
+				a.req.Method = []byte("HEAD")
+			}
+			hc.drop.own = a
+			hc.enterBodyWait()
+			return true
+		}
 	} else {
 		keep = keep && req.ContentLength-here <= maxDiscard
 		hc.discard = req.ContentLength
 	}
-	if hc.ls.s.ReadTimeout > 0 {
-		hc.enter(inBody)
-	} else {
-		hc.enter(idle)
-	}
+	hc.enterBodyWait()
 	hc.answerOwn(req, status, allowed, keep)
 	if !keep {
 		hc.drop, hc.discard = nil, 0
@@ -431,6 +462,16 @@ func (hc *conn) answerOwnEarly(req *Request, n int, here int64, status int, allo
 		return false
 	}
 	return true
+}
+
+// enterBodyWait starts the wait for the rest of a body the server drops:
+// within ReadTimeout of the request's start, or IdleTimeout without one.
+func (hc *conn) enterBodyWait() {
+	if hc.ls.s.ReadTimeout > 0 {
+		hc.enter(inBody)
+	} else {
+		hc.enter(idle)
+	}
 }
 
 // answerOwn answers req with the server's own answer: to "OPTIONS *"
@@ -453,10 +494,10 @@ func (hc *conn) idle() bool {
 	return hc.std == nil && hc.fast == nil && !hc.holds() && hc.need == 0 && hc.c.InboundBuffered() == 0
 }
 
-// holds reports whether the connection holds a pooled handler's answer
-// until its request's body has ended.
+// holds reports whether the connection holds an answer, a pooled
+// handler's or its own, until its request's body has ended.
 func (hc *conn) holds() bool {
-	return hc.drop != nil && hc.drop.held != nil
+	return hc.drop != nil && (hc.drop.held != nil || hc.drop.own != nil)
 }
 
 // switchTo hands the connection to another protocol: p serves it from
@@ -564,6 +605,7 @@ func (hc *conn) discardBody() bool {
 		if !ended {
 			return false
 		}
+		hc.sendOwn(hc.drop, true)
 		hc.drop, hc.discard = nil, 0
 		return true
 	}

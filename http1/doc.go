@@ -157,11 +157,11 @@
 // follows the request's version: an HTTP/1.0 client gets no chunked body
 // and keeps its connection only when it asked to, and no 1xx answer (RFC
 // 9110 section 15.2), which net/http's server sends it. The server's own
-// 404 and 405 go out before a body still to come, which is then dropped
-// as it arrives, as net/http's server drops an unread body (up to 256
-// KiB, the connection kept; past them, or malformed, the connection
-// closes); net/http's server reads it first, so that its answer's head
-// says "Connection: close" when the connection will not be kept, where
-// here a chunked body found too long or malformed after the answer went
-// closes a connection the answer did not say would close.
+// 404 and 405 to a request whose Content-Length body is still to come go
+// out before it, which is then dropped as it arrives, as net/http's server
+// drops an unread body (the connection kept if at most 256 KiB more is to
+// come, closed otherwise); to one whose chunked body is still to come, the
+// answer waits, as net/http's server's does, while the body is dropped,
+// until it ends (the connection kept) or passes 256 KiB, turns out
+// malformed, or times out (the answer then says "Connection: close").
 package http1

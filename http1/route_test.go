@@ -1,6 +1,7 @@
 package http1_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -52,15 +53,16 @@ func TestRouteSubtreeForMethod(t *testing.T) {
 	}
 }
 
-// The server's own answers (404, 405) do not wait for a body still to
-// come, nor ask for it with 100 Continue, nor refuse it as too long: they
-// go at once, and the body is dropped to reach the next request, as
-// net/http's server drops one its handler did not read: up to 256 KiB of
-// it (a chunked one as it comes: TestOwnAnswerDropsChunkedBody). A longer
-// one, a malformed one, or one the client sends only after 100 Continue
-// closes the connection after the answer. Where the whole request comes
-// at once, net/http's server with a mux of the same routes answers alike;
-// it answers only after it has read the body (up to 256 KiB).
+// The server's own answers (404, 405) do not wait for a Content-Length
+// body still to come, nor ask for it with 100 Continue, nor refuse it as
+// too long: they go at once, and the body is dropped to reach the next
+// request, as net/http's server drops one its handler did not read: up to
+// 256 KiB of it (a chunked one is dropped before its answer goes:
+// TestOwnAnswerDropsChunkedBody). A longer one, a malformed one, or one
+// the client sends only after 100 Continue closes the connection after
+// the answer. Where the whole request comes at once, net/http's server
+// with a mux of the same routes answers alike; it answers only after it
+// has read the body (up to 256 KiB).
 func TestOwnAnswerSkipsBody(t *testing.T) {
 	ev := &http1.Server{MaxBodyBytes: 1 << 10}
 	ev.HandleFastFunc("GET /get", func(w *http1.Response, r *http1.Request) { w.WriteString("get") })
@@ -88,7 +90,6 @@ func TestOwnAnswerSkipsBody(t *testing.T) {
 		{"POST /none HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n", "", 404, false, false},
 		{"POST /none HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n", strings.Repeat("a", 100), 404, true, false},
 		{"POST /none HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n", "", 404, false, false},
-		{"POST /get HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", chunked, 405, true, false},
 	} {
 		servers := []twin{{"evloop", evAddr}}
 		if tc.both {
@@ -142,13 +143,11 @@ func chunks(n, size int) []string {
 }
 
 // The server's own answer (405 here) to a request whose chunked body is
-// still to come goes out at once, and the body is dropped as it arrives,
-// as net/http's server drops a body its handler left unread: the
-// connection is kept, for the next request, when the body ends within
-// 256 KiB, and closes after the answer when it goes on past them or its
-// framing is bad. net/http's server, with a mux of the same routes, reads
-// the body first and answers after it, alike but for its head's
-// "Connection: close" when it closes.
+// still to come waits while the body is dropped as it arrives, as
+// net/http's server drops a body its handler left unread and then
+// answers: the connection is kept, for the next request, when the body
+// ends within 256 KiB; past them, or with bad framing, the answer says
+// "Connection: close" and the connection closes.
 func TestOwnAnswerDropsChunkedBody(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /get", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "get") })
@@ -172,7 +171,7 @@ func TestOwnAnswerDropsChunkedBody(t *testing.T) {
 			for _, tc := range tests {
 				c := dialRaw(t, s.addr)
 				sent := c.sendPieces(append([]string{head}, tc.pieces...)...)
-				if resp, _ := c.read("POST"); resp.StatusCode != 405 || tc.kept && resp.Close {
+				if resp, _ := c.read("POST"); resp.StatusCode != 405 || resp.Close == tc.kept {
 					t.Fatalf("%s: %d, close=%v; want 405, close=%v", tc.name, resp.StatusCode, resp.Close, !tc.kept)
 				}
 				<-sent
@@ -186,6 +185,61 @@ func TestOwnAnswerDropsChunkedBody(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The server's own answer held for a chunked body's end goes out once
+// the body ends, before the answer to a request pipelined right behind
+// it; when the body stalls past ReadTimeout, it goes with "Connection:
+// close" (no 408 after it), as net/http's server's; and Shutdown sends it
+// at once, also saying the connection closes.
+func TestOwnAnswerHeldForChunkedBody(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /get", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "get") })
+	cfg := func(s *http1.Server) {
+		s.Handler = nil
+		s.ReadTimeout = 300 * time.Millisecond
+		s.HandleFastFunc("GET /get", func(w *http1.Response, r *http1.Request) { w.WriteString("get") })
+	}
+	twins := serveTwins(t, mux, cfg, func(s *http.Server) { s.ReadTimeout = 300 * time.Millisecond })
+	const head = "POST /get HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+	for _, s := range twins {
+		t.Run(s.name+"/pipelined", func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			<-c.sendPieces(head+"5\r\nhello\r\n", "0\r\n\r\nGET /get HTTP/1.1\r\nHost: x\r\n\r\n")
+			if resp, _ := c.read("POST"); resp.StatusCode != 405 || resp.Close {
+				t.Fatalf("%d, close=%v; want 405, kept", resp.StatusCode, resp.Close)
+			}
+			if resp, body := c.read("GET"); resp.StatusCode != 200 || body != "get" {
+				t.Fatalf("the pipelined request: %d %q; want 200 %q", resp.StatusCode, body, "get")
+			}
+		})
+		t.Run(s.name+"/stalled", func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send(head + "5\r\nhello\r\n")
+			if resp, _ := c.read("POST"); resp.StatusCode != 405 || !resp.Close {
+				t.Fatalf("%d, close=%v; want 405, closing", resp.StatusCode, resp.Close)
+			}
+			c.closed()
+		})
+	}
+	t.Run("evloop/shutdown", func(t *testing.T) {
+		srv := &http1.Server{}
+		cfg(srv)
+		srv.ReadTimeout = time.Minute
+		addr := serve(t, srv)
+		c := dialRaw(t, addr)
+		c.send(head + "5\r\nhello\r\n")
+		time.Sleep(100 * time.Millisecond) // the answer is held
+		shut := make(chan error, 1)
+		go func() { shut <- srv.Shutdown(context.Background()) }()
+		if resp, _ := c.read("POST"); resp.StatusCode != 405 || !resp.Close {
+			t.Fatalf("%d, close=%v; want 405, closing", resp.StatusCode, resp.Close)
+		}
+		c.closed()
+		if err := recvErr(t, shut); err != nil {
+			t.Fatalf("Shutdown: %v", err)
+		}
+	})
 }
 
 // A fast route's chunked body arriving in pieces is read whole before its
