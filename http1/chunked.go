@@ -3,10 +3,20 @@ package http1
 import "math"
 
 const (
-	maxChunkSizeDigits    = 16      // hex digits of a chunk-size, leading zeros included
-	maxChunkExtBytes      = 4 << 10 // chunk extensions of a whole body
+	maxChunkSizeDigits    = 16       // hex digits of a chunk-size, leading zeros included
+	maxChunkExtExcess     = 16 << 10 // chunk extension bytes past their chunks' allowance (extAllowance)
 	defaultMaxTrailerSize = 16 << 10
 )
+
+// extAllowance is the chunk extension bytes a chunk of size data bytes
+// may carry at no cost: 16, and two a data byte, as Go's own chunked
+// reader allows them. Extensions past their chunks' allowance may add up
+// to maxChunkExtExcess in a body (a chunk's spare allowance pays off what
+// went before), so that a body of small chunks with extensions is read,
+// and one that is mostly extensions is refused.
+func extAllowance(size uint64) int64 {
+	return int64(min(size, 1<<60)*2 + 16)
+}
 
 // The states of a ChunkedDecoder, one per position in the grammar of RFC
 // 9112 section 7.1:
@@ -59,13 +69,13 @@ type ChunkedDecoder struct {
 	// KeepTrailer keeps the trailer section's field lines for Trailer.
 	KeepTrailer bool
 
-	state    uint8
-	digits   int    // hex digits of the chunk-size read so far
-	size     uint64 // chunk-size so far; then the data bytes still to come
-	extBytes int    // chunk extension bytes of the whole body
-	trailer  int    // trailer section bytes so far
-	err      *Error // why the decoder failed
-	lines    []byte // the trailer section so far, if KeepTrailer
+	state     uint8
+	digits    int    // hex digits of the chunk-size read so far
+	size      uint64 // chunk-size so far; then the data bytes still to come
+	extExcess int64  // chunk extension bytes past the allowance of the chunks so far
+	trailer   int    // trailer section bytes so far
+	err       *Error // why the decoder failed
+	lines     []byte // the trailer section so far, if KeepTrailer
 }
 
 // Reset makes d ready for the next body, keeping MaxTrailerBytes and
@@ -143,13 +153,14 @@ func (d *ChunkedDecoder) Decode(b []byte) (data []byte, n int, err error) {
 			case !valueChar[c]:
 				return d.fail(errChunkExt)
 			}
-			if d.extBytes++; d.extBytes > maxChunkExtBytes {
+			if d.extExcess++; d.extExcess-extAllowance(d.size) > maxChunkExtExcess {
 				return d.fail(errChunkExtBig)
 			}
 		case chunkSizeLF:
 			if c != '\n' {
 				return d.fail(errBareCR)
 			}
+			d.extExcess = max(0, d.extExcess-extAllowance(d.size))
 			switch {
 			case d.size > math.MaxInt64:
 				return d.fail(errChunkTooBig)
