@@ -83,8 +83,10 @@ type Request struct {
 	// requests never get it (RFC 9110 section 10.1.1).
 	Expect100 bool
 	// Host is the Host field's value; nil if there is none (allowed in
-	// HTTP/1.0 only). With an absolute-form Target, the server uses the
-	// Target's authority instead (RFC 9112 section 3.2.2).
+	// HTTP/1.0 only). With an absolute-form Target, the Server sets it to
+	// the Target's authority (without userinfo) before a FastHandler sees
+	// the request, as RFC 9112 section 3.2.2 has an origin server use it,
+	// and as a pooled request's Host is; the Parser leaves the field's.
 	Host []byte
 	// Upgrade reports an HTTP/1.1 request to switch protocols: a
 	// non-empty Upgrade field and the "upgrade" token in Connection.
@@ -123,6 +125,23 @@ func (r *Request) Path() []byte {
 		return t[:i]
 	}
 	return t
+}
+
+// authority returns an absolute-form target's authority, without its
+// userinfo; nil for a target of another form.
+func (r *Request) authority() []byte {
+	i := bytes.Index(r.Target, []byte("://"))
+	if i < 0 || len(r.Target) == 0 || r.Target[0] == '/' {
+		return nil
+	}
+	a := r.Target[i+3:]
+	if j := bytes.IndexAny(a, "/?#"); j >= 0 {
+		a = a[:j]
+	}
+	if j := bytes.LastIndexByte(a, '@'); j >= 0 {
+		a = a[j+1:]
+	}
+	return a
 }
 
 // Query returns the query of the request target, after the "?", without

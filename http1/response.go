@@ -184,6 +184,11 @@ func (hc *conn) runFast(h FastHandler, req *Request, keep bool) bool {
 	if ls.outc == hc {
 		ls.answerAt = len(ls.out)
 	}
+	if len(req.Target) > 0 && req.Target[0] != '/' {
+		if a := req.authority(); len(a) > 0 {
+			req.Host = a // RFC 9112 section 3.2.2, as a pooled request's Host
+		}
+	}
 	h.ServeFast(w, req)
 	ls.answering = nil
 	ls.fields, ls.body = trim(w.fields), trim(w.body)

@@ -242,6 +242,37 @@ func TestOwnAnswerHeldForChunkedBody(t *testing.T) {
 	})
 }
 
+// A fast handler's Request.Host is an absolute-form target's authority,
+// not the Host field, as RFC 9112 section 3.2.2 has an origin server use
+// it and as net/http's server makes Request.Host.
+func TestFastHostOfAbsoluteTarget(t *testing.T) {
+	ev := &http1.Server{}
+	ev.HandleFastFunc("/", func(w *http1.Response, r *http1.Request) { w.Write(r.Host) })
+	evAddr := serve(t, ev)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.Host) })}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	for _, tc := range []struct{ target, host, want string }{
+		{"http://a.example/p", "b.example", "a.example"},
+		{"http://u:p@a.example:8080/p?q=1", "b.example", "a.example:8080"},
+		{"http://a.example", "b.example", "a.example"},
+		{"http:///p", "b.example", "b.example"},
+		{"/p", "b.example", "b.example"},
+	} {
+		for _, tw := range []twin{{"evloop", evAddr}, {"net/http", ln.Addr().String()}} {
+			c := dialRaw(t, tw.addr)
+			c.send("GET " + tc.target + " HTTP/1.1\r\nHost: " + tc.host + "\r\n\r\n")
+			if resp, body := c.read("GET"); resp.StatusCode != 200 || body != tc.want {
+				t.Errorf("%s: GET %s, Host %s: %d %q; want %q", tw.name, tc.target, tc.host, resp.StatusCode, body, tc.want)
+			}
+		}
+	}
+}
+
 // A fast route's chunked body arriving in pieces is read whole before its
 // handler runs, whether or not the handler looks at it (up to
 // MaxBodyBytes, past 256 KiB too): the connection is kept for the next
