@@ -1,12 +1,12 @@
 package kv
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"unsafe"
 )
 
 func init() {
@@ -45,10 +45,13 @@ func (s *Server) checkHLL(e *entry) bool {
 }
 
 // storeHLL makes h's bytes the value of key, whose entry is e (nil to
-// create it).
+// create it): they are already if h changed them in place.
 func storeHLL(d *db, key []byte, e *entry, h *hllEdit) {
 	if e == nil {
 		e = d.setString(key, "", false)
+	}
+	if sb, ok := e.owns(); ok && len(h.b) == len(sb.b) && unsafe.SliceData(h.b) == unsafe.SliceData(sb.b) {
+		return
 	}
 	e.setStr(h.value())
 }
@@ -66,7 +69,7 @@ func pfaddCommand(s *Server, c *client, args [][]byte) {
 			return
 		}
 		makeRaw(e)
-		h.b = stringBytes(e.str)
+		h.b, h.e = stringBytes(e.str), e
 	}
 	for _, ele := range args[2:] {
 		switch h.add(ele, s.hllSparseMax) {
@@ -127,9 +130,7 @@ func pfcountCommand(s *Server, c *client, args [][]byte) {
 		}
 		// The cache is written as Redis writes it: a change to the key
 		// (WATCH, the log: PFCOUNT is logged), with no event.
-		nb := bytes.Clone(b)
-		binary.LittleEndian.PutUint64(nb[8:hllHdrSize], card)
-		e.setStr(bytesString(nb))
+		binary.LittleEndian.PutUint64(e.edit(len(b))[8:hllHdrSize], card) // in place
 		s.modified(c.db, key)
 	}
 	s.w.Int(int64(card))
@@ -174,7 +175,7 @@ func pfmergeCommand(s *Server, c *client, args [][]byte) {
 		h = hllEdit{b: newHLL(), owned: true}
 	} else {
 		makeRaw(e)
-		h.b = stringBytes(e.str)
+		h.b, h.e = stringBytes(e.str), e
 	}
 	// A destination read above converts (merged, it is not corrupt).
 	if dense && !h.toDense() {

@@ -341,10 +341,20 @@ func hllDecode(sp []byte) string {
 type hllEdit struct {
 	b     []byte
 	owned bool
+	// e is the key's entry whose value b is, if any: a dense value (of
+	// fixed length) is then changed in place, in the entry's own bytes
+	// (entry.edit: copied the first time only), where a sparse one, which
+	// changes length, is changed in a copy.
+	e *entry
 }
 
 func (h *hllEdit) own() {
-	if !h.owned {
+	switch {
+	case h.owned:
+	case h.e != nil && h.b[4] == hllDense:
+		h.b = h.e.edit(len(h.b))
+		h.owned = true
+	default:
 		h.b = append(make([]byte, 0, len(h.b)+16), h.b...)
 		h.owned = true
 	}

@@ -136,3 +136,52 @@ func TestEditTooLongLeavesNoKey(t *testing.T) {
 		t.Errorf("EXISTS of the keys written = %q; want :0", got)
 	}
 }
+
+// TestHLLInPlace checks that PFADD and PFCOUNT change a dense
+// HyperLogLog in place (its 12 KiB copied once), where each copied it
+// when it changed a register or wrote the cached count.
+func TestHLLInPlace(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	rc := dialRaw(t, addr)
+	rc.do("PFADD", "hll", "first")
+	if got := rc.do("PFDEBUG", "TODENSE", "hll"); got != ":1\r\n" {
+		t.Fatalf("PFDEBUG TODENSE = %q", got)
+	}
+	const adds = 2000
+	allocated := totalAlloc()
+	for i := range adds {
+		rc.do("SET", "other", strconv.Itoa(i))
+		rc.do("GET", "other")
+	}
+	baseline := totalAlloc() - allocated
+	allocated = totalAlloc()
+	changed := 0
+	for i := range adds {
+		if rc.do("PFADD", "hll", "e"+strconv.Itoa(i)) == ":1\r\n" {
+			changed++
+		}
+		rc.do("PFCOUNT", "hll")
+	}
+	if changed < adds/2 {
+		t.Fatalf("only %d of %d PFADDs changed a register", changed, adds)
+	}
+	if n := int64(totalAlloc()-allocated) - int64(baseline); n > 4<<20 {
+		t.Errorf("%d PFADDs and PFCOUNTs of a dense HyperLogLog allocated %d MiB more than as many SETs and GETs", adds, n>>20)
+	}
+	if got := rc.do("PFCOUNT", "hll"); got < ":1900\r\n" || got > ":2100\r\n" {
+		t.Errorf("PFCOUNT = %q; want about 2001", got)
+	}
+	// A copy, and a value read before, keep their bytes when the
+	// HyperLogLog changes in place.
+	rc.do("COPY", "hll", "copy")
+	before := rc.do("GET", "hll")
+	for i := range 200 {
+		rc.do("PFADD", "hll", "more"+strconv.Itoa(i))
+	}
+	if rc.do("GET", "copy") != before {
+		t.Error("the copy changed with the HyperLogLog it was copied from")
+	}
+	if rc.do("GET", "hll") == before {
+		t.Error("200 more elements changed no register")
+	}
+}
