@@ -24,9 +24,10 @@ import (
 // sparse, and becomes dense for good when a register passes 32 or the
 // value would pass hll-sparse-max-bytes.
 //
-// Values are strings, which other keys may share (COPY): a change is made
-// to a copy (hllEdit), taken at the first register that changes, and
-// stored as a new value (entry.setStr), never in place (strBuf). A value that is not Redis's (a
+// Values are strings: a change is made at the first register that
+// changes (hllEdit), to a dense value in place, in its key's own bytes
+// (strBuf, copied the first time only), to a sparse one in a copy stored
+// as a new value, as it changes length. A value that is not Redis's (a
 // corrupt one SET by a client) is read as Redis's code reads it, to the
 // same replies and errors, but for one thing Redis leaves to chance: the
 // byte an XZERO cut short at the end reads past the string is 0, as the
