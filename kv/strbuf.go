@@ -6,7 +6,8 @@ import (
 )
 
 // strBuf holds the bytes of a string value that commands edit in place
-// (APPEND, SETRANGE, SETBIT, BITFIELD), so that an edit costs what it
+// (APPEND, SETRANGE, SETBIT, BITFIELD, and PFADD, PFMERGE and PFCOUNT on a
+// dense HyperLogLog), so that an edit costs what it
 // changes rather than a copy of the whole value, as with Redis's sds
 // strings: appending to a log or setting a bit of a large bitmap stays
 // cheap however long the value. The entry's str is b's bytes, uncopied,
