@@ -4,6 +4,7 @@ import "math"
 
 const (
 	maxChunkSizeDigits    = 16       // hex digits of a chunk-size, leading zeros included
+	maxChunkLineBytes     = 4 << 10  // a chunk-size line, its extensions included, up to its LF
 	maxChunkExtExcess     = 16 << 10 // chunk extension bytes past their chunks' allowance (extAllowance)
 	defaultMaxTrailerSize = 16 << 10
 )
@@ -13,7 +14,9 @@ const (
 // reader allows them. Extensions past their chunks' allowance may add up
 // to maxChunkExtExcess in a body (a chunk's spare allowance pays off what
 // went before), so that a body of small chunks with extensions is read,
-// and one that is mostly extensions is refused.
+// and one that is mostly extensions is refused; and a chunk-size line is
+// at most maxChunkLineBytes, as Go's reader bounds a line, whatever size
+// it claims.
 func extAllowance(size uint64) int64 {
 	return int64(min(size, 1<<60)*2 + 16)
 }
@@ -73,6 +76,7 @@ type ChunkedDecoder struct {
 	digits    int    // hex digits of the chunk-size read so far
 	size      uint64 // chunk-size so far; then the data bytes still to come
 	extExcess int64  // chunk extension bytes past the allowance of the chunks so far
+	lineBytes int    // bytes of the chunk-size line so far
 	trailer   int    // trailer section bytes so far
 	err       *Error // why the decoder failed
 	lines     []byte // the trailer section so far, if KeepTrailer
@@ -114,6 +118,11 @@ func (d *ChunkedDecoder) Decode(b []byte) (data []byte, n int, err error) {
 	}
 	for i := 0; i < len(b); i++ {
 		c := b[i]
+		if d.state == chunkSize || d.state == chunkSizeWS || d.state == chunkExt {
+			if d.lineBytes++; d.lineBytes > maxChunkLineBytes {
+				return d.fail(errChunkLine)
+			}
+		}
 		switch d.state {
 		case chunkSize:
 			switch {
@@ -161,6 +170,7 @@ func (d *ChunkedDecoder) Decode(b []byte) (data []byte, n int, err error) {
 				return d.fail(errBareCR)
 			}
 			d.extExcess = max(0, d.extExcess-extAllowance(d.size))
+			d.lineBytes = 0
 			switch {
 			case d.size > math.MaxInt64:
 				return d.fail(errChunkTooBig)

@@ -33,9 +33,9 @@ var chunkedTests = []chunkedTest{
 	{name: "extension", in: "5;name=value\r\nhello\r\n0\r\n\r\n", body: "hello"},
 	{name: "extensions", in: "5;a;b=c;d=\"e;f\"\r\nhello\r\n0;last\r\n\r\n", body: "hello"},
 	{name: "extension BWS", in: "5 \t; a = b\r\nhello\r\n0\r\n\r\n", body: "hello"},
-	{name: "extension at the limit", in: "5;" + strings.Repeat("a", 16<<10+25) + "\r\nhello\r\n0\r\n\r\n", body: "hello"},
+	{name: "extension at the limit", in: "5;" + strings.Repeat("a", 4093) + "\r\nhello\r\n0\r\n\r\n", body: "hello"},
 	{name: "extensions on many small chunks", in: strings.Repeat("5;name="+strings.Repeat("v", 40)+"\r\nhello\r\n", 100) + "0\r\n\r\n", body: strings.Repeat("hello", 100)},
-	{name: "extensions paid off by data", in: "1;" + strings.Repeat("a", 10000) + "\r\nx\r\n" + "2710\r\n" + strings.Repeat("y", 10000) + "\r\n" + "1;" + strings.Repeat("a", 10000) + "\r\nz\r\n0\r\n\r\n", body: "x" + strings.Repeat("y", 10000) + "z"},
+	{name: "extensions paid off by data", in: strings.Repeat("1;"+strings.Repeat("a", 3000)+"\r\nx\r\n", 3) + "2710\r\n" + strings.Repeat("y", 10000) + "\r\n" + strings.Repeat("1;"+strings.Repeat("a", 3000)+"\r\nz\r\n", 3) + "0\r\n\r\n", body: "xxx" + strings.Repeat("y", 10000) + "zzz"},
 	{name: "trailer", in: "5\r\nhello\r\n0\r\nExpires: never\r\n\r\n", body: "hello"},
 	{name: "trailers", in: "0\r\nA: 1\r\nB-c:\r\nD:  x\ty \r\n\r\n"},
 	{name: "trailer obs-text", in: "0\r\nA: caf\xe9\r\n\r\n"},
@@ -61,10 +61,14 @@ var chunkedTests = []chunkedTest{
 	{name: "extension NUL", in: "5;a\x00\r\nhello\r\n0\r\n\r\n", err: errChunkExt},
 	{name: "extension bare LF", in: "5;a\nhello\r\n0\r\n\r\n", err: errBareLF},
 	{name: "extension bare CR", in: "5;a\rhello\r\n0\r\n\r\n", err: errBareCR},
-	// Past 16 KiB beyond their chunks' allowance (16 bytes and two a data
-	// byte), as Go's reader counts them.
-	{name: "extension too long", in: "5;" + strings.Repeat("a", 16<<10+26) + "\r\nhello\r\n0\r\n\r\n", err: errChunkExtBig},
-	{name: "extensions too long", in: strings.Repeat("1;"+strings.Repeat("a", 1000)+"\r\nx\r\n", 20) + "0\r\n\r\n", err: errChunkExtBig},
+	// A chunk-size line is at most 4 KiB (its CR included), as Go's reader
+	// bounds a line, whatever size it claims; extensions past their
+	// chunks' allowance (16 bytes and two a data byte) at most 16 KiB a
+	// body.
+	{name: "extension too long", in: "5;" + strings.Repeat("a", 4094) + "\r\nhello\r\n0\r\n\r\n", err: errChunkLine},
+	{name: "extension of a huge chunk too long", in: "fffffffffffffff;" + strings.Repeat("a", 5000), err: errChunkLine},
+	{name: "whitespace after size too long", in: "1" + strings.Repeat(" ", 5000) + "\r\nx\r\n0\r\n\r\n", err: errChunkLine},
+	{name: "extensions too long", in: strings.Repeat("1;"+strings.Repeat("a", 3000)+"\r\nx\r\n", 6) + "0\r\n\r\n", err: errChunkExtBig},
 
 	// Chunk data.
 	{name: "data too long", in: "5\r\nhello!\r\n0\r\n\r\n", err: errChunkData},

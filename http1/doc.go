@@ -138,10 +138,11 @@
 //   - An HTTP/1.1 request without Host, or any request with more than one,
 //     is 400. An Expect other than 100-continue is 417.
 //   - Heads over Limits.MaxHeaderBytes or with more than Limits.MaxHeaders
-//     fields are 431; chunk sizes over 16 hex digits, chunk extensions
-//     more than 16 KiB past what their chunks' data allows (16 bytes and
-//     two a data byte, as Go's own reader allows them) and trailer
-//     sections over ChunkedDecoder.MaxTrailerBytes are 400.
+//     fields are 431; chunk sizes over 16 hex digits, chunk-size lines
+//     (extensions included) over 4 KiB, chunk extensions more than 16 KiB
+//     past what their chunks' data allows (16 bytes and two a data byte,
+//     as Go's own reader allows them) and trailer sections over
+//     ChunkedDecoder.MaxTrailerBytes are 400.
 //
 // # Differences from net/http
 //

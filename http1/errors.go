@@ -63,6 +63,7 @@ var (
 	errChunkTooBig = &Error{400, "chunk size too large"}
 	errChunkExt    = &Error{400, "malformed chunk extension"}
 	errChunkExtBig = &Error{400, "chunk extensions too long"}
+	errChunkLine   = &Error{400, "chunk size line too long"}
 	errChunkData   = &Error{400, "chunk data not followed by CRLF"}
 	errTrailerBig  = &Error{400, "trailer section too large"}
 )

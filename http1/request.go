@@ -104,22 +104,23 @@ type Request struct {
 }
 
 // Path returns the path of the request target: of an origin-form or
-// absolute-form target, the part before any "?" (for absolute-form, from
-// the first "/" after the authority, or "/" if there is none); of "*" or
-// an authority-form target, the target itself. It is not decoded.
+// absolute-form target, the part before any "?" (for absolute-form with
+// an authority, from the first "/" after it, or "/" if there is none); of
+// "*", an authority-form target or another URI, the target itself. It is
+// not decoded.
 func (r *Request) Path() []byte {
 	t := r.Target
 	if len(t) > 0 && t[0] != '/' {
-		i := bytes.Index(t, []byte("://"))
-		if i < 0 {
-			return t // "*" or authority-form
+		if _, rest, ok := splitAuthority(t); ok {
+			if len(rest) == 0 || rest[0] != '/' {
+				return []byte("/")
+			}
+			t = rest
+		} else if i := schemeEnd(t); i > 0 && i+1 < len(t) && t[i+1] == '/' {
+			t = t[i+1:] // "scheme:/path": a path without an authority
+		} else {
+			return t // "*", authority-form, or a URI without a path
 		}
-		t = t[i+3:]
-		j := bytes.IndexByte(t, '/')
-		if j < 0 {
-			return []byte("/")
-		}
-		t = t[j:]
 	}
 	if i := bytes.IndexByte(t, '?'); i >= 0 {
 		return t[:i]
@@ -128,20 +129,49 @@ func (r *Request) Path() []byte {
 }
 
 // authority returns an absolute-form target's authority, without its
-// userinfo; nil for a target of another form.
+// userinfo; nil for a target without one.
 func (r *Request) authority() []byte {
-	i := bytes.Index(r.Target, []byte("://"))
-	if i < 0 || len(r.Target) == 0 || r.Target[0] == '/' {
+	a, _, ok := splitAuthority(r.Target)
+	if !ok {
 		return nil
-	}
-	a := r.Target[i+3:]
-	if j := bytes.IndexAny(a, "/?#"); j >= 0 {
-		a = a[:j]
 	}
 	if j := bytes.LastIndexByte(a, '@'); j >= 0 {
 		a = a[j+1:]
 	}
 	return a
+}
+
+// schemeEnd returns the index of the ":" that ends the scheme of an
+// absolute URI target (RFC 3986 section 3.1: a letter, then letters,
+// digits, "+", "-" and "."); -1 if t does not start with a scheme.
+func schemeEnd(t []byte) int {
+	for i, c := range t {
+		switch {
+		case 'a' <= c|0x20 && c|0x20 <= 'z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		case i > 0 && c == ':':
+			return i
+		default:
+			return -1
+		}
+	}
+	return -1
+}
+
+// splitAuthority splits an absolute URI target whose scheme is followed
+// by "//" into its authority and what follows it, from the first "/",
+// "?" or "#"; ok is false for any other target (a "://" further on, in a
+// path or a query, is not an authority).
+func splitAuthority(t []byte) (authority, rest []byte, ok bool) {
+	i := schemeEnd(t)
+	if i < 0 || !bytes.HasPrefix(t[i+1:], []byte("//")) {
+		return nil, nil, false
+	}
+	a := t[i+3:]
+	if j := bytes.IndexAny(a, "/?#"); j >= 0 {
+		return a[:j], a[j:], true
+	}
+	return a, nil, true
 }
 
 // Query returns the query of the request target, after the "?", without

@@ -643,3 +643,26 @@ func ExampleParser() {
 	// POST /upload HTTP/1.1 host=example.com chunked=true keep-alive=true
 	// body "hello world", next "GET / HTTP/1.1\r\n"
 }
+
+// TestRequestPath checks the path Path takes from each form of target,
+// as net/http's server takes Request.URL.Path (a "://" in a query or a
+// path is not an authority).
+func TestRequestPath(t *testing.T) {
+	for _, tc := range []struct{ target, want string }{
+		{"/a/b?q=1", "/a/b"},
+		{"http://a.example/p?q", "/p"},
+		{"http://a.example", "/"},
+		{"http://a.example?x=/y", "/"},
+		{"HTTP://A/p", "/p"},
+		{"http:/x?u=http://evil/", "/x"},
+		{"http:foo?u=http://evil/", "http:foo?u=http://evil/"},
+		{"*", "*"},
+		{"example.com:443", "example.com:443"},
+		{"[::1]:443", "[::1]:443"},
+	} {
+		r := &Request{Target: []byte(tc.target)}
+		if got := string(r.Path()); got != tc.want {
+			t.Errorf("Path of %q = %q; want %q", tc.target, got, tc.want)
+		}
+	}
+}
