@@ -198,14 +198,7 @@ func (hc *conn) serve() {
 				hc.close()
 				return
 			}
-			if hc.unsent != nil {
-				// ReadHeaderTimeout starts once the answer before it is
-				// written (stdRequest.sent), as net/http's server reads
-				// the next request once the answer is written.
-				hc.enter(sending)
-				return
-			}
-			hc.enter(inHead)
+			hc.waitFor(inHead)
 			return
 		}
 		if err != nil {
@@ -226,12 +219,18 @@ func (hc *conn) serve() {
 // waitNext waits for the next request: with IdleTimeout, or, while a
 // pooled answer is still going out under its write deadline, in phase
 // sending until it is written.
-func (hc *conn) waitNext() {
+func (hc *conn) waitNext() { hc.waitFor(idle) }
+
+// waitFor enters phase p (idle, or inHead for the rest of a head), or
+// sending while a pooled answer is still going out under its write
+// deadline: stdRequest.sent starts p's timeout once it is written, as
+// net/http's server reads the next request once the answer is written.
+func (hc *conn) waitFor(p phase) {
 	if hc.unsent != nil {
 		hc.enter(sending)
 		return
 	}
-	hc.enter(idle)
+	hc.enter(p)
 }
 
 // maxBatch is how many bytes of answers serve batches before it queues

@@ -111,15 +111,15 @@ type Request struct {
 func (r *Request) Path() []byte {
 	t := r.Target
 	if len(t) > 0 && t[0] != '/' {
-		if _, rest, ok := splitAuthority(t); ok {
-			if len(rest) == 0 || rest[0] != '/' {
+		i := schemeEnd(t)
+		if i < 0 || !bytes.HasPrefix(t[i+1:], []byte("/")) {
+			return t // "*", authority-form, or a URI without a path
+		}
+		t = t[i+1:]
+		if bytes.HasPrefix(t, []byte("//")) {
+			if _, t = cutAuthority(t[2:]); len(t) == 0 || t[0] != '/' {
 				return []byte("/")
 			}
-			t = rest
-		} else if i := schemeEnd(t); i > 0 && i+1 < len(t) && t[i+1] == '/' {
-			t = t[i+1:] // "scheme:/path": a path without an authority
-		} else {
-			return t // "*", authority-form, or a URI without a path
 		}
 	}
 	if i := bytes.IndexByte(t, '?'); i >= 0 {
@@ -131,10 +131,12 @@ func (r *Request) Path() []byte {
 // authority returns an absolute-form target's authority, without its
 // userinfo; nil for a target without one.
 func (r *Request) authority() []byte {
-	a, _, ok := splitAuthority(r.Target)
-	if !ok {
-		return nil
+	t := r.Target
+	i := schemeEnd(t)
+	if i < 0 || !bytes.HasPrefix(t[i+1:], []byte("//")) {
+		return nil // a "://" further on, in a path or a query, is not one
 	}
+	a, _ := cutAuthority(t[i+3:])
 	if j := bytes.LastIndexByte(a, '@'); j >= 0 {
 		a = a[j+1:]
 	}
@@ -158,20 +160,13 @@ func schemeEnd(t []byte) int {
 	return -1
 }
 
-// splitAuthority splits an absolute URI target whose scheme is followed
-// by "//" into its authority and what follows it, from the first "/",
-// "?" or "#"; ok is false for any other target (a "://" further on, in a
-// path or a query, is not an authority).
-func splitAuthority(t []byte) (authority, rest []byte, ok bool) {
-	i := schemeEnd(t)
-	if i < 0 || !bytes.HasPrefix(t[i+1:], []byte("//")) {
-		return nil, nil, false
-	}
-	a := t[i+3:]
+// cutAuthority cuts what follows an absolute URI's "//" at the end of its
+// authority: the first "/", "?" or "#".
+func cutAuthority(a []byte) (authority, rest []byte) {
 	if j := bytes.IndexAny(a, "/?#"); j >= 0 {
-		return a[:j], a[j:], true
+		return a[:j], a[j:]
 	}
-	return a, nil, true
+	return a, nil
 }
 
 // Query returns the query of the request target, after the "?", without

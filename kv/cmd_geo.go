@@ -66,8 +66,7 @@ options:
 		if !ok {
 			return
 		}
-		score, _ := geoScore(lon, lat)
-		zargs = append(zargs, strconv.AppendInt(nil, int64(score), 10), args[i+2])
+		zargs = append(zargs, strconv.AppendUint(nil, geoScore(lon, lat), 10), args[i+2])
 	}
 	zaddGeneric(s, c, zargs, false)
 }
@@ -131,17 +130,11 @@ func (s *Server) parseDistance(b []byte, notNumber, negative string) (float64, b
 	return d, true
 }
 
-// replyDistance writes a distance with four decimals, as Redis's
-// fixedpoint_d2string rounds it (to even at a tie).
+// replyDistance writes a distance, never negative, with four decimals, as
+// Redis's fixedpoint_d2string rounds it (to even at a tie).
 func (s *Server) replyDistance(d float64) {
-	s.w.Bulk(appendDistance(nil, d))
-}
-
-func appendDistance(b []byte, d float64) []byte {
-	if d == 0 {
-		return append(b, "0.0000"...)
-	}
-	return strconv.AppendFloat(b, math.RoundToEven(d*10000)/10000, 'f', 4, 64)
+	var buf [32]byte
+	s.w.Bulk(strconv.AppendFloat(buf[:0], math.RoundToEven(d*10000)/10000, 'f', 4, 64))
 }
 
 // replyCoordinate writes a longitude or latitude as Redis's
@@ -236,159 +229,48 @@ type geoFound struct {
 	seq      int // the order found
 }
 
+// geoQuery is a search's arguments.
+type geoQuery struct {
+	sh        geoShape
+	store     []byte // the destination of STORE, STOREDIST or GEOSEARCHSTORE
+	storeDist bool
+	withDist  bool
+	withHash  bool
+	withCoord bool
+	any       bool
+	sort      int // 1 ascending, -1 descending, 0 in the order found
+	count     int64
+}
+
 // geoSearchGeneric is GEORADIUS, GEORADIUSBYMEMBER, their _RO variants,
 // GEOSEARCH and GEOSEARCHSTORE, with src the source key's place, as
-// Redis's georadiusGeneric: the arguments checked in its order, with its
-// errors.
+// Redis's georadiusGeneric.
 func geoSearchGeneric(s *Server, c *client, args [][]byte, src int, flags int) {
 	z, _, ok := lookupAs[*zset](s, c.db, args[src])
 	if !ok {
 		return
 	}
-	var sh geoShape
-	var store []byte
-	storeDist := false
-	base := 2
-	switch {
-	case flags&geoFromCoords != 0:
-		base = 6
-		if sh.lon, sh.lat, ok = s.parseLonLat(args[2], args[3]); !ok {
-			return
-		}
-		if !s.parseRadius(&sh, args[4:6]) {
-			return
-		}
-	case flags&geoFromMember != 0:
-		base = 5
-		if z != nil {
-			score, found := z.score(args[2])
-			if !found {
-				s.w.Error("ERR could not decode requested zset member")
-				return
-			}
-			sh.lon, sh.lat = geoPoint(score)
-			if !s.parseRadius(&sh, args[3:5]) {
-				return
-			}
-		}
-	case flags&geoSearchStore != 0:
-		base = 3
-		store = args[1]
-	}
-	var withDist, withHash, withCoord, any bool
-	var fromMember, fromLonLat, byRadius, byBox bool
-	sort := 0 // 1 ascending, -1 descending
-	count := int64(0)
-	for i := base; i < len(args); i++ {
-		a, left := args[i], len(args)-i-1
-		switch {
-		case isOpt(a, "withdist"):
-			withDist = true
-		case isOpt(a, "withhash"):
-			withHash = true
-		case isOpt(a, "withcoord"):
-			withCoord = true
-		case isOpt(a, "any"):
-			any = true
-		case isOpt(a, "asc"):
-			sort = 1
-		case isOpt(a, "desc"):
-			sort = -1
-		case isOpt(a, "count") && left >= 1:
-			n, ok := parseInt(args[i+1])
-			if !ok {
-				s.w.Error(errNotInt)
-				return
-			}
-			if n <= 0 {
-				s.w.Error("ERR COUNT must be > 0")
-				return
-			}
-			count = n
-			i++
-		case (isOpt(a, "store") || isOpt(a, "storedist")) && left >= 1 && flags&(geoNoStore|geoSearch) == 0:
-			store, storeDist = args[i+1], isOpt(a, "storedist")
-			i++
-		case isOpt(a, "storedist") && flags&geoSearchStore != 0:
-			storeDist = true
-		case isOpt(a, "frommember") && left >= 1 && flags&geoSearch != 0 && !fromLonLat:
-			if z != nil {
-				score, found := z.score(args[i+1])
-				if !found {
-					s.w.Error("ERR could not decode requested zset member")
-					return
-				}
-				sh.lon, sh.lat = geoPoint(score)
-			}
-			fromMember = true
-			i++
-		case isOpt(a, "fromlonlat") && left >= 2 && flags&geoSearch != 0 && !fromMember:
-			if sh.lon, sh.lat, ok = s.parseLonLat(args[i+1], args[i+2]); !ok {
-				return
-			}
-			fromLonLat = true
-			i += 2
-		case isOpt(a, "byradius") && left >= 2 && flags&geoSearch != 0 && !byBox:
-			if !s.parseRadius(&sh, args[i+1:i+3]) {
-				return
-			}
-			byRadius = true
-			i += 2
-		case isOpt(a, "bybox") && left >= 3 && flags&geoSearch != 0 && !byRadius:
-			w, ok := s.parseDistance(args[i+1], "ERR need numeric width", "ERR height or width cannot be negative")
-			if !ok {
-				return
-			}
-			h, ok := s.parseDistance(args[i+2], "ERR need numeric height", "ERR height or width cannot be negative")
-			if !ok {
-				return
-			}
-			if sh.toMeters, ok = s.parseUnit(args[i+3]); !ok {
-				return
-			}
-			sh.box, sh.width, sh.height = true, w, h
-			byBox = true
-			i += 3
-		default:
-			s.w.Error(errSyntax)
-			return
-		}
-	}
-	switch {
-	case store != nil && (withDist || withHash || withCoord):
-		if flags&geoSearchStore != 0 {
-			s.w.Error("ERR GEOSEARCHSTORE is not compatible with WITHDIST, WITHHASH and WITHCOORD options")
-		} else {
-			s.w.Error("ERR STORE option in GEORADIUS is not compatible with WITHDIST, WITHHASH and WITHCOORD options")
-		}
-		return
-	case flags&geoSearch != 0 && !fromMember && !fromLonLat:
-		s.w.Error("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + string(args[0]))
-		return
-	case flags&geoSearch != 0 && !byRadius && !byBox:
-		s.w.Error("ERR exactly one of BYRADIUS and BYBOX can be specified for " + string(args[0]))
-		return
-	case any && count == 0:
-		s.w.Error("ERR the ANY argument requires COUNT argument")
+	q, ok := s.parseGeoQuery(z, args, flags)
+	if !ok {
 		return
 	}
 	if z == nil {
-		if store != nil {
-			s.deleteKey(c.db, store)
+		if q.store != nil {
+			s.deleteKey(c.db, q.store)
 			s.w.Int(0)
 		} else {
 			s.w.Array(0)
 		}
 		return
 	}
-	if count != 0 && sort == 0 && !any {
-		sort = 1 // the closest COUNT
+	if q.count != 0 && q.sort == 0 && !q.any {
+		q.sort = 1 // the closest COUNT
 	}
 	limit := 0
-	if any {
-		limit = int(min(count, math.MaxInt32))
+	if q.any {
+		limit = int(min(q.count, math.MaxInt32))
 	}
-	found := sh.search(z, limit, s.geoFound)
+	found := q.sh.search(z, limit, s.geoFound)
 	all := found
 	defer func() {
 		clear(all) // the members
@@ -396,15 +278,11 @@ func geoSearchGeneric(s *Server, c *client, args [][]byte, src int, flags int) {
 			s.geoFound = all[:0]
 		}
 	}()
-	if len(found) == 0 && store == nil {
+	if len(found) == 0 && q.store == nil {
 		s.w.Array(0)
 		return
 	}
-	n := len(found)
-	if count != 0 && int64(n) > count {
-		n = int(count)
-	}
-	if sort != 0 {
+	if q.sort != 0 {
 		// Equal distances stay in the order found, as glibc's qsort (a
 		// merge sort) keeps them for Redis.
 		for i := range found {
@@ -413,55 +291,199 @@ func geoSearchGeneric(s *Server, c *client, args [][]byte, src int, flags int) {
 		slices.SortFunc(found, func(a, b geoFound) int {
 			switch {
 			case a.dist > b.dist:
-				return sort
+				return q.sort
 			case a.dist < b.dist:
-				return -sort
+				return -q.sort
 			}
 			return a.seq - b.seq
 		})
 	}
-	found = found[:n]
-	for i := range found {
-		found[i].dist /= sh.toMeters
+	if q.count != 0 && int64(len(found)) > q.count {
+		found = found[:q.count]
 	}
-	if store != nil {
-		out := newZset()
-		for _, f := range found {
-			score := f.score
-			if storeDist {
-				score = f.dist
-			}
-			out.insert([]byte(f.member), score)
-		}
+	for i := range found {
+		found[i].dist /= q.sh.toMeters
+	}
+	if q.store != nil {
 		event := "georadiusstore"
 		if flags&geoSearch != 0 {
 			event = "geosearchstore"
 		}
-		s.storeZset(c, store, out, event, true)
-		if n > 1 {
-			s.dirty(n - 1) // Redis counts a change per member
-		}
+		s.storeGeoFound(c, &q, found, event)
 		return
 	}
+	s.replyGeoFound(&q, found)
+}
+
+// parseGeoQuery reads a search's arguments from args, after the key, as
+// geoSearchGeneric's flags say which it takes, checking them in the order
+// Redis's georadiusGeneric does, with its errors (then ok is false). z is
+// the source, for FROMMEMBER and GEORADIUSBYMEMBER's member: nil if
+// absent, when the member is not looked for.
+func (s *Server) parseGeoQuery(z *zset, args [][]byte, flags int) (q geoQuery, ok bool) {
+	sh := &q.sh
+	base := 2
+	switch {
+	case flags&geoFromCoords != 0:
+		base = 6
+		if sh.lon, sh.lat, ok = s.parseLonLat(args[2], args[3]); !ok {
+			return q, false
+		}
+		if !s.parseRadius(sh, args[4:6]) {
+			return q, false
+		}
+	case flags&geoFromMember != 0:
+		base = 5
+		if z != nil {
+			if !s.memberPoint(z, args[2], sh) || !s.parseRadius(sh, args[3:5]) {
+				return q, false
+			}
+		}
+	case flags&geoSearchStore != 0:
+		base = 3
+		q.store = args[1]
+	}
+	var fromMember, fromLonLat, byRadius, byBox bool
+	for i := base; i < len(args); i++ {
+		a, left := args[i], len(args)-i-1
+		switch {
+		case isOpt(a, "withdist"):
+			q.withDist = true
+		case isOpt(a, "withhash"):
+			q.withHash = true
+		case isOpt(a, "withcoord"):
+			q.withCoord = true
+		case isOpt(a, "any"):
+			q.any = true
+		case isOpt(a, "asc"):
+			q.sort = 1
+		case isOpt(a, "desc"):
+			q.sort = -1
+		case isOpt(a, "count") && left >= 1:
+			n, ok := parseInt(args[i+1])
+			if !ok {
+				s.w.Error(errNotInt)
+				return q, false
+			}
+			if n <= 0 {
+				s.w.Error("ERR COUNT must be > 0")
+				return q, false
+			}
+			q.count = n
+			i++
+		case (isOpt(a, "store") || isOpt(a, "storedist")) && left >= 1 && flags&(geoNoStore|geoSearch) == 0:
+			q.store, q.storeDist = args[i+1], isOpt(a, "storedist")
+			i++
+		case isOpt(a, "storedist") && flags&geoSearchStore != 0:
+			q.storeDist = true
+		case isOpt(a, "frommember") && left >= 1 && flags&geoSearch != 0 && !fromLonLat:
+			if z != nil && !s.memberPoint(z, args[i+1], sh) {
+				return q, false
+			}
+			fromMember = true
+			i++
+		case isOpt(a, "fromlonlat") && left >= 2 && flags&geoSearch != 0 && !fromMember:
+			if sh.lon, sh.lat, ok = s.parseLonLat(args[i+1], args[i+2]); !ok {
+				return q, false
+			}
+			fromLonLat = true
+			i += 2
+		case isOpt(a, "byradius") && left >= 2 && flags&geoSearch != 0 && !byBox:
+			if !s.parseRadius(sh, args[i+1:i+3]) {
+				return q, false
+			}
+			byRadius = true
+			i += 2
+		case isOpt(a, "bybox") && left >= 3 && flags&geoSearch != 0 && !byRadius:
+			w, ok := s.parseDistance(args[i+1], "ERR need numeric width", "ERR height or width cannot be negative")
+			if !ok {
+				return q, false
+			}
+			h, ok := s.parseDistance(args[i+2], "ERR need numeric height", "ERR height or width cannot be negative")
+			if !ok {
+				return q, false
+			}
+			if sh.toMeters, ok = s.parseUnit(args[i+3]); !ok {
+				return q, false
+			}
+			sh.box, sh.width, sh.height = true, w, h
+			byBox = true
+			i += 3
+		default:
+			s.w.Error(errSyntax)
+			return q, false
+		}
+	}
+	switch {
+	case q.store != nil && (q.withDist || q.withHash || q.withCoord):
+		if flags&geoSearchStore != 0 {
+			s.w.Error("ERR GEOSEARCHSTORE is not compatible with WITHDIST, WITHHASH and WITHCOORD options")
+		} else {
+			s.w.Error("ERR STORE option in GEORADIUS is not compatible with WITHDIST, WITHHASH and WITHCOORD options")
+		}
+	case flags&geoSearch != 0 && !fromMember && !fromLonLat:
+		s.w.Error("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + string(args[0]))
+	case flags&geoSearch != 0 && !byRadius && !byBox:
+		s.w.Error("ERR exactly one of BYRADIUS and BYBOX can be specified for " + string(args[0]))
+	case q.any && q.count == 0:
+		s.w.Error("ERR the ANY argument requires COUNT argument")
+	default:
+		return q, true
+	}
+	return q, false
+}
+
+// memberPoint makes member's point in z the center of sh, writing
+// Redis's error if z has no such member.
+func (s *Server) memberPoint(z *zset, member []byte, sh *geoShape) bool {
+	score, found := z.score(member)
+	if !found {
+		s.w.Error("ERR could not decode requested zset member")
+		return false
+	}
+	sh.lon, sh.lat = geoPoint(score)
+	return true
+}
+
+// storeGeoFound stores the points found as a sorted set under q.store, by
+// geohash or (STOREDIST) by distance, and replies with their number.
+func (s *Server) storeGeoFound(c *client, q *geoQuery, found []geoFound, event string) {
+	out := newZset()
+	for _, f := range found {
+		score := f.score
+		if q.storeDist {
+			score = f.dist
+		}
+		out.insert([]byte(f.member), score)
+	}
+	s.storeZset(c, q.store, out, event, true)
+	if len(found) > 1 {
+		s.dirty(len(found) - 1) // Redis counts a change per member
+	}
+}
+
+// replyGeoFound replies with the points found: each a member, or an array
+// of the member and what the WITH options ask for.
+func (s *Server) replyGeoFound(q *geoQuery, found []geoFound) {
 	extra := 0
-	for _, w := range []bool{withDist, withHash, withCoord} {
-		if w {
+	for _, with := range []bool{q.withDist, q.withHash, q.withCoord} {
+		if with {
 			extra++
 		}
 	}
-	s.w.Array(n)
+	s.w.Array(len(found))
 	for _, f := range found {
 		if extra > 0 {
 			s.w.Array(extra + 1)
 		}
 		s.w.BulkString(f.member)
-		if withDist {
+		if q.withDist {
 			s.replyDistance(f.dist)
 		}
-		if withHash {
+		if q.withHash {
 			s.w.Int(int64(f.score))
 		}
-		if withCoord {
+		if q.withCoord {
 			s.w.Array(2)
 			s.replyCoordinate(f.lon)
 			s.replyCoordinate(f.lat)

@@ -38,10 +38,7 @@ func (h geoHash) zero() bool { return h.bits == 0 && h.step == 0 }
 type geoRange struct{ min, max float64 }
 
 // geoArea is a geohash's box.
-type geoArea struct {
-	hash     geoHash
-	lon, lat geoRange
-}
+type geoArea struct{ lon, lat geoRange }
 
 var (
 	geoLonRange = geoRange{geoLonMin, geoLonMax}
@@ -83,16 +80,13 @@ func deinterleave(v uint64) (even, odd uint32) {
 }
 
 // geoEncode is the geohash of (lon, lat) at step bits a coordinate, in
-// the ranges given; false outside Redis's limits or the ranges.
-func geoEncode(lonR, latR geoRange, lon, lat float64, step uint8) (geoHash, bool) {
-	if lon > geoLonMax || lon < geoLonMin || lat > geoLatMax || lat < geoLatMin ||
-		lat < latR.min || lat > latR.max || lon < lonR.min || lon > lonR.max {
-		return geoHash{}, false
-	}
+// the ranges given, which must hold the point: every point here is within
+// Redis's limits (parseLonLat, geoPoint), which the ranges hold.
+func geoEncode(lonR, latR geoRange, lon, lat float64, step uint8) geoHash {
 	scale := float64(uint64(1) << step)
 	latOff := (lat - latR.min) / (latR.max - latR.min) * scale
 	lonOff := (lon - lonR.min) / (lonR.max - lonR.min) * scale
-	return geoHash{interleave64(uint32(latOff), uint32(lonOff)), step}, true
+	return geoHash{interleave64(uint32(latOff), uint32(lonOff)), step}
 }
 
 // geoDecode is h's box in the ranges given.
@@ -101,17 +95,15 @@ func geoDecode(lonR, latR geoRange, h geoHash) geoArea {
 	scale := float64(uint64(1) << h.step)
 	latScale, lonScale := latR.max-latR.min, lonR.max-lonR.min
 	return geoArea{
-		hash: h,
-		lat:  geoRange{latR.min + float64(ilat)/scale*latScale, latR.min + float64(ilat+1)/scale*latScale},
-		lon:  geoRange{lonR.min + float64(ilon)/scale*lonScale, lonR.min + float64(ilon+1)/scale*lonScale},
+		lat: geoRange{latR.min + float64(ilat)/scale*latScale, latR.min + float64(ilat+1)/scale*latScale},
+		lon: geoRange{lonR.min + float64(ilon)/scale*lonScale, lonR.min + float64(ilon+1)/scale*lonScale},
 	}
 }
 
-// geoScore is the sorted set score of (lon, lat); false outside Redis's
-// limits.
-func geoScore(lon, lat float64) (float64, bool) {
-	h, ok := geoEncode(geoLonRange, geoLatRange, lon, lat, geoStepMax)
-	return float64(h.bits), ok
+// geoScore is the sorted set score of (lon, lat), a point within Redis's
+// limits: a 52-bit integer.
+func geoScore(lon, lat float64) uint64 {
+	return geoEncode(geoLonRange, geoLatRange, lon, lat, geoStepMax).bits
 }
 
 // scoreBits is a score as C converts a double to uint64_t on x86-64, as
@@ -247,7 +239,7 @@ func (sh *geoShape) areas() geoNeighbours {
 	}
 	meters *= sh.toMeters
 	steps := estimateSteps(meters, sh.lat)
-	h, _ := geoEncode(geoLonRange, geoLatRange, sh.lon, sh.lat, steps)
+	h := geoEncode(geoLonRange, geoLatRange, sh.lon, sh.lat, steps)
 	nb := neighboursOf(h)
 	area := geoDecode(geoLonRange, geoLatRange, h)
 	north := geoDecode(geoLonRange, geoLatRange, nb[nbNorth])
@@ -257,7 +249,7 @@ func (sh *geoShape) areas() geoNeighbours {
 	tooBig := north.lat.max < latB.max || south.lat.min > latB.min || east.lon.max < lonB.max || west.lon.min > lonB.min
 	if steps > 1 && tooBig {
 		steps--
-		h, _ = geoEncode(geoLonRange, geoLatRange, sh.lon, sh.lat, steps)
+		h = geoEncode(geoLonRange, geoLatRange, sh.lon, sh.lat, steps)
 		nb = neighboursOf(h)
 		area = geoDecode(geoLonRange, geoLatRange, h)
 	}
@@ -343,7 +335,7 @@ func (sh *geoShape) within(cosLat, lon, lat float64) (float64, bool) {
 func geohashString(score float64) string {
 	const alphabet = "0123456789bcdefghjkmnpqrstuvwxyz"
 	lon, lat := geoPoint(score)
-	h, _ := geoEncode(geoRange{-180, 180}, geoRange{-90, 90}, lon, lat, geoStepMax)
+	h := geoEncode(geoRange{-180, 180}, geoRange{-90, 90}, lon, lat, geoStepMax)
 	var b [11]byte
 	for i := range 10 {
 		b[i] = alphabet[h.bits>>(52-(uint(i)+1)*5)&0x1f]

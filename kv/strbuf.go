@@ -65,6 +65,12 @@ func (e *entry) edit(n int) []byte {
 		sb.b = sb.b[:n]
 		clear(sb.b[old:]) // the room past the end is zero, but not by contract
 	}
+	return e.setBuf(sb)
+}
+
+// setBuf makes sb's bytes e's string value, e their owner, and returns
+// them.
+func (e *entry) setBuf(sb *strBuf) []byte {
 	e.str, e.obj, e.enc = bytesString(sb.b), sb, encRaw
 	return sb.b
 }
@@ -93,8 +99,7 @@ func (d *db) editString(key []byte, e *entry, n int) (*entry, []byte) {
 	}
 	sb := &strBuf{b: make([]byte, n)}
 	e = d.setString(key, "", false)
-	e.str, e.obj, e.enc = bytesString(sb.b), sb, encRaw
-	return e, sb.b
+	return e, e.setBuf(sb)
 }
 
 // stringBytesHeld is the heap a string value holds: its room and strBuf
