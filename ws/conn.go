@@ -122,6 +122,23 @@ var ErrClosed = errors.New("websocket: connection closed")
 // continuation and reserved opcodes never.
 var errNotMessage = errors.New("websocket: a message's opcode is Text or Binary")
 
+// ErrNotUTF8 is what WriteMessage, Send and Broadcast return for a Text
+// message that is not UTF-8, sending nothing: its peer would have to fail
+// the connection on it (RFC 6455 sections 5.6 and 8.1).
+var ErrNotUTF8 = errors.New("websocket: text message is not UTF-8")
+
+// checkMessage is the check of a message about to be sent: op is Text or
+// Binary, and text is UTF-8.
+func checkMessage(op Opcode, data []byte) error {
+	switch {
+	case op != Text && op != Binary:
+		return errNotMessage
+	case op == Text && !utf8.Valid(data):
+		return ErrNotUTF8
+	}
+	return nil
+}
+
 // Errors of Close and CloseAsync for arguments a close frame may not
 // carry (RFC 6455 sections 5.5.1 and 7.4).
 var (
@@ -565,16 +582,22 @@ func (wc *Conn) payClose() {
 
 // WriteMessage sends a message, Text or Binary, compressed if
 // permessage-deflate was negotiated and it is long enough. data is
-// copied. It fails for another opcode, sending nothing (control frames
-// are sent by Ping and Close), and with ErrClosed once the close
-// handshake began.
+// copied. It fails, sending nothing, for another opcode (control frames
+// are sent by Ping and Close) or text that is not UTF-8 (ErrNotUTF8), and
+// with ErrClosed once the close handshake began.
 func (wc *Conn) WriteMessage(op Opcode, data []byte) error {
-	if op != Text && op != Binary {
-		return errNotMessage
+	if err := checkMessage(op, data); err != nil {
+		return err
 	}
 	if wc.flags&fCloseSent != 0 || wc.c.Closed() {
 		return ErrClosed
 	}
+	return wc.writeMessage(op, data)
+}
+
+// writeMessage is WriteMessage once op, data and the connection were
+// checked.
+func (wc *Conn) writeMessage(op Opcode, data []byte) error {
 	if wc.deflate && len(data) >= wc.o.threshold() {
 		z := compress(nil, data, wc.o.CompressionLevel)
 		return wc.writeFrame(op, z, true)
@@ -671,8 +694,8 @@ func (wc *Conn) Close(code int, reason string) error {
 // Send sends a message, Text or Binary, from any goroutine: it is framed
 // (and compressed) on the caller's goroutine, then queued on the loop.
 // data is copied. Messages sent by one goroutine go out in order. It
-// fails for another opcode, sending nothing, and with ErrClosed once the
-// server's loops have stopped; otherwise the loop takes the message
+// fails, sending nothing, for another opcode or text that is not UTF-8
+// (ErrNotUTF8), and with ErrClosed once the server's loops have stopped; otherwise the loop takes the message
 // later, and what happens to it there cannot be returned: a message sent
 // once this side sent its close frame, after which no message may follow
 // (RFC 6455 section 5.5.1), or once the connection closed, is dropped;
@@ -681,8 +704,8 @@ func (wc *Conn) Close(code int, reason string) error {
 // stream with one missing), and OnClose follows. A sender that must know
 // uses WriteMessage on the loop (Submit).
 func (wc *Conn) Send(op Opcode, data []byte) error {
-	if op != Text && op != Binary {
-		return errNotMessage
+	if err := checkMessage(op, data); err != nil {
+		return err
 	}
 	var mask *[4]byte
 	if wc.client {

@@ -37,7 +37,10 @@
 // WriteMessage), or, with Options.Workers, on a pool of goroutines, one
 // message of a connection at a time, in order (write with Send). A Group
 // broadcasts a message to many connections: it is framed and compressed
-// once, and each loop writes that frame to its own members.
+// once, and each loop writes that frame to its own members. Text going
+// out is checked as text coming in is: WriteMessage, Send and Broadcast
+// refuse text that is not UTF-8 (ErrNotUTF8) rather than send what the
+// peer must fail the connection for.
 //
 // # Clients
 //

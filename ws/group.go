@@ -69,10 +69,11 @@ func (g *Group) Remove(c *Conn) {
 // as Send closes it: its peer would otherwise get a stream with one
 // missing. done, if not nil, is called once every loop has queued it (on
 // the last loop to do so, or before Broadcast returns if the group is
-// empty). op must be Text or Binary: Broadcast panics for another.
-func (g *Group) Broadcast(op Opcode, data []byte, o *Options, done func()) {
-	if op != Text && op != Binary {
-		panic("ws: Broadcast of a " + op.String() + " opcode, not a message's")
+// empty). It fails, sending nothing and calling no done, for an opcode
+// other than Text or Binary or text that is not UTF-8 (ErrNotUTF8).
+func (g *Group) Broadcast(op Opcode, data []byte, o *Options, done func()) error {
+	if err := checkMessage(op, data); err != nil {
+		return err
 	}
 	if o == nil {
 		o = &zeroOptions
@@ -110,7 +111,7 @@ func (g *Group) Broadcast(op Opcode, data []byte, o *Options, done func()) {
 				var err error
 				switch {
 				case c.client:
-					err = c.WriteMessage(op, payload) // masked with a key of its own
+					err = c.writeMessage(op, payload) // masked with a key of its own
 				case compressed != nil && c.deflate:
 					_, err = c.c.Write(compressed)
 				default:
@@ -125,4 +126,5 @@ func (g *Group) Broadcast(op Opcode, data []byte, o *Options, done func()) {
 			finished()
 		}
 	}
+	return nil
 }

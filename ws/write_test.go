@@ -161,7 +161,7 @@ func TestSendOutboundFullCloses(t *testing.T) {
 // A message is Text or Binary: WriteMessage and Send refuse another
 // opcode, sending nothing (a ping written as a message of 200 bytes, and
 // compressed, would be a control frame past 125 bytes with RSV1 set), and
-// Broadcast panics.
+// so does Broadcast.
 func TestWriteOpcodes(t *testing.T) {
 	addr := serve(t, &echo{}, &ws.Options{Compression: true})
 	d := newDialer(t)
@@ -178,16 +178,59 @@ func TestWriteOpcodes(t *testing.T) {
 			t.Fatalf("Send(%v) = nil; want an error", op)
 		}
 	}
-	func() {
-		defer func() {
-			if recover() == nil {
-				t.Fatal("Broadcast(ping) did not panic")
-			}
-		}()
-		(&ws.Group{}).Broadcast(ws.Ping, data, nil, nil)
-	}()
+	var g ws.Group
+	g.Add(c)
+	if err := g.Broadcast(ws.Ping, data, nil, func() { t.Error("done called for a refused Broadcast") }); err == nil {
+		t.Fatal("Broadcast(ping) = nil; want an error")
+	}
 	c.Send(ws.Text, []byte("still open"))
 	if m := r.message(t); m.data != "still open" {
 		t.Fatalf("echo after the refused writes: %q", m.data)
+	}
+}
+
+// Text is UTF-8: WriteMessage, Send and Broadcast refuse text that is not
+// with ErrNotUTF8, sending nothing, compressed or not, where the peer
+// would fail the connection with 1007; the connection goes on.
+func TestWriteTextNotUTF8(t *testing.T) {
+	addr := serve(t, &echo{}, &ws.Options{Compression: true})
+	d := newDialer(t)
+	r := newRecorder()
+	c := dial(t, d, "ws://"+addr+"/fast", r, &ws.Options{Compression: true, CompressionThreshold: 100})
+	var g ws.Group
+	g.Add(c)
+	long := bytes.Repeat([]byte("ü"), 100)
+	for _, data := range [][]byte{
+		{0xff},
+		[]byte("ab\xc3"),       // ends inside a character
+		[]byte("\xed\xa0\x80"), // a surrogate
+		[]byte("\xc0\xaf"),     // overlong
+		append(long[:len(long):len(long)], 0xf4, 0x90, 0x80, 0x80), // past U+10FFFF, compressed
+	} {
+		errc := make(chan error, 1)
+		c.Submit(func() { errc <- c.WriteMessage(ws.Text, data) })
+		if err := <-errc; !errors.Is(err, ws.ErrNotUTF8) {
+			t.Fatalf("WriteMessage(Text, %q) = %v; want ErrNotUTF8", data, err)
+		}
+		if err := c.Send(ws.Text, data); !errors.Is(err, ws.ErrNotUTF8) {
+			t.Fatalf("Send(Text, %q) = %v; want ErrNotUTF8", data, err)
+		}
+		if err := g.Broadcast(ws.Text, data, nil, func() { t.Error("done called for a refused Broadcast") }); !errors.Is(err, ws.ErrNotUTF8) {
+			t.Fatalf("Broadcast(Text, %q) = %v; want ErrNotUTF8", data, err)
+		}
+		if err := c.Send(ws.Binary, data); err != nil {
+			t.Fatalf("Send(Binary, %q) = %v; binary is any bytes", data, err)
+		}
+		if m := r.message(t); m.op != ws.Binary || m.data != string(data) {
+			t.Fatalf("echo of Binary %q: %v %q", data, m.op, m.data)
+		}
+	}
+	for _, data := range [][]byte{nil, []byte("ascii"), long, []byte("\U0010ffff\u00e9")} {
+		if err := c.Send(ws.Text, data); err != nil {
+			t.Fatalf("Send(Text, %q) = %v", data, err)
+		}
+		if m := r.message(t); m.op != ws.Text || m.data != string(data) {
+			t.Fatalf("echo of Text %q: %v %q", data, m.op, m.data)
+		}
 	}
 }
