@@ -52,6 +52,9 @@ type conn struct {
 	deadline   int64 // in loop ticks
 	began      int64 // the loop's tick when the request's first bytes were seen
 	list       phase // which list, plus one; 0: none
+	// flushLeft is how many bytes of answers were queued when the
+	// current stretch of phase flushing began.
+	flushLeft int
 
 	phase   phase
 	cont    bool // "100 Continue" sent for the current request
@@ -69,10 +72,17 @@ type conn struct {
 type phase uint8
 
 const (
-	idle     phase = iota // waiting for a request: IdleTimeout
-	inHead                // a head is arriving: ReadHeaderTimeout
-	inBody                // a body is arriving: ReadTimeout
-	handling              // a handler has the request: no timeout
+	idle   phase = iota // waiting for a request: IdleTimeout
+	inHead              // a head is arriving: ReadHeaderTimeout
+	inBody              // a body is arriving: ReadTimeout
+	// flushing: waiting for a request, or for the rest of its head, while
+	// answers without a write deadline (fast handlers', the server's own,
+	// a pooled one without WriteTimeout) wait for a client slow to take
+	// them: the wait's timeout, IdleTimeout or ReadHeaderTimeout, bounds
+	// each stretch in which the client takes none of them, and starts
+	// afresh once they are all written (flushWait).
+	flushing
+	handling // a handler has the request: no timeout
 	// sending: waiting for a request, or for the rest of its head, while
 	// a pooled handler's answer is still going out under its write
 	// deadline, which bounds it (stdRequest.sent starts IdleTimeout or
@@ -226,11 +236,12 @@ func (hc *conn) waitNext() { hc.waitFor(idle) }
 // deadline: stdRequest.sent starts p's timeout once it is written, as
 // net/http's server reads the next request once the answer is written.
 func (hc *conn) waitFor(p phase) {
-	if hc.unsent != nil {
+	switch {
+	case hc.unsent != nil:
 		hc.enter(sending)
-		return
+	case hc.phase != flushing: // else p's timeout starts when the answers are written
+		hc.enter(p)
 	}
-	hc.enter(p)
 }
 
 // maxBatch is how many bytes of answers serve batches before it queues
@@ -733,8 +744,10 @@ func (hc *conn) switchPhase(p phase) {
 }
 
 // timeout runs when the connection's deadline passed: it is closed, with
-// 408 if a request was arriving. A pooled handler's body fails instead,
-// and the connection closes after its answer.
+// 408 if a request was arriving, unless it waits for a request or the
+// rest of a head behind answers a slow client is still taking
+// (flushWait). A pooled handler's body fails instead, and the connection
+// closes after its answer.
 func (hc *conn) timeout() {
 	switch {
 	case hc.c.Closed():
@@ -742,11 +755,62 @@ func (hc *conn) timeout() {
 		hc.std.readTimedOut()
 	case hc.dropping():
 		hc.close() // the answer went out, or goes now: no 408 after it
+	case hc.phase <= flushing && hc.phase != inBody && hc.flushWait():
 	case hc.phase == inHead || hc.phase == inBody:
 		hc.fail(408)
 	default:
 		hc.close()
 	}
+}
+
+// flushWait runs when a wait for a request or the rest of its head timed
+// out: if answers are still queued (the client is slow to take them), it
+// keeps the connection waiting, in phase flushing, for another stretch of
+// the same timeout, and reports true; unless the client took none of them
+// during a whole stretch of flushing. Once they are all written the
+// wait's timeout starts afresh: net/http's server reads the next request
+// once the answer is written, and a write without a deadline waits for
+// the client as long as the client takes bytes. The answers are bounded
+// by the engine's HighWater, past which reading pauses.
+func (hc *conn) flushWait() bool {
+	c := hc.c
+	left := c.OutboundBuffered()
+	if left == 0 || hc.phase == flushing && left >= hc.flushLeft {
+		return false
+	}
+	d := hc.ls.s.IdleTimeout
+	if t := hc.ls.s.ReadHeaderTimeout; t > 0 && c.InboundBuffered() > 0 {
+		d = t
+	}
+	if hc.phase != flushing {
+		hc.began = hc.ls.now
+		hc.phase = flushing
+		c.AsyncWrite(nil, func(err error) {
+			if err == nil && !c.Closed() && c.Context() == hc {
+				hc.flushed()
+			}
+		})
+	}
+	hc.flushLeft = left
+	if d > 0 { // else IdleTimeout is none: no stretch ends
+		hc.deadline = hc.ls.after(d)
+		hc.ls.timeouts.insert(hc, flushing)
+	}
+	return true
+}
+
+// flushed runs once the answers queued when flushWait began are written:
+// a connection still flushing waits for its request, or the rest of its
+// head, with that timeout from now.
+func (hc *conn) flushed() {
+	if hc.phase != flushing {
+		return
+	}
+	if hc.c.InboundBuffered() > 0 {
+		hc.enter(inHead)
+		return
+	}
+	hc.enter(idle)
 }
 
 // maxInsertSteps bounds timeouts.insert's search.

@@ -57,9 +57,9 @@ type Server struct {
 
 	// ReadHeaderTimeout bounds the time from a request's first byte to
 	// the end of its head (default ReadTimeout if set, else 30s; negative:
-	// none); for a head pipelined behind a pooled answer still going out
-	// under a write deadline, from when that answer is written. A client
-	// that takes longer gets 408 and the connection closes.
+	// none); for a head pipelined behind answers a slow client is still
+	// taking, from when they are written (see IdleTimeout). A client that
+	// takes longer gets 408 and the connection closes.
 	ReadHeaderTimeout time.Duration
 	// ReadTimeout bounds the time from a request's first byte to the end
 	// of its body (default: none). A pooled handler may replace it for its
@@ -74,9 +74,16 @@ type Server struct {
 	// is queued at once, so it does not apply there.
 	WriteTimeout time.Duration
 	// IdleTimeout bounds how long a kept-alive connection waits for its
-	// next request (default 2 minutes; negative: forever), from the end
-	// of the previous answer: from when it is all written if it has a
-	// write deadline, else from when its handler returned.
+	// next request (default 2 minutes; negative: forever), from when the
+	// previous answers are all written, as net/http's server waits for
+	// the next request once its writes returned. An answer with a write
+	// deadline must be written by then. One without (a fast handler's,
+	// the server's own, a pooled one without WriteTimeout) is waited for
+	// as long as the client takes some of it: the connection closes once
+	// the client took none of it for IdleTimeout (ReadHeaderTimeout when
+	// the start of a head came) after the wait for the next request
+	// timed out, and is reset Engine.CloseTimeout later if the answer
+	// still cannot go out.
 	IdleTimeout time.Duration
 	// Timeouts are checked ten times a second: one fires up to 0.2 s late.
 
@@ -282,10 +289,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 						c.Close()
 					case x.holds():
 						x.close() // its answer goes now, without waiting for the body's end
-					case !x.awaited && x.std == nil && !x.dropping() && x.arriving():
-						// A request arriving: it is answered (with
-						// Connection: close), then the connection closes,
-						// unless its timeout or ctx comes first.
+					case !x.awaited && x.std == nil && !x.dropping() && (x.arriving() || x.phase == flushing):
+						// A request arriving (the start of a head, if
+						// flushing): it is answered (with Connection:
+						// close), then the connection closes, unless its
+						// timeout or ctx comes first.
 						x.awaited = true
 						s.finishing.Add(1)
 					}
