@@ -159,13 +159,15 @@ func setInt(min, max int64, apply func(s *Server, n int64)) func(*Server, string
 	}
 }
 
-// setMemory returns a parameter's setter: a memory value of at least min,
-// read by memoryParam, given to apply, with Redis's range error below min.
+// setMemory returns a parameter's setter: a memory value of at least min
+// and at most the largest int (Redis's LONG_MAX: 2 GiB less a byte on a
+// 32-bit platform), read by memoryParam, given to apply, with Redis's
+// range error outside.
 func setMemory(min int64, apply func(s *Server, n int64)) func(*Server, string) error {
 	return func(s *Server, v string) error {
 		n, err := memoryParam(v)
-		if err == nil && n < min {
-			err = fmt.Errorf("argument must be between %d and %d inclusive", min, int64(math.MaxInt64))
+		if err == nil && (n < min || n > math.MaxInt) {
+			err = fmt.Errorf("argument must be between %d and %d inclusive", min, int64(math.MaxInt))
 		}
 		if err == nil {
 			apply(s, n)

@@ -332,10 +332,11 @@ func msetnxCommand(s *Server, c *client, args [][]byte) {
 	s.w.Int(1)
 }
 
-// checkStringLength reports Redis's error if a string would grow past
-// proto-max-bulk-len.
-func (s *Server) checkStringLength(n int64) bool {
-	if n > int64(s.cfg.ProtoMaxBulkLen) {
+// checkStringLength reports Redis's error if a string of size bytes
+// would grow past proto-max-bulk-len with add more (both at least 0; their
+// sum is not computed, so that it cannot wrap around).
+func (s *Server) checkStringLength(size, add int64) bool {
+	if limit := int64(s.cfg.ProtoMaxBulkLen); size > limit || add > limit-size {
 		s.w.Error("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
 		return false
 	}
@@ -348,7 +349,7 @@ func appendCommand(s *Server, c *client, args [][]byte) {
 	if !ok {
 		return
 	}
-	if !s.checkStringLength(int64(len(val) + len(args[2]))) {
+	if !s.checkStringLength(int64(len(val)), int64(len(args[2]))) {
 		return
 	}
 	e := c.db.keys.get(key)
@@ -495,7 +496,7 @@ func setrangeCommand(s *Server, c *client, args [][]byte) {
 		s.w.Int(int64(len(val)))
 		return
 	}
-	if !s.checkStringLength(off + int64(len(part))) {
+	if !s.checkStringLength(off, int64(len(part))) {
 		return
 	}
 	var e *entry

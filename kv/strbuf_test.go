@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -119,7 +120,7 @@ func bulk(s string) string { return "$" + strconv.Itoa(len(s)) + "\r\n" + s + "\
 func TestEditTooLongLeavesNoKey(t *testing.T) {
 	_, addr := startServer(t, Config{})
 	rc := dialRaw(t, addr)
-	rc.do("CONFIG", "SET", "proto-max-bulk-len", "1000000000gb") // refused on 32-bit platforms
+	rc.do("CONFIG", "SET", "proto-max-bulk-len", "1000000000gb") // refused on 32-bit platforms (TestStringLengthOverflow)
 	far := int64(1) << 50
 	for _, args := range [][]string{
 		{"SETBIT", "sb", strconv.FormatInt(8*far, 10), "1"},
@@ -134,6 +135,37 @@ func TestEditTooLongLeavesNoKey(t *testing.T) {
 	}
 	if got := rc.do("EXISTS", "sb", "sr", "bf"); got != ":0\r\n" {
 		t.Errorf("EXISTS of the keys written = %q; want :0", got)
+	}
+}
+
+// TestStringLengthOverflow checks that a string's length is checked
+// against proto-max-bulk-len without wrapping around, as Redis checks it
+// since 7.0.8: SETRANGE at an offset near the largest int64 is refused,
+// where the sum of offset and length wrapped, passed, and the copy
+// panicked, leaving an empty key; and that proto-max-bulk-len is at most
+// the largest int (Redis's LONG_MAX), which on a 32-bit platform it
+// passed, wrapping to a negative bound.
+func TestStringLengthOverflow(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	rc := dialRaw(t, addr)
+	past := strconv.FormatUint(uint64(math.MaxInt)+1, 10)
+	if got := rc.do("CONFIG", "SET", "proto-max-bulk-len", past); !strings.HasPrefix(got, "-ERR") {
+		t.Errorf("CONFIG SET proto-max-bulk-len %s = %q; want an error", past, got)
+	}
+	for _, limit := range []string{"512mb", strconv.Itoa(math.MaxInt)} {
+		if got := rc.do("CONFIG", "SET", "proto-max-bulk-len", limit); got != "+OK\r\n" {
+			t.Fatalf("CONFIG SET proto-max-bulk-len %s = %q", limit, got)
+		}
+		for _, off := range []int64{math.MaxInt64, math.MaxInt64 - 1, math.MaxInt64 - 2} {
+			args := []string{"SETRANGE", "k", strconv.FormatInt(off, 10), "xyz"}
+			want := "-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n"
+			if got := rc.do(args...); got != want {
+				t.Errorf("limit %s: %q = %q; want %q", limit, args, got, want)
+			}
+		}
+		if got := rc.do("EXISTS", "k"); got != ":0\r\n" {
+			t.Errorf("limit %s: EXISTS k after the refused SETRANGEs = %q; want :0", limit, got)
+		}
 	}
 }
 
