@@ -76,7 +76,9 @@
 // identity: the body ends with the connection), and
 // closes with the right status on bad input: 400, 413, 431, 501, 505 and
 // 408 for a client too slow (Server.ReadHeaderTimeout, ReadTimeout,
-// IdleTimeout). Timeouts and pooled handlers' deadlines live in per-loop
+// IdleTimeout). The next request's timeouts start once the answers before
+// it are written, and answers with no write deadline wait for a client
+// slow to take them as long as it takes some (Server.IdleTimeout). Timeouts and pooled handlers' deadlines live in per-loop
 // lists in deadline order, checked ten times a second (so a timeout acts
 // up to 0.2 s late): an idle or slow connection costs a struct of about a
 // hundred bytes, no goroutine, no buffer and no timer.
