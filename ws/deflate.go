@@ -78,6 +78,14 @@ func maxCompressed(limit int) int {
 // errNotUTF8, before the rest is inflated; whether the message ends
 // between characters is left to the caller.
 //
+// A block with BFINAL set ends a deflate stream, and the payload may go on
+// with another (RFC 7692 section 7.2.1: "the next DEFLATE block follows
+// the padded data"), as a sender that ends each flush with such a block
+// writes it: each is inflated in turn, with the message inflated so far
+// as its window. Restarting costs a copy of that window, at most 32 KiB,
+// so restarts are bounded by restartBudget, past which the message fails
+// with errRestarts.
+//
 // An empty payload is an empty message. Strictly it is no deflate stream
 // (that of an empty message is one byte, 00), but zlib-based peers read
 // it as one and some send it.
@@ -85,7 +93,7 @@ func decompress(dst, p []byte, limit int, text *utf8State) ([]byte, *CloseError)
 	if len(p) == 0 {
 		return dst, nil
 	}
-	src := io.MultiReader(bytes.NewReader(p), bytes.NewReader(deflateTail))
+	src := &payloadReader{p: p}
 	fr, _ := flateReaders.Get().(io.ReadCloser)
 	if fr == nil {
 		fr = flate.NewReader(src)
@@ -98,6 +106,7 @@ func decompress(dst, p []byte, limit int, text *utf8State) ([]byte, *CloseError)
 		flateReaders.Put(fr)
 	}()
 	start := len(dst)
+	budget := restartBudget(limit)
 	for {
 		if len(dst) == cap(dst) {
 			dst = append(dst, 0)[:len(dst)]
@@ -120,12 +129,75 @@ func decompress(dst, p []byte, limit int, text *utf8State) ([]byte, *CloseError)
 			return dst, errTooBig
 		}
 		if err == io.EOF {
-			return dst, nil
+			if src.off >= len(p) {
+				return dst, nil
+			}
+			window := dst[max(start, len(dst)-maxWindow):]
+			if budget -= restartCost + len(window); budget < 0 {
+				return dst, errRestarts
+			}
+			fr.(flate.Resetter).Reset(src, window)
+			continue
 		}
 		if err != nil {
 			return dst, &CloseError{Code: CloseInvalidPayload, Reason: "invalid compressed message"}
 		}
 	}
+}
+
+// maxWindow is deflate's largest window, what a stream may refer back to.
+const maxWindow = 32 << 10
+
+// restartCost is what a new stream costs decompress beyond its window's
+// copy: the reader's state, reset (its Huffman tables are kilobytes).
+const restartCost = 8 << 10
+
+// restartBudget bounds the bytes decompress may copy to restart streams in
+// a message of at most limit bytes: sixteen times the limit and 1 MiB, so
+// that, at 40 KiB a restart, a message at the limit may be made of streams
+// of about 2.5 KiB each, and one of mostly empty streams costs the loop
+// no more than a few times what inflating a message at the limit does.
+func restartBudget(limit int) int {
+	return min(16*min(limit, math.MaxInt/32), math.MaxInt/2) + 1<<20
+}
+
+var errRestarts = &CloseError{Code: ClosePolicyViolation, Reason: "compressed message restarts its stream too often"}
+
+// payloadReader reads a message's payload and then deflateTail, for
+// flate: being an io.ByteReader, it is read no further than the stream
+// being inflated, so that off tells where another may start.
+type payloadReader struct {
+	p   []byte
+	off int // into p, then past len(p) into deflateTail
+}
+
+func (r *payloadReader) ReadByte() (byte, error) {
+	switch i := r.off; {
+	case i < len(r.p):
+		r.off++
+		return r.p[i], nil
+	case i-len(r.p) < len(deflateTail):
+		r.off++
+		return deflateTail[i-len(r.p)], nil
+	}
+	return 0, io.EOF
+}
+
+func (r *payloadReader) Read(b []byte) (int, error) {
+	n := 0
+	if r.off < len(r.p) {
+		n = copy(b, r.p[r.off:])
+		r.off += n
+	}
+	if t := r.off - len(r.p); t >= 0 && n < len(b) {
+		k := copy(b[n:], deflateTail[t:])
+		r.off += k
+		n += k
+	}
+	if n == 0 && len(b) > 0 {
+		return 0, io.EOF
+	}
+	return n, nil
 }
 
 // noInput is an empty source, for a pooled reader between messages.

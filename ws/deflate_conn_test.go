@@ -1,7 +1,10 @@
 package ws_test
 
 import (
+	"bytes"
+	"compress/flate"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/evloop/evloop/ws"
@@ -61,5 +64,31 @@ func TestCompressedPastLimit(t *testing.T) {
 				t.Fatalf("%d MiB allocated for a message that inflates to 512 MiB; want at most 64", n>>20)
 			}
 		})
+	}
+}
+
+// A compressed message whose fragments are each a whole deflate stream,
+// ended by a block with BFINAL set, as some senders end each flush (RFC
+// 7692 section 7.2.1), is delivered whole: the second fragment's text
+// was dropped, and the message delivered short.
+func TestCompressedStreamPerFragment(t *testing.T) {
+	addr := serve(t, &echo{}, &ws.Options{Compression: true})
+	c := dialRaw(t, addr, "/fast", "Sec-WebSocket-Extensions: permessage-deflate\r\n")
+	stream := func(s string) []byte {
+		var b bytes.Buffer
+		w, _ := flate.NewWriter(&b, flate.BestSpeed)
+		w.Write([]byte(s))
+		w.Close()
+		return b.Bytes()
+	}
+	first, second := strings.Repeat("Hello, ", 30), strings.Repeat("World! ", 30)
+	c.frame(0x41, stream(first), false) // text, RSV1
+	c.frame(0x80, stream(second), false)
+	b0, p := c.read()
+	if b0&0x40 != 0 {
+		p = inflated(t, p)
+	}
+	if b0&0x0f != 1 || string(p) != first+second {
+		t.Fatalf("echo: %#x %q; want text %q", b0, p, first+second)
 	}
 }

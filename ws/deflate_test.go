@@ -51,3 +51,70 @@ func TestDecompressText(t *testing.T) {
 		})
 	}
 }
+
+// decompress reads the examples of RFC 7692 section 7.2.3, and payloads
+// of several deflate streams, each ended by a block with BFINAL set, as a
+// sender that ends each flush so writes them (section 7.2.1: "the next
+// DEFLATE block follows the padded data"): every stream is inflated, with
+// what came before as its window; the first alone was.
+func TestDecompressStreams(t *testing.T) {
+	// stream compresses s into one whole deflate stream, its last block
+	// with BFINAL set, given dict as its window.
+	stream := func(s, dict string) []byte {
+		var b bytes.Buffer
+		w, _ := flate.NewWriterDict(&b, flate.BestCompression, []byte(dict))
+		w.Write([]byte(s))
+		w.Close()
+		return b.Bytes()
+	}
+	join := func(bs ...[]byte) []byte { return bytes.Join(bs, nil) }
+	long := strings.Repeat("0123456789abcdef", 4096) // 64 KiB: a window's worth and more
+	cases := []struct {
+		name    string
+		payload []byte
+		want    string
+	}{
+		{"7.2.3.1 one block", []byte{0xf2, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00}, "Hello"},
+		{"7.2.3.3 no compression", []byte{0x00, 0x05, 0x00, 0xfa, 0xff, 0x48, 0x65, 0x6c, 0x6c, 0x6f, 0x00}, "Hello"},
+		{"7.2.3.4 BFINAL set", []byte{0xf3, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00, 0x00}, "Hello"},
+		{"7.2.3.5 two blocks", []byte{0xf2, 0x48, 0x05, 0x00, 0x00, 0x00, 0xff, 0xff, 0xca, 0xc9, 0xc9, 0x07, 0x00}, "Hello"},
+		{"7.2.3.6 empty", []byte{0x00}, ""},
+		{"two streams", join(stream("Hello, ", ""), stream("World", "")), "Hello, World"},
+		{"BFINAL then a flushed block", join([]byte{0xf3, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00}, compress(nil, []byte(" again"), flate.BestSpeed)), "Hello again"},
+		{"second refers to the first", join(stream("Hello", ""), stream("Hello", "Hello")), "HelloHello"},
+		{"window of the last 32 KiB", join(stream(long, ""), stream(long[len(long)-100:], long)), long + long[len(long)-100:]},
+		{"many streams", join(func() [][]byte {
+			var bs [][]byte
+			for i := range 200 {
+				bs = append(bs, stream(strings.Repeat(string(rune('a'+i%26)), 100), ""))
+			}
+			return bs
+		}()...), func() string {
+			var s strings.Builder
+			for i := range 200 {
+				s.WriteString(strings.Repeat(string(rune('a'+i%26)), 100))
+			}
+			return s.String()
+		}()},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var s utf8State
+			out, err := decompress(nil, tc.payload, 1<<20, &s)
+			if err != nil || string(out) != tc.want {
+				t.Fatalf("decompress = %q (%d bytes), %v; want %d bytes", out[:min(len(out), 40)], len(out), err, len(tc.want))
+			}
+		})
+	}
+	// Streams that inflate to nothing cost a reset each: a message of
+	// many fails, after a bounded amount of work, rather than hold the
+	// loop; garbage after a stream fails as any does.
+	empties := bytes.Repeat([]byte{0x03, 0x00}, 100000)
+	if out, err := decompress(nil, empties, 1<<20, nil); err != errRestarts {
+		t.Fatalf("100,000 empty streams: %d bytes, %v; want %v", len(out), err, errRestarts)
+	}
+	bad := join(stream("Hello", ""), []byte{0xff, 0xff, 0xff})
+	if out, err := decompress(nil, bad, 1<<20, nil); err == nil || err.Code != CloseInvalidPayload {
+		t.Fatalf("a stream and garbage: %q, %v; want 1007", out, err)
+	}
+}

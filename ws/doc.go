@@ -25,8 +25,9 @@
 // and protocol errors (unmasked client frames, reserved bits and opcodes,
 // lengths not in the fewest bytes, fragmented or long control frames,
 // continuation errors, bad close payloads) fail with 1002. A compressed
-// message is inflated once its last frame is in, and checked as it is
-// inflated: at its first bad byte of text, or once its inflated length
+// message is inflated once its last frame is in (all of it: a block with
+// BFINAL set may end one deflate stream and another follow, as RFC 7692
+// allows), and checked as it is inflated: at its first bad byte of text, or once its inflated length
 // passes the limit, it fails without the rest being inflated. Pings are
 // answered, control frames may come between fragments, and the close
 // handshake echoes the peer's code; the server closes the TCP connection

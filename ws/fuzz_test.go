@@ -99,6 +99,10 @@ func FuzzDeflate(f *testing.F) {
 	f.Add([]byte(strings.Repeat("€", 10000)+"\xe2\x82"), 100000)
 	f.Add(append([]byte("€€\xff"), bytes.Repeat([]byte{'a'}, 100000)...), 1000)
 	f.Add([]byte("ab\xff"), 2)
+	// Arbitrary input below: two deflate streams, each ended by a block
+	// with BFINAL set, and the RFC 7692 section 7.2.3.4 example.
+	f.Add([]byte{0xf3, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00, 0xf3, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00, 0x00}, 100)
+	f.Add(bytes.Repeat([]byte{0x03, 0x00}, 1000), 100)
 	f.Fuzz(func(t *testing.T, b []byte, limit int) {
 		if limit < 0 {
 			limit = -limit
