@@ -105,13 +105,17 @@ func (d *db) lookup(key []byte) *entry {
 	return e
 }
 
-// peek is lookup without touching the access time.
+// peek is lookup without touching the access time. While the log is
+// replayed no key has expired, as none has for Redis while it loads: the
+// commands logged after one that set a TTL ran while the key was there,
+// and meet it as they did, whatever the time now (it expires once the
+// server runs).
 func (d *db) peek(key []byte) *entry {
 	e := d.keys.get(key)
 	if e == nil {
 		return nil
 	}
-	if e.exp != 0 && e.exp <= d.s.now() {
+	if e.exp != 0 && e.exp <= d.s.now() && !d.s.replay {
 		d.expire(key)
 		return nil
 	}
@@ -171,7 +175,7 @@ func (d *db) expire(key []byte) {
 // created sends the new event, as Redis's dbAdd. It returns the entry.
 func (d *db) setString(key []byte, val string, keepTTL bool) *entry {
 	e, added := d.keys.put(key)
-	if !added && e.exp != 0 && e.exp <= d.s.now() {
+	if !added && e.exp != 0 && e.exp <= d.s.now() && !d.s.replay {
 		d.expire(key)
 		e, added = d.keys.put(key)
 	}
