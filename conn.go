@@ -574,10 +574,19 @@ func (c *Conn) flush() {
 			return
 		}
 	}
+	blocked := c.flags&fWriteArmed != 0
 	c.armWrite(false)
 	c.drained()
 	if c.state == closed {
 		return
+	}
+	if blocked && c.state == open {
+		if wh, ok := c.ls.h.(WrittenHandler); ok {
+			c.written(wh)
+			if c.state == closed {
+				return
+			}
+		}
 	}
 	if c.flags&(fWriteShut|fShutDone) == fWriteShut {
 		c.flags |= fShutDone
@@ -599,6 +608,13 @@ func (c *Conn) drained() {
 			bp.OnBackPressure(c, false)
 		}
 	}
+}
+
+// written calls wh.OnWritten; a panic in it closes c as one in a handler
+// does.
+func (c *Conn) written(wh WrittenHandler) {
+	defer c.closeOnPanic()
+	wh.OnWritten(c)
 }
 
 // completeEmpty completes the empty segments at the head of the queue:

@@ -33,6 +33,17 @@ type BackPressureHandler interface {
 	OnBackPressure(c *Conn, paused bool)
 }
 
+// WrittenHandler may be implemented by a Handler to learn when a
+// connection's outbound queue, which the socket could not take at once
+// (the peer reads slower than the handler writes), has all been written:
+// OnWritten is called once it is empty again. Writes the socket takes at
+// once do not call it, so it costs nothing while peers keep up. A protocol
+// that times the peer's next request from the end of its answer, as an
+// HTTP server does, restarts the timeout there.
+type WrittenHandler interface {
+	OnWritten(c *Conn)
+}
+
 // ReadEOFHandler may be implemented by a Handler whose protocol lets a
 // peer half-close: send its last request, shut down its writing side and
 // wait for the answer. By default a connection whose peer sent EOF writes

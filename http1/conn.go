@@ -79,8 +79,9 @@ const (
 	// answers without a write deadline (fast handlers', the server's own,
 	// a pooled one without WriteTimeout) wait for a client slow to take
 	// them: the wait's timeout, IdleTimeout or ReadHeaderTimeout, bounds
-	// each stretch in which the client takes none of them, and starts
-	// afresh once they are all written (flushWait).
+	// each stretch in which the client takes none of them (flushWait),
+	// and starts afresh once they are all written (written). A stretch
+	// waits in the list of the timeout it lasts, idle's or inHead's.
 	flushing
 	handling // a handler has the request: no timeout
 	// sending: waiting for a request, or for the rest of its head, while
@@ -767,62 +768,68 @@ func (hc *conn) timeout() {
 // out: if answers are still queued (the client is slow to take them), it
 // keeps the connection waiting, in phase flushing, for another stretch of
 // the same timeout, and reports true; unless the client took none of them
-// during a whole stretch of flushing. Once they are all written the
-// wait's timeout starts afresh: net/http's server reads the next request
-// once the answer is written, and a write without a deadline waits for
-// the client as long as the client takes bytes. The answers are bounded
-// by the engine's HighWater, past which reading pauses.
+// during a whole stretch of flushing. Once they are all written, written
+// starts the wait's timeout afresh: net/http's server reads the next
+// request once the answer is written, and a write without a deadline
+// waits for the client as long as the client takes bytes. The answers
+// are bounded by the engine's HighWater, past which reading pauses.
 func (hc *conn) flushWait() bool {
 	c := hc.c
 	left := c.OutboundBuffered()
 	if left == 0 || hc.phase == flushing && left >= hc.flushLeft {
 		return false
 	}
-	d := hc.ls.s.IdleTimeout
+	// The stretch goes in the list of the timeout it lasts, in order there.
+	list, d := idle, hc.ls.s.IdleTimeout
 	if t := hc.ls.s.ReadHeaderTimeout; t > 0 && c.InboundBuffered() > 0 {
-		d = t
+		list, d = inHead, t
 	}
 	if hc.phase != flushing {
 		hc.began = hc.ls.now
 		hc.phase = flushing
-		c.AsyncWrite(nil, func(err error) {
-			if err == nil && !c.Closed() && c.Context() == hc {
-				hc.flushed()
-			}
-		})
 	}
 	hc.flushLeft = left
 	if d > 0 { // else IdleTimeout is none: no stretch ends
 		hc.deadline = hc.ls.after(d)
-		hc.ls.timeouts.insert(hc, flushing)
+		hc.ls.timeouts.push(hc, list)
 	}
 	return true
 }
 
-// flushed runs once the answers queued when flushWait began are written:
-// a connection still flushing waits for its request, or the rest of its
-// head, with that timeout from now.
-func (hc *conn) flushed() {
-	if hc.phase != flushing {
+// written runs once answers the socket could not take at once are all
+// written (evloop.WrittenHandler): a connection waiting for a request, or
+// for the rest of a request a fast handler will answer, waits from now,
+// as net/http's server reads the next request once its write returned.
+func (hc *conn) written() {
+	if hc.std != nil || hc.unsent != nil || hc.dropping() || hc.c.Closed() {
+		return // a pooled request, or its answer's deadline, or a body's drop: timed as they are
+	}
+	p := hc.phase
+	switch p {
+	case idle, flushing:
+		p = idle
+		if hc.c.InboundBuffered() > 0 {
+			p = inHead
+		}
+	case inHead, inBody:
+	default:
 		return
 	}
-	if hc.c.InboundBuffered() > 0 {
-		hc.enter(inHead)
-		return
-	}
-	hc.enter(idle)
+	hc.began = hc.ls.now
+	hc.switchPhase(p)
 }
 
 // maxInsertSteps bounds timeouts.insert's search.
 const maxInsertSteps = 64
 
 // timeouts keeps a loop's connections that wait for a deadline, in one
-// list per phase, in order of deadline: a connection costs two pointers,
-// not a timer. A connection waiting for a head or for its next request
-// joins at the end of its list (the same timeout, from now); one waiting
-// for a body is put in order from the end (see switchPhase).
+// list per timeout (idle's, inHead's and inBody's, which flushing's
+// stretches share), in order of deadline: a connection costs two
+// pointers, not a timer. A connection waiting for a head or for its next
+// request joins at the end of its list (the same timeout, from now); one
+// waiting for a body is put in order from the end (see switchPhase).
 type timeouts struct {
-	lists [handling]struct{ head, tail *conn }
+	lists [flushing]struct{ head, tail *conn }
 }
 
 // insert puts hc in list p in order of deadline, searching from the end,

@@ -38,24 +38,26 @@ func bigFast(s *http1.Server) {
 }
 
 // readBigSlowly reads the answer to /big a little at a time, 16 KiB every
-// 50 ms, up to its last 128 KiB, which it reads at once: the server always
-// has bytes to send meanwhile (the client takes them at about 64 KiB in
-// 200 ms, as the receiving socket opens its window every half buffer),
-// and the client takes no time over what the server wrote last.
-func (c *rawConn) readBigSlowly() {
+// pause, up to its last tail bytes, which it reads at once: the server
+// has bytes to send meanwhile (the client takes them at about 64 KiB a
+// 200 ms at a pause of 50 ms, as the receiving socket opens its window
+// every half buffer), and, with a tail past what the sockets' buffers
+// hold (up to 96 KiB), the client takes no time over what the server
+// wrote last.
+func (c *rawConn) readBigSlowly(pause time.Duration, tail int64) {
 	c.t.Helper()
 	resp, err := http.ReadResponse(c.br, nil)
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	var n int64
-	for n < fastQueuedSize-128<<10 {
+	for n < fastQueuedSize-tail {
 		k, err := io.CopyN(io.Discard, resp.Body, 16<<10)
 		n += k
 		if err != nil {
 			c.t.Fatalf("first answer cut after %d bytes: %v", n, err)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(pause)
 	}
 	k, err := io.Copy(io.Discard, resp.Body)
 	if n += k; err != nil || n != fastQueuedSize {
@@ -78,7 +80,7 @@ func TestFastIdleTimeoutAfterQueuedAnswer(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			c := dialNotReading(t, s.addr)
 			c.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
-			c.readBigSlowly() // takes 1.2 s
+			c.readBigSlowly(50*time.Millisecond, 128<<10) // takes 1.2 s
 			c.send("GET /next HTTP/1.1\r\nHost: x\r\n\r\n")
 			if _, body := c.read("GET"); body != "next" {
 				t.Fatalf("next answer %q; want %q", body, "next")
@@ -100,7 +102,7 @@ func TestFastReadHeaderTimeoutAfterQueuedAnswer(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			c := dialNotReading(t, s.addr)
 			c.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\nGET /next HTTP/1.1\r\n")
-			c.readBigSlowly()
+			c.readBigSlowly(50*time.Millisecond, 128<<10)
 			c.send("Host: x\r\n\r\n") // the head's end, at once
 			if resp, body := c.read("GET"); resp.StatusCode != 200 || body != "next" {
 				t.Fatalf("next answer %d %q; want 200 %q", resp.StatusCode, body, "next")
@@ -153,7 +155,7 @@ func TestShutdownWhileFlushing(t *testing.T) {
 		defer cancel()
 		done <- srv.Shutdown(ctx)
 	}()
-	c.readBigSlowly()
+	c.readBigSlowly(50*time.Millisecond, 128<<10)
 	select {
 	case err := <-done:
 		t.Fatalf("Shutdown returned (%v) before the head it waits for came", err)
@@ -166,5 +168,88 @@ func TestShutdownWhileFlushing(t *testing.T) {
 	}
 	if err := recvErr(t, done); err != nil {
 		t.Fatalf("Shutdown = %v", err)
+	}
+}
+
+// IdleTimeout starts once the previous answer is all written also when it
+// is written before IdleTimeout passes: the client takes it in about a
+// second, within IdleTimeout (2 s), and sends its next request 1.6 s
+// after it was written; net/http's server serves it. It was closed, as
+// IdleTimeout counted from when the answer was queued.
+func TestFastIdleTimeoutFromAnswerWritten(t *testing.T) {
+	const idle = 2 * time.Second
+	for _, s := range serveQueued(t, bigFastThenNext, queuedTimeouts{idle: idle}, bigFast) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialNotReading(t, s.addr)
+			start := time.Now()
+			c.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+			c.readBigSlowly(30*time.Millisecond, 16<<10) // about 1 s
+			time.Sleep(time.Until(start.Add(idle + 600*time.Millisecond)))
+			c.send("GET /next HTTP/1.1\r\nHost: x\r\n\r\n")
+			if _, body := c.read("GET"); body != "next" {
+				t.Fatalf("next answer %q; want %q", body, "next")
+			}
+		})
+	}
+}
+
+// ReadHeaderTimeout of a head pipelined behind an answer starts once the
+// answer is written also when it is written before the timeout passes:
+// the client takes it in about a second, within ReadHeaderTimeout (2 s),
+// and ends the head 1.6 s after; net/http's server answers 200. It got
+// 408, as the timeout counted from the head's first bytes.
+func TestFastReadHeaderTimeoutFromAnswerWritten(t *testing.T) {
+	const readHeader = 2 * time.Second
+	for _, s := range serveQueued(t, bigFastThenNext, queuedTimeouts{idle: time.Minute, readHeader: readHeader}, bigFast) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialNotReading(t, s.addr)
+			start := time.Now()
+			c.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\nGET /next HTTP/1.1\r\n")
+			c.readBigSlowly(30*time.Millisecond, 16<<10)
+			time.Sleep(time.Until(start.Add(readHeader + 600*time.Millisecond)))
+			c.send("Host: x\r\n\r\n")
+			if resp, body := c.read("GET"); resp.StatusCode != 200 || body != "next" {
+				t.Fatalf("next answer %d %q; want 200 %q", resp.StatusCode, body, "next")
+			}
+		})
+	}
+}
+
+// Stretches of flushing last IdleTimeout or ReadHeaderTimeout, and each
+// waits in the list of its own timeout, in order: a client behind a head
+// that takes none of its answer is closed one ReadHeaderTimeout stretch
+// after its wait timed out, however many connections flush meanwhile with
+// stretches of IdleTimeout. Sharing one list, ordered from its end for at
+// most 64 steps, it took one of their deadlines, about 2 s later.
+func TestFlushingStretchesOfMixedTimeouts(t *testing.T) {
+	const (
+		idle       = 2 * time.Second
+		readHeader = 300 * time.Millisecond
+		others     = 70 // more than the ordered insert's 64 steps
+	)
+	srv := &http1.Server{IdleTimeout: idle, ReadHeaderTimeout: readHeader}
+	srv.Engine.Loops = 1
+	srv.Engine.SendBuffer = 16 << 10
+	srv.Engine.CloseTimeout = 200 * time.Millisecond
+	bigFast(srv)
+	addr := serve(t, srv)
+	start := time.Now()
+	for range others {
+		c := dialNotReading(t, addr)
+		c.nc.SetDeadline(time.Now().Add(30 * time.Second))
+		c.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+	}
+	// The others' IdleTimeout passes at 2 s (up to 2.2 s): they flush
+	// until about 4 s.
+	time.Sleep(time.Until(start.Add(idle + 500*time.Millisecond)))
+	x := dialNotReading(t, addr)
+	x.nc.SetDeadline(time.Now().Add(30 * time.Second))
+	began := time.Now()
+	x.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\nGET /next HTTP/1.1\r\n")
+	x.waitReset(10 * time.Second)
+	// The wait, a stretch granted, a stretch with nothing taken, then
+	// CloseTimeout: 1.1 s, and up to 0.2 s late for each timeout.
+	if d := time.Since(began); d > 1500*time.Millisecond {
+		t.Fatalf("a client that took nothing was reset %v after its head began; want about 1.1 s", d)
 	}
 }

@@ -474,6 +474,18 @@ func (s *Server) OnBackPressure(c *evloop.Conn, paused bool) {
 	}
 }
 
+// OnWritten implements evloop.WrittenHandler: a connection whose answers
+// a slow client was taking waits for its next request from now
+// (conn.written); a protocol switched to learns of it if it asks.
+func (s *Server) OnWritten(c *evloop.Conn) {
+	switch x := c.Context().(type) {
+	case *conn:
+		x.written()
+	case evloop.WrittenHandler:
+		x.OnWritten(c)
+	}
+}
+
 // OnClose implements evloop.Handler.
 func (s *Server) OnClose(c *evloop.Conn, err error) {
 	switch x := c.Context().(type) {
