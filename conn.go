@@ -698,8 +698,9 @@ func (c *Conn) flushDirty() {
 
 // Close closes the connection gracefully: reading stops, the queued bytes
 // are written, then the fd is closed (a FIN, not a reset) and OnClose runs.
-// If the peer does not take the queued bytes within Options.CloseTimeout,
-// the connection is aborted. Close returns ErrClosed if the connection was
+// If the peer takes none of the queued bytes for Options.CloseTimeout, the
+// connection is aborted; one that takes them, however slowly, gets them
+// all. Close returns ErrClosed if the connection was
 // already closing or closed.
 func (c *Conn) Close() error {
 	if c.state != open {
@@ -716,12 +717,23 @@ func (c *Conn) startClose() {
 		return
 	}
 	if t := c.ls.s.opts.CloseTimeout; t > 0 && c.outLen > 0 {
-		c.closeTimer = c.ls.l.AfterFunc(t, func() {
-			sock.SetLingerZero(int(c.fd))
-			c.finalize(ErrCloseTimeout)
-		})
+		c.abortAfterStall(t, c.outLen)
 	}
 	c.markDirty()
+}
+
+// abortAfterStall aborts closing c with ErrCloseTimeout once its peer has
+// taken none of the queued bytes for t; left bytes were queued when the
+// wait began. A peer that takes them, however slowly, gets them all.
+func (c *Conn) abortAfterStall(t time.Duration, left int) {
+	c.closeTimer = c.ls.l.AfterFunc(t, func() {
+		if c.state == closing && c.outLen > 0 && c.outLen < left {
+			c.abortAfterStall(t, c.outLen)
+			return
+		}
+		sock.SetLingerZero(int(c.fd))
+		c.finalize(ErrCloseTimeout)
+	})
 }
 
 func (c *Conn) finalizeIfFlushed() {

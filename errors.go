@@ -17,8 +17,8 @@ var (
 	// ErrInboundFull closes a connection whose handler left more than
 	// Options.MaxInbound bytes unconsumed.
 	ErrInboundFull = errors.New("evloop: unconsumed inbound bytes over the limit")
-	// ErrCloseTimeout closes a connection whose peer did not take the
-	// bytes queued before Close within Options.CloseTimeout.
+	// ErrCloseTimeout closes a connection whose peer took none of the
+	// bytes queued before Close for Options.CloseTimeout.
 	ErrCloseTimeout = errors.New("evloop: close timed out with bytes unwritten")
 	// ErrAborted completes the writes still queued when a connection is
 	// aborted.

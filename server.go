@@ -95,8 +95,9 @@ type Options struct {
 	// MaxInbound bounds the bytes a handler may leave unconsumed; past it
 	// the connection closes with ErrInboundFull (default 64 MiB).
 	MaxInbound int
-	// CloseTimeout bounds how long Close waits for the peer to take the
-	// queued bytes before aborting (default 30s; negative: forever).
+	// CloseTimeout bounds how long Close waits for the peer to take some
+	// of the queued bytes before aborting (default 30s; negative:
+	// forever): a peer that goes on taking them gets them all.
 	CloseTimeout time.Duration
 	// Logger receives recovered panics and accept failures (default
 	// slog.Default()).

@@ -66,3 +66,65 @@ func TestWrittenHandler(t *testing.T) {
 		t.Fatalf("OnWritten ran %d times, the queue at %d bytes; want once, empty", n, q)
 	}
 }
+
+// Close waits for a peer that takes the queued bytes, however slowly
+// (here over several CloseTimeouts), and gives them all before its EOF;
+// a peer that takes none for CloseTimeout is aborted, with
+// ErrCloseTimeout. The first was aborted as the second, CloseTimeout
+// after Close.
+func TestCloseTimeoutWaitsForProgress(t *testing.T) {
+	const closeTimeout = 200 * time.Millisecond
+	big := bytes.Repeat([]byte("c"), 1<<20)
+	closed := make(chan error, 2)
+	h := &funcHandler{
+		data: func(c *Conn) {
+			c.Discard(c.InboundBuffered())
+			c.Write(big)
+			c.Close()
+		},
+		close: func(c *Conn, err error) { closed <- err },
+	}
+	_, addr := serve(t, h, Options{Loops: 1, SendBuffer: 16 << 10, CloseTimeout: closeTimeout})
+
+	slow := dial(t, addr)
+	slow.(*net.TCPConn).SetReadBuffer(16 << 10)
+	slow.Write([]byte("go"))
+	var got int
+	start := time.Now()
+	for buf := make([]byte, 16<<10); ; {
+		n, err := slow.Read(buf)
+		got += n
+		if err != nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond) // about 1.6 MiB a second at most: 0.6 s
+	}
+	if got != len(big) {
+		t.Fatalf("a slow reader got %d bytes of %d before the end (after %v)", got, len(big), time.Since(start))
+	}
+	if d := time.Since(start); d < 2*closeTimeout {
+		t.Fatalf("the reader took %v; the test wants it slower than CloseTimeout", d)
+	}
+	if err := waitClosed(t, closed); err != nil {
+		t.Fatalf("OnClose after the slow reader took everything: %v; want nil", err)
+	}
+
+	stalled := dial(t, addr)
+	stalled.(*net.TCPConn).SetReadBuffer(16 << 10)
+	stalled.Write([]byte("go"))
+	if err := waitClosed(t, closed); err != ErrCloseTimeout {
+		t.Fatalf("OnClose for a peer that reads nothing: %v; want ErrCloseTimeout", err)
+	}
+}
+
+// waitClosed waits for what OnClose reports.
+func waitClosed(t *testing.T, closed <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-closed:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("no OnClose")
+	}
+	return nil
+}
