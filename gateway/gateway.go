@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -288,14 +287,12 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		reply(http.StatusRequestEntityTooLarge, gqlerror.List{gqlerror.Errorf("request too large")})
 		return
 	}
-	var req request
-	d := json.NewDecoder(bytes.NewReader(body))
-	d.UseNumber()
-	if err := d.Decode(&req); err != nil || req.Query == "" {
+	req, err := decodeRequest(body)
+	if err != nil || req.Query == "" {
 		reply(http.StatusBadRequest, gqlerror.List{gqlerror.Errorf("the body must be a JSON object with a query string")})
 		return
 	}
-	op, errs := g.prepare(&req)
+	op, errs := g.prepare(req)
 	switch {
 	case errs != nil:
 		reply(http.StatusBadRequest, errs)

@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strconv"
 	"sync"
@@ -19,6 +21,42 @@ type request struct {
 	OperationName string         `json:"operationName"`
 	Variables     map[string]any `json:"variables"`
 	Extensions    map[string]any `json:"extensions"`
+}
+
+// decodeRequest decodes a request from a JSON object whose members are
+// named exactly as GraphQL over HTTP and graphql-ws name them: "query",
+// "operationName", "variables" and "extensions" (encoding/json would take
+// "Query" or "VARIABLES" for them too). Numbers stay as written
+// (json.Number). A member of the wrong type is an error.
+func decodeRequest(data []byte) (*request, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return nil, err
+	}
+	r := &request{}
+	member := func(name string, v any) error {
+		raw := fields[name]
+		if len(raw) == 0 || string(raw) == "null" {
+			return nil
+		}
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber()
+		if err := d.Decode(v); err != nil {
+			return fmt.Errorf("%s: %v", name, err)
+		}
+		return nil
+	}
+	for _, err := range []error{
+		member("query", &r.Query),
+		member("operationName", &r.OperationName),
+		member("variables", &r.Variables),
+		member("extensions", &r.Extensions),
+	} {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
 }
 
 // operation is a validated request, ready to run: its root field, the

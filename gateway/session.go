@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -135,13 +136,19 @@ func (g *Gateway) OnMessage(wc *ws.Conn, _ ws.Opcode, data []byte) {
 	if s == nil || s.gone {
 		return
 	}
-	var m message
-	if err := json.Unmarshal(data, &m); err != nil {
-		s.closeWith(CloseBadRequest, "Invalid message received: "+err.Error())
+	m, err := parseMessage(data)
+	if s.proto == legacyWS {
+		if err != nil {
+			// The old protocol ignores a message it cannot parse, and
+			// says so, keeping the connection.
+			s.send(appendLegacyError(nil, "connection_error", "", "Invalid message received: "+err.Error()))
+			return
+		}
+		s.legacy(&m)
 		return
 	}
-	if s.proto == legacyWS {
-		s.legacy(&m)
+	if err != nil {
+		s.closeWith(CloseBadRequest, "Invalid message received: "+err.Error())
 		return
 	}
 	switch m.Type {
@@ -244,7 +251,7 @@ func (s *session) legacy(m *message) {
 	case "connection_terminate":
 		s.closeWith(ws.CloseNormal, "")
 	default:
-		s.send([]byte(`{"type":"error","payload":{"message":"Invalid message type!"}}`))
+		s.send(appendLegacyError(nil, "error", idOr(m), "Invalid message type!"))
 	}
 }
 
@@ -481,23 +488,51 @@ func (s *session) appendComplete(dst []byte, id string) []byte {
 	return append(dst, `,"type":"complete"}`...)
 }
 
+// appendError appends an error message for operation id: its payload the
+// list of errors in graphql-transport-ws, an Error object in the legacy
+// protocol ({"message": the first's, "errors": all of them}, which its
+// client library reads as the list).
 func (s *session) appendError(dst []byte, id string, errs gqlerror.List) []byte {
 	b, err := json.Marshal(errs)
-	if err != nil {
-		b = []byte(`[{"message":"internal error"}]`)
+	if err != nil || len(errs) == 0 {
+		b, errs = []byte(`[{"message":"internal error"}]`), gqlerror.List{gqlerror.Errorf("internal error")}
 	}
 	dst = append(dst, `{"id":`...)
 	dst = appendJSONString(dst, id)
 	dst = append(dst, `,"type":"error","payload":`...)
+	if s.proto == legacyWS {
+		dst = append(dst, `{"message":`...)
+		dst = appendJSONString(dst, errs[0].Message)
+		dst = append(dst, `,"errors":`...)
+		dst = append(dst, b...)
+		return append(dst, "}}"...)
+	}
 	dst = append(dst, b...)
 	return append(dst, '}')
 }
 
 // message is a message of either protocol, as received.
 type message struct {
-	Type    string          `json:"type"`
-	ID      json.RawMessage `json:"id"`
-	Payload json.RawMessage `json:"payload"`
+	Type    string
+	ID      json.RawMessage
+	Payload json.RawMessage
+}
+
+// parseMessage reads a message: a JSON object whose members "type" (a
+// string), "id" and "payload" are named exactly so, as the protocols'
+// JavaScript reads them (encoding/json would take "TYPE" or "Id" too).
+func parseMessage(data []byte) (message, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return message{}, err
+	}
+	m := message{ID: fields["id"], Payload: fields["payload"]}
+	if t, ok := fields["type"]; ok {
+		if err := json.Unmarshal(t, &m.Type); err != nil {
+			return message{}, errors.New("the 'type' property must be a string")
+		}
+	}
+	return m, nil
 }
 
 // id returns the message's id: a non-empty string.
@@ -531,13 +566,27 @@ func (m *message) subscribe() (string, *request, error) {
 	if v := fields["operationName"]; len(v) > 0 && v[0] != '"' && string(v) != "null" {
 		return id, nil, fmt.Errorf("%q message payload expects the 'operationName' property to be a string or nullish or missing", m.Type)
 	}
-	r := &request{}
-	d := json.NewDecoder(bytes.NewReader(m.Payload))
-	d.UseNumber()
-	if err := d.Decode(r); err != nil {
+	r, err := decodeRequest(m.Payload)
+	if err != nil {
 		return id, nil, fmt.Errorf("%q message payload: %v", m.Type, err)
 	}
 	return id, r, nil
+}
+
+// appendLegacyError appends the old protocol's message of type typ (error
+// or connection_error) for id (none if empty) with an Error payload.
+func appendLegacyError(dst []byte, typ, id, msg string) []byte {
+	dst = append(dst, '{')
+	if id != "" {
+		dst = append(dst, `"id":`...)
+		dst = appendJSONString(dst, id)
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"type":`...)
+	dst = appendJSONString(dst, typ)
+	dst = append(dst, `,"payload":{"message":`...)
+	dst = appendJSONString(dst, msg)
+	return append(dst, "}}"...)
 }
 
 // idOr returns m's id if it has a valid one, else "".
