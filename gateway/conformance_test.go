@@ -87,15 +87,7 @@ func TestFieldNamesAreCaseSensitive(t *testing.T) {
 // the message (which does not disconnect the client, just ignore the
 // message)."
 func TestLegacyParseErrorKeepsConnection(t *testing.T) {
-	_, _, addr := startGateway(t, func(c *Config) { c.KeepAlive = time.Hour })
-	c := dial(t, addr, ProtocolLegacyWS)
-	c.send(`{"type":"connection_init","payload":{}}`)
-	if m := c.read(); m["type"] != "connection_ack" {
-		t.Fatalf("got %v; want connection_ack", m)
-	}
-	if m := c.read(); m["type"] != "ka" {
-		t.Fatalf("got %v; want ka", m)
-	}
+	c := legacyClient(t)
 	c.send(`{"type":`)
 	msg, err := c.tryRead(2 * time.Second)
 	var m struct{ Type string }
@@ -114,11 +106,7 @@ func TestLegacyParseErrorKeepsConnection(t *testing.T) {
 // payload with the error attributed to the operation failing on the
 // server" (the reference server sends {message: ...}).
 func TestLegacyErrorPayloadIsAnObject(t *testing.T) {
-	_, _, addr := startGateway(t, func(c *Config) { c.KeepAlive = time.Hour })
-	c := dial(t, addr, ProtocolLegacyWS)
-	c.send(`{"type":"connection_init","payload":{}}`)
-	c.read() // connection_ack
-	c.read() // ka
+	c := legacyClient(t)
 	c.send(`{"id":"1","type":"start","payload":{"query":"subscription { nope }"}}`)
 	raw := c.readRaw()
 	var m struct {
@@ -140,13 +128,25 @@ func TestLegacyErrorPayloadIsAnObject(t *testing.T) {
 // server sends sendError(connectionContext, opId, {message: 'Invalid
 // message type!'})).
 func TestLegacyInvalidTypeErrorHasID(t *testing.T) {
-	_, _, addr := startGateway(t, func(c *Config) { c.KeepAlive = time.Hour })
-	c := dial(t, addr, ProtocolLegacyWS)
-	c.send(`{"type":"connection_init","payload":{}}`)
-	c.read() // connection_ack
-	c.read() // ka
+	c := legacyClient(t)
 	c.send(`{"id":"7","type":"bogus"}`)
 	if m := c.read(); m["type"] != "error" || m["id"] != "7" {
 		t.Fatalf("after an unknown type with id 7 got %v; want an error with id 7", m)
 	}
+}
+
+// legacyClient connects a client of the legacy protocol to a new gateway
+// and has it acknowledged.
+func legacyClient(t *testing.T) *client {
+	t.Helper()
+	_, _, addr := startGateway(t, func(c *Config) { c.KeepAlive = time.Hour })
+	c := dial(t, addr, ProtocolLegacyWS)
+	c.send(`{"type":"connection_init","payload":{}}`)
+	if m := c.read(); m["type"] != "connection_ack" {
+		t.Fatalf("got %v; want connection_ack", m)
+	}
+	if m := c.read(); m["type"] != "ka" {
+		t.Fatalf("got %v; want ka", m)
+	}
+	return c
 }
