@@ -724,10 +724,12 @@ func (c *Conn) startClose() {
 
 // abortAfterStall aborts closing c with ErrCloseTimeout once its peer has
 // taken none of the queued bytes for t; left bytes were queued when the
-// wait began. A peer that takes them, however slowly, gets them all.
+// wait began. A peer that takes them, however slowly, gets them all. The
+// socket's writability found in this iteration counts as taking: the
+// iteration's flush, after the timers, has not yet written.
 func (c *Conn) abortAfterStall(t time.Duration, left int) {
 	c.closeTimer = c.ls.l.AfterFunc(t, func() {
-		if c.state == closing && c.outLen > 0 && c.outLen < left {
+		if c.state == closing && c.outLen > 0 && (c.outLen < left || c.flags&fWritable != 0) {
 			c.abortAfterStall(t, c.outLen)
 			return
 		}

@@ -87,8 +87,11 @@ func (c *Conn) connected() {
 		c.ls.h.OnOpen(c)
 	}()
 	if panicked != nil {
+		// Closed as an accepted connection whose OnOpen panicked is:
+		// what OnOpen queued goes out first, then OnClose gets the
+		// *PanicError. Dial returns it.
 		c.ls.s.opts.Logger.Error("evloop: panic recovered in OnOpen", "panic", panicked)
-		c.finalize(&PanicError{Value: panicked})
+		c.closeAfterPanic(panicked)
 		res <- dialResult{err: &PanicError{Value: panicked}}
 		return
 	}

@@ -1,0 +1,140 @@
+//go:build unix
+
+package evloop
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+)
+
+// errRecorder keeps what OnClose received.
+type errRecorder struct {
+	mu   sync.Mutex
+	errs []error
+	ch   chan error
+}
+
+func newErrRecorder() *errRecorder { return &errRecorder{ch: make(chan error, 16)} }
+
+func (r *errRecorder) add(err error) {
+	r.mu.Lock()
+	r.errs = append(r.errs, err)
+	r.mu.Unlock()
+	r.ch <- err
+}
+
+// CloseTimeout: "If the peer takes none of the queued bytes for
+// Options.CloseTimeout, the connection is aborted; one that takes them,
+// however slowly, gets them all." Here the peer starts taking bytes well
+// within CloseTimeout, and the writability that reports it lands in the
+// same loop iteration as the stall timer: timers fire before the
+// iteration's flush, so the writability counts as taking. It did not, and
+// the peer was aborted.
+func TestCloseTimeoutCountsWritability(t *testing.T) {
+	const size = 8 << 20
+	big := bytes.Repeat([]byte("0123456789abcdef"), size/16)
+	rec := newErrRecorder()
+	h := &funcHandler{
+		data: func(c *Conn) {
+			b, _ := c.Next(-1)
+			if bytes.Contains(b, []byte("go")) {
+				c.Write(big)
+				c.Close()
+			}
+		},
+		close: func(c *Conn, err error) { rec.add(err) },
+	}
+	srv, addr := serve(t, h, Options{Loops: 1, HighWater: 32 << 20, SendBuffer: 64 << 10, CloseTimeout: 300 * time.Millisecond})
+	c := dial(t, addr)
+	c.(*net.TCPConn).SetReadBuffer(64 << 10)
+	c.Write([]byte("go"))
+	// Close() ran at T0 and its flush filled the sockets. At T0+300ms the
+	// stall timer sees that flush as progress and re-arms until T0+600ms.
+	time.Sleep(450 * time.Millisecond)
+
+	// From T0+450ms the peer reads without pause. The loop is busy
+	// meanwhile (another connection's work, simulated) until T0+1050ms:
+	// its next iteration carries both the writability the peer's reads
+	// caused and the overdue stall timer.
+	busy := make(chan struct{})
+	srv.Submit(0, func() { close(busy); time.Sleep(600 * time.Millisecond) })
+	<-busy
+	got := 0
+	buf := make([]byte, 1<<20)
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var err error
+	for {
+		var n int
+		n, err = c.Read(buf)
+		got += n
+		if err != nil {
+			break
+		}
+	}
+	cerr := <-rec.ch
+	if got != size || err != io.EOF || cerr != nil {
+		t.Fatalf("peer reading without pause since T0+450ms, aborted at ~T0+1050ms (CloseTimeout 300ms): got %d of %d bytes, then %v; OnClose err = %v", got, size, err, cerr)
+	}
+}
+
+// PanicError: "Such a connection is closed as Close closes one: the
+// bytes queued before the panic are written first", for a dialed
+// connection as for an accepted one; a dialed one's OnOpen panic closed it
+// at once, dropping what OnOpen queued.
+func TestDialOnOpenPanicWritesQueuedBytes(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	rec := newErrRecorder()
+	client, err := NewServer(&funcHandler{
+		open: func(c *Conn) {
+			c.Write([]byte("hello"))
+			panic("boom in OnOpen")
+		},
+		close: func(c *Conn, err error) { rec.add(err) },
+	}, Options{Loops: 1, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		nc, err := ln.Accept()
+		if err == nil {
+			accepted <- nc
+		}
+	}()
+	_, derr := client.Dial(context.Background(), "tcp", ln.Addr().String())
+	var pe *PanicError
+	if !errors.As(derr, &pe) {
+		t.Fatalf("Dial = %v; want a *PanicError", derr)
+	}
+	nc := <-accepted
+	defer nc.Close()
+	nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got, rerr := io.ReadAll(nc)
+	if string(got) != "hello" {
+		t.Errorf("peer read %q (%v); want the bytes OnOpen queued before panicking, \"hello\"", got, rerr)
+	}
+	// Compare: the same handler on an accepted connection.
+	srvRec := newErrRecorder()
+	_, addr := serve(t, &funcHandler{
+		open: func(c *Conn) {
+			c.Write([]byte("hello"))
+			panic("boom in OnOpen")
+		},
+		close: func(c *Conn, err error) { srvRec.add(err) },
+	}, Options{Loops: 1})
+	ac := dial(t, addr)
+	ac.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got2, _ := io.ReadAll(ac)
+	t.Logf("accepted connection with the same OnOpen: peer read %q", got2)
+}
