@@ -521,11 +521,14 @@ func (c *Conn) Wake() {
 // Submit runs fn on the connection's loop goroutine, where fn may use every
 // method of the Conn. Any goroutine may call it; it fails with ErrClosed once
 // the loop is stopped. A panic in fn is treated as one in OnData: logged,
-// and the connection closed with a *PanicError.
+// and the connection closed with a *PanicError. What fn consumed of the
+// buffered inbound bytes is let go as after OnData: an emptied buffer goes
+// back to the loop's pool.
 func (c *Conn) Submit(fn func()) error {
 	if c.ls.l.Submit(func() {
 		defer c.closeOnPanic()
 		fn()
+		c.keepInbound()
 	}) != nil {
 		return ErrClosed
 	}

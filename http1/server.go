@@ -492,9 +492,22 @@ func (s *Server) OnClose(c *evloop.Conn, err error) {
 	case *conn:
 		x.closed(err)
 	case Protocol:
+		if lc, ok := x.(LateCloser); ok {
+			lc.OnCloseThen(c, err, func() { s.protocolClosed(x) })
+			return
+		}
 		s.protocolClosed(x)
 		x.OnClose(c, err)
 	}
+}
+
+// LateCloser may be implemented by a Protocol whose work for a connection
+// goes on after the connection closed (a message being handled on another
+// goroutine): OnCloseThen is called instead of OnClose, and calls done
+// once the protocol is through with the connection, on any goroutine.
+// Shutdown waits for it as for the connection.
+type LateCloser interface {
+	OnCloseThen(c *evloop.Conn, err error, done func())
 }
 
 // protocolClosed accounts for a connection p served, closed.

@@ -190,6 +190,9 @@ type Conn struct {
 type pending struct {
 	mu   sync.Mutex
 	msgs []message
+	// closed is the owner's done of OnCloseThen, called once the OnClose
+	// owed has run (payClose).
+	closed func()
 }
 
 type message struct {
@@ -556,7 +559,13 @@ func (wc *Conn) fail(cerr *CloseError) {
 }
 
 // OnClose implements http1.Protocol.
-func (wc *Conn) OnClose(c *evloop.Conn, err error) {
+func (wc *Conn) OnClose(c *evloop.Conn, err error) { wc.OnCloseThen(c, err, nil) }
+
+// OnCloseThen implements http1.LateCloser: done, if not nil, is called
+// once the handler's OnClose has run, which for a connection whose
+// messages are on the pool is once they are handled, so that the
+// server's and the Dialer's Shutdown wait for it.
+func (wc *Conn) OnCloseThen(c *evloop.Conn, err error, done func()) {
 	wc.msg = nil
 	ce := wc.closeErr
 	if ce == nil {
@@ -567,15 +576,24 @@ func (wc *Conn) OnClose(c *evloop.Conn, err error) {
 	}
 	if wc.flags&fBusy != 0 {
 		wc.owed = ce // the pool's messages first: caughtUp calls it
+		wc.pending.closed = done
 		return
 	}
 	wc.h.OnClose(wc, ce)
+	if done != nil {
+		done()
+	}
 }
 
 // payClose runs the OnClose that waited for the pool's messages.
 func (wc *Conn) payClose() {
 	if ce := wc.owed; ce != nil {
 		wc.owed = nil
+		done := wc.pending.closed
+		wc.pending.closed = nil
+		if done != nil {
+			defer done() // after OnClose, even if it panics
+		}
 		wc.h.OnClose(wc, ce)
 	}
 }

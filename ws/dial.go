@@ -382,7 +382,8 @@ func (dialHandler) OnData(c *evloop.Conn) {
 func (h dialHandler) OnClose(c *evloop.Conn, err error) {
 	switch x := c.Context().(type) {
 	case *Conn:
-		x.OnClose(c, err)
+		x.OnCloseThen(c, err, func() { h.d.open.Add(-1) }) // Shutdown waits for an OnClose owed
+		return
 	case *dialing:
 		x.closed(err)
 	}
