@@ -43,7 +43,10 @@
 // client loop writes the one payload to its own subscribers. Sources
 // deliver events on their own goroutines (one per NATS subscription, one
 // per JetStream consumer, shared by the subscriptions reading it, and one
-// per Redis pub/sub connection).
+// per Redis pub/sub connection). An upstream subscription that ends by
+// itself (its NATS or Redis connection closed for good, its JetStream
+// consumer deleted) ends each of its operations with an error message,
+// and the next subscription to the same subjects subscribes again.
 //
 // # Bounds
 //

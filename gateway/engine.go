@@ -259,6 +259,8 @@ func (e *engine) start(t *trigger) {
 		cancel, err := t.src.Subscribe(ctx, t.subjects, t.stream, func(_ string, data []byte) {
 			e.stats.EventsIn.Add(1)
 			e.l.Submit(func() { e.push(t, data) })
+		}, func(err error) {
+			e.l.Submit(func() { e.ended(t, err) })
 		})
 		if e.l.Submit(func() { e.started(t, cancel, err) }) != nil && err == nil {
 			cancel() // the engine has stopped, and ended t
@@ -269,24 +271,7 @@ func (e *engine) start(t *trigger) {
 func (e *engine) started(t *trigger, cancel func(), err error) {
 	if err != nil {
 		e.log.Warn("gateway: upstream subscription failed", "subjects", t.subjects, "err", err)
-		if !t.dead {
-			// Every subscriber gets an error and is done.
-			msg := "upstream subscription failed: " + err.Error()
-			for _, g := range t.groups {
-				for _, ls := range g.loops {
-					subs := make([]*subscriber, 0, len(ls.subs))
-					for s := range ls.subs {
-						subs = append(subs, s)
-					}
-					ls.submit(func() {
-						for _, s := range subs {
-							s.s.fail(s, gqlerror.List{gqlerror.Errorf("%s", msg)})
-						}
-					})
-				}
-			}
-			e.drop(t)
-		}
+		e.failAll(t, "upstream subscription failed: "+err.Error())
 		return
 	}
 	if t.dead {
@@ -294,6 +279,37 @@ func (e *engine) started(t *trigger, cancel func(), err error) {
 		return
 	}
 	t.cancel, t.started = cancel, true
+}
+
+// ended runs when t's upstream subscription ended by itself (the source's
+// connection closed for good, its consumer gone): its subscribers are
+// told with an error, as the protocol has an operation that cannot go on
+// end, rather than wait for events that will not come; a client that
+// subscribes again starts a new trigger.
+func (e *engine) ended(t *trigger, err error) {
+	e.log.Warn("gateway: upstream subscription ended", "subjects", t.subjects, "err", err)
+	e.failAll(t, "upstream subscription ended: "+err.Error())
+}
+
+// failAll ends every subscriber of t with an error saying msg, and t.
+func (e *engine) failAll(t *trigger, msg string) {
+	if t.dead {
+		return
+	}
+	for _, g := range t.groups {
+		for _, ls := range g.loops {
+			subs := make([]*subscriber, 0, len(ls.subs))
+			for s := range ls.subs {
+				subs = append(subs, s)
+			}
+			ls.submit(func() {
+				for _, s := range subs {
+					s.s.fail(s, gqlerror.List{gqlerror.Errorf("%s", msg)})
+				}
+			})
+		}
+	}
+	e.drop(t)
 }
 
 // push queues an event of t's and resolves it when t is idle.

@@ -484,7 +484,7 @@ func TestFragmentSpreadsFollowedOnce(t *testing.T) {
 func TestPostChecks(t *testing.T) {
 	_, src, addr := startGateway(t, func(c *Config) { c.Authenticate = TokenAuth("s3cret") })
 	published := make(chan string, 8)
-	cancel, _ := src.Subscribe(context.Background(), []string{"employee.3"}, nil, func(_ string, d []byte) { published <- string(d) })
+	cancel, _ := src.Subscribe(context.Background(), []string{"employee.3"}, nil, func(_ string, d []byte) { published <- string(d) }, func(error) {})
 	defer cancel()
 	tests := []struct {
 		name   string
@@ -597,10 +597,10 @@ type gatedSource struct {
 	releaseCancel               chan struct{}
 }
 
-func (g *gatedSource) Subscribe(ctx context.Context, subjects []string, sc *StreamConfig, deliver func(string, []byte)) (func(), error) {
+func (g *gatedSource) Subscribe(ctx context.Context, subjects []string, sc *StreamConfig, deliver func(string, []byte), ended func(error)) (func(), error) {
 	g.entered <- struct{}{}
 	<-g.release
-	cancel, err := g.MemorySource.Subscribe(ctx, subjects, sc, deliver)
+	cancel, err := g.MemorySource.Subscribe(ctx, subjects, sc, deliver, ended)
 	if err != nil {
 		return nil, err
 	}
@@ -911,12 +911,12 @@ extend type Subscription {
 // context ends.
 type hangingSource struct{ MemorySource }
 
-func (h *hangingSource) Subscribe(ctx context.Context, subjects []string, _ *StreamConfig, _ func(string, []byte)) (func(), error) {
+func (h *hangingSource) Subscribe(ctx context.Context, subjects []string, _ *StreamConfig, _ func(string, []byte), _ func(error)) (func(), error) {
 	if subjects[0] == "employee.hang" {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}
-	return h.MemorySource.Subscribe(ctx, subjects, nil, func(string, []byte) {})
+	return h.MemorySource.Subscribe(ctx, subjects, nil, func(string, []byte) {}, func(error) {})
 }
 
 // An upstream that hangs costs its own subscribers an error after

@@ -134,7 +134,7 @@ func TestJetStream(t *testing.T) {
 	}
 	got := make(chan string, 4)
 	cancel, err := src.Subscribe(context.Background(), []string{"employee.1"}, &StreamConfig{StreamName: "employees", ConsumerName: "gw", InactiveThreshold: 30},
-		func(subj string, data []byte) { got <- subj + " " + string(data) })
+		func(subj string, data []byte) { got <- subj + " " + string(data) }, func(error) {})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestJetStream(t *testing.T) {
 	if n := nc.NumSubscriptions(); n != during-1 {
 		t.Fatalf("NumSubscriptions after cancel = %d; want %d", n, during-1)
 	}
-	if _, err := src.Subscribe(context.Background(), []string{"x"}, &StreamConfig{StreamName: "missing", ConsumerName: "gw"}, func(string, []byte) {}); err == nil {
+	if _, err := src.Subscribe(context.Background(), []string{"x"}, &StreamConfig{StreamName: "missing", ConsumerName: "gw"}, func(string, []byte) {}, func(error) {}); err == nil {
 		t.Fatal("Subscribe to a missing stream succeeded")
 	}
 }

@@ -45,7 +45,10 @@ type jsConsumer struct {
 	readers atomic.Pointer[[]*jsReader]
 }
 
-type jsReader struct{ deliver func(string, []byte) }
+type jsReader struct {
+	deliver func(string, []byte)
+	ended   func(error)
+}
 
 // NewNATSSource returns a Source on nc. instance names this gateway among
 // others on the same NATS (host name and listen address, say): each
@@ -62,19 +65,30 @@ func NewNATSSource(nc *nats.Conn, instance string) (*NATSSource, error) {
 // connection's goroutine for that subscription (nats.go keeps one per
 // subscription, in order); a subscription to several subjects is several
 // NATS subscriptions whose events may interleave.
-func (s *NATSSource) Subscribe(ctx context.Context, subjects []string, stream *StreamConfig, deliver func(string, []byte)) (func(), error) {
+func (s *NATSSource) Subscribe(ctx context.Context, subjects []string, stream *StreamConfig, deliver func(string, []byte), ended func(error)) (func(), error) {
 	for _, subj := range subjects {
 		if err := checkSubject(subj); err != nil {
 			return nil, err
 		}
 	}
 	if stream != nil {
-		return s.consume(ctx, subjects, stream, deliver)
+		return s.consume(ctx, subjects, stream, deliver, ended)
 	}
 	subs := make([]*nats.Subscription, 0, len(subjects))
+	var cancelled atomic.Bool
 	cancel := func() {
+		cancelled.Store(true)
 		for _, sub := range subs {
 			sub.Unsubscribe()
+		}
+	}
+	// A subscription the connection closes (for good: it is kept while it
+	// reconnects) ends, once: nats.go calls a subscription's closed handler
+	// after its last message's callback returned.
+	var endOnce sync.Once
+	closed := func(string) {
+		if !cancelled.Load() {
+			endOnce.Do(func() { ended(fmt.Errorf("NATS subscription closed: %w", nats.ErrConnectionClosed)) })
 		}
 	}
 	for _, subj := range subjects {
@@ -83,6 +97,7 @@ func (s *NATSSource) Subscribe(ctx context.Context, subjects []string, stream *S
 			cancel()
 			return nil, err
 		}
+		sub.SetClosedHandler(closed)
 		// A slow gateway is told by the connection's error handler rather
 		// than losing events silently at the library's default limits.
 		sub.SetPendingLimits(1<<20, 256<<20)
@@ -100,7 +115,7 @@ func (s *NATSSource) Subscribe(ctx context.Context, subjects []string, stream *S
 // consume delivers the messages of the durable consumer for subjects in
 // sc's stream: it starts the consumer, or joins it if another subscription
 // started it.
-func (s *NATSSource) consume(ctx context.Context, subjects []string, sc *StreamConfig, deliver func(string, []byte)) (func(), error) {
+func (s *NATSSource) consume(ctx context.Context, subjects []string, sc *StreamConfig, deliver func(string, []byte), ended func(error)) (func(), error) {
 	sorted := slices.Sorted(slices.Values(subjects))
 	h := sha256.Sum256([]byte(strings.Join(sorted, "\x00") + "\x00" + s.instance))
 	cfg := jetstream.ConsumerConfig{
@@ -112,7 +127,7 @@ func (s *NATSSource) consume(ctx context.Context, subjects []string, sc *StreamC
 		cfg.InactiveThreshold = time.Duration(sc.InactiveThreshold) * time.Second
 	}
 	key := sc.StreamName + "\x00" + cfg.Durable
-	r := &jsReader{deliver: deliver}
+	r := &jsReader{deliver: deliver, ended: ended}
 	s.mu.Lock()
 	c, joined := s.consumers[key]
 	if !joined {
@@ -122,7 +137,7 @@ func (s *NATSSource) consume(ctx context.Context, subjects []string, sc *StreamC
 	c.setReaders(append(c.readersNow(), r))
 	s.mu.Unlock()
 	if !joined {
-		c.stop, c.err = s.startConsumer(ctx, sc.StreamName, cfg, c)
+		c.stop, c.err = s.startConsumer(ctx, key, sc.StreamName, cfg, c)
 		if c.err != nil {
 			// The next subscription tries again.
 			s.mu.Lock()
@@ -149,17 +164,45 @@ func (s *NATSSource) consume(ctx context.Context, subjects []string, sc *StreamC
 // startConsumer creates (or updates) the durable consumer cfg on stream
 // and starts reading it into c. The function it returns stops the reading
 // and returns once it has stopped: Stop only asks, and the Consume's
-// goroutines unsubscribe, and finish a delivery under way, after it.
-func (s *NATSSource) startConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig, c *jsConsumer) (func(), error) {
+// goroutines unsubscribe, and finish a delivery under way, after it. A
+// reading that stops by itself (the consumer deleted, the connection
+// closed) ends c's readers with the error that stopped it, and c is
+// forgotten, so that the next subscription starts it again.
+func (s *NATSSource) startConsumer(ctx context.Context, key, stream string, cfg jetstream.ConsumerConfig, c *jsConsumer) (func(), error) {
 	cons, err := s.js.CreateOrUpdateConsumer(ctx, stream, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("stream %q: %w", stream, err)
 	}
-	cc, err := cons.Consume(c.deliver)
+	var lastErr atomic.Pointer[error]
+	cc, err := cons.Consume(c.deliver, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+		lastErr.Store(&err)
+	}))
 	if err != nil {
 		return nil, err
 	}
+	var stopping atomic.Bool
+	go func() {
+		<-cc.Closed()
+		if stopping.Load() {
+			return
+		}
+		s.mu.Lock()
+		if s.consumers[key] == c {
+			delete(s.consumers, key)
+		}
+		readers := c.readersNow()
+		c.setReaders(nil)
+		s.mu.Unlock()
+		why := errors.New("JetStream consumer stopped")
+		if p := lastErr.Load(); p != nil {
+			why = fmt.Errorf("JetStream consumer stopped: %w", *p)
+		}
+		for _, r := range readers {
+			r.ended(why)
+		}
+	}()
 	return func() {
+		stopping.Store(true)
 		cc.Stop()
 		<-cc.Closed()
 	}, nil

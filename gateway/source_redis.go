@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -16,7 +18,7 @@ func NewRedisSource(rdb redis.UniversalClient) *RedisSource { return &RedisSourc
 
 // Subscribe implements Source: one pub/sub connection per subscription,
 // read by one goroutine.
-func (s *RedisSource) Subscribe(ctx context.Context, channels []string, stream *StreamConfig, deliver func(string, []byte)) (func(), error) {
+func (s *RedisSource) Subscribe(ctx context.Context, channels []string, stream *StreamConfig, deliver func(string, []byte), ended func(error)) (func(), error) {
 	if stream != nil {
 		return nil, ErrNoStreams
 	}
@@ -30,13 +32,19 @@ func (s *RedisSource) Subscribe(ctx context.Context, channels []string, stream *
 		}
 	}
 	done := make(chan struct{})
+	var cancelled atomic.Bool
 	go func() {
 		defer close(done)
 		for m := range ps.Channel() {
 			deliver(m.Channel, []byte(m.Payload))
 		}
+		// The channel closes with the PubSub: by cancel, or with the
+		// client (go-redis reconnects a PubSub otherwise).
+		if !cancelled.Load() {
+			ended(errors.New("Redis subscription closed"))
+		}
 	}()
-	return func() { ps.Close(); <-done }, nil
+	return func() { cancelled.Store(true); ps.Close(); <-done }, nil
 }
 
 // Publish implements Source.
