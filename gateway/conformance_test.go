@@ -150,3 +150,20 @@ func legacyClient(t *testing.T) *client {
 	}
 	return c
 }
+
+// A ping's payload comes back in the pong, as graphql-ws's own server
+// sends it (PROTOCOL.md: "A response to the Ping message. Must be sent as
+// soon as the Ping message is received"; the payload is "optional" and
+// the reference echoes it); a ping without one gets a pong without one.
+func TestPongEchoesPayload(t *testing.T) {
+	_, _, addr := startGateway(t, nil)
+	c := dial(t, addr, ProtocolTransportWS)
+	c.send(`{"type":"ping","payload":{"at":1}}`)
+	if got, want := c.readRaw(), `{"type":"pong","payload":{"at":1}}`; got != want {
+		t.Fatalf("pong = %s; want %s", got, want)
+	}
+	c.send(`{"type":"ping","payload":null}`)
+	if got, want := c.readRaw(), `{"type":"pong"}`; got != want {
+		t.Fatalf("pong = %s; want %s", got, want)
+	}
+}

@@ -174,7 +174,7 @@ func (g *Gateway) OnMessage(wc *ws.Conn, _ ws.Opcode, data []byte) {
 			s.closeWith(CloseBadRequest, `"ping" message expects the 'payload' property to be an object or nullish or missing`)
 			return
 		}
-		s.send([]byte(`{"type":"pong"}`))
+		s.send(appendPong(nil, m.Payload))
 	case "pong":
 		if !payloadIsObject(m.Payload) {
 			s.closeWith(CloseBadRequest, `"pong" message expects the 'payload' property to be an object or nullish or missing`)
@@ -571,6 +571,17 @@ func (m *message) subscribe() (string, *request, error) {
 		return id, nil, fmt.Errorf("%q message payload: %v", m.Type, err)
 	}
 	return id, r, nil
+}
+
+// appendPong appends the pong to a ping with payload: the payload echoed,
+// as graphql-ws's own server echoes it, if it has one.
+func appendPong(dst []byte, payload json.RawMessage) []byte {
+	if len(payload) == 0 || string(payload) == "null" {
+		return append(dst, `{"type":"pong"}`...)
+	}
+	dst = append(dst, `{"type":"pong","payload":`...)
+	dst = append(dst, payload...)
+	return append(dst, '}')
 }
 
 // appendLegacyError appends the old protocol's message of type typ (error
