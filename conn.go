@@ -993,8 +993,10 @@ func (t Timer) Stop() bool { return t.l != nil && t.l.CancelTimer(t.id) }
 func (t Timer) Reset(d time.Duration) bool { return t.l != nil && t.l.ResetTimer(t.id, d) }
 
 // AfterFunc calls fn on the connection's loop goroutine after d, unless the
-// connection is closed by then: the building block for idle and read
-// timeouts. Must be called on the loop goroutine.
+// connection is closed by then (OnClose ran; it is still called while a
+// closing connection writes what it queued, when Closed already reports
+// true): the building block for idle and read timeouts. Must be called on
+// the loop goroutine.
 func (c *Conn) AfterFunc(d time.Duration, fn func()) Timer {
 	return Timer{l: c.ls.l, id: c.ls.l.AfterFunc(d, func() {
 		if c.state != closed {
