@@ -136,5 +136,7 @@ func TestDialOnOpenPanicWritesQueuedBytes(t *testing.T) {
 	ac := dial(t, addr)
 	ac.SetReadDeadline(time.Now().Add(5 * time.Second))
 	got2, _ := io.ReadAll(ac)
-	t.Logf("accepted connection with the same OnOpen: peer read %q", got2)
+	if string(got2) != "hello" {
+		t.Errorf("accepted connection with the same OnOpen: peer read %q; want \"hello\"", got2)
+	}
 }

@@ -2,10 +2,45 @@ package evloop
 
 import (
 	"context"
+	"net"
+	"net/netip"
+	"slices"
 
 	"github.com/evloop/evloop/internal/poll"
 	"github.com/evloop/evloop/internal/sock"
 )
+
+// resolve looks up a TCP address's host name within ctx, as
+// net.ResolveTCPAddr would without it (an IPv4 address first for "tcp"),
+// and returns the address with the IP in its place; other addresses are
+// returned as they are.
+func resolve(ctx context.Context, network, addr string) (string, error) {
+	var ipNet string
+	switch network {
+	case "tcp":
+		ipNet = "ip"
+	case "tcp4":
+		ipNet = "ip4"
+	case "tcp6":
+		ipNet = "ip6"
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if ipNet == "" || err != nil || host == "" {
+		return addr, nil // sock.Dial reports what is wrong with it
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return addr, nil
+	}
+	ips, err := net.DefaultResolver.LookupIP(ctx, ipNet, host)
+	if err != nil {
+		return "", &net.OpError{Op: "dial", Net: network, Err: err}
+	}
+	ip := ips[0]
+	if i := slices.IndexFunc(ips, func(ip net.IP) bool { return ip.To4() != nil }); i >= 0 && network == "tcp" {
+		ip = ips[i]
+	}
+	return net.JoinHostPort(ip.String(), port), nil
+}
 
 type dialResult struct {
 	c   *Conn
@@ -19,6 +54,10 @@ type dialResult struct {
 // Dial waits for a loop, so it must not be called on one (from a handler):
 // there, hand the dial to a goroutine of its own.
 func (s *Server) Dial(ctx context.Context, network, addr string) (*Conn, error) {
+	addr, err := resolve(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
 	fd, err := sock.Dial(network, addr)
 	if err != nil {
 		return nil, err
