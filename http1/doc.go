@@ -28,9 +28,17 @@
 // field or set under http.TrailerPrefix, sent after a chunked body as
 // net/http's server sends them), and http.NewResponseController's Flush,
 // Hijack, EnableFullDuplex (a pooled handler may always read the body
-// while it writes), SetReadDeadline and SetWriteDeadline. As with
-// net/http's server, the answer's head holds the header fields as they
-// were at WriteHeader.
+// while it writes), SetReadDeadline and SetWriteDeadline, and
+// http.CloseNotifier. As with net/http's server, the answer's head holds
+// the header fields as they were at WriteHeader; a panic drops what the
+// handler had not flushed and closes the connection after what went out.
+// Where a client sees a difference: an answer the handler did not flush
+// gets Content-Length up to 4 KiB (net/http's server: 2 KiB, then
+// chunked); Hijack sends the body written before it, and its reader
+// gives a chunked body's bytes decoded; a body read through
+// http.MaxBytesReader past its limit leaves the connection open (the rest
+// is dropped as any unread body is, the answer framed as it must be),
+// where net/http's server closes it.
 //
 // A pooled handler's deadlines behave as net/http's server makes them:
 // past the read deadline (or Server.ReadTimeout) a body Read fails (and

@@ -145,8 +145,13 @@ func (hc *conn) newRequest(req *Request, remote net.Addr) (*http.Request, error)
 	if r.Host == "" {
 		r.Host = string(req.Host)
 	}
-	// As net/http's server: Host lives in Request.Host, not the map.
+	// As net/http's server: Host lives in Request.Host, not the map, and
+	// an HTTP/1.0 cache's "Pragma: no-cache" is read as
+	// "Cache-Control: no-cache" when there is none (RFC 9111 section 5.4).
 	delete(r.Header, "Host")
+	if p := r.Header["Pragma"]; len(p) > 0 && p[0] == "no-cache" && r.Header["Cache-Control"] == nil {
+		r.Header["Cache-Control"] = []string{"no-cache"}
+	}
 	switch {
 	case req.Chunked:
 		r.ContentLength = -1
@@ -380,7 +385,21 @@ func (sr *stdRequest) finished() {
 	}
 	hc.std = nil
 	hc.ls.deadlines.remove(sr)
-	if w.aborted || w.pastDeadline() {
+	var unread int64 // what the handler left in the pipe
+	if sr.body != nil {
+		// A body kept past the handler reads ErrBodyReadAfterClose, as
+		// net/http's server closes it.
+		unread = sr.body.release()
+	}
+	switch {
+	case w.aborted:
+		// As net/http's server after a panic: what went out goes, the
+		// rest of the answer does not, and the connection closes (a FIN,
+		// not a reset, which could destroy what went out before the
+		// client read it).
+		c.Close()
+		return
+	case w.pastDeadline():
 		c.Abort() // a timed-out answer cannot be completed: as net/http, no more of it
 		return
 	}
@@ -426,7 +445,7 @@ func (sr *stdRequest) finished() {
 		if sr.dec != nil {
 			// What the handler left in the pipe counts, as it does for
 			// net/http's server, which drops it through the body.
-			left := maxDiscard - sr.body.release()
+			left := maxDiscard - unread
 			if left <= 0 {
 				hc.sendHeld(held, false)
 				hc.close()
@@ -625,6 +644,9 @@ func (p *bodyPipe) Read(b []byte) (int, error) {
 			}
 		}
 	}
+	if len(b) == 0 {
+		return 0, nil // as net/http's body: nothing asked, nothing waited for
+	}
 	var a alarm
 	for p.off == len(p.buf) && p.err == nil {
 		p.waiting = true
@@ -732,6 +754,10 @@ type responseWriter struct {
 	err      error     // the connection failed or closed, or the deadline passed
 	deadline time.Time // the write deadline
 	timedOut bool      // the deadline passed: writes fail, and the connection is reset
+	// connLost: the connection is gone; closeNotify, if CloseNotify was
+	// called, got true then.
+	connLost    bool
+	closeNotify chan bool
 }
 
 func newResponseWriter(sr *stdRequest, req *Request) *responseWriter {
@@ -829,6 +855,9 @@ func writeBody[T string | []byte](w *responseWriter, p T) (int, error) {
 		return 0, http.ErrBodyNotAllowed
 	}
 	if w.declared >= 0 && w.written+int64(len(p)) > w.declared {
+		// Counted as written, as net/http's server counts it: the
+		// answer is broken, and the writes after it fail too.
+		w.written += int64(len(p))
 		return 0, http.ErrContentLength
 	}
 	if err := w.failed(); err != nil {
@@ -966,7 +995,8 @@ func (w *responseWriter) appendHead(b []byte) []byte {
 		b = appendField(b, "Server", s.Name)
 	}
 	if w.status == http.StatusSwitchingProtocols {
-		b = appendHeader(b, h, "Transfer-Encoding")
+		// No body: no framing fields, as net/http's server sends none.
+		b = appendHeader(b, h, "Transfer-Encoding", "Content-Length")
 		return append(b, "\r\n"...)
 	}
 	var omitted [4]string
@@ -1035,7 +1065,7 @@ func appendHeader(b []byte, h http.Header, omit ...string) []byte {
 			b = append(b, k...)
 			b = append(b, ": "...)
 			start := len(b)
-			b = append(b, strings.TrimSpace(v)...)
+			b = append(b, textproto.TrimString(v)...)
 			for i := start; i < len(b); i++ {
 				if b[i] == '\r' || b[i] == '\n' {
 					b[i] = ' '
@@ -1175,8 +1205,8 @@ var forbiddenTrailer = map[string]bool{
 	"Www-Authenticate":    true,
 }
 
-// abort is what a panicking handler gets: the connection is reset, as
-// net/http's server does.
+// abort is what a panicking handler gets: the answer's buffered bytes are
+// dropped, and the connection closes after what went out (finished).
 func (w *responseWriter) abort() {
 	if w.buf != nil {
 		putBuffer(w.buf)
@@ -1268,8 +1298,27 @@ func (w *responseWriter) connGone() {
 	if w.err == nil {
 		w.err = evloop.ErrClosed
 	}
+	w.connLost = true
+	if w.closeNotify != nil {
+		w.closeNotify <- true // buffered, and sent once
+	}
 	w.cond.Broadcast()
 	w.mu.Unlock()
+}
+
+// CloseNotify implements http.CloseNotifier, as net/http's ResponseWriter
+// does (deprecated there for Request.Context, but frameworks still assert
+// it): the channel receives true once the client's connection is gone.
+func (w *responseWriter) CloseNotify() <-chan bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closeNotify == nil {
+		w.closeNotify = make(chan bool, 1)
+		if w.connLost {
+			w.closeNotify <- true
+		}
+	}
+	return w.closeNotify
 }
 
 // Hijack takes the connection off the server for the handler: what was

@@ -1,0 +1,194 @@
+package http1_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Twins of net/http's server on what a pooled handler and its client see:
+// each test serves one handler with http1 and net/http and expects
+// net/http's behaviour of both.
+
+// net/http's server copies "Pragma: no-cache" to Cache-Control when the
+// request has no Cache-Control (fixPragmaCacheControl, RFC 7234 5.4).
+func TestStdPragmaNoCache(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "cc="+r.Header.Get("Cache-Control"))
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send("GET / HTTP/1.1\r\nHost: x\r\nPragma: no-cache\r\n\r\n")
+			if _, body := c.read("GET"); body != "cc=no-cache" {
+				t.Errorf("handler saw %q; want %q", body, "cc=no-cache")
+			}
+		})
+	}
+}
+
+// net/http's ResponseWriter is an http.CloseNotifier; handlers (and
+// frameworks, gin's Context.Stream) assert it.
+func TestStdCloseNotifier(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, ok := w.(http.CloseNotifier)
+		fmt.Fprint(w, ok)
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			if _, _, body := c.get("/"); body != "true" {
+				t.Errorf("ResponseWriter is a CloseNotifier: %s; want true", body)
+			}
+		})
+	}
+}
+
+// A Write past the declared Content-Length fails, and so do the later
+// ones: net/http counts the refused bytes as written.
+func TestStdWriteAfterContentLengthOverflow(t *testing.T) {
+	errs := make(chan error, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "5")
+		io.WriteString(w, "hello world")
+		_, err := io.WriteString(w, "hello")
+		errs <- err
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+			if err := <-errs; !errors.Is(err, http.ErrContentLength) {
+				t.Errorf("Write after a refused one = %v; want http.ErrContentLength", err)
+			}
+		})
+	}
+}
+
+// A panicking handler: net/http's server closes the connection (FIN),
+// after what was flushed; the client reads an unexpected EOF, not a
+// reset.
+func TestStdPanicClosesNotResets(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/flushed" {
+			io.WriteString(w, "partial")
+			w.(http.Flusher).Flush()
+			time.Sleep(50 * time.Millisecond)
+		}
+		panic(http.ErrAbortHandler)
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send("GET /flushed HTTP/1.1\r\nHost: x\r\n\r\n")
+			resp, err := http.ReadResponse(c.br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(200 * time.Millisecond) // the close arrived
+			b, err := io.ReadAll(resp.Body)
+			if string(b) != "partial" || !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Errorf("flushed: body %q, %v; want %q, unexpected EOF", b, err, "partial")
+			}
+
+			c = dialRaw(t, s.addr)
+			c.send("GET /silent HTTP/1.1\r\nHost: x\r\n\r\n")
+			time.Sleep(200 * time.Millisecond)
+			if _, err := c.br.ReadByte(); err != io.EOF {
+				t.Errorf("nothing written: read %v; want EOF", err)
+			}
+		})
+	}
+}
+
+// A Request.Body kept past the handler's return reads
+// http.ErrBodyReadAfterClose, as net/http's server closes it.
+func TestStdBodyReadAfterHandler(t *testing.T) {
+	kept := make(chan io.ReadCloser, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/keep" {
+			kept <- r.Body
+			return
+		}
+		n, err := (<-kept).Read(make([]byte, 10))
+		fmt.Fprintf(w, "%d %v", n, err)
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send("POST /keep HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello")
+			c.read("POST")
+			want := fmt.Sprintf("0 %v", http.ErrBodyReadAfterClose)
+			if _, _, body := c.get("/read"); body != want {
+				t.Errorf("Read after the handler returned: %q; want %q", body, want)
+			}
+		})
+	}
+}
+
+// Header values are trimmed of the HTTP whitespace (SP, HTAB, CR, LF)
+// only, as textproto.TrimString trims them; a trailing no-break space
+// (UTF-8 C2 A0) is part of the value.
+func TestStdHeaderValueTrim(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Val", "a\u00a0")
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			head, _, _ := c.get("/")
+			if want := "X-Val: a\u00a0\r\n"; !strings.Contains(head, want) {
+				t.Errorf("head %q lacks %q", head, want)
+			}
+		})
+	}
+}
+
+// A zero-length Read of the body returns at once, as net/http's does
+// (bufio.Reader.Read with an empty slice), even with no body bytes
+// arrived yet.
+func TestStdZeroLengthBodyRead(t *testing.T) {
+	took := make(chan time.Duration, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		r.Body.Read(nil)
+		took <- time.Since(start)
+		io.ReadAll(r.Body)
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n")
+			time.Sleep(time.Second)
+			c.send("hello")
+			if d := <-took; d > 500*time.Millisecond {
+				t.Errorf("Read(nil) took %v; want it to return at once", d)
+			}
+			c.read("POST")
+		})
+	}
+}
+
+// A 101 answer (no Hijack) has no Content-Length, as net/http's server
+// suppresses it for a status that has no body.
+func TestStd101NoContentLength(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "0")
+		w.Header().Set("Upgrade", "foo")
+		w.Header().Set("Connection", "Upgrade")
+		w.WriteHeader(http.StatusSwitchingProtocols)
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+			if v := fields(c.peekHead(), "Content-Length"); v != nil {
+				t.Errorf("101 head has Content-Length %q", v)
+			}
+		})
+	}
+}
