@@ -3,6 +3,7 @@ package kv
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"math"
 	"os"
@@ -309,13 +310,36 @@ var configParams = []configParam{
 	{"auto-aof-rewrite-percentage", func(s *Server) string { return strconv.FormatInt(s.autoRewritePerc, 10) }, setInt(0, math.MaxInt32, func(s *Server, n int64) {
 		s.autoRewritePerc = n
 	})},
-	{"save", func(s *Server) string { return "" }, func(s *Server, v string) error { return nil }},
 	{"maxmemory", func(s *Server) string { return "0" }, nil},
 	{"maxmemory-policy", func(s *Server) string { return "noeviction" }, nil},
 	{"timeout", func(s *Server) string { return "0" }, nil},
 	{"hz", func(s *Server) string { return "10" }, nil},
 	{"io-threads", func(s *Server) string { return "1" }, nil},
-	{"loglevel", func(s *Server) string { return "notice" }, func(s *Server, v string) error { return nil }},
+	{"loglevel", func(s *Server) string { return s.logLevel }, (*Server).setLogLevel},
+}
+
+// logLevels are Redis's log levels, each as the slog level it logs from.
+var logLevels = map[string]slog.Level{
+	"debug":   slog.LevelDebug - 4,
+	"verbose": slog.LevelDebug,
+	"notice":  slog.LevelInfo,
+	"warning": slog.LevelWarn,
+	"nothing": slog.LevelError + 100,
+}
+
+// setLogLevel is loglevel's setter: Config.LogLevel, if given, logs from
+// the level named.
+func (s *Server) setLogLevel(v string) error {
+	v = strings.ToLower(v)
+	l, ok := logLevels[v]
+	if !ok {
+		return errors.New("argument(s) must be one of the following: debug, verbose, notice, warning, nothing")
+	}
+	s.logLevel = v
+	if s.cfg.LogLevel != nil {
+		s.cfg.LogLevel.Set(l)
+	}
+	return nil
 }
 
 // inertParams are Redis 7.0 parameters of what evkv has no counterpart
@@ -386,6 +410,26 @@ var inertParams = []inertParam{
 	{"stream-node-max-entries", "100", checkInt(0, math.MaxInt64), false, false},
 	{"activerehashing", "yes", checkBool, false, false},
 	{"dynamic-hz", "yes", checkBool, false, false},
+	// RDB snapshots, and Redis 7.0 parameters of what evkv does its own
+	// way or not at all.
+	{"save", "", nil, false, false},
+	{"shutdown-timeout", "10", checkInt(0, math.MaxInt32), false, false},
+	{"maxmemory-samples", "5", checkInt(1, 64), false, false},
+	{"maxmemory-eviction-tenacity", "10", checkInt(0, 100), false, false},
+	{"maxmemory-clients", "0", nil, false, false},
+	{"activedefrag", "no", checkBool, false, false},
+	{"lfu-log-factor", "10", checkInt(0, math.MaxInt32), false, false},
+	{"lfu-decay-time", "1", checkInt(0, math.MaxInt32), false, false},
+	{"syslog-enabled", "no", checkBool, true, false},
+	{"syslog-ident", "redis", nil, true, false},
+	{"crash-log-enabled", "yes", checkBool, false, false},
+	{"crash-memcheck-enabled", "yes", checkBool, false, false},
+	{"enable-debug-command", "no", checkEnum("no", "yes", "local"), true, false},
+	{"enable-protected-configs", "no", checkEnum("no", "yes", "local"), true, false},
+	{"enable-module-command", "no", checkEnum("no", "yes", "local"), true, false},
+	{"active-expire-effort", "1", checkInt(1, 10), false, false},
+	{"io-threads-do-reads", "no", checkBool, true, false},
+	{"tracking-table-max-keys", "1000000", checkInt(0, math.MaxInt64), false, false},
 	{"pidfile", "", nil, true, true},
 	{"logfile", "", nil, true, true},
 	{"daemonize", "no", checkNoDaemon, true, false},

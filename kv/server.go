@@ -74,6 +74,10 @@ type Config struct {
 	Settings map[string]string
 	// Logger receives the server's log (default slog.Default()).
 	Logger *slog.Logger
+	// LogLevel, if not nil, is the level Logger's handler logs from: the
+	// loglevel parameter sets it (debug, verbose, notice, warning,
+	// nothing), as in Redis.
+	LogLevel *slog.LevelVar
 }
 
 // A SettingError is an entry of Config.Settings that New could not apply.
@@ -138,12 +142,14 @@ type Server struct {
 	events notifyFlags // notify-keyspace-events
 
 	// The loop's own.
-	dbs     []*db
-	clients map[int64]*client
-	nextID  int64
-	w       resp.Writer // replies of the client being served
-	ow      resp.Writer // messages to other clients
-	errMark int64       // stats.errorReplies when the last command was counted
+	stopped  bool   // Shutdown closed the file: no command runs
+	logLevel string // loglevel, as set
+	dbs      []*db
+	clients  map[int64]*client
+	nextID   int64
+	w        resp.Writer // replies of the client being served
+	ow       resp.Writer // messages to other clients
+	errMark  int64       // stats.errorReplies when the last command was counted
 
 	monitors   []*client  // MONITOR's clients
 	monitorBuf []byte     // the line sent to them
@@ -251,6 +257,7 @@ func New(cfg Config) (*Server, error) {
 		done:     make(chan struct{}),
 		cmdStats: make([]cmdStat, numCommands),
 		slowlog:  newSlowlog(),
+		logLevel: "notice",
 
 		latencyTracking:    true,
 		latencyPercentiles: []float64{50, 99, 99.9},
@@ -515,13 +522,18 @@ func (s *Server) Err() error {
 	return s.failure
 }
 
-// Shutdown stops accepting, closes every client, writes and syncs the
-// append-only file and closes it.
+// Shutdown stops running commands, writes and syncs the append-only file
+// and closes it, then stops accepting and closes every client: a command
+// whose reply went out is in the file, as Redis writes its file after the
+// last command it runs; one that came after is not run.
 func (s *Server) Shutdown(ctx context.Context) error {
 	var errs []error
 	if s.ev != nil {
 		flushed := make(chan error, 1)
-		if s.ev.Submit(0, func() { flushed <- s.closeLog() }) == nil {
+		if s.ev.Submit(0, func() {
+			s.stopped = true
+			flushed <- s.closeLog()
+		}) == nil {
 			select {
 			case err := <-flushed:
 				errs = append(errs, err)
@@ -726,6 +738,9 @@ const replyBatch = 256 << 10
 // serve runs c's buffered requests until they run out, c blocks or c is to
 // be closed.
 func (s *Server) serve(c *client) {
+	if s.stopped {
+		return // shutting down: the file is closed, so no command runs
+	}
 	b, _ := c.conn.Peek(-1)
 	if !s.ticked {
 		s.mono, s.ticked = s.tick(), true

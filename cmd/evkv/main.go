@@ -23,7 +23,11 @@
 // Redis, bind may name several addresses ("127.0.0.1 -::1": a leading '-'
 // marks one the system may lack, "*" is every IPv4 address, "::*" every
 // IPv6 one), all listened on. SIGTERM and SIGINT shut down gracefully:
-// the append-only file is written and synced first. With appendfsync
+// no command runs once the append-only file is written, synced and
+// closed, so every reply sent is in it; SIGHUP and SIGPIPE are ignored,
+// as Redis ignores them. dir must exist. logfile is opened for each line,
+// so a log rotated by renaming it is made again; loglevel (debug,
+// verbose, notice, warning, nothing) sets what is logged. With appendfsync
 // always, a write to the append-only file that fails (a full disk) makes
 // evkv exit with status 1, as Redis exits, before any reply acknowledges
 // what the file lacks; with everysec or no, the write commands and PING
@@ -47,6 +51,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -83,6 +88,11 @@ func run(argv []string) error {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sig)
+	// As Redis: a closed terminal or a supervisor's SIGHUP leaves the
+	// server running, and a log pipe whose reader went away makes writes
+	// to it fail rather than kill the process (Go's default for standard
+	// error) before the file is synced.
+	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
 	fs := flag.NewFlagSet("evkv", flag.ContinueOnError)
 	values := map[string]*string{}
 	defaults := map[string]string{"bind": "127.0.0.1", "port": "6379", "appendonly": "no", "appendfsync": "everysec",
@@ -153,17 +163,21 @@ func run(argv []string) error {
 			delete(lines, name)
 		}
 	}
+	if info, err := os.Stat(cfg.Dir); err != nil || !info.IsDir() {
+		// As Redis refuses to start when it cannot chdir there.
+		return fmt.Errorf("dir %q: not a directory that can be used: %v", cfg.Dir, err)
+	}
 	logOut := io.Writer(os.Stderr)
 	if path := inDir(cfg, "logfile"); path != "" {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
+		lf := &logFile{path: path}
+		if _, err := lf.Write(nil); err != nil {
 			return fmt.Errorf("logfile: %w", err)
 		}
-		defer f.Close()
-		logOut = f
+		logOut = lf
 	}
-	log := slog.New(slog.NewTextHandler(logOut, nil))
-	cfg.Logger = log
+	level := new(slog.LevelVar) // loglevel sets it (kv.Config.LogLevel)
+	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
+	cfg.Logger, cfg.LogLevel = log, level
 	// The append-only file is replayed in New, which a signal does not
 	// wait for: as Redis, evkv exits while loading, the file untouched.
 	type started struct {
@@ -473,4 +487,26 @@ func parseMemory(s string) (int64, error) {
 		return 0, fmt.Errorf("%q: %w", s, strconv.ErrRange)
 	}
 	return n * mult, nil
+}
+
+// logFile writes each line to the file at path, opened for it and closed
+// after, as Redis writes its log: a log rotated by renaming it is made
+// again at path by the next line.
+type logFile struct {
+	mu   sync.Mutex
+	path string
+}
+
+func (l *logFile) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f, err := os.OpenFile(l.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	n, err := f.Write(p)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return n, err
 }
