@@ -11,6 +11,14 @@
 // JetStream), listening on --nats-listen for the publishers. Several
 // evgates on one NATS cluster each deliver every event to their own
 // clients.
+//
+// /metrics serves Prometheus metrics and /healthz says whether the NATS
+// connection is up (200, or 503 while it is lost and being retried);
+// profiles (/debug/pprof) are served only on --debug-listen, apart from
+// the clients' address. The token and JWT secret may come from
+// EVGATE_TOKEN and EVGATE_JWT_SECRET rather than the command line, which
+// other users of the machine can read. SIGTERM and SIGINT shut down
+// gracefully (clients get 1001); SIGHUP and SIGPIPE are ignored.
 package main
 
 import (
@@ -52,6 +60,7 @@ type options struct {
 	token      string
 	jwtSecret  string
 	origins    string
+	debug      string
 }
 
 func run(args []string) error {
@@ -63,13 +72,19 @@ func run(args []string) error {
 	fs.StringVar(&o.natsListen, "nats-listen", "127.0.0.1:4222", `where the embedded NATS server listens for publishers ("" for none)`)
 	fs.StringVar(&o.redisAddr, "redis", "", "Redis (or evkv) address for @edfs__redis* fields")
 	fs.BoolVar(&o.demo, "demo", true, "with the demo schema, publish a tick on demo.tick each second")
-	fs.StringVar(&o.token, "token", "", "accept only clients whose connection_init (or POST's Authorization: Bearer) carries this token")
-	fs.StringVar(&o.jwtSecret, "jwt-secret", "", "accept only clients whose connection_init (or POST's Authorization: Bearer) carries a JWT signed with this HMAC secret")
+	fs.StringVar(&o.token, "token", os.Getenv("EVGATE_TOKEN"), "accept only clients whose connection_init (or POST's Authorization: Bearer) carries this token (default $EVGATE_TOKEN)")
+	fs.StringVar(&o.jwtSecret, "jwt-secret", os.Getenv("EVGATE_JWT_SECRET"), "accept only clients whose connection_init (or POST's Authorization: Bearer) carries a JWT signed with this HMAC secret (default $EVGATE_JWT_SECRET)")
+	fs.StringVar(&o.debug, "debug-listen", "", `address to serve /debug/pprof on ("": none); keep it private`)
 	fs.StringVar(&o.origins, "allow-origin", "", `browser origins allowed to connect or publish, comma-separated ("*": any; default: the gateway's own)`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	log := slog.Default()
+	// Caught from the start, so that a signal while the embedded NATS
+	// server starts still shuts down gracefully (its directory removed).
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
 
 	name := "demo schema"
 	var schema *gateway.Schema
@@ -115,12 +130,19 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := serveOperations(g); err != nil {
+	if err := serveOperations(g, nc); err != nil {
 		return err
 	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
+	if o.debug != "" {
+		stopDebug, err := serveDebug(o.debug, log)
+		if err != nil {
+			return err
+		}
+		defer stopDebug()
+	}
+	if ctx.Err() != nil {
+		return nil // a signal while starting
+	}
 	if o.demo && o.schema == "" {
 		go publishTicks(ctx, nc)
 	}
@@ -142,7 +164,14 @@ func run(args []string) error {
 // connectNATS connects to the --nats servers, or starts an embedded one.
 func connectNATS(o options, log *slog.Logger) (*nats.Conn, func(), error) {
 	if o.natsURLs != "" {
-		nc, err := nats.Connect(o.natsURLs, nats.Name("evgate"), nats.MaxReconnects(-1))
+		nc, err := nats.Connect(o.natsURLs, nats.Name("evgate"), nats.MaxReconnects(-1),
+			nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+				log.Warn("NATS connection lost: reconnecting; subscriptions wait", "err", err)
+			}),
+			nats.ReconnectHandler(func(nc *nats.Conn) {
+				log.Info("NATS connection back", "url", nc.ConnectedUrlRedacted())
+			}),
+			nats.ClosedHandler(func(*nats.Conn) { log.Info("NATS connection closed") }))
 		if err != nil {
 			return nil, nil, fmt.Errorf("nats %s: %w", o.natsURLs, err)
 		}

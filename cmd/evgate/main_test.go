@@ -46,7 +46,7 @@ func start(t *testing.T, bin string, args ...string) (*exec.Cmd, *strings.Builde
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() { stopGracefully(cmd) })
 	ready := make(chan bool, 1)
 	go func() {
 		s := bufio.NewScanner(pr)
@@ -134,5 +134,22 @@ func TestBadSchema(t *testing.T) {
 	out, err := exec.Command(bin, "--schema", path, "--nats-listen", "").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "Subscription.x") {
 		t.Fatalf("evgate with a schema without directives: %v\n%s", err, out)
+	}
+}
+
+// stopGracefully ends cmd with SIGTERM, so that its embedded NATS
+// server's directory is removed, or kills it after 10 s.
+func stopGracefully(cmd *exec.Cmd) {
+	if cmd.ProcessState != nil {
+		return
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
 	}
 }
