@@ -41,7 +41,7 @@ func (s *RedisSource) Subscribe(ctx context.Context, channels []string, stream *
 		// The channel closes with the PubSub: by cancel, or with the
 		// client (go-redis reconnects a PubSub otherwise).
 		if !cancelled.Load() {
-			ended(errors.New("Redis subscription closed"))
+			ended(errors.New("redis: subscription closed"))
 		}
 	}()
 	return func() { cancelled.Store(true); ps.Close(); <-done }, nil

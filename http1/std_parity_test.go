@@ -35,7 +35,8 @@ func TestStdPragmaNoCache(t *testing.T) {
 // frameworks, gin's Context.Stream) assert it.
 func TestStdCloseNotifier(t *testing.T) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, ok := w.(http.CloseNotifier)
+		_, ok := w.(interface{ CloseNotify() <-chan bool }) // http.CloseNotifier, deprecated
+
 		fmt.Fprint(w, ok)
 	})
 	for _, s := range serveTwins(t, h, nil, nil) {

@@ -109,11 +109,8 @@ const (
 	normLoose            // errors exactly, else only the reply's type
 )
 
-func drNormalize(n drNorm, raw string) string {
-	return drNormalizeArgs(n, raw, false)
-}
-
-// drNormalizeArgs is drNormalize where flatPairs says a RESP2 reply is
+// drNormalizeArgs is what is compared of a reply raw by n, where
+// flatPairs says a RESP2 reply is
 // field, value, field, value...
 func drNormalizeArgs(n drNorm, raw string, flatPairs bool) string {
 	if n == normExact || strings.HasPrefix(raw, "-") {
@@ -140,7 +137,7 @@ func drNormalizeArgs(n drNorm, raw string, flatPairs bool) string {
 			return fmt.Sprintf("%c len=%d distinct=%d", byte(v.Type), len(v.Elems), len(seen))
 		}
 		for _, e := range v.Elems {
-			if e.Elems != nil && len(e.Elems) > 0 { // RESP3 pairs: the field
+			if len(e.Elems) > 0 { // RESP3 pairs: the field
 				seen[drCanon(e.Elems[0])] = true
 			} else {
 				seen[drCanon(e)] = true
@@ -210,7 +207,6 @@ func (g *drGen) int() string {
 	}
 	return strconv.Itoa(g.r.IntN(13) - 6)
 }
-func (g *drGen) small() string { return strconv.Itoa(g.r.IntN(7) - 2) }
 func (g *drGen) mems(n int) []string {
 	var out []string
 	for range n {
