@@ -36,7 +36,6 @@ func TestStdPragmaNoCache(t *testing.T) {
 func TestStdCloseNotifier(t *testing.T) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, ok := w.(interface{ CloseNotify() <-chan bool }) // http.CloseNotifier, deprecated
-
 		fmt.Fprint(w, ok)
 	})
 	for _, s := range serveTwins(t, h, nil, nil) {
