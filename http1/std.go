@@ -320,6 +320,7 @@ func (sr *stdRequest) resume() {
 // context is cancelled; the answer is still sent.
 func (sr *stdRequest) clientGone() {
 	sr.cancel()
+	sr.w.notifyClose()
 	if !sr.bodyDone {
 		sr.finishBody(io.ErrUnexpectedEOF)
 	}
@@ -645,7 +646,14 @@ func (p *bodyPipe) Read(b []byte) (int, error) {
 		}
 	}
 	if len(b) == 0 {
-		return 0, nil // as net/http's body: nothing asked, nothing waited for
+		// As net/http's body: nothing asked, nothing waited for; the
+		// body's end or failure, if it came, is reported.
+		if p.off == len(p.buf) && p.err != nil {
+			p.sawEOF = p.err == io.EOF
+			p.takeTrailer()
+			return 0, p.err
+		}
+		return 0, nil
 	}
 	var a alarm
 	for p.off == len(p.buf) && p.err == nil {
@@ -1298,12 +1306,24 @@ func (w *responseWriter) connGone() {
 	if w.err == nil {
 		w.err = evloop.ErrClosed
 	}
-	w.connLost = true
-	if w.closeNotify != nil {
-		w.closeNotify <- true // buffered, and sent once
-	}
+	w.notifyCloseLocked()
 	w.cond.Broadcast()
 	w.mu.Unlock()
+}
+
+// notifyClose tells CloseNotify's channel that the client is gone: its
+// connection closed, or it sent EOF while the handler runs.
+func (w *responseWriter) notifyClose() {
+	w.mu.Lock()
+	w.notifyCloseLocked()
+	w.mu.Unlock()
+}
+
+func (w *responseWriter) notifyCloseLocked() {
+	if !w.connLost && w.closeNotify != nil {
+		w.closeNotify <- true // buffered: sent once
+	}
+	w.connLost = true
 }
 
 // CloseNotify implements http.CloseNotifier, as net/http's ResponseWriter

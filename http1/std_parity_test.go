@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -190,5 +191,57 @@ func TestStd101NoContentLength(t *testing.T) {
 				t.Errorf("101 head has Content-Length %q", v)
 			}
 		})
+	}
+}
+
+// A Read of no bytes after the body's end reports the end, io.EOF, as
+// net/http's body does; it returned nil.
+func TestStdZeroLengthReadAfterEOF(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		_, err := r.Body.Read(nil)
+		fmt.Fprint(w, err)
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello")
+			if _, body := c.read("POST"); body != io.EOF.Error() {
+				t.Errorf("Read(nil) after the body's end: %q; want %q", body, io.EOF)
+			}
+		})
+	}
+}
+
+// CloseNotify's channel gets true when the client closes, or half-closes,
+// while the handler runs, as net/http's does; it got it only once the
+// connection was gone, after the handler returned.
+func TestStdCloseNotifyWhileHandling(t *testing.T) {
+	notified := make(chan bool, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cn := w.(interface{ CloseNotify() <-chan bool }) // http.CloseNotifier, deprecated
+		select {
+		case v := <-cn.CloseNotify():
+			notified <- v
+		case <-time.After(3 * time.Second):
+			notified <- false
+		}
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		for _, how := range []string{"close", "half-close"} {
+			t.Run(s.name+"/"+how, func(t *testing.T) {
+				c := dialRaw(t, s.addr)
+				c.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+				time.Sleep(100 * time.Millisecond) // the handler waits
+				if how == "close" {
+					c.nc.Close()
+				} else {
+					c.nc.(*net.TCPConn).CloseWrite()
+				}
+				if !<-notified {
+					t.Errorf("no CloseNotify after the client's %s", how)
+				}
+			})
+		}
 	}
 }

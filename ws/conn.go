@@ -579,10 +579,10 @@ func (wc *Conn) OnCloseThen(c *evloop.Conn, err error, done func()) {
 		wc.pending.closed = done
 		return
 	}
-	wc.h.OnClose(wc, ce)
 	if done != nil {
-		done()
+		defer done() // after OnClose, even if it panics
 	}
+	wc.h.OnClose(wc, ce)
 }
 
 // payClose runs the OnClose that waited for the pool's messages.

@@ -304,3 +304,33 @@ func TestPooledIdleHoldsNoInboundBuffer(t *testing.T) {
 		t.Errorf("%d idle pooled connections hold %d KiB more after two messages in one read (%d bytes each)", n, grew>>10, grew/n)
 	}
 }
+
+// panicOnClose is echo whose OnClose panics.
+type panicOnClose struct{ echo }
+
+func (h *panicOnClose) OnClose(c *ws.Conn, err error) {
+	h.echo.OnClose(c, err)
+	panic("OnClose fails")
+}
+
+// A panic in OnClose still tells the server the connection is gone:
+// Shutdown returns at once, with the loop or a pool; it waited for its
+// context to end.
+func TestPanicInOnCloseShutdown(t *testing.T) {
+	for _, workers := range []int{0, 1} {
+		h := &panicOnClose{}
+		o := &ws.Options{Workers: workers}
+		t.Cleanup(o.CloseWorkers)
+		srv, addr := startServer(t, h, o)
+		c := dialRaw(t, addr, "/fast", "")
+		c.frame(0x88, []byte{0x03, 0xe8}, false) // close 1000
+		c.expectClose(1000)
+		h.nextClose(t, 0)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		err := srv.Shutdown(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("workers %d: Shutdown after a panic in OnClose: %v", workers, err)
+		}
+	}
+}
