@@ -456,10 +456,20 @@ func (s *Server) OnReadEOF(c *evloop.Conn) {
 		x.readEOF()
 	case Protocol:
 		c.SetContext(nil) // OnClose runs once, even if it panics
-		s.protocolClosed(x)
-		x.OnClose(c, nil) // the protocol's peer is done: close
-		c.Close()
+		defer c.Close()   // the protocol's peer is done: close
+		s.closeProtocol(x, c, nil)
 	}
+}
+
+// closeProtocol calls p's OnClose, and accounts for the connection once p
+// is through with it: at once, or when a LateCloser says so.
+func (s *Server) closeProtocol(p Protocol, c *evloop.Conn, err error) {
+	if lc, ok := p.(LateCloser); ok {
+		lc.OnCloseThen(c, err, func() { s.protocolClosed(p) })
+		return
+	}
+	s.protocolClosed(p)
+	p.OnClose(c, err)
 }
 
 // OnBackPressure implements evloop.BackPressureHandler: a connection
@@ -492,12 +502,7 @@ func (s *Server) OnClose(c *evloop.Conn, err error) {
 	case *conn:
 		x.closed(err)
 	case Protocol:
-		if lc, ok := x.(LateCloser); ok {
-			lc.OnCloseThen(c, err, func() { s.protocolClosed(x) })
-			return
-		}
-		s.protocolClosed(x)
-		x.OnClose(c, err)
+		s.closeProtocol(x, c, err)
 	}
 }
 
