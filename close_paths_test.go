@@ -8,26 +8,9 @@ import (
 	"errors"
 	"io"
 	"net"
-	"sync"
 	"testing"
 	"time"
 )
-
-// errRecorder keeps what OnClose received.
-type errRecorder struct {
-	mu   sync.Mutex
-	errs []error
-	ch   chan error
-}
-
-func newErrRecorder() *errRecorder { return &errRecorder{ch: make(chan error, 16)} }
-
-func (r *errRecorder) add(err error) {
-	r.mu.Lock()
-	r.errs = append(r.errs, err)
-	r.mu.Unlock()
-	r.ch <- err
-}
 
 // CloseTimeout: "If the peer takes none of the queued bytes for
 // Options.CloseTimeout, the connection is aborted; one that takes them,
@@ -39,7 +22,7 @@ func (r *errRecorder) add(err error) {
 func TestCloseTimeoutCountsWritability(t *testing.T) {
 	const size = 8 << 20
 	big := bytes.Repeat([]byte("0123456789abcdef"), size/16)
-	rec := newErrRecorder()
+	closed := make(chan error, 2)
 	h := &funcHandler{
 		data: func(c *Conn) {
 			b, _ := c.Next(-1)
@@ -48,7 +31,7 @@ func TestCloseTimeoutCountsWritability(t *testing.T) {
 				c.Close()
 			}
 		},
-		close: func(c *Conn, err error) { rec.add(err) },
+		close: func(c *Conn, err error) { closed <- err },
 	}
 	srv, addr := serve(t, h, Options{Loops: 1, HighWater: 32 << 20, SendBuffer: 64 << 10, CloseTimeout: 300 * time.Millisecond})
 	c := dial(t, addr)
@@ -77,7 +60,7 @@ func TestCloseTimeoutCountsWritability(t *testing.T) {
 			break
 		}
 	}
-	cerr := <-rec.ch
+	cerr := waitClosed(t, closed)
 	if got != size || err != io.EOF || cerr != nil {
 		t.Fatalf("peer reading without pause since T0+450ms, aborted at ~T0+1050ms (CloseTimeout 300ms): got %d of %d bytes, then %v; OnClose err = %v", got, size, err, cerr)
 	}
@@ -93,14 +76,11 @@ func TestDialOnOpenPanicWritesQueuedBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	rec := newErrRecorder()
-	client, err := NewServer(&funcHandler{
-		open: func(c *Conn) {
-			c.Write([]byte("hello"))
-			panic("boom in OnOpen")
-		},
-		close: func(c *Conn, err error) { rec.add(err) },
-	}, Options{Loops: 1, Logger: quietLogger()})
+	openThenPanic := func(c *Conn) {
+		c.Write([]byte("hello"))
+		panic("boom in OnOpen")
+	}
+	client, err := NewServer(&funcHandler{open: openThenPanic}, Options{Loops: 1, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,14 +105,7 @@ func TestDialOnOpenPanicWritesQueuedBytes(t *testing.T) {
 		t.Errorf("peer read %q (%v); want the bytes OnOpen queued before panicking, \"hello\"", got, rerr)
 	}
 	// Compare: the same handler on an accepted connection.
-	srvRec := newErrRecorder()
-	_, addr := serve(t, &funcHandler{
-		open: func(c *Conn) {
-			c.Write([]byte("hello"))
-			panic("boom in OnOpen")
-		},
-		close: func(c *Conn, err error) { srvRec.add(err) },
-	}, Options{Loops: 1})
+	_, addr := serve(t, &funcHandler{open: openThenPanic}, Options{Loops: 1})
 	ac := dial(t, addr)
 	ac.SetReadDeadline(time.Now().Add(5 * time.Second))
 	got2, _ := io.ReadAll(ac)

@@ -33,6 +33,12 @@ func decodeRequest(data []byte) (*request, error) {
 	if err := json.Unmarshal(data, &fields); err != nil {
 		return nil, err
 	}
+	return requestFrom(fields)
+}
+
+// requestFrom is decodeRequest of an object already split into its
+// members.
+func requestFrom(fields map[string]json.RawMessage) (*request, error) {
 	r := &request{}
 	member := func(name string, v any) error {
 		raw := fields[name]

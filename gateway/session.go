@@ -566,7 +566,7 @@ func (m *message) subscribe() (string, *request, error) {
 	if v := fields["operationName"]; len(v) > 0 && v[0] != '"' && string(v) != "null" {
 		return id, nil, fmt.Errorf("%q message payload expects the 'operationName' property to be a string or nullish or missing", m.Type)
 	}
-	r, err := decodeRequest(m.Payload)
+	r, err := requestFrom(fields)
 	if err != nil {
 		return id, nil, fmt.Errorf("%q message payload: %v", m.Type, err)
 	}

@@ -756,7 +756,7 @@ func (hc *conn) timeout() {
 		hc.std.readTimedOut()
 	case hc.dropping():
 		hc.close() // the answer went out, or goes now: no 408 after it
-	case hc.phase <= flushing && hc.phase != inBody && hc.flushWait():
+	case (hc.phase == idle || hc.phase == inHead || hc.phase == flushing) && hc.flushWait():
 	case hc.phase == inHead || hc.phase == inBody:
 		hc.fail(408)
 	default:
@@ -784,10 +784,7 @@ func (hc *conn) flushWait() bool {
 	if t := hc.ls.s.ReadHeaderTimeout; t > 0 && c.InboundBuffered() > 0 {
 		list, d = inHead, t
 	}
-	if hc.phase != flushing {
-		hc.began = hc.ls.now
-		hc.phase = flushing
-	}
+	hc.phase = flushing // left through switchPhase, which restarts began
 	hc.flushLeft = left
 	if d > 0 { // else IdleTimeout is none: no stretch ends
 		hc.deadline = hc.ls.after(d)

@@ -645,18 +645,10 @@ func (p *bodyPipe) Read(b []byte) (int, error) {
 			}
 		}
 	}
-	if len(b) == 0 {
-		// As net/http's body: nothing asked, nothing waited for; the
-		// body's end or failure, if it came, is reported.
-		if p.off == len(p.buf) && p.err != nil {
-			p.sawEOF = p.err == io.EOF
-			p.takeTrailer()
-			return 0, p.err
-		}
-		return 0, nil
-	}
 	var a alarm
-	for p.off == len(p.buf) && p.err == nil {
+	// A Read of no bytes waits for none, as net/http's body's does; the
+	// body's end or failure, if it came, is reported all the same.
+	for len(b) > 0 && p.off == len(p.buf) && p.err == nil {
 		p.waiting = true
 		a.wait(&p.cond, p.deadline)
 		p.waiting = false

@@ -388,7 +388,7 @@ func expireGeneric(s *Server, c *client, args [][]byte, seconds, absolute bool) 
 		s.w.Int(0)
 		return
 	}
-	if at <= s.now() && !s.replay { // replayed, the key stays until the server runs (peek)
+	if s.passed(at) {
 		s.deleteKey(c.db, key)
 		s.rewrite([]byte("DEL"), key)
 		s.w.Int(1)

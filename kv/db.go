@@ -105,17 +105,20 @@ func (d *db) lookup(key []byte) *entry {
 	return e
 }
 
-// peek is lookup without touching the access time. While the log is
-// replayed no key has expired, as none has for Redis while it loads: the
+// passed reports whether the expiry time at (unix ms) has passed. While
+// the log is replayed none has, as none has for Redis while it loads: the
 // commands logged after one that set a TTL ran while the key was there,
 // and meet it as they did, whatever the time now (it expires once the
 // server runs).
+func (s *Server) passed(at int64) bool { return at <= s.now() && !s.replay }
+
+// peek is lookup without touching the access time.
 func (d *db) peek(key []byte) *entry {
 	e := d.keys.get(key)
 	if e == nil {
 		return nil
 	}
-	if e.exp != 0 && e.exp <= d.s.now() && !d.s.replay {
+	if e.exp != 0 && d.s.passed(e.exp) {
 		d.expire(key)
 		return nil
 	}
@@ -175,7 +178,7 @@ func (d *db) expire(key []byte) {
 // created sends the new event, as Redis's dbAdd. It returns the entry.
 func (d *db) setString(key []byte, val string, keepTTL bool) *entry {
 	e, added := d.keys.put(key)
-	if !added && e.exp != 0 && e.exp <= d.s.now() && !d.s.replay {
+	if !added && e.exp != 0 && d.s.passed(e.exp) {
 		d.expire(key)
 		e, added = d.keys.put(key)
 	}

@@ -713,8 +713,9 @@ func (wc *Conn) Close(code int, reason string) error {
 // (and compressed) on the caller's goroutine, then queued on the loop.
 // data is copied. Messages sent by one goroutine go out in order. It
 // fails, sending nothing, for another opcode or text that is not UTF-8
-// (ErrNotUTF8), and with ErrClosed once the server's loops have stopped; otherwise the loop takes the message
-// later, and what happens to it there cannot be returned: a message sent
+// (ErrNotUTF8), and with ErrClosed once the server's loops have stopped;
+// otherwise the loop takes the message later, and what happens to it
+// there cannot be returned: a message sent
 // once this side sent its close frame, after which no message may follow
 // (RFC 6455 section 5.5.1), or once the connection closed, is dropped;
 // one that does not fit in the outbound queue closes the connection,

@@ -158,7 +158,7 @@ const restartCost = 8 << 10
 // of about 2.5 KiB each, and one of mostly empty streams costs the loop
 // no more than a few times what inflating a message at the limit does.
 func restartBudget(limit int) int {
-	return min(16*min(limit, math.MaxInt/32), math.MaxInt/2) + 1<<20
+	return 16*min(limit, math.MaxInt/32) + 1<<20
 }
 
 var errRestarts = &CloseError{Code: ClosePolicyViolation, Reason: "compressed message restarts its stream too often"}
