@@ -19,7 +19,7 @@ type Mode uint8
 const (
 	// Read waits until the fd is readable, has reached EOF or has an error.
 	Read Mode = 1 << iota
-	// Write waits until the fd is writable or has an error.
+	// Write waits until the fd is writable, has hung up or has an error.
 	Write
 	// ReadWrite waits for either.
 	ReadWrite = Read | Write

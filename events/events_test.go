@@ -627,3 +627,20 @@ func TestNaNKeyRefused(t *testing.T) {
 		t.Fatalf("Unwatch of a good key = %v", err)
 	}
 }
+
+// A Write watch on an fd that hangs up with no writability to report (a
+// pipe's read end, whose writer closed) is delivered: a write to it does
+// not block. Before, the kernel reported the hang-up at every wait and the
+// loop went round without ever delivering the key.
+func TestWriteWatchDeliveredOnHangup(t *testing.T) {
+	l := newLoop[string](t)
+	fds := rawPipe(t)
+	defer unix.Close(fds[0])
+	if err := l.WatchIO("w", fds[0], Write, false); err != nil {
+		t.Skipf("WatchIO(Write) of a pipe's read end: %v", err)
+	}
+	unix.Close(fds[1])
+	if got := ready(t, l); len(got) != 1 || got[0] != "w" {
+		t.Fatalf("ready after hang-up = %v; want [w]", got)
+	}
+}

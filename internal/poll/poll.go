@@ -58,7 +58,9 @@ const (
 	// Writable: a write will not block.
 	Writable
 	// Hangup: the peer closed its side, or the fd hung up. Data may still be
-	// readable.
+	// readable. A hang-up comes with the flag of each direction it ends
+	// that the owner waits on (Readable, Writable): a read or write there
+	// no longer blocks.
 	Hangup
 	// Error: the fd has a pending error (read it with SO_ERROR or by I/O).
 	// Backends report it with Readable or Writable, so that an owner that

@@ -284,6 +284,14 @@ func (p *Poller) poll(events []Event, msec int) (n int, woke bool, err error) {
 		if ev.Events&(unix.EPOLLHUP|unix.EPOLLRDHUP) != 0 {
 			f |= Hangup | Readable
 		}
+		if ev.Events&unix.EPOLLHUP != 0 {
+			// Hung up both ways: a write does not block either (it fails).
+			// The kernel reports EPOLLHUP whatever the interest, and without
+			// EPOLLOUT where the fd has none to report (a pipe's read end), so
+			// an owner waiting to write would never be told. The runtime's
+			// netpoll reads EPOLLHUP as writable too.
+			f |= Writable
+		}
 		if ev.Events&unix.EPOLLERR != 0 {
 			// A pending error is reported until something reads it: say so
 			// in the flags an owner acts on.
