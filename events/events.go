@@ -37,6 +37,9 @@ var (
 	ErrFDInUse     = errors.New("events: fd already watched in this mode by another key")
 	ErrBadMode     = errors.New("events: mode must be Read, Write or ReadWrite")
 	ErrBadDuration = errors.New("events: negative timer interval")
+
+	// errGone: the fd was closed while watched (see fdWatches.gone).
+	errGone = errors.New("events: fd closed while watched")
 )
 
 type watchKind uint8
@@ -64,6 +67,11 @@ type watch[K comparable] struct {
 type fdWatches[K comparable] struct {
 	l    *Loop[K]
 	r, w *watch[K]
+
+	// gone: the fd was closed while watched, and the kernel dropped its
+	// registration; the loop has forgotten it too. The number stays taken
+	// until r and w are unwatched.
+	gone bool
 }
 
 // pending is a delivery waiting for Next: a watch, or an emitted key.
@@ -189,7 +197,7 @@ func (l *Loop[K]) WatchIO(key K, fd int, mode Mode, oneshot bool) error {
 		return ErrKeyInUse
 	}
 	fw := l.fds[fd]
-	if fw != nil && ((mode&Read != 0 && fw.r != nil) || (mode&Write != 0 && fw.w != nil)) {
+	if fw != nil && (fw.gone || (mode&Read != 0 && fw.r != nil) || (mode&Write != 0 && fw.w != nil)) {
 		return ErrFDInUse
 	}
 	w := &watch[K]{key: key, kind: ioWatch, fd: fd, mode: mode, oneshot: oneshot, live: true}
@@ -209,6 +217,9 @@ func (l *Loop[K]) WatchIO(key K, fd int, mode Mode, oneshot bool) error {
 		}
 		if mode&Write != 0 {
 			fw.w = nil
+		}
+		if err == errGone {
+			return fmt.Errorf("%w: fd %d was closed while watched", ErrFDInUse, fd)
 		}
 		return err
 	}
@@ -232,8 +243,12 @@ func (fw *fdWatches[K]) interest() poll.Interest {
 	return in
 }
 
-// sync brings the kernel registration of fd in line with its watches.
+// sync brings the kernel registration of fd in line with its watches. It
+// returns errGone if fd was closed while watched.
 func (l *Loop[K]) sync(fd int, fw *fdWatches[K]) error {
+	if fw.gone {
+		return errGone
+	}
 	in := fw.interest()
 	_, registered := l.loop.Interest(fd)
 	var err error
@@ -244,6 +259,13 @@ func (l *Loop[K]) sync(fd int, fw *fdWatches[K]) error {
 		err = l.loop.Unregister(fd)
 	case registered:
 		err = l.loop.Modify(fd, in)
+		if poll.IsGone(err) {
+			// Closed while watched: the kernel dropped the registration
+			// with the fd. Forget it, which cannot fail for such an fd.
+			fw.gone = true
+			_ = l.loop.Unregister(fd)
+			return errGone
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("events: watching fd %d: %w", fd, err)
@@ -335,7 +357,10 @@ func (l *Loop[K]) remove(w *watch[K]) error {
 	if fw.r == nil && fw.w == nil {
 		delete(l.fds, w.fd)
 	}
-	return l.sync(w.fd, fw)
+	if err := l.sync(w.fd, fw); err != nil && err != errGone {
+		return err
+	}
+	return nil
 }
 
 // Emit delivers key to Next, once per call, even if the loop is blocked

@@ -644,3 +644,43 @@ func TestWriteWatchDeliveredOnHangup(t *testing.T) {
 		t.Fatalf("ready after hang-up = %v; want [w]", got)
 	}
 }
+
+// An fd with a Read and a Write key, closed behind the loop's back: each
+// key is unwatched without an error, and until both are, its number is
+// taken, in either direction.
+func TestWatchedFdClosedWithBothDirections(t *testing.T) {
+	l := newLoop[string](t)
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[1])
+	old := fds[0]
+	if err := l.WatchIO("r", old, Read, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.WatchIO("w", old, Write, false); err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(old)
+	r, w := pipe(t) // takes the closed number
+	if r != old {
+		t.Skipf("fd %d not reused (got %d)", old, r)
+	}
+	if err := l.Unwatch("r"); err != nil {
+		t.Fatalf("Unwatch(r) of a closed fd = %v; want nil", err)
+	}
+	if err := l.WatchIO("new", r, Read, false); !errors.Is(err, ErrFDInUse) {
+		t.Fatalf("WatchIO(Read) of the reused number while w is watched = %v; want ErrFDInUse", err)
+	}
+	if err := l.Unwatch("w"); err != nil {
+		t.Fatalf("Unwatch(w) of a closed fd = %v; want nil", err)
+	}
+	if err := l.WatchIO("new", r, Read, false); err != nil {
+		t.Fatalf("WatchIO of the reused number once free = %v", err)
+	}
+	write(t, w)
+	if got := ready(t, l); len(got) != 1 || got[0] != "new" {
+		t.Fatalf("ready = %v; want [new]", got)
+	}
+}
