@@ -72,6 +72,9 @@ type fdWatches[K comparable] struct {
 	// registration; the loop has forgotten it too. The number stays taken
 	// until r and w are unwatched.
 	gone bool
+	// always: the kernel cannot poll the fd (a regular file); it is in
+	// Loop.always instead, ready at every wait.
+	always bool
 }
 
 // pending is a delivery waiting for Next: a watch, or an emitted key.
@@ -86,6 +89,7 @@ type Loop[K comparable] struct {
 	loop    *loop.Loop
 	watches map[K]*watch[K]
 	fds     map[int]*fdWatches[K]
+	always  map[int]*fdWatches[K] // fds the kernel cannot poll: always ready
 	ready   []pending[K]
 	head    int // ready[head:] are waiting
 	err     error
@@ -114,6 +118,7 @@ func New[K comparable]() (*Loop[K], error) {
 		loop:      lp,
 		watches:   make(map[K]*watch[K]),
 		fds:       make(map[int]*fdWatches[K]),
+		always:    make(map[int]*fdWatches[K]),
 		nilKeys:   reflect.TypeFor[K]().Kind() == reflect.Interface,
 		checkKeys: holdsInterface(reflect.TypeFor[K]()),
 	}
@@ -171,7 +176,8 @@ func (l *Loop[K]) usable() error {
 // it is ready: once if oneshot, else each time the loop waits while it stays
 // ready. An fd may have one watch per direction (one Read and one Write key,
 // or one ReadWrite key). The fd stays the application's: the Loop never
-// closes it.
+// closes it. An fd that the kernel cannot poll (a regular file, which epoll
+// refuses) is ready at every wait, as poll(2) and libev report it.
 //
 // Unwatch an fd before closing it. If it is closed while watched, the
 // kernel drops the registration with the last descriptor of the open file,
@@ -249,12 +255,20 @@ func (l *Loop[K]) sync(fd int, fw *fdWatches[K]) error {
 	if fw.gone {
 		return errGone
 	}
+	if fw.always {
+		return nil // pollAlways looks at the watches at every wait
+	}
 	in := fw.interest()
 	_, registered := l.loop.Interest(fd)
 	var err error
 	switch {
 	case !registered && in != 0:
 		err = l.loop.Register(fd, in, fw)
+		if poll.IsUnpollable(err) {
+			fw.always = true
+			l.always[fd] = fw
+			return nil
+		}
 	case registered && in == 0:
 		err = l.loop.Unregister(fd)
 	case registered:
@@ -356,6 +370,7 @@ func (l *Loop[K]) remove(w *watch[K]) error {
 	}
 	if fw.r == nil && fw.w == nil {
 		delete(l.fds, w.fd)
+		delete(l.always, w.fd)
 	}
 	if err := l.sync(w.fd, fw); err != nil && err != errGone {
 		return err
@@ -446,12 +461,21 @@ func (l *Loop[K]) Next() (K, error) {
 			return k, nil
 		}
 		signaled := l.signaled.Swap(false)
-		if err := l.loop.RunOnce(!signaled); err != nil {
+		if err := l.loop.RunOnce(!signaled && len(l.always) == 0); err != nil {
 			return zero, fmt.Errorf("events: %w", err)
 		}
+		l.pollAlways()
 		if signaled {
 			return zero, ErrSignaled
 		}
+	}
+}
+
+// pollAlways queues the keys of the watches on fds the kernel cannot poll,
+// which are always ready.
+func (l *Loop[K]) pollAlways() {
+	for fd, fw := range l.always {
+		fw.HandleIO(fd, poll.Readable|poll.Writable)
 	}
 }
 
@@ -542,6 +566,7 @@ func (l *Loop[K]) Close() error {
 	}
 	clear(l.watches)
 	clear(l.fds)
+	clear(l.always)
 	l.ready, l.head = nil, 0
 	return nil
 }

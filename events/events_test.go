@@ -5,6 +5,7 @@ package events
 import (
 	"errors"
 	"math"
+	"os"
 	"runtime"
 	"sync"
 	"testing"
@@ -682,5 +683,53 @@ func TestWatchedFdClosedWithBothDirections(t *testing.T) {
 	write(t, w)
 	if got := ready(t, l); len(got) != 1 || got[0] != "new" {
 		t.Fatalf("ready = %v; want [new]", got)
+	}
+}
+
+// A regular file, which epoll refuses to watch, is always ready, as poll(2)
+// and libev (under Ever) have it: the doc's stdin may be redirected from
+// one. Before, WatchIO failed with EPERM on Linux.
+func TestRegularFileAlwaysReady(t *testing.T) {
+	l := newLoop[string](t)
+	f, err := os.CreateTemp(t.TempDir(), "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// Bytes ahead of the offset: kqueue reports a regular file readable
+	// only then.
+	if _, err := f.WriteAt([]byte("x"), 0); err != nil {
+		t.Fatal(err)
+	}
+	fd := int(f.Fd())
+	if err := l.WatchIO("file", fd, Read, false); err != nil {
+		t.Fatalf("WatchIO of a regular file = %v", err)
+	}
+	if err := l.WatchIO("once", fd, Write, true); err != nil {
+		t.Fatalf("WatchIO(Write) of a regular file = %v", err)
+	}
+	if got := ready(t, l); len(got) != 2 {
+		t.Fatalf("ready = %v; want file and once", got)
+	}
+	if k := next(t, l); k != "file" { // a blocking Next does not block
+		t.Fatalf("Next = %q; want file", k)
+	}
+	if err := l.Unwatch("once"); !errors.Is(err, ErrNotWatched) {
+		t.Fatalf("Unwatch of a fired one-shot = %v; want ErrNotWatched", err)
+	}
+	if err := l.WatchIO("again", fd, Read, false); !errors.Is(err, ErrFDInUse) {
+		t.Fatalf("second Read watch = %v; want ErrFDInUse", err)
+	}
+	if err := l.Unwatch("file"); err != nil {
+		t.Fatal(err)
+	}
+	if got := ready(t, l); len(got) != 0 {
+		t.Fatalf("after Unwatch: ready = %v; want none", got)
+	}
+	if err := l.WatchIO("again", fd, ReadWrite, false); err != nil {
+		t.Fatalf("WatchIO after Unwatch = %v", err)
+	}
+	if got := ready(t, l); len(got) != 1 || got[0] != "again" {
+		t.Fatalf("ready = %v; want [again]", got)
 	}
 }

@@ -367,6 +367,11 @@ func (p *Poller) Close() error {
 // drops the registration.
 func IsGone(err error) bool { return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EBADF) }
 
+// IsUnpollable reports whether err from Add means the kernel cannot poll the
+// fd: epoll refuses regular files and some devices (/dev/null) with EPERM.
+// poll(2) reports such an fd as always ready, and so does libev.
+func IsUnpollable(err error) bool { return errors.Is(err, unix.EPERM) }
+
 // epollWait is epoll_wait; a call that cannot block (msec 0) is made as a
 // raw system call (epoll_pwait, which every Linux architecture has, with
 // no signal mask), without the scheduler's bookkeeping for one that may.

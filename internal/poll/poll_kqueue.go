@@ -305,3 +305,7 @@ func (p *Poller) Close() error {
 // registration for the fd: it was never added, or its owner closed it, which
 // drops the registration.
 func IsGone(err error) bool { return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EBADF) }
+
+// IsUnpollable reports whether err from Add means the kernel cannot poll
+// the fd. kqueue polls regular files itself: it reports false.
+func IsUnpollable(err error) bool { return false }
