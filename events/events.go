@@ -506,6 +506,9 @@ func (l *Loop[K]) pop() (K, bool) {
 		l.head++
 		if l.head == len(l.ready) {
 			l.ready, l.head = l.ready[:0], 0
+			if cap(l.ready) > 1<<16 {
+				l.ready = nil // a burst is over: do not keep its memory
+			}
 		}
 		w := p.w
 		if w == nil {

@@ -733,3 +733,23 @@ func TestRegularFileAlwaysReady(t *testing.T) {
 		t.Fatalf("ready = %v; want [again]", got)
 	}
 }
+
+// A burst of deliveries does not leave its queue's memory behind once
+// Next has returned them, as drainEmits does not keep its batch's.
+func TestBurstQueueReleased(t *testing.T) {
+	l := newLoop[int](t)
+	const n = 1 << 18
+	for i := range n {
+		if err := l.Emit(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range n {
+		if k := next(t, l); k != i {
+			t.Fatalf("Next = %d; want %d", k, i)
+		}
+	}
+	if c := cap(l.ready); c > 1<<16 {
+		t.Fatalf("ready queue's capacity after the burst = %d; want at most %d", c, 1<<16)
+	}
+}
