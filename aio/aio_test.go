@@ -370,6 +370,37 @@ func TestDeadlines(t *testing.T) {
 	}
 }
 
+// TestDeadlinesLongPast: a deadline however far in the past completes its
+// operation with ErrDeadline, as gaio's does, and the deadlines after it
+// still fire. One centuries ago (time.Until saturates) wrapped around into
+// the far future on the loop's clock and held back every later deadline.
+func TestDeadlinesLongPast(t *testing.T) {
+	cases := []struct {
+		name     string
+		deadline time.Time
+	}{
+		{"a second ago", time.Now().Add(-time.Second)},
+		{"1969", time.Unix(-1, 0)},
+		{"year 1", time.Time{}.Add(time.Second)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w, _, s := connected(t)
+			w.ReadTimeout("past", s, make([]byte, 1), tc.deadline)
+			w.ReadTimeout("soon", s, make([]byte, 1), time.Now().Add(20*time.Millisecond))
+			got := waitResults(t, w, 2, 5*time.Second)
+			if len(got) != 2 {
+				t.Fatalf("ReadTimeout past and soon: %d results; want 2", len(got))
+			}
+			for _, res := range got {
+				if res.Error != ErrDeadline {
+					t.Errorf("ReadTimeout %v: %v; want ErrDeadline", res.Context, res.Error)
+				}
+			}
+		})
+	}
+}
+
 func TestOrderPerDirection(t *testing.T) {
 	w, c, s := connected(t)
 	var want bytes.Buffer

@@ -473,10 +473,15 @@ func (w *watcher) takeBuffer() []byte {
 	return make([]byte, w.bufSize)
 }
 
-// when is deadline on the loop's clock, saturated rather than wrapped.
+// when is deadline on the loop's clock, saturated rather than wrapped, and
+// now for a deadline already passed (time.Until saturates too, for one
+// centuries ago, and the loop's clock minus that would wrap).
 func (w *watcher) when(deadline time.Time) int64 {
 	now, left := int64(w.l.Now()), int64(time.Until(deadline))
-	if left > math.MaxInt64-now {
+	switch {
+	case left <= 0:
+		return now
+	case left > math.MaxInt64-now:
 		return math.MaxInt64
 	}
 	return now + left
