@@ -58,6 +58,7 @@ type OpResult struct {
 	// Size is how many bytes were read or written: Buffer[:Size].
 	Size int
 	// Error is what stopped the operation, io.EOF at the end of the
-	// stream, ErrDeadline if its deadline passed; nil on success.
+	// stream, ErrDeadline if its deadline passed, the bare syscall.Errno
+	// if a system call failed (syscall.ECONNRESET); nil on success.
 	Error error
 }

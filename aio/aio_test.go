@@ -858,3 +858,50 @@ func TestReadPeerReset(t *testing.T) {
 		})
 	}
 }
+
+// TestErrorsAreErrnos: a read or write that fails in the kernel completes
+// with the bare syscall.Errno, as gaio's do, so that a gaio program's
+// res.Error == syscall.ECONNRESET still holds.
+func TestErrorsAreErrnos(t *testing.T) {
+	reset := func(c net.Conn) {
+		c.(*net.TCPConn).SetLinger(0)
+		c.Close()
+	}
+	cases := []struct {
+		name string
+		run  func(w *Watcher, c, s net.Conn)
+		want []error // any of them
+	}{
+		{"read after a reset", func(w *Watcher, c, s net.Conn) {
+			reset(c)
+			time.Sleep(20 * time.Millisecond)
+			w.Read(nil, s, nil)
+		}, []error{syscall.ECONNRESET}},
+		{"write cut by a reset", func(w *Watcher, c, s net.Conn) {
+			w.Write(nil, s, make([]byte, 64<<20))
+			time.Sleep(20 * time.Millisecond) // the write is queued
+			reset(c)
+		}, []error{syscall.ECONNRESET, syscall.EPIPE}},
+		{"write after a reset", func(w *Watcher, c, s net.Conn) {
+			reset(c)
+			time.Sleep(20 * time.Millisecond)
+			w.Write(nil, s, []byte("x"))
+		}, []error{syscall.ECONNRESET, syscall.EPIPE}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w, c, s := connected(t)
+			tc.run(w, c, s)
+			got := waitResults(t, w, 1, 5*time.Second)
+			if len(got) != 1 {
+				t.Fatalf("%d results; want 1", len(got))
+			}
+			for _, want := range tc.want {
+				if got[0].Error == want {
+					return
+				}
+			}
+			t.Fatalf("Error = %v (%T); want one of %v, bare", got[0].Error, got[0].Error, tc.want)
+		})
+	}
+}

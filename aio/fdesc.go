@@ -2,6 +2,7 @@ package aio
 
 import (
 	"io"
+	"os"
 	"weak"
 
 	"github.com/evloop/evloop/internal/poll"
@@ -59,7 +60,7 @@ func (d *fdesc) tryRead(cb *aiocb) bool {
 		}
 		switch {
 		case err != nil:
-			cb.err = err
+			cb.err = errno(err)
 		case n == 0:
 			cb.err = io.EOF
 		default:
@@ -83,12 +84,21 @@ func (d *fdesc) tryWrite(cb *aiocb) bool {
 			return false
 		}
 		if err != nil {
-			cb.err = err
+			cb.err = errno(err)
 			return true
 		}
 		cb.size += n
 	}
 	return true
+}
+
+// errno is err without the system call's name that sock wraps it in: the
+// bare syscall.Errno, which gaio's results carry.
+func errno(err error) error {
+	if se, ok := err.(*os.SyscallError); ok {
+		return se.Err
+	}
+	return err
 }
 
 // remove takes cb out of its queue wherever it is (its deadline passed).

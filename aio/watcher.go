@@ -298,7 +298,7 @@ func (w *watcher) start(cb *aiocb) {
 	if d == nil {
 		var err error
 		if d, err = w.adopt(cb.conn, cb.ptr); err != nil {
-			cb.err = err
+			cb.err = errno(err)
 			w.complete(cb)
 			return
 		}
