@@ -905,3 +905,54 @@ func TestErrorsAreErrnos(t *testing.T) {
 		})
 	}
 }
+
+// Conns of the application's own types whose methods panic.
+type (
+	closePanics   struct{ net.Conn } // a nil net.Conn: Close dereferences it
+	rawConnPanics struct{ net.Conn }
+)
+
+func (rawConnPanics) SyscallConn() (syscall.RawConn, error) { panic("SyscallConn") }
+
+// TestConnPanicFailsItsOperationAlone: a panic in a conn's own method,
+// called on the loop (SyscallConn, Close), fails that operation alone; the
+// operations submitted with it, here another conn's write, go on. They were
+// left unstarted, never to complete.
+func TestConnPanicFailsItsOperationAlone(t *testing.T) {
+	cases := []struct {
+		name    string
+		submit  func(w *Watcher) error
+		results int // the bad operation's own: Free has none
+	}{
+		{"Free, Close panics", func(w *Watcher) error { return w.Free(&closePanics{}) }, 0},
+		{"Read, SyscallConn panics", func(w *Watcher) error { return w.Read("bad", &rawConnPanics{}, nil) }, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w, c, s := connected(t)
+			// Hold the loop, so that both operations are taken in one batch.
+			hold := make(chan struct{})
+			w.l.Submit(func() { <-hold })
+			if err := tc.submit(w); err != nil {
+				t.Fatal(err)
+			}
+			w.Write("good", s, []byte("x"))
+			close(hold)
+			got := waitResults(t, w, 1+tc.results, 5*time.Second)
+			if len(got) != 1+tc.results {
+				t.Fatalf("%d results; want %d", len(got), 1+tc.results)
+			}
+			for _, res := range got {
+				switch {
+				case res.Context == "good" && (res.Error != nil || res.Size != 1):
+					t.Errorf("the other conn's Write: %d bytes, %v; want 1, nil", res.Size, res.Error)
+				case res.Context == "bad" && res.Error == nil:
+					t.Errorf("Read on a conn whose SyscallConn panics succeeded")
+				}
+			}
+			if _, err := io.ReadFull(c, make([]byte, 1)); err != nil {
+				t.Fatalf("peer of the other conn: %v", err)
+			}
+		})
+	}
+}

@@ -2,12 +2,14 @@ package aio
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
 	"net"
 	"reflect"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -273,8 +275,28 @@ func (w *watcher) take() {
 			recycle(cb)
 			continue
 		}
-		w.start(cb)
+		w.startGuarded(cb)
 	}
+}
+
+// startGuarded is start, where a panic in the conn's own methods (its
+// SyscallConn or Close: the application's code, for a type of its own) is
+// logged, as the loop logs one, and fails cb alone, rather than leave the
+// rest of the batch unstarted, never to complete.
+func (w *watcher) startGuarded(cb *aiocb) {
+	defer func() {
+		if v := recover(); v != nil {
+			slog.Default().Error("evloop: panic recovered on the event loop", "in", "aio operation",
+				"panic", v, "stack", string(debug.Stack()))
+			if cb.op == opDelete {
+				recycle(cb)
+				return
+			}
+			cb.err = fmt.Errorf("aio: %T panicked: %v", cb.conn, v)
+			w.complete(cb)
+		}
+	}()
+	w.start(cb)
 }
 
 func (w *watcher) start(cb *aiocb) {
@@ -344,9 +366,9 @@ func (w *watcher) adopt(conn net.Conn, ptr unsafe.Pointer) (*fdesc, error) {
 		sock.Close(fd)
 		return nil, err
 	}
-	conn.Close()
 	w.descs[d.key] = d
 	runtime.AddCleanup((*byte)(ptr), w.collected, d)
+	conn.Close() // last: if it panics, d is kept as any other
 	return d, nil
 }
 
