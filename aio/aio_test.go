@@ -401,6 +401,25 @@ func TestDeadlinesLongPast(t *testing.T) {
 	}
 }
 
+// TestSameDeadlineInOrder: operations on one conn that share a deadline
+// complete in the order they were submitted, as the package says, where
+// the nanoseconds between two readings of the clock ordered them at random
+// (and each expiry took one out of the middle of its queue).
+func TestSameDeadlineInOrder(t *testing.T) {
+	w, _, s := connected(t)
+	const n = 1000
+	deadline := time.Now().Add(50 * time.Millisecond)
+	msg := make([]byte, 1<<20) // the peer does not read: the writes stall
+	for i := range n {
+		w.WriteTimeout(i, s, msg, deadline)
+	}
+	for i, res := range waitN(t, w, n) {
+		if res.Context != i {
+			t.Fatalf("result %d is of write %v; want write %d", i, res.Context, i)
+		}
+	}
+}
+
 func TestOrderPerDirection(t *testing.T) {
 	w, c, s := connected(t)
 	var want bytes.Buffer

@@ -139,6 +139,10 @@ func (q *opQueue) pop() *aiocb {
 }
 
 func (q *opQueue) remove(cb *aiocb) {
+	if !q.empty() && q.front() == cb { // as operations sharing a deadline go
+		q.pop()
+		return
+	}
 	for i := q.head; i < len(q.ops); i++ {
 		if q.ops[i] == cb {
 			copy(q.ops[i:], q.ops[i+1:])

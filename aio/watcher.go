@@ -56,6 +56,7 @@ type watcher struct {
 	swap      []byte     // the swap buffer being filled, from swapOff
 	swapOff   int
 	bufSize   int
+	epoch     time.Time // the zero of the loop's clock, or just before it
 
 	// Completions handed to WaitIO, and the swap buffers they point into.
 	rmu       sync.Mutex
@@ -113,6 +114,9 @@ func NewWatcherSize(bufsize int) (*Watcher, error) {
 		return nil, err
 	}
 	w.l = l
+	// Read before the loop's clock: a deadline is never early on it.
+	t0 := time.Now()
+	w.epoch = t0.Add(-l.Now())
 	if err := l.Start(); err != nil {
 		l.Close()
 		return nil, err
@@ -495,14 +499,18 @@ func (w *watcher) takeBuffer() []byte {
 	return make([]byte, w.bufSize)
 }
 
-// when is deadline on the loop's clock, saturated rather than wrapped, and
-// now for a deadline already passed (time.Until saturates too, for one
-// centuries ago, and the loop's clock minus that would wrap).
+// when is deadline on the loop's clock, now for one already passed, and
+// saturated rather than wrapped for one centuries ahead. The clock is read
+// once: a deadline with a monotonic reading is then always the same
+// instant, so that operations sharing it expire in the order they were
+// submitted, and one without is taken from the wall clock now, as
+// time.Until takes it.
 func (w *watcher) when(deadline time.Time) int64 {
-	now, left := int64(w.l.Now()), int64(time.Until(deadline))
+	t := time.Now()
+	now, left := int64(t.Sub(w.epoch)), int64(deadline.Sub(t))
 	switch {
 	case left <= 0:
-		return now
+		return int64(w.l.Now()) // due now
 	case left > math.MaxInt64-now:
 		return math.MaxInt64
 	}
