@@ -1063,6 +1063,8 @@ func TestBulkTrailingBytesSkipped(t *testing.T) {
 		{"lf lf", "*1\r\n$4\r\nPING\n\n", 1},
 		{"arguments", "*2\r\n$4\r\nECHO\r\n$3\r\nabc\n\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nvxy", 2},
 		{"longer than its length", "*1\r\n$3\r\nPING\r\n", 1}, // PIN, then an empty inline line
+		{"count cr x", "*1\rx$4\r\nPING\r\n", 1},
+		{"bulk length cr cr", "*2\r\n$4\r\rECHO\r\n$2\r\nhi\r\n", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got [2]string

@@ -137,10 +137,11 @@ func (p *Parser) Release() {
 // as clients send, or an inline command: a line of words separated by
 // blanks, as typed into telnet, ended by "\r\n" or "\n". The two bytes after
 // a bulk string's data, "\r\n", are skipped without being read, as Redis
-// skips them. Inline words may be quoted as Redis's sdssplitargs quotes
-// them: "..." with the escapes \n \r \t \b \a \\ \" and \xHH, or '...'
-// with \'; a closing quote must be followed by a blank or the end of the
-// line.
+// skips them, and so is the byte after the '\r' that ends a "*<n>" or
+// "$<n>" line, a '\n' in a well-formed request. Inline words may be quoted
+// as Redis's sdssplitargs quotes them: "..." with the escapes \n \r \t \b
+// \a \\ \" and \xHH, or '...' with \'; a closing quote must be followed by
+// a blank or the end of the line.
 //
 // An empty request (an empty or blank inline line, "*0\r\n", "*-1\r\n")
 // returns no arguments and n > 0: skip its n bytes, as Redis does. Input
@@ -331,7 +332,9 @@ func header(b []byte, pos, max int, tooBig, invalid error) (int64, int, error) {
 	return headerSlow(b, pos, max, tooBig, invalid)
 }
 
-// headerSlow is header for any line, with Redis's errors.
+// headerSlow is header for any line, with Redis's errors. The line ends at
+// its first '\r', whatever byte follows (a '\n' in a well-formed request),
+// as in Redis's processMultibulkBuffer.
 func headerSlow(b []byte, pos, max int, tooBig, invalid error) (int64, int, error) {
 	cr, err := headerEnd(b, pos, max, tooBig)
 	if err != nil {
@@ -344,9 +347,7 @@ func headerSlow(b []byte, pos, max int, tooBig, invalid error) (int64, int, erro
 	if cr+1 == len(b) {
 		return 0, 0, ErrIncomplete
 	}
-	if b[cr+1] != '\n' {
-		return 0, 0, invalid
-	}
+	// The byte after the '\r' is skipped unread, as Redis skips it.
 	return n, cr + 2, nil
 }
 

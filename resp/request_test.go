@@ -76,7 +76,10 @@ var commandTests = []commandTest{
 	{name: "count over MaxArgs", in: "*2147483648\r\n", err: "invalid multibulk length"},
 	{name: "count at MaxArgs", in: "*2147483647\r\n", err: incomplete},
 	{name: "count over a million", in: "*1048577\r\n", err: incomplete},
-	{name: "count cr without lf", in: "*1\rx$4\r\nPING\r\n", err: "invalid multibulk length"},
+	// The byte after the '\r' ending a header line is skipped unread, as
+	// Redis's processMultibulkBuffer skips it.
+	{name: "count cr without lf", in: "*1\rx$4\r\nPING\r\n", args: []string{"PING"}},
+	{name: "count cr cr", in: "*1\r\r$4\r\nPING\r\n", args: []string{"PING"}},
 	{name: "count bad before lf", in: "*1x\r", err: "invalid multibulk length"},
 	{name: "not bulk", in: "*1\r\n:1\r\n", err: "expected '$', got ':'"},
 	{name: "inline in array", in: "*2\r\n$3\r\nGET\r\nkey\r\n", err: "expected '$', got 'k'"},
@@ -87,7 +90,9 @@ var commandTests = []commandTest{
 	{name: "bulk length leading zero", in: "*1\r\n$04\r\nPING\r\n", err: "invalid bulk length"},
 	{name: "bulk length over MaxBulk", in: "*1\r\n$536870913\r\n", err: "invalid bulk length"},
 	{name: "bulk length at MaxBulk", in: "*1\r\n$536870912\r\n", err: incomplete},
-	{name: "bulk length cr without lf", in: "*1\r\n$4\rxPING\r\n", err: "invalid bulk length"},
+	{name: "bulk length cr without lf", in: "*1\r\n$4\rxPING\r\n", args: []string{"PING"}},
+	{name: "long bulk length cr without lf", in: "*1\r\n$000\rx", err: "invalid bulk length"},
+	{name: "empty array cr without lf", in: "*0\r*1\r\n$4\r\nPING\r\n", args: []string{}, n: 4},
 	// The two bytes after a bulk string's data are skipped unread, as
 	// Redis's processMultibulkBuffer skips them.
 	{name: "bulk not followed by crlf", in: "*1\r\n$4\r\nPINGxx*1\r\n$4\r\nPING\r\n", args: []string{"PING"}, n: 14},
