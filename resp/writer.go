@@ -159,12 +159,12 @@ func (w *Writer) Double(f float64) {
 	w.double(appendDouble(text[:0], f))
 }
 
-// double appends the text of a double.
+// double appends the text of a double, in RESP3 with '\r' and '\n' made
+// spaces, as a line cannot hold them.
 func (w *Writer) double(text []byte) {
 	if w.resp3() {
 		w.Buf = append(w.Buf, ',')
-		w.Buf = append(w.Buf, text...)
-		w.Buf = append(w.Buf, '\r', '\n')
+		w.Buf = appendLine(w.Buf, text)
 	} else {
 		w.Bulk(text)
 	}
@@ -252,8 +252,9 @@ func AppendCommand(dst []byte, args ...[]byte) []byte {
 // Double is written from Str, its text, unless Str is empty. A Map whose
 // Elems are odd in number gets a null for its last value; a Value of Type
 // Attribute is written as a Map, and one of no known Type as a null. '\r'
-// and '\n' in the text of a SimpleString or Error become spaces; a
-// Verbatim format is cut or padded with spaces to three bytes.
+// and '\n' in the text of a SimpleString, Error, BigNumber or (in RESP3)
+// Double become spaces; a Verbatim format is cut or padded with spaces to
+// three bytes.
 func (w *Writer) Value(v Value) {
 	if len(v.Attrs) > 0 && w.resp3() {
 		w.header('|', int64(len(v.Attrs)+1)/2)

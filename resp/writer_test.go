@@ -58,6 +58,7 @@ var writerTests = []struct {
 	{"Value no type", func(w *Writer) { w.Value(Value{}) }, "$-1\r\n", "_\r\n"},
 	{"Value boolean", func(w *Writer) { w.Value(boolean(true)) }, ":1\r\n", "#t\r\n"},
 	{"Value double text", func(w *Writer) { w.Value(double("1.50", 1.5)) }, "$4\r\n1.50\r\n", ",1.50\r\n"},
+	{"Value double text newlines", func(w *Writer) { w.Value(double("1\r\n+OK", 1)) }, "$6\r\n1\r\n+OK\r\n", ",1  +OK\r\n"},
 	{"Value double no text", func(w *Writer) { w.Value(Value{Type: Double, Float: 0.1}) }, "$3\r\n0.1\r\n", ",0.1\r\n"},
 	{"Value big number", func(w *Writer) { w.Value(str(BigNumber, "123")) }, "$3\r\n123\r\n", "(123\r\n"},
 	{"Value bulk error", func(w *Writer) { w.Value(str(BulkError, "ERR a\nb")) }, "-ERR a b\r\n", "!7\r\nERR a\nb\r\n"},
