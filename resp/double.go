@@ -8,7 +8,10 @@ import (
 // appendDouble appends f as Redis 7.2's d2string writes it: "inf", "-inf",
 // "nan", "0" and "-0"; integers up to 2^62 in magnitude as integers;
 // anything else as the shortest decimal that reads back as f, laid out as
-// fpconv_dtoa lays it out ("0.1", "1.5e+300", "1e-7", "1e+21").
+// fpconv_dtoa lays it out ("0.1", "1.5e+300", "1e-7", "1e+21"). Redis's
+// Grisu2 digits are not always the shortest: for about one double in 700
+// Redis writes one more digit (0.084196 is 0.08419599999999999 there);
+// both read back as f.
 func appendDouble(dst []byte, f float64) []byte {
 	switch {
 	case math.IsNaN(f):

@@ -151,9 +151,11 @@ func (w *Writer) Push(n int) {
 }
 
 // Double appends f: in RESP3 a double (",text"), in RESP2 a bulk string of
-// the text. The text is Redis 7.2's: the shortest decimal that reads back as
-// f ("0.1", "3.14", "1e+21", "1.5e-7"), integers up to 2^62 in full
-// ("1000000"), and "inf", "-inf", "nan".
+// the text. The text is laid out as Redis 7.2's: the shortest decimal that
+// reads back as f ("0.1", "3.14", "1e+21", "1.5e-7"), integers up to 2^62
+// in full ("1000000"), and "inf", "-inf", "nan". Redis's digits are one
+// longer for about one double in 700 (see appendDouble); Redis 7.0 writes
+// every double with "%.17g".
 func (w *Writer) Double(f float64) {
 	var text [32]byte
 	w.double(appendDouble(text[:0], f))
