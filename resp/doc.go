@@ -28,6 +28,9 @@
 //
 // A client reads replies with Parse, which takes every RESP2 and RESP3 type
 // into a Value, and sends requests with AppendCommand or Writer.Command.
+// RESP3's streamed strings and aggregates of unknown length ("$?", "*?"),
+// which Redis never sends, are refused with a *ProtocolError, as go-redis
+// refuses them.
 //
 // # Errors
 //

@@ -289,3 +289,15 @@ func TestTypeString(t *testing.T) {
 		}
 	}
 }
+
+// TestParseStreamedRefused: the streamed types of unknown length are
+// refused, as the package doc says, not misread.
+func TestParseStreamedRefused(t *testing.T) {
+	for _, in := range []string{"$?\r\n;4\r\nHell\r\n;0\r\n", "*?\r\n:1\r\n.\r\n", "%?\r\n.\r\n", "~?\r\n.\r\n"} {
+		_, _, err := Parse([]byte(in))
+		var pe *ProtocolError
+		if !errors.As(err, &pe) {
+			t.Errorf("Parse(%q) = %v; want a *ProtocolError", in, err)
+		}
+	}
+}
