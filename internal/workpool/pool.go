@@ -46,8 +46,13 @@ func (p *Pool) Submit(fn func()) {
 		go p.work(fn)
 		return
 	}
-	if p.head > 0 && p.head == len(p.queue) {
-		p.queue, p.head = p.queue[:0], 0
+	if p.head > 0 && (p.head == len(p.queue) || (len(p.queue) == cap(p.queue) && p.head >= len(p.queue)/2)) {
+		// Move what waits to the front rather than grow the queue past
+		// the functions that already ran: a queue that never empties
+		// would otherwise keep a slot for every function it ever held.
+		n := copy(p.queue, p.queue[p.head:])
+		clear(p.queue[n:])
+		p.queue, p.head = p.queue[:n], 0
 	}
 	p.queue = append(p.queue, fn)
 	p.mu.Unlock()

@@ -83,3 +83,33 @@ func TestSubmitAfterClose(t *testing.T) {
 		t.Fatal("work submitted after Close never ran")
 	}
 }
+
+// A pool that never catches up keeps a queue as long as its backlog, not
+// one entry for every function that ever waited.
+func TestBackloggedQueueStaysBounded(t *testing.T) {
+	p := New(1)
+	defer p.Close()
+	var wg sync.WaitGroup
+	gate := make(chan struct{})
+	submit := func() {
+		wg.Add(1)
+		p.Submit(func() { defer wg.Done(); <-gate })
+	}
+	const backlog = 10
+	for range backlog {
+		submit()
+	}
+	most := 0
+	for range 10_000 {
+		gate <- struct{}{} // one runs, one more waits: the backlog stays
+		submit()
+		p.mu.Lock()
+		most = max(most, cap(p.queue))
+		p.mu.Unlock()
+	}
+	close(gate)
+	wg.Wait()
+	if most > 4*backlog {
+		t.Fatalf("queue capacity reached %d with at most %d waiting; want it bounded by the backlog", most, backlog)
+	}
+}
