@@ -92,7 +92,10 @@ func timeoutMillis(d time.Duration) int {
 	if d < 0 {
 		return -1
 	}
-	ms := (d + time.Millisecond - 1) / time.Millisecond
+	ms := d / time.Millisecond
+	if d%time.Millisecond != 0 {
+		ms++ // not d+time.Millisecond-1, which wraps for the longest d
+	}
 	if ms > 1<<30 {
 		ms = 1 << 30
 	}

@@ -4,6 +4,7 @@ package poll
 
 import (
 	"errors"
+	"math"
 	"runtime"
 	"sync"
 	"testing"
@@ -491,6 +492,8 @@ func TestTimeoutMillis(t *testing.T) {
 		{time.Millisecond + 1, 2},
 		{1500 * time.Microsecond, 2},
 		{time.Duration(1 << 62), 1 << 30},
+		{math.MaxInt64, 1 << 30}, // rounding up must not wrap into "forever"
+		{math.MaxInt64 - time.Millisecond + 2, 1 << 30},
 	}
 	for _, tc := range tests {
 		if got := timeoutMillis(tc.in); got != tc.want {
