@@ -162,7 +162,12 @@ func Dial(network, addr string) (int, error) {
 			return -1, err
 		}
 		if ta.IP == nil {
+			// No host: this system, as for net.Dial, over the network's
+			// own family.
 			ta.IP = net.IPv4(127, 0, 0, 1)
+			if network == "tcp6" {
+				ta.IP = net.IPv6loopback
+			}
 		}
 		sa, family = tcpSockaddr(network, ta)
 	case "unix":

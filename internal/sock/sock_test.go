@@ -86,3 +86,35 @@ func TestListenErrors(t *testing.T) {
 		}
 	}
 }
+
+// An empty host dials the loopback address of the network's own family,
+// as net.Dial does: IPv6's for "tcp6".
+func TestDialEmptyHost(t *testing.T) {
+	tests := []struct{ network, listen string }{
+		{"tcp", "127.0.0.1:0"},
+		{"tcp4", "127.0.0.1:0"},
+		{"tcp6", "[::1]:0"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.network, func(t *testing.T) {
+			ln, err := net.Listen(tc.network, tc.listen)
+			if err != nil {
+				t.Skipf("Listen(%q, %q): %v", tc.network, tc.listen, err)
+			}
+			defer ln.Close()
+			_, port, _ := net.SplitHostPort(ln.Addr().String())
+			fd, err := Dial(tc.network, ":"+port)
+			if err != nil {
+				t.Fatalf("Dial(%q, %q) = %v", tc.network, ":"+port, err)
+			}
+			defer unix.Close(fd)
+			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+			if _, err := unix.Poll(pfd, 5000); err != nil {
+				t.Fatalf("poll: %v", err)
+			}
+			if err := ConnectError(fd); err != nil {
+				t.Fatalf("Dial(%q, %q) to a listener on %v: %v", tc.network, ":"+port, ln.Addr(), err)
+			}
+		})
+	}
+}
