@@ -151,7 +151,13 @@ func (p *Poller) Add(fd int, tag uint32, in Interest) error {
 		return os.NewSyscallError("kevent", unix.EEXIST)
 	}
 	// The kernel checks fd before the table grows for it, so a bogus fd
-	// number costs an error, not memory.
+	// number costs an error, not memory. With no filter to add, apply
+	// makes no call, and fcntl checks it instead.
+	if in&ReadWrite == 0 {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+			return os.NewSyscallError("fcntl", err)
+		}
+	}
 	if err := p.apply(fd, 0, in); err != nil {
 		return err
 	}

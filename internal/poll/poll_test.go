@@ -435,10 +435,13 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"Add negative fd", func() error { return p.Add(-1, 0, Read) }},
 		{"Add closed fd", func() error { return p.Add(w, 0, Read) }},
+		{"Add closed fd with no interest", func() error { return p.Add(w, 0, 0) }},
+		{"Add closed fd for edges alone", func() error { return p.Add(w, 0, Edge) }},
 		{"Modify unregistered fd", func() error { return p.Modify(r, 0, Read) }},
 		{"Delete unregistered fd", func() error { return p.Delete(r) }},
 		{"Modify negative fd", func() error { return p.Modify(-5, 0, Read) }},
 		{"Add fd past the C int range", func() error { return p.Add(int(^uint(0)>>1), 0, Read) }},
+		{"Add fd past the open ones with no interest", func() error { return p.Add(1<<30, 0, 0) }},
 		{"Modify fd past the table", func() error { return p.Modify(1<<30, 0, Read) }},
 		{"Delete negative fd", func() error { return p.Delete(-5) }},
 		{"Add twice", func() error {
