@@ -28,9 +28,6 @@ func rawIO(trap uintptr, fd int, p []byte) (int, error) {
 	return int(n), nil
 }
 
-// maxIovecs bounds one writev (IOV_MAX is 1024 on Linux).
-const maxIovecs = 1024
-
 func writev(fd int, bufs [][]byte) (int, error) {
 	var iovs [64]unix.Iovec
 	iov := iovs[:0]

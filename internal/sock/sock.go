@@ -327,6 +327,10 @@ func Write(fd int, p []byte) (int, error) {
 	}
 }
 
+// maxIovecs bounds the buffers of one writev: IOV_MAX is 1024 on Linux,
+// macOS and the BSDs, which fail a longer call with EINVAL.
+const maxIovecs = 1024
+
 // Writev writes the buffers to fd in one call, retrying on EINTR; it may
 // write less than all of them.
 func Writev(fd int, bufs [][]byte) (int, error) {

@@ -118,3 +118,31 @@ func TestDialEmptyHost(t *testing.T) {
 		})
 	}
 }
+
+// Writev of more buffers than one system call takes (IOV_MAX) writes
+// some of them, as its doc says, rather than fail with EINVAL.
+func TestWritevManyBuffers(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	want := make([]byte, 3000)
+	var bufs [][]byte
+	for i := range want {
+		want[i] = byte(i)
+		bufs = append(bufs, want[i:i+1])
+		if i%3 == 0 {
+			bufs = append(bufs, nil) // empty buffers count on some systems
+		}
+	}
+	n, err := Writev(fds[0], bufs)
+	if err != nil || n <= 0 || n > len(want) {
+		t.Fatalf("Writev(%d buffers) = %d, %v; want some bytes written, nil", len(bufs), n, err)
+	}
+	got := make([]byte, len(want))
+	if m, err := unix.Read(fds[1], got); err != nil || m != n || string(got[:m]) != string(want[:n]) {
+		t.Fatalf("read %d, %v after Writev wrote %d; want the first %d bytes", m, err, n, n)
+	}
+}

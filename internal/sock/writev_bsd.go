@@ -17,6 +17,9 @@ func writev(fd int, bufs [][]byte) (int, error) {
 		if len(b) == 0 {
 			continue
 		}
+		if len(iov) == maxIovecs {
+			break
+		}
 		v := unix.Iovec{Base: &b[0]}
 		v.SetLen(len(b))
 		iov = append(iov, v)
