@@ -1,4 +1,4 @@
-//go:build unix && !linux && !freebsd && !dragonfly
+//go:build darwin || netbsd || openbsd
 
 package sock
 

@@ -1,7 +1,7 @@
-//go:build unix && !linux && !darwin && !freebsd && !netbsd && !dragonfly
+//go:build openbsd
 
 package sock
 
-// setKeepAliveTimes does nothing: OpenBSD and the rest set keep-alive
-// timing for the whole system only (sysctl net.inet.tcp.keepidle).
+// setKeepAliveTimes does nothing: OpenBSD sets keep-alive timing for the
+// whole system only (sysctl net.inet.tcp.keepidle).
 func setKeepAliveTimes(fd, idle, interval, count int) error { return nil }

@@ -1,4 +1,4 @@
-//go:build unix
+//go:build linux || darwin || dragonfly || freebsd || netbsd || openbsd
 
 // Package sock makes listening sockets and accepts connections as raw,
 // non-blocking, close-on-exec file descriptors, for code that drives them

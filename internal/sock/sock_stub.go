@@ -1,4 +1,4 @@
-//go:build !unix
+//go:build !linux && !darwin && !dragonfly && !freebsd && !netbsd && !openbsd
 
 package sock
 
@@ -85,8 +85,10 @@ func ShutdownWrite(fd int) error { return errUnsupported }
 // Dup fails.
 func Dup(fd int) (int, error) { return -1, errUnsupported }
 
+// IsStream returns false.
 func IsStream(fd int) bool { return false }
 
+// DupRaw fails.
 func DupRaw(rc syscall.RawConn, check func(fd int) error) (int, error) { return -1, errUnsupported }
 
 // FileConn fails.
