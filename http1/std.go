@@ -145,10 +145,14 @@ func (hc *conn) newRequest(req *Request, remote net.Addr) (*http.Request, error)
 	if r.Host == "" {
 		r.Host = string(req.Host)
 	}
-	// As net/http's server: Host lives in Request.Host, not the map, and
-	// an HTTP/1.0 cache's "Pragma: no-cache" is read as
+	// As net/http's server: Host lives in Request.Host, not the map;
+	// several Content-Length fields, which the Parser found equal, are
+	// one; and an HTTP/1.0 cache's "Pragma: no-cache" is read as
 	// "Cache-Control: no-cache" when there is none (RFC 9111 section 5.4).
 	delete(r.Header, "Host")
+	if cl := r.Header["Content-Length"]; len(cl) > 1 {
+		r.Header["Content-Length"] = cl[:1]
+	}
 	if p := r.Header["Pragma"]; len(p) > 0 && p[0] == "no-cache" && r.Header["Cache-Control"] == nil {
 		r.Header["Cache-Control"] = []string{"no-cache"}
 	}

@@ -245,3 +245,21 @@ func TestStdCloseNotifyWhileHandling(t *testing.T) {
 		}
 	}
 }
+
+// Equal Content-Length fields reach the handler as one, as net/http's
+// server deduplicates them (Issue 16490); the handler saw them all.
+func TestStdDuplicateContentLength(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "%q %d %s", r.Header["Content-Length"], r.ContentLength, b)
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\ncontent-length:  5 \r\n\r\nhello")
+			if _, body := c.read("POST"); body != `["5"] 5 hello` {
+				t.Errorf("handler saw %s; want %s", body, `["5"] 5 hello`)
+			}
+		})
+	}
+}
