@@ -111,6 +111,11 @@ func (hc *conn) startStd(h http.Handler, req *Request) {
 	s.active.Add(1)
 	s.pool.Submit(sr.run)
 	sr.feed()
+	if hc.eof && !sr.bodyDone {
+		// The client's EOF came while a request before this one was
+		// handled: the rest of the body will not come.
+		sr.finishBody(io.ErrUnexpectedEOF)
+	}
 }
 
 // newRequest builds the *http.Request net/http's server would for req,

@@ -263,3 +263,33 @@ func TestStdDuplicateContentLength(t *testing.T) {
 		})
 	}
 }
+
+// A pipelined request whose body the client's EOF cuts short, the EOF
+// having come while the request before it was handled: the handler's
+// read fails with io.ErrUnexpectedEOF and the answer goes out, as from
+// net/http's server. The read waited for bytes that could not come; the
+// connection stayed, and Shutdown waited for it.
+func TestStdPipelinedBodyCutByEOF(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			time.Sleep(100 * time.Millisecond) // the EOF comes meanwhile
+		}
+		b, err := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "%s %v", b, err)
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nab" +
+				"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhe")
+			c.nc.(*net.TCPConn).CloseWrite()
+			if _, body := c.read("POST"); body != "ab <nil>" {
+				t.Errorf("first answer %q; want %q", body, "ab <nil>")
+			}
+			if _, body := c.read("POST"); body != "he unexpected EOF" {
+				t.Errorf("second answer %q; want %q", body, "he unexpected EOF")
+			}
+			c.closed()
+		})
+	}
+}
