@@ -395,7 +395,8 @@ func (sr *stdRequest) finished() {
 	}
 	hc.std = nil
 	hc.ls.deadlines.remove(sr)
-	var unread int64 // what the handler left in the pipe
+	ends := sr.bodyEndsConn(true) // before the pipe lets go of what the handler left
+	var unread int64              // what the handler left in the pipe
 	if sr.body != nil {
 		// A body kept past the handler reads ErrBodyReadAfterClose, as
 		// net/http's server closes it.
@@ -438,7 +439,7 @@ func (sr *stdRequest) finished() {
 		held = w
 		sr.req = nil
 	}
-	if w.closeAfter || !sr.keep || sr.bodyEndsConn(true) || hc.ls.shuttingDown {
+	if w.closeAfter || !sr.keep || ends || hc.ls.shuttingDown {
 		hc.sendHeld(held, false)
 		hc.close()
 		return
@@ -1467,9 +1468,10 @@ func (sr *stdRequest) bodyEndsConn(done bool) bool {
 	case p.asked && !p.sawEOF:
 		return true
 	}
-	// What is left of the body counts, received or not, as net/http's
-	// server counts it: left is what the loop has not yet passed on.
-	return done && p.err == nil && p.left+int64(len(p.buf)-p.off) > maxDiscard
+	// What is left of the body counts, received or not (the whole body
+	// may have come), as net/http's server counts it: left is what the
+	// loop has not yet passed on.
+	return done && p.left+int64(len(p.buf)-p.off) > maxDiscard
 }
 
 var buffers = sync.Pool{New: func() any { b := make([]byte, chunkReserve, writeBuffer); return &b }}

@@ -293,3 +293,34 @@ func TestStdPipelinedBodyCutByEOF(t *testing.T) {
 		})
 	}
 }
+
+// What a handler that flushed its answer left unread of the body counts,
+// the bytes that arrived as well as those to come: more than the server
+// drops, and the connection closes after the answer, as net/http's server
+// closes it; a request pipelined behind is not answered. Only what had
+// not arrived counted, so that the rest was dropped and the next request
+// answered.
+func TestStdUnreadBodyAfterFlush(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(200 * time.Millisecond) // the body's first bytes arrive
+		io.WriteString(w, "ignored")
+		w.(http.Flusher).Flush()
+	})
+	const size = 300 << 10
+	bodies := map[string]string{
+		"length":  fmt.Sprintf("Content-Length: %d\r\n\r\n%s", size, strings.Repeat("a", size)),
+		"chunked": fmt.Sprintf("Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", size, strings.Repeat("a", size)),
+	}
+	for _, s := range serveTwins(t, h, nil, nil) {
+		for name, body := range bodies {
+			t.Run(s.name+"/"+name, func(t *testing.T) {
+				c := dialRaw(t, s.addr)
+				go io.WriteString(c.nc, "POST / HTTP/1.1\r\nHost: x\r\n"+body+"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+				if _, body := c.read("POST"); body != "ignored" {
+					t.Fatalf("answer %q; want %q", body, "ignored")
+				}
+				c.closed()
+			})
+		}
+	}
+}
