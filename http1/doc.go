@@ -157,7 +157,10 @@
 // # Differences from net/http
 //
 // net/http's server also refuses the cases above, except that it accepts a
-// bare LF as a line end, "*" with any method and origin-form with CONNECT.
+// bare LF as a line end, obsolete line folding (joining the lines),
+// Transfer-Encoding in HTTP/1.0 (ignoring it) and with Content-Length
+// (ignoring Content-Length), an Expect list that names 100-continue, "*"
+// with any method and origin-form with CONNECT.
 // Where a Parser is more lenient: it skips empty lines before the request
 // line, which net/http refuses, and accepts a Content-Length list of equal
 // values in one field ("5, 5") and equal lengths written differently in
