@@ -143,6 +143,7 @@ func FuzzDeflate(f *testing.F) {
 func FuzzHandshakeParts(f *testing.F) {
 	f.Add([]byte{0x03, 0xe8, 'o', 'k'}, `permessage-deflate; client_max_window_bits, x-webkit; a="b;c"`)
 	f.Add([]byte{0x03, 0xe8}, `permessage-deflate; server_max_window_bits=15; client_max_window_bits`)
+	f.Add([]byte{0x03, 0xe8}, `permessage-deflate; server_max_window_bits="1\5", permessage-deflate; client_max_window_bits="10`)
 	f.Fuzz(func(t *testing.T, payload []byte, ext string) {
 		ce, cerr := parseClose(payload)
 		if (ce == nil) == (cerr == nil) {

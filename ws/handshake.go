@@ -218,11 +218,40 @@ const deflateResponse = "permessage-deflate; server_no_context_takeover; client_
 const deflateResponseWindow = deflateResponse + "; server_max_window_bits=15"
 
 // extensionParam splits one parameter of an extension, "name" or
-// "name=value" (the value maybe quoted), into its lower-case name and its
-// unquoted value.
+// "name=value", into its lower-case name and its value: a token, or a
+// quoted string, unquoted (RFC 6455 section 9.1). A value that is
+// neither, such as a quoted string left open, is returned as it is,
+// which is no valid value of any parameter.
 func extensionParam(p string) (name, value string, hasValue bool) {
 	name, value, hasValue = strings.Cut(strings.TrimSpace(p), "=")
-	return strings.ToLower(strings.TrimSpace(name)), strings.Trim(strings.TrimSpace(value), `"`), hasValue
+	value = strings.TrimSpace(value)
+	if q, ok := unquote(value); ok {
+		value = q
+	}
+	return strings.ToLower(strings.TrimSpace(name)), value, hasValue
+}
+
+// unquote returns the text of the quoted string s, its quoted pairs
+// unescaped (RFC 9110 section 5.6.4), and whether s is one.
+func unquote(s string) (string, bool) {
+	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' {
+		return "", false
+	}
+	var b strings.Builder
+	for i := 1; i < len(s)-1; i++ {
+		c := s[i]
+		switch c {
+		case '"':
+			return "", false
+		case '\\':
+			if i++; i == len(s)-1 { // the closing quote escaped
+				return "", false
+			}
+			c = s[i]
+		}
+		b.WriteByte(c)
+	}
+	return b.String(), true
 }
 
 // acceptDeflate returns the answer to one extension offer if it is a
