@@ -8,11 +8,12 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/evloop/evloop/internal/testpeer"
 )
 
 // installed is the directory nodeModules installed into, removed after
@@ -31,12 +32,8 @@ var nodeModules = sync.OnceValues(func() (string, error) {
 		return "", err
 	}
 	installed = dir
-	cmd := exec.Command("npm", "install", "--prefix", dir, "--no-audit", "--no-fund",
+	return testpeer.NPMInstall(dir,
 		"ws@8", "graphql@16", "graphql-ws@6", "subscriptions-transport-ws@0.11", "@apollo/client@3", "playwright-core@1")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", errors.New(err.Error() + "\n" + string(out))
-	}
-	return filepath.Join(dir, "node_modules"), nil
 })
 
 // Each client, in Node, subscribes, gets the event the test publishes once
@@ -112,13 +109,7 @@ func TestNodeClients(t *testing.T) {
 // The page at "/", in headless Chromium: it subscribes, publishes with its
 // mutation form, and shows its own event arrive.
 func TestPageInChromium(t *testing.T) {
-	browser := ""
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			browser = p
-			break
-		}
-	}
+	browser := testpeer.Chromium()
 	if browser == "" {
 		t.Skip("chromium not installed")
 	}

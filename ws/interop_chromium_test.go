@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/evloop/evloop/http1"
+	"github.com/evloop/evloop/internal/testpeer"
 	"github.com/evloop/evloop/ws"
 )
 
@@ -24,13 +25,7 @@ import (
 // same message; the Origin hook sees the page's origin and the request's
 // Host.
 func TestChromium(t *testing.T) {
-	browser := ""
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			browser = p
-			break
-		}
-	}
+	browser := testpeer.Chromium()
 	if browser == "" {
 		t.Skip("chromium not installed")
 	}

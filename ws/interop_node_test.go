@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evloop/evloop/internal/testpeer"
 	"github.com/evloop/evloop/ws"
 )
 
@@ -25,27 +26,9 @@ import (
 // to would corrupt the next one), messages fragmented by Node with pings
 // between the fragments, and messages Node sent uncompressed.
 func TestNode(t *testing.T) {
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node not installed")
-	}
-	modules := nodeModules(t)
+	modules := testpeer.NodeModules(t, "ws@8")
 	t.Run("clients", func(t *testing.T) { testNodeClients(t, modules) })
 	t.Run("servers", func(t *testing.T) { testNodeServers(t, modules) })
-}
-
-// nodeModules returns a node_modules directory holding the ws package:
-// $EVLOOP_NODE_MODULES, or one npm installs into a temporary directory.
-func nodeModules(t *testing.T) string {
-	t.Helper()
-	if dir := os.Getenv("EVLOOP_NODE_MODULES"); dir != "" {
-		return dir
-	}
-	dir := t.TempDir()
-	cmd := exec.Command("npm", "install", "--prefix", dir, "--no-audit", "--no-fund", "ws@8")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("npm install ws failed: %v\n%s", err, out)
-	}
-	return filepath.Join(dir, "node_modules")
 }
 
 // nodePeer returns the command that runs peer.js with args.

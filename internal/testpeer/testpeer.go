@@ -1,0 +1,50 @@
+// Package testpeer finds the real peers the tests talk to: a headless
+// Chromium, and Node with packages from npm.
+package testpeer
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// Chromium returns the path of a Chromium browser, or "" if none is
+// installed.
+func Chromium() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// NPMInstall installs pkgs ("ws@8") with npm into dir and returns its
+// node_modules directory.
+func NPMInstall(dir string, pkgs ...string) (string, error) {
+	args := append([]string{"install", "--prefix", dir, "--no-audit", "--no-fund"}, pkgs...)
+	if out, err := exec.Command("npm", args...).CombinedOutput(); err != nil {
+		return "", errors.New(err.Error() + "\n" + string(out))
+	}
+	return filepath.Join(dir, "node_modules"), nil
+}
+
+// NodeModules returns a node_modules directory holding pkgs:
+// $EVLOOP_NODE_MODULES, or one npm installs into a directory of t's. It
+// skips t if Node is not installed or npm fails.
+func NodeModules(t testing.TB, pkgs ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node not installed")
+	}
+	if dir := os.Getenv("EVLOOP_NODE_MODULES"); dir != "" {
+		return dir
+	}
+	dir, err := NPMInstall(t.TempDir(), pkgs...)
+	if err != nil {
+		t.Skipf("npm install failed: %v", err)
+	}
+	return dir
+}
