@@ -16,9 +16,9 @@ const (
 	maxBodyAhead = 64 << 10
 )
 
-// maxDiscard is how many unread body bytes a connection reads and drops
-// after a handler returned, to reach the next request; a longer rest
-// closes the connection (as net/http's server does).
+// maxDiscard bounds the unread body bytes a connection reads and drops
+// after a handler returned, to reach the next request: a rest of this many
+// or more closes the connection, as net/http's server closes it.
 const maxDiscard = 256 << 10
 
 // conn is the state of one HTTP connection, owned by its loop. Between
@@ -462,7 +462,7 @@ func (hc *conn) answerOwnEarly(req *Request, n int, here int64, status int, allo
 			return true
 		}
 	} else {
-		keep = keep && req.ContentLength-here <= maxDiscard
+		keep = keep && req.ContentLength-here < maxDiscard
 		hc.discard = req.ContentLength
 	}
 	hc.enterBodyWait()

@@ -463,7 +463,7 @@ func (sr *stdRequest) finished() {
 				return
 			}
 			hc.drop, hc.discard = &chunkDrop{dec: sr.dec, held: held}, left
-		} else if sr.bodyLeft <= maxDiscard {
+		} else if sr.bodyLeft < maxDiscard {
 			hc.discard = sr.bodyLeft
 		} else {
 			hc.close()
@@ -1471,7 +1471,7 @@ func (sr *stdRequest) bodyEndsConn(done bool) bool {
 	// What is left of the body counts, received or not (the whole body
 	// may have come), as net/http's server counts it: left is what the
 	// loop has not yet passed on.
-	return done && p.left+int64(len(p.buf)-p.off) > maxDiscard
+	return done && p.left+int64(len(p.buf)-p.off) >= maxDiscard
 }
 
 var buffers = sync.Pool{New: func() any { b := make([]byte, chunkReserve, writeBuffer); return &b }}

@@ -324,3 +324,33 @@ func TestStdUnreadBodyAfterFlush(t *testing.T) {
 		}
 	}
 }
+
+// A body left unread closes the connection when 256 KiB or more of it
+// remain, as net/http's server closes it (maxPostHandlerReadBytes, checked
+// with >=); a byte less is dropped and the next request answered.
+func TestStdUnreadBodyAtDiscardLimit(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ignored")
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		for _, size := range []int{256<<10 - 1, 256 << 10} {
+			t.Run(fmt.Sprintf("%s/%d", s.name, size), func(t *testing.T) {
+				c := dialRaw(t, s.addr)
+				go io.WriteString(c.nc, fmt.Sprintf("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", size, strings.Repeat("a", size))+
+					"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+				resp, _ := c.read("POST")
+				if size < 256<<10 {
+					if resp.Close {
+						t.Fatal("answer closes the connection; want it kept")
+					}
+					c.read("GET")
+					return
+				}
+				if !resp.Close {
+					t.Error("answer keeps the connection; want Connection: close")
+				}
+				c.closed()
+			})
+		}
+	}
+}
