@@ -16,10 +16,18 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"github.com/evloop/evloop"
 	"github.com/evloop/evloop/examples/internal/shutdown"
 	"github.com/evloop/evloop/http1"
 	"github.com/evloop/evloop/ws"
 )
+
+// maxBacklog is how many bytes may wait for one member of the room: a
+// member that does not read is closed once a message would pass it, so
+// that it costs the room a bounded amount of memory (the engine's default,
+// 64 MiB, would let a few idle readers hold gigabytes). It leaves room for
+// a burst of 64 full-size messages written in one pass of the loop.
+const maxBacklog = 4 << 20
 
 //go:embed index.html
 var page []byte
@@ -68,7 +76,7 @@ func (r *room) OnClose(c *ws.Conn, err error) {
 
 func newServer() *http1.Server {
 	r := &room{opts: ws.Options{Compression: true, MaxMessageSize: 64 << 10}}
-	srv := &http1.Server{}
+	srv := &http1.Server{Engine: evloop.Options{MaxOutbound: maxBacklog}}
 	srv.HandleFastFunc("GET /", servePage)
 	srv.HandleFastFunc("GET /ws", func(w *http1.Response, req *http1.Request) {
 		ws.Upgrade(w, req, r, &r.opts)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -160,4 +161,59 @@ func TestChromium(t *testing.T) {
 	}
 	// The watcher saw the browser join.
 	readUntil(t, watcher, "guest2 joined")
+}
+
+// A member that does not read is dropped once its backlog passes
+// maxBacklog, rather than buffered for without end, and the others go on
+// chatting.
+func TestSlowMemberDropped(t *testing.T) {
+	addr := start(t)
+	// The kernel's buffers for the slow member are kept small, so that what
+	// they hold counts for little beside the backlog.
+	d := websocket.Dialer{NetDial: func(network, addr string) (net.Conn, error) {
+		c, err := net.Dial(network, addr)
+		if err == nil {
+			c.(*net.TCPConn).SetReadBuffer(64 << 10)
+		}
+		return c, err
+	}}
+	slow, _, err := d.Dial("ws://"+addr+"/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	slow.SetReadDeadline(time.Now().Add(10 * time.Second))
+	readUntil(t, slow, "guest1 joined")
+	talker, _, err := websocket.DefaultDialer.Dial("ws://"+addr+"/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer talker.Close()
+	talker.SetReadDeadline(time.Now().Add(30 * time.Second))
+	talker.SetWriteDeadline(time.Now().Add(30 * time.Second))
+	// Four times the backlog, past what the kernel's buffers add to it.
+	const n = 4 * maxBacklog / (60 << 10)
+	msg := strings.Repeat("x", 60<<10)
+	go func() {
+		for i := range n {
+			if talker.WriteMessage(websocket.TextMessage, []byte(strconv.Itoa(i)+msg)) != nil {
+				return
+			}
+		}
+	}()
+	readUntil(t, talker, ": "+strconv.Itoa(n-1)+"x") // every message went round
+	slow.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got := 0
+	for {
+		_, m, err := slow.ReadMessage()
+		if err != nil {
+			if got == n {
+				t.Fatalf("slow member read all %d messages, then %v; want it dropped", n, err)
+			}
+			return
+		}
+		if strings.HasPrefix(string(m), "guest2: ") {
+			got++
+		}
+	}
 }
