@@ -10,8 +10,12 @@ import (
 	"strconv"
 )
 
-// Response is the answer to every request.
-const Response = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n\r\nHello, World!"
+// Response is the answer to every request but HEAD.
+const Response = HeadResponse + "Hello, World!"
+
+// HeadResponse is the answer to HEAD: Response without its body, which a
+// client reading the answer to HEAD does not expect (RFC 9110, 9.3.2).
+const HeadResponse = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n\r\n"
 
 // MaxHeader is the most bytes a request's head may take.
 const MaxHeader = 8 << 10
@@ -69,7 +73,11 @@ func Serve(in, out []byte) (consumed int, _ []byte, closeAfter bool, err error) 
 			return consumed, out, false, nil // the body is still coming
 		}
 		consumed += total
-		out = append(out, Response...)
+		if h.head {
+			out = append(out, HeadResponse...)
+		} else {
+			out = append(out, Response...)
+		}
 		if h.close {
 			return consumed, out, true, nil
 		}
@@ -79,6 +87,7 @@ func Serve(in, out []byte) (consumed int, _ []byte, closeAfter bool, err error) 
 type head struct {
 	bodyLen int
 	close   bool
+	head    bool // the method is HEAD
 }
 
 // parseHead checks the request line and reads the headers that frame the
@@ -91,6 +100,7 @@ func parseHead(b []byte) (head, error) {
 	if !ok1 || !ok2 || len(method) == 0 || len(target) == 0 || !bytes.HasPrefix(proto, []byte("HTTP/1.")) || len(proto) != 8 {
 		return h, ErrMalformed
 	}
+	h.head = string(method) == "HEAD"
 	h.close = proto[7] == '0' // HTTP/1.0 closes unless it asks to keep alive
 	for len(rest) > 0 {
 		var field []byte

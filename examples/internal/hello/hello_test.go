@@ -25,6 +25,7 @@ func TestServe(t *testing.T) {
 		{"body incomplete", "POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nab", 0, 0, false, nil},
 		{"connection close", "GET / HTTP/1.1\r\nConnection: close\r\n\r\n" + get, 37, 1, true, nil},
 		{"http/1.0", "GET / HTTP/1.0\r\n\r\n", 18, 1, true, nil},
+		{"head", "HEAD / HTTP/1.1\r\n\r\n" + get, 19 + len(get), 1, false, nil},
 		{"http/1.0 keep-alive", "GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n", 42, 1, false, nil},
 		{"bad request line", "GARBAGE\r\n\r\n", 0, 0, true, ErrMalformed},
 		{"bad header", "GET / HTTP/1.1\r\nNoColon\r\n\r\n", 0, 0, true, ErrMalformed},

@@ -23,6 +23,7 @@ func Run(t *testing.T, addr string) {
 	t.Run("curl", func(t *testing.T) { curl(t, addr) })
 	t.Run("pipelined", func(t *testing.T) { pipelined(t, addr) })
 	t.Run("client that reads late", func(t *testing.T) { readsLate(t, addr) })
+	t.Run("HEAD", func(t *testing.T) { head(t, addr) })
 	t.Run("bad request", func(t *testing.T) { badRequest(t, addr) })
 	t.Run("half-close after pipelining", func(t *testing.T) { halfClose(t, addr) })
 	t.Run("client leaves", func(t *testing.T) { clientLeaves(t, addr) })
@@ -119,6 +120,19 @@ func readsLate(t *testing.T, addr string) {
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// head sends a HEAD request and a GET behind it: the answer to HEAD has no
+// body, or the GET's answer would not be where the client reads it.
+func head(t *testing.T, addr string) {
+	c := dial(t, addr)
+	io.WriteString(c, "HEAD / HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	r := bufio.NewReader(c)
+	resp, err := http.ReadResponse(r, &http.Request{Method: "HEAD"})
+	if err != nil || resp.StatusCode != 200 || resp.ContentLength != 13 {
+		t.Fatalf("HEAD = %v, %v; want 200 with Content-Length 13", resp, err)
+	}
+	readResponses(t, r, 1)
 }
 
 func badRequest(t *testing.T, addr string) {
