@@ -1,7 +1,8 @@
 // Command aio-echo is gaio's README echo server on evloop's proactor face:
-// the same program, with only the import path changed. One goroutine
-// accepts; one collects completions and submits the next operation; no
-// goroutine waits on any one connection.
+// gaio's calls under this import path, with a flag for the address, and a
+// connection freed once a read or write on it fails, where gaio's leaves it
+// to the garbage collector. One goroutine accepts; one collects completions
+// and submits the next operation; no goroutine waits on any one connection.
 //
 //	go run ./examples/aio-echo -addr 127.0.0.1:7002
 //	nc 127.0.0.1 7002

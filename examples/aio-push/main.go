@@ -1,7 +1,9 @@
-// Command aio-push is gaio's README push server on evloop's proactor face:
-// every second it writes the time to every connected client. A client's
-// write is only submitted once the previous one completed, so a client that
-// does not read holds one pending write, never a growing queue.
+// Command aio-push is gaio's README push server on evloop's proactor face,
+// its loop made a function that a test can stop, and a connection freed once
+// a write on it fails: every second it writes the time to every connected
+// client. A client's write is only submitted once the previous one
+// completed, so a client that does not read holds one pending write, never a
+// growing queue.
 //
 //	go run ./examples/aio-push -addr 127.0.0.1:7003
 //	nc 127.0.0.1 7003
