@@ -1,15 +1,16 @@
 // Command aio-push is gaio's README push server on evloop's proactor face,
-// its loop made a function that a test can stop, and a connection freed once
-// a write on it fails: every second it writes the time to every connected
-// client. A client's write is only submitted once the previous one
-// completed, so a client that does not read holds one pending write, never a
-// growing queue.
+// its loop made a function that a test can stop, a connection freed once a
+// write on it fails, and accepting paused, not ended, when file descriptors
+// run out: every second it writes the time to every connected client. A
+// client's write is only submitted once the previous one completed, so a
+// client that does not read holds one pending write, never a growing queue.
 //
 //	go run ./examples/aio-push -addr 127.0.0.1:7003
 //	nc 127.0.0.1 7003
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -86,12 +87,27 @@ func main() {
 	defer w.Close()
 	conns := make(chan net.Conn)
 	go push(w, conns, *every, nil)
+	log.Println(accept(ln, conns))
+}
+
+// accept sends the connections ln accepts to conns, until ln is closed. A
+// failed accept (the process out of file descriptors, say) is tried again
+// after a pause, as net/http's Server does, while the clients already
+// connected go on being pushed to.
+func accept(ln net.Listener, conns chan<- net.Conn) error {
+	var pause time.Duration
 	for {
 		c, err := ln.Accept()
-		if err != nil {
-			log.Println(err)
-			return
+		if errors.Is(err, net.ErrClosed) {
+			return err
 		}
+		if err != nil {
+			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
+			log.Printf("%v; accepting again in %v", err, pause)
+			time.Sleep(pause)
+			continue
+		}
+		pause = 0
 		conns <- c
 	}
 }
