@@ -75,6 +75,9 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:7003", "address to listen on")
 	every := flag.Duration("every", time.Second, "push interval")
 	flag.Parse()
+	if *every <= 0 {
+		log.Fatal("-every must be positive")
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		log.Fatal(err)

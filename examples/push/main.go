@@ -42,6 +42,10 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:7001", "address to listen on")
 	every := flag.Duration("every", time.Second, "push interval")
 	flag.Parse()
+	if *every <= 0 {
+		fmt.Fprintln(os.Stderr, "push: -every must be positive")
+		os.Exit(2)
+	}
 	srv, err := evloop.Listen("tcp", *addr, push{every: *every}, evloop.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "push:", err)
