@@ -94,6 +94,7 @@ type head struct {
 // request: Content-Length, Transfer-Encoding and Connection.
 func parseHead(b []byte) (head, error) {
 	var h head
+	sawLength := false
 	line, rest, _ := bytes.Cut(b, []byte("\r\n"))
 	method, line, ok1 := bytes.Cut(line, []byte(" "))
 	target, proto, ok2 := bytes.Cut(line, []byte(" "))
@@ -112,14 +113,17 @@ func parseHead(b []byte) (head, error) {
 		value = bytes.TrimSpace(value)
 		switch {
 		case bytes.EqualFold(name, []byte("Content-Length")):
+			// Digits only, and the same each time it is repeated: a
+			// length read otherwise than a proxy in front reads it would
+			// let the body pass for a request of its own (RFC 9112, 6.3).
 			n, err := strconv.Atoi(string(value))
-			if err != nil || n < 0 {
+			if err != nil || len(value) == 0 || value[0] < '0' || value[0] > '9' || sawLength && n != h.bodyLen {
 				return h, ErrMalformed
 			}
 			if n > MaxBody {
 				return h, ErrBodyLarge
 			}
-			h.bodyLen = n
+			h.bodyLen, sawLength = n, true
 		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
 			return h, ErrChunked
 		case bytes.EqualFold(name, []byte("Connection")):
