@@ -7,12 +7,12 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/evloop/evloop/internal/testpeer"
 	"github.com/gorilla/websocket"
 	"go.uber.org/goleak"
 )
@@ -81,10 +81,7 @@ func TestChat(t *testing.T) {
 
 // The npm package ws, in Node, chats with a Go client.
 func TestNodeClient(t *testing.T) {
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node not installed")
-	}
-	modules := nodeModules(t)
+	modules := testpeer.NodeModules(t, "ws@8")
 	addr := start(t)
 	script := `
 const WebSocket = require("ws");
@@ -113,29 +110,9 @@ setTimeout(() => process.exit(3), 10000);
 	readUntil(t, goClient, ": hi from node")
 }
 
-// nodeModules returns a node_modules directory holding the ws package:
-// $EVLOOP_NODE_MODULES, or one npm installs into a temporary directory.
-func nodeModules(t *testing.T) string {
-	if dir := os.Getenv("EVLOOP_NODE_MODULES"); dir != "" {
-		return dir
-	}
-	dir := t.TempDir()
-	cmd := exec.Command("npm", "install", "--prefix", dir, "--no-audit", "--no-fund", "ws@8")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("npm install ws failed: %v\n%s", err, out)
-	}
-	return filepath.Join(dir, "node_modules")
-}
-
 // A headless Chromium opens the page, whose script connects to the room.
 func TestChromium(t *testing.T) {
-	browser := ""
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			browser = p
-			break
-		}
-	}
+	browser := testpeer.Chromium()
 	if browser == "" {
 		t.Skip("chromium not installed")
 	}
