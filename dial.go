@@ -2,6 +2,7 @@ package evloop
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/netip"
 	"slices"
@@ -49,15 +50,48 @@ type dialResult struct {
 
 // Dial connects to a TCP or Unix address from one of the Server's loops
 // and returns the connection once it is established, after OnOpen ran for
-// it on the loop; the Server's Handler serves it like an accepted one. If
-// ctx ends first, the attempt is abandoned and Dial returns ctx.Err().
-// Dial waits for a loop, so it must not be called on one (from a handler):
-// there, hand the dial to a goroutine of its own.
+// it on the loop; the Server's Handler serves it like an accepted one. It
+// fails as net.Dialer does, with a *net.OpError whose Op is "dial" naming
+// the network and address and wrapping the cause (a refused connect's
+// syscall.ECONNREFUSED, say); if ctx ends first, the attempt is abandoned
+// and the cause is ctx.Err(). It fails with ErrClosed once the Server is
+// shut down, and with a *PanicError if OnOpen panicked. Dial waits for a
+// loop, so it must not be called on one (from a handler): there, hand the
+// dial to a goroutine of its own.
 func (s *Server) Dial(ctx context.Context, network, addr string) (*Conn, error) {
 	addr, err := resolve(ctx, network, addr)
 	if err != nil {
 		return nil, err
 	}
+	c, err := s.dial(ctx, network, addr)
+	if err != nil {
+		return nil, dialError(network, addr, err)
+	}
+	return c, nil
+}
+
+// dialError is err as net.Dialer reports a failed dial: a *net.OpError
+// naming the network and address. The engine's own outcomes, ErrClosed,
+// ErrShutdown and a *PanicError from OnOpen, are returned as they are.
+func dialError(network, addr string, err error) error {
+	var pe *PanicError
+	if errors.Is(err, ErrClosed) || errors.Is(err, ErrShutdown) || errors.As(err, &pe) {
+		return err
+	}
+	var a net.Addr
+	switch network {
+	case "tcp", "tcp4", "tcp6":
+		if ap, perr := netip.ParseAddrPort(addr); perr == nil {
+			a = net.TCPAddrFromAddrPort(ap)
+		}
+	case "unix":
+		a = &net.UnixAddr{Name: addr, Net: network}
+	}
+	return &net.OpError{Op: "dial", Net: network, Addr: a, Err: err}
+}
+
+// dial connects to a resolved address.
+func (s *Server) dial(ctx context.Context, network, addr string) (*Conn, error) {
 	fd, err := sock.Dial(network, addr)
 	if err != nil {
 		return nil, err
