@@ -379,8 +379,8 @@ func TestDialAndAdopt(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := client.Dial(ctx, "tcp", addr); err == nil {
-		t.Log("Dial with a cancelled context connected before noticing; allowed")
+	if _, err := client.Dial(ctx, "tcp", addr); !errors.Is(err, context.Canceled) {
+		t.Errorf("Dial with a cancelled context = %v; want context.Canceled", err)
 	}
 	// Adopt an established net.Conn.
 	nc, err := net.Dial("tcp", addr)

@@ -90,8 +90,12 @@ func dialError(network, addr string, err error) error {
 	return &net.OpError{Op: "dial", Net: network, Addr: a, Err: err}
 }
 
-// dial connects to a resolved address.
+// dial connects to a resolved address. A context already done fails it
+// before it connects, as net.Dialer's does.
 func (s *Server) dial(ctx context.Context, network, addr string) (*Conn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	fd, err := sock.Dial(network, addr)
 	if err != nil {
 		return nil, err

@@ -8,8 +8,10 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // Dial's failures are what net.Dialer's are: a *net.OpError whose Op is
@@ -59,5 +61,37 @@ func TestDialErrors(t *testing.T) {
 				t.Errorf("Dial = %v; want errors.Is %v", err, tc.errno)
 			}
 		})
+	}
+}
+
+// A Dial whose context has already ended fails without connecting, as
+// net.Dialer's does, where it connected, ran OnOpen and returned the
+// connection whenever the connect won the race with the context.
+func TestDialContextAlreadyDone(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var opens atomic.Int32
+	client, err := NewServer(&funcHandler{open: func(*Conn) { opens.Add(1) }}, Options{Loops: 1, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range 50 {
+		if c, err := client.Dial(ctx, "tcp", ln.Addr().String()); c != nil || !errors.Is(err, context.Canceled) {
+			t.Fatalf("Dial with its context done = %v, %v; want context.Canceled", c, err)
+		}
+	}
+	if n := opens.Load(); n != 0 {
+		t.Fatalf("OnOpen ran %d times for dials whose context was done", n)
+	}
+	ln.(*net.TCPListener).SetDeadline(time.Now().Add(50 * time.Millisecond))
+	if nc, err := ln.Accept(); err == nil {
+		nc.Close()
+		t.Fatal("a Dial whose context was done connected to the listener")
 	}
 }
