@@ -100,26 +100,32 @@ func (s *Server) dial(ctx context.Context, network, addr string) (*Conn, error) 
 	if err != nil {
 		return nil, err
 	}
+	// Counted on its loop from the moment the loop is chosen, as an
+	// accepted connection is, so that LeastConnections sees a burst of
+	// dials as they are placed.
 	ls := s.pick(nil)
+	ls.admit()
 	res := make(chan dialResult, 1)
 	var c *Conn
 	if err := ls.l.Submit(func() {
 		if s.isShutdown() {
 			sock.Close(fd)
+			ls.gone()
 			res <- dialResult{err: ErrClosed}
 			return
 		}
 		nc := &Conn{ls: ls, fd: int32(fd), state: connecting}
 		if err := ls.l.Register(fd, poll.Write, nc); err != nil {
 			sock.Close(fd)
+			ls.gone()
 			res <- dialResult{err: err}
 			return
 		}
 		c = nc // only a registered Conn may be finalized below
-		ls.admit()
 		ls.dials[c] = res
 	}); err != nil {
 		sock.Close(fd)
+		ls.gone()
 		return nil, ErrClosed
 	}
 	select {
