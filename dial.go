@@ -1,21 +1,26 @@
 package evloop
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net"
 	"net/netip"
 	"slices"
+	"time"
 
 	"github.com/evloop/evloop/internal/poll"
 	"github.com/evloop/evloop/internal/sock"
 )
 
-// resolve looks up a TCP address's host name within ctx, as
-// net.ResolveTCPAddr would without it (an IPv4 address first for "tcp"),
-// and returns the address with the IP in its place; other addresses are
-// returned as they are.
-func resolve(ctx context.Context, network, addr string) (string, error) {
+// lookupIP looks host names up for Dial; tests replace it.
+var lookupIP = net.DefaultResolver.LookupIP
+
+// resolve looks up a TCP address's host name within ctx and returns the
+// addresses to try in turn, each with one of the name's IPs in its place:
+// for "tcp" the IPv4 ones first, as net.ResolveTCPAddr prefers them. Other
+// addresses are returned as they are.
+func resolve(ctx context.Context, network, addr string) ([]string, error) {
 	var ipNet string
 	switch network {
 	case "tcp":
@@ -27,20 +32,42 @@ func resolve(ctx context.Context, network, addr string) (string, error) {
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if ipNet == "" || err != nil || host == "" {
-		return addr, nil // sock.Dial reports what is wrong with it
+		return []string{addr}, nil // sock.Dial reports what is wrong with it
 	}
 	if _, err := netip.ParseAddr(host); err == nil {
-		return addr, nil
+		return []string{addr}, nil
 	}
-	ips, err := net.DefaultResolver.LookupIP(ctx, ipNet, host)
+	ips, err := lookupIP(ctx, ipNet, host)
 	if err != nil {
-		return "", &net.OpError{Op: "dial", Net: network, Err: err}
+		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
 	}
-	ip := ips[0]
-	if i := slices.IndexFunc(ips, func(ip net.IP) bool { return ip.To4() != nil }); i >= 0 && network == "tcp" {
-		ip = ips[i]
+	if network == "tcp" {
+		v6 := func(ip net.IP) int {
+			if ip.To4() != nil {
+				return 0
+			}
+			return 1
+		}
+		slices.SortStableFunc(ips, func(a, b net.IP) int { return cmp.Compare(v6(a), v6(b)) })
 	}
-	return net.JoinHostPort(ip.String(), port), nil
+	addrs := make([]string, len(ips))
+	for i, ip := range ips {
+		addrs[i] = net.JoinHostPort(ip.String(), port)
+	}
+	return addrs, nil
+}
+
+// partialDeadline is the deadline for the first of n addresses still to
+// try before deadline: an equal share of the time left, but at least 2
+// seconds where that much is left, as net.Dialer shares it.
+func partialDeadline(now, deadline time.Time, n int) time.Time {
+	const saneMinimum = 2 * time.Second
+	left := deadline.Sub(now)
+	share := left / time.Duration(n)
+	if share < saneMinimum {
+		share = min(left, saneMinimum)
+	}
+	return now.Add(share)
 }
 
 type dialResult struct {
@@ -50,24 +77,49 @@ type dialResult struct {
 
 // Dial connects to a TCP or Unix address from one of the Server's loops
 // and returns the connection once it is established, after OnOpen ran for
-// it on the loop; the Server's Handler serves it like an accepted one. It
-// fails as net.Dialer does, with a *net.OpError whose Op is "dial" naming
-// the network and address and wrapping the cause (a refused connect's
-// syscall.ECONNREFUSED, say); if ctx ends first, the attempt is abandoned
-// and the cause is ctx.Err(). It fails with ErrClosed once the Server is
-// shut down, and with a *PanicError if OnOpen panicked. Dial waits for a
-// loop, so it must not be called on one (from a handler): there, hand the
-// dial to a goroutine of its own.
+// it on the loop; the Server's Handler serves it like an accepted one. A
+// host name's addresses are tried one at a time, for "tcp" the IPv4 ones
+// first, until one connects; under a deadline each gets an equal share of
+// the time left, at least 2 seconds, as net.Dialer shares it, but they are
+// not raced (no Happy Eyeballs). If all fail, the first's error is
+// returned. Dial fails as net.Dialer does, with a *net.OpError whose Op is
+// "dial", naming the network and address and wrapping the cause (a
+// refused connect's syscall.ECONNREFUSED, say); if ctx ends first, the
+// attempt is abandoned and the cause is ctx.Err(). It fails with ErrClosed
+// once the Server is shut down, and with a *PanicError if OnOpen panicked.
+// Dial waits for a loop, so it must not be called on one (from a handler):
+// there, hand the dial to a goroutine of its own.
 func (s *Server) Dial(ctx context.Context, network, addr string) (*Conn, error) {
-	addr, err := resolve(ctx, network, addr)
+	addrs, err := resolve(ctx, network, addr)
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.dial(ctx, network, addr)
-	if err != nil {
-		return nil, dialError(network, addr, err)
+	var first error
+	for i, a := range addrs {
+		if err := ctx.Err(); err != nil {
+			// Done already: fail before connecting, as net.Dialer does.
+			return nil, dialError(network, a, err)
+		}
+		actx := ctx
+		if deadline, ok := ctx.Deadline(); ok && i < len(addrs)-1 {
+			var cancel context.CancelFunc
+			actx, cancel = context.WithDeadline(ctx, partialDeadline(time.Now(), deadline, len(addrs)-i))
+			defer cancel()
+		}
+		c, err := s.dial(actx, network, a)
+		if err == nil {
+			return c, nil
+		}
+		err = dialError(network, a, err)
+		if first == nil {
+			first = err
+		}
+		var oe *net.OpError
+		if !errors.As(err, &oe) {
+			return nil, err // ErrClosed, a panic in OnOpen: no other address helps
+		}
 	}
-	return c, nil
+	return nil, first
 }
 
 // dialError is err as net.Dialer reports a failed dial: a *net.OpError
@@ -90,12 +142,8 @@ func dialError(network, addr string, err error) error {
 	return &net.OpError{Op: "dial", Net: network, Addr: a, Err: err}
 }
 
-// dial connects to a resolved address. A context already done fails it
-// before it connects, as net.Dialer's does.
+// dial connects to a resolved address.
 func (s *Server) dial(ctx context.Context, network, addr string) (*Conn, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	fd, err := sock.Dial(network, addr)
 	if err != nil {
 		return nil, err
