@@ -32,7 +32,8 @@ var (
 	// ErrOutboundPending is returned by Detach while bytes are queued.
 	ErrOutboundPending = errors.New("evloop: outbound bytes still queued")
 	// ErrUnsupported is returned where the OS has no event loop backend,
-	// and by Adopt and Serve for conns and listeners with no file descriptor.
+	// and by Adopt and Serve for conns and listeners with no file descriptor
+	// or not of stream sockets.
 	ErrUnsupported = errors.New("evloop: unsupported")
 	// ErrNotListening is returned by Unlisten for an address the server
 	// does not listen on.

@@ -323,7 +323,8 @@ func (s *Server) Listen(network, addr string) (net.Addr, error) {
 
 // Serve starts accepting connections from ln, a *net.TCPListener or
 // *net.UnixListener (one that systemd handed over, say). The Server takes
-// ln over: it works on a duplicate of its fd and closes ln.
+// ln over: it works on a duplicate of its fd and closes ln. A listener of
+// other than stream sockets ("unixpacket") is refused with ErrUnsupported.
 func (s *Server) Serve(ln net.Listener) error {
 	fd, err := dupFD(ln)
 	if err != nil {
@@ -340,7 +341,12 @@ func (s *Server) Serve(ln net.Listener) error {
 // Adopt places an established connection, a *net.TCPConn or *net.UnixConn
 // (one a TLS-less handshake or another process handed over, say), on a loop,
 // where OnOpen runs for it. The Server takes c over: it works on a
-// duplicate of its fd and closes c; socket options set on c stay.
+// duplicate of its fd and closes c; socket options set on c stay. Only
+// what is still in the socket reaches OnData: bytes already read from c,
+// such as those a bufio.Reader holds (http.Hijacker's, say), are the
+// caller's to handle, which Adopt cannot do. A conn that is not a stream
+// socket (UDP, a Unix datagram) or has no fd of its own (a *tls.Conn: the
+// loops have no TLS) is refused with ErrUnsupported and left open.
 func (s *Server) Adopt(c net.Conn) error {
 	fd, err := dupFD(c)
 	if err != nil {
@@ -364,6 +370,8 @@ func (s *Server) Adopt(c net.Conn) error {
 	return nil
 }
 
+// dupFD duplicates the fd of a stream socket's conn or listener; others
+// (UDP, Unix datagrams or seqpackets) are ErrUnsupported.
 func dupFD(v any) (int, error) {
 	sc, ok := v.(syscall.Conn)
 	if !ok {
@@ -373,7 +381,12 @@ func dupFD(v any) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	return sock.DupRaw(rc, nil)
+	return sock.DupRaw(rc, func(fd int) error {
+		if !sock.IsStream(fd) {
+			return fmt.Errorf("%w: %T is not a stream socket", ErrUnsupported, v)
+		}
+		return nil
+	})
 }
 
 func (s *Server) addListener(ls *loopState, fd int, addr net.Addr, keeps bool) error {

@@ -1,0 +1,79 @@
+//go:build unix
+
+package evloop
+
+import (
+	"crypto/tls"
+	"errors"
+	"net"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+)
+
+// Adopt and Serve take stream sockets only: a UDP or Unix datagram conn,
+// a TLS conn and a Unix seqpacket listener are refused with ErrUnsupported
+// and left open, where the datagram sockets were taken over and served as
+// streams (OnOpen ran; a datagram of zero bytes read as the peer's EOF).
+func TestAdoptRefusesWhatIsNotAStream(t *testing.T) {
+	var opens atomic.Int32
+	srv, err := NewServer(&funcHandler{open: func(*Conn) { opens.Add(1) }}, Options{Loops: 1, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	dir := t.TempDir()
+
+	udp, err := net.DialUDP("udp", nil, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udp.Close()
+	gram, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: filepath.Join(dir, "gram"), Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gram.Close()
+	tcpLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tcpLn.Close()
+	raw, err := net.Dial("tcp", tcpLn.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	tlsConn := tls.Client(raw, &tls.Config{InsecureSkipVerify: true})
+	for _, tc := range []struct {
+		name string
+		c    net.Conn
+	}{
+		{"udp", udp},
+		{"unixgram", gram},
+		{"tls", tlsConn},
+	} {
+		if err := srv.Adopt(tc.c); !errors.Is(err, ErrUnsupported) {
+			t.Errorf("Adopt of a %s conn = %v; want ErrUnsupported", tc.name, err)
+		}
+	}
+	if _, err := udp.Write([]byte("x")); err != nil {
+		t.Errorf("the refused UDP conn was closed: Write = %v", err)
+	}
+
+	seq, err := net.Listen("unixpacket", filepath.Join(dir, "seq"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seq.Close()
+	if err := srv.Serve(seq); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("Serve of a unixpacket listener = %v; want ErrUnsupported", err)
+	}
+	// A task on the loop runs after the adoptions it would have opened.
+	done := make(chan struct{})
+	srv.Submit(0, func() { close(done) })
+	<-done
+	if n := opens.Load(); n != 0 {
+		t.Fatalf("OnOpen ran %d times for refused conns", n)
+	}
+}
