@@ -703,9 +703,14 @@ func (c *Conn) flushDirty() {
 // are written, then the fd is closed (a FIN, not a reset) and OnClose runs.
 // If the peer takes none of the queued bytes for Options.CloseTimeout, the
 // connection is aborted; one that takes them, however slowly, gets them
-// all. Close returns ErrClosed if the connection was
-// already closing or closed.
+// all. Close of a connection still being dialed (EachConn hands those
+// too) ends the dial, as Abort does: its Dial fails with ErrClosed. Close
+// returns ErrClosed if the connection was already closing or closed.
 func (c *Conn) Close() error {
+	if c.state == connecting {
+		c.finalize(nil)
+		return nil
+	}
 	if c.state != open {
 		return ErrClosed
 	}

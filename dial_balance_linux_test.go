@@ -4,6 +4,7 @@ package evloop
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -46,45 +47,58 @@ func blackhole(t *testing.T) string {
 }
 
 // A Conn still being dialed is registered on its loop, so EachConn hands it
-// to the application; its Abort ends the dial, and Dial returns the error.
-func TestAbortOfConnectingConnEndsDial(t *testing.T) {
-	addr := blackhole(t)
-	srv, err := NewServer(&echoHandler{}, Options{Loops: 1, Logger: quietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	defer cancel()
-	dialed := make(chan error, 1)
-	go func() {
-		_, err := srv.Dial(ctx, "tcp", addr)
-		dialed <- err
-	}()
-	// Wait until the dialing Conn is registered, then abort every Conn of
-	// the loop, as an application's "drop all connections" does.
-	aborted := 0
-	for deadline := time.Now().Add(2 * time.Second); aborted == 0 && time.Now().Before(deadline); {
-		done := make(chan struct{})
-		srv.Submit(0, func() {
-			srv.EachConn(0, func(c *Conn) {
-				if c.Abort() == nil {
-					aborted++
+// to the application; its Abort or Close ends the dial, and Dial returns
+// ErrClosed, where Close returned ErrClosed, as for a closed connection,
+// and did nothing: the dial went on, and OnOpen ran if it connected.
+func TestEndOfConnectingConnEndsDial(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  func(c *Conn) error
+	}{
+		{"Abort", (*Conn).Abort},
+		{"Close", (*Conn).Close},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr := blackhole(t)
+			srv, err := NewServer(&echoHandler{}, Options{Loops: 1, Logger: quietLogger()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			dialed := make(chan error, 1)
+			go func() {
+				_, err := srv.Dial(ctx, "tcp", addr)
+				dialed <- err
+			}()
+			// Wait until the dialing Conn is registered, then end every Conn
+			// of the loop, as an application's "drop all connections" does.
+			var ended []error
+			for deadline := time.Now().Add(2 * time.Second); len(ended) == 0 && time.Now().Before(deadline); {
+				done := make(chan struct{})
+				srv.Submit(0, func() {
+					srv.EachConn(0, func(c *Conn) { ended = append(ended, tc.end(c)) })
+					close(done)
+				})
+				<-done
+				time.Sleep(5 * time.Millisecond)
+			}
+			if len(ended) == 0 {
+				t.Fatal("the dial never showed up in EachConn")
+			}
+			if ended[0] != nil {
+				t.Errorf("%s of a Conn being dialed = %v; want nil", tc.name, ended[0])
+			}
+			select {
+			case err := <-dialed:
+				if !errors.Is(err, ErrClosed) {
+					t.Errorf("Dial = %v; want ErrClosed", err)
 				}
-			})
-			close(done)
+			case <-time.After(3 * time.Second):
+				t.Fatalf("Dial did not return 3s after %s of its connecting Conn", tc.name)
+			}
 		})
-		<-done
-		time.Sleep(5 * time.Millisecond)
-	}
-	if aborted == 0 {
-		t.Skip("the dial never showed up in EachConn")
-	}
-	select {
-	case err := <-dialed:
-		t.Logf("Dial returned %v", err)
-	case <-time.After(3 * time.Second):
-		t.Fatal("Dial did not return after its connecting Conn was aborted, though its context ended 2.5s ago")
 	}
 }
 
