@@ -144,6 +144,9 @@ func dialError(network, addr string, err error) error {
 
 // dial connects to a resolved address.
 func (s *Server) dial(ctx context.Context, network, addr string) (*Conn, error) {
+	if s.isShutdown() {
+		return nil, ErrClosed // the loop would close the fd: do not connect
+	}
 	fd, err := sock.Dial(network, addr)
 	if err != nil {
 		return nil, err

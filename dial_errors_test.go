@@ -95,3 +95,26 @@ func TestDialContextAlreadyDone(t *testing.T) {
 		t.Fatal("a Dial whose context was done connected to the listener")
 	}
 }
+
+// A Dial after Shutdown or Close fails with ErrClosed before it connects,
+// where it connected to the peer first and then closed the connection.
+func TestDialAfterShutdownConnectsNothing(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := NewServer(BaseHandler{}, Options{Loops: 1, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client.Close()
+	if c, err := client.Dial(context.Background(), "tcp", ln.Addr().String()); c != nil || !errors.Is(err, ErrClosed) {
+		t.Fatalf("Dial after Close = %v, %v; want ErrClosed", c, err)
+	}
+	ln.(*net.TCPListener).SetDeadline(time.Now().Add(50 * time.Millisecond))
+	if nc, err := ln.Accept(); err == nil {
+		nc.Close()
+		t.Fatal("a Dial after Close connected to the listener")
+	}
+}
