@@ -77,9 +77,15 @@ type dialed struct {
 // wrong Sec-WebSocket-Accept, a subprotocol or extension that was not
 // offered), the error is a *HandshakeError with the answer's status and
 // header fields, and the response's Body holds a refusal's body if its
-// Content-Length is at most 4 KiB. If ctx ends or Dialer.HandshakeTimeout
-// passes first, the error wraps ctx.Err() (context.DeadlineExceeded for
-// the timeout).
+// Content-Length is at most 4 KiB. A redirect (a 3xx answer) is such a
+// refusal: RFC 6455 lets a client follow it or not, and Dial does not; its
+// Location is in the error's Header. If ctx ends or
+// Dialer.HandshakeTimeout passes first, the error wraps ctx.Err()
+// (context.DeadlineExceeded for the timeout).
+//
+// Dial connects to the URL's host itself, trying its addresses in turn:
+// no proxy is used, whatever HTTP_PROXY, HTTPS_PROXY or NO_PROXY say
+// (net/http's ProxyFromEnvironment is not consulted).
 //
 // Dial waits for a loop, so it must not be called on one: in a Handler,
 // hand the dial to a goroutine of its own.

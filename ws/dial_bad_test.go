@@ -211,6 +211,9 @@ func TestDialBadAnswers(t *testing.T) {
 			if resp == nil || resp.StatusCode != tc.status {
 				t.Fatalf("Dial's response %v, want status %d", resp, tc.status)
 			}
+			if tc.status == 302 && herr.Header.Get("Location") != "/elsewhere" {
+				t.Fatalf("redirect's Location %q; want /elsewhere, not followed", herr.Header.Get("Location"))
+			}
 			if tc.status == 403 {
 				body, _ := io.ReadAll(resp.Body)
 				if string(body) != "go away\n" || herr.Header.Get("X-Why") != "policy" {
