@@ -3,6 +3,7 @@
 package evloop
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"net"
@@ -75,5 +76,45 @@ func TestAdoptRefusesWhatIsNotAStream(t *testing.T) {
 	<-done
 	if n := opens.Load(); n != 0 {
 		t.Fatalf("OnOpen ran %d times for refused conns", n)
+	}
+}
+
+// Adopt while a Shutdown waits for connections to close fails with
+// ErrClosed, as Dial does, where it returned nil and the loop closed the
+// conn without OnOpen.
+func TestAdoptDuringShutdown(t *testing.T) {
+	var opens atomic.Int32
+	srv, err := Listen("tcp", "127.0.0.1:0", &funcHandler{open: func(*Conn) { opens.Add(1) }}, Options{Loops: 1, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	// A client that never sends its EOF keeps the Shutdown waiting
+	// (lingerTimeout) for its connection's close.
+	client := dial(t, srv.Addrs()[0].String())
+	waitFor(t, "the connection to open", func() bool { return opens.Load() == 1 })
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(context.Background()) }()
+	waitFor(t, "Shutdown to begin", srv.isShutdown)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if err := srv.Adopt(nc); !errors.Is(err, ErrClosed) {
+		t.Errorf("Adopt during Shutdown = %v; want ErrClosed", err)
+	}
+	client.Close()
+	if err := <-shut; err != nil {
+		t.Fatal(err)
+	}
+	if n := opens.Load(); n != 1 {
+		t.Fatalf("OnOpen ran %d times; want once, for the served connection", n)
 	}
 }

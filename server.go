@@ -346,8 +346,12 @@ func (s *Server) Serve(ln net.Listener) error {
 // such as those a bufio.Reader holds (http.Hijacker's, say), are the
 // caller's to handle, which Adopt cannot do. A conn that is not a stream
 // socket (UDP, a Unix datagram) or has no fd of its own (a *tls.Conn: the
-// loops have no TLS) is refused with ErrUnsupported and left open.
+// loops have no TLS) is refused with ErrUnsupported and left open, as is
+// any conn once Shutdown began, with ErrClosed.
 func (s *Server) Adopt(c net.Conn) error {
+	if s.isShutdown() {
+		return ErrClosed
+	}
 	fd, err := dupFD(c)
 	if err != nil {
 		return err
