@@ -10,7 +10,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/textproto"
 	"net/url"
 	"strconv"
@@ -333,36 +332,19 @@ func validFieldValue(v string) bool {
 	return true
 }
 
-// connect opens a TCP connection to u's host on one of srv's loops: to
-// each of its addresses in turn, until one answers.
+// connect opens a TCP connection to u's host on one of srv's loops:
+// Server.Dial tries each of the name's addresses in turn, sharing ctx's
+// deadline among them, so that one that never answers does not take the
+// whole HandshakeTimeout from the next.
 func connect(ctx context.Context, srv *evloop.Server, u *url.URL) (*evloop.Conn, error) {
-	port := uint64(80)
+	port := "80"
 	if p := u.Port(); p != "" {
-		var err error
-		if port, err = strconv.ParseUint(p, 10, 16); err != nil {
+		if _, err := strconv.ParseUint(p, 10, 16); err != nil {
 			return nil, errors.New("invalid port " + strconv.Quote(p))
 		}
+		port = p
 	}
-	var ips []netip.Addr
-	if ip, err := netip.ParseAddr(u.Hostname()); err == nil {
-		ips = []netip.Addr{ip}
-	} else if ips, err = net.DefaultResolver.LookupNetIP(ctx, "ip", u.Hostname()); err != nil {
-		return nil, err
-	}
-	var first error
-	for _, ip := range ips {
-		c, err := srv.Dial(ctx, "tcp", netip.AddrPortFrom(ip.Unmap(), uint16(port)).String())
-		if err == nil {
-			return c, nil
-		}
-		if first == nil {
-			first = err
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	return nil, first
+	return srv.Dial(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
 }
 
 // dialHandler serves a Dialer's connections. A connection's context holds
