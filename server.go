@@ -876,8 +876,10 @@ func (s *Server) Every(i int, period time.Duration, fn func()) Timer {
 	return Timer{l: l, id: l.Every(period, period, fn)}
 }
 
-// EachConn calls fn for every connection placed on loop i. It must be
-// called on that loop's goroutine: in a function given to Submit, say.
+// EachConn calls fn for every connection placed on loop i, those still
+// being dialed included: OnOpen has not run for them, Write and CloseWrite
+// fail with ErrClosed, and Close or Abort ends the dial. It must be called
+// on that loop's goroutine: in a function given to Submit, say.
 func (s *Server) EachConn(i int, fn func(c *Conn)) { s.loops[i].eachConn(fn) }
 
 // onLoop runs fn on ls's loop and waits for it.
