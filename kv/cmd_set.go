@@ -269,14 +269,28 @@ func spopCommand(s *Server, c *client, args [][]byte) {
 		// Most of the set goes: as Redis does, draw the members that stay
 		// into a new set, whose encoding follows from them (a table may
 		// become an intset again), and pop the rest in the set's order.
+		// A table that stays one loses the rest in place, as single
+		// removals take them: built anew, its members would take other
+		// slots, and an SSCAN under way would miss some that stay (see
+		// dict).
 		kept := distinctRandom(o, remaining)
 		rest := newSet([]byte(kept[0]))
 		for _, m := range kept {
 			rest.add([]byte(m))
-			o.remove([]byte(m))
 		}
-		popped = o.list()
-		*o = *rest
+		popped = make([]string, 0, n)
+		for _, m := range o.list() {
+			if !rest.has([]byte(m)) {
+				popped = append(popped, m)
+			}
+		}
+		if rest.isIntset() {
+			*o = *rest
+		} else {
+			for _, m := range popped {
+				o.remove([]byte(m))
+			}
+		}
 	}
 	s.replySet(popped)
 	const batch = 1024
