@@ -252,10 +252,29 @@ func scanCommand(s *Server, c *client, args [][]byte) {
 	next := c.db.keys.scan(cursor, o.count, func(key string, e *entry) {
 		keys = append(keys, key)
 	})
+	// The keys are filtered as Redis 7.0's scanGenericCommand filters
+	// them, touching none: by MATCH first, so that an expired key that
+	// does not match is left for later; by TYPE through a read (a
+	// keyspace hit or miss, keymiss, an expired key deleted and "none");
+	// then an expired key is deleted and left out, unless TYPE's read
+	// deleted it already, when Redis returns it.
 	out := keys[:0]
 	for _, key := range keys {
-		e := c.db.lookup([]byte(key)) // expires it if due
-		if e == nil || (o.match != nil && !globMatch(o.match, []byte(key), false)) || (o.typ != "" && e.typeName() != o.typ) {
+		k := []byte(key)
+		if o.match != nil && !globMatch(o.match, k, false) {
+			continue
+		}
+		if o.typ != "" {
+			typ := typeNone
+			if e := c.db.readNoTouch(k); e != nil {
+				typ = e.typeName()
+			}
+			if typ != o.typ {
+				continue
+			}
+		}
+		if e := c.db.keys.get(k); e != nil && e.exp != 0 && s.passed(e.exp) {
+			c.db.expire(k)
 			continue
 		}
 		out = append(out, key)

@@ -1,8 +1,11 @@
 package kv
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/evloop/evloop/resp"
 )
@@ -57,4 +60,58 @@ func scanPage(t *testing.T, reply string) resp.Value {
 		t.Fatalf("SCAN reply %q: %v", reply, err)
 	}
 	return v
+}
+
+// TestCompatScanExpiredKeys: SCAN filters keys as Redis 7.0's
+// scanGenericCommand does. MATCH comes first, so an expired key that does
+// not match is not deleted; TYPE reads the key (a keyspace hit, or a miss
+// with keymiss for an expired one, which it deletes) and an expired key
+// is "none" to it, so that TYPE none returns one the read deleted; the
+// keys are not touched: a key's idle time goes on. The replies, the
+// expired_keys and keyspace_* stats and the events are Redis's. 10,000 keys
+// with an hour to live make the expiry cycle unlikely to delete x, y or z
+// first.
+func TestCompatScanExpiredKeys(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	raddr := redisServer(t)
+	var ours, theirs string
+	for _, a := range []string{addr, raddr} {
+		rc, sub := dialRaw(t, a), dialRaw(t, a)
+		rc.do("CONFIG", "SET", "notify-keyspace-events", "KEAm")
+		for i := range 10000 {
+			rc.send("SET", fmt.Sprint("pad", i), "x", "EX", "3600")
+		}
+		for range 10000 {
+			rc.read()
+		}
+		rc.do("SET", "old", "v")
+		time.Sleep(1100 * time.Millisecond) // old is idle a second
+		rc.do("SET", "x", "v", "PX", "1")
+		rc.do("SET", "y", "v", "PX", "1")
+		rc.do("SET", "z", "v", "PX", "1")
+		rc.do("CONFIG", "RESETSTAT")
+		sub.do("PSUBSCRIBE", "__key*@0__:*")
+		time.Sleep(5 * time.Millisecond) // x, y and z expire
+		var b strings.Builder
+		for _, args := range [][]string{
+			{"SCAN", "0", "MATCH", "nomatch", "COUNT", "20000"},
+			{"SCAN", "0", "MATCH", "y", "TYPE", "none", "COUNT", "20000"},
+			{"SCAN", "0", "MATCH", "pad1", "TYPE", "string", "COUNT", "20000"},
+			{"SCAN", "0", "MATCH", "[oz]*", "COUNT", "20000"},
+			{"OBJECT", "IDLETIME", "old"},
+			{"EXISTS", "x"},
+		} {
+			fmt.Fprintf(&b, "%q: %q\n", args, rc.do(args...))
+		}
+		for _, line := range strings.Split(rc.do("INFO", "stats"), "\r\n") {
+			if strings.HasPrefix(line, "keyspace_") || strings.HasPrefix(line, "expired_keys") {
+				fmt.Fprintf(&b, "%s\n", line)
+			}
+		}
+		fmt.Fprintf(&b, "events %q\n", eventsUntilPong(t, sub))
+		ours, theirs = theirs, b.String()
+	}
+	if ours != theirs {
+		t.Errorf("evkv:\n%s\nRedis:\n%s", ours, theirs)
+	}
 }
