@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/big"
 	"strconv"
-	"strings"
 )
 
 func init() {
@@ -101,34 +100,83 @@ func (s *Server) parseExpiry(v []byte, seconds, absolute bool, cmdName string) (
 	return n, ""
 }
 
-func setCommand(s *Server, c *client, args [][]byte) {
-	var nx, xx, get bool
-	var exp expiry
-	hasExp := false
-	for i := 3; i < len(args); i++ {
-		opt := strings.ToUpper(string(args[i]))
+// stringOptions are the options of SET (NX, XX, GET, KEEPTTL and a time)
+// or GETEX (PERSIST and a time).
+type stringOptions struct {
+	nx, xx, get bool
+	keepTTL     bool
+	persist     bool
+	unit        string // "ex", "px", "exat" or "pxat" for a time; "" for none
+	time        []byte // the time, read by readExpiry
+}
+
+// parseStringOptions reads SET's options (set) or GETEX's from args,
+// writing the syntax error if they are bad, as Redis 7.0's
+// parseExtendedStringArgumentsOrReply: an option may come again, not with
+// one it excludes (NX and XX, KEEPTTL or PERSIST and a time, two units),
+// and a time given twice in one unit is the last one, unread until readExpiry.
+func (s *Server) parseStringOptions(args [][]byte, set bool) (o stringOptions, ok bool) {
+	i := 2
+	if set {
+		i = 3
+	}
+	for ; i < len(args); i++ {
+		a := args[i]
 		switch {
-		case opt == "NX" && !xx:
-			nx = true
-		case opt == "XX" && !nx:
-			xx = true
-		case opt == "GET":
-			get = true
-		case opt == "KEEPTTL" && !hasExp:
-			exp.keepTTL = true
-		case (opt == "EX" || opt == "PX" || opt == "EXAT" || opt == "PXAT") && !hasExp && !exp.keepTTL && i+1 < len(args):
-			at, msg := s.parseExpiry(args[i+1], opt == "EX" || opt == "EXAT", opt == "EXAT" || opt == "PXAT", "set")
-			if msg != "" {
-				s.w.Error(msg)
-				return
-			}
-			exp.at, hasExp = at, true
-			i++
+		case set && isOpt(a, "nx") && !o.xx:
+			o.nx = true
+		case set && isOpt(a, "xx") && !o.nx:
+			o.xx = true
+		case set && isOpt(a, "get"):
+			o.get = true
+		case set && isOpt(a, "keepttl") && o.unit == "":
+			o.keepTTL = true
+		case !set && isOpt(a, "persist") && o.unit == "":
+			o.persist = true
 		default:
-			s.w.Error(errSyntax)
-			return
+			unit := ""
+			for _, u := range []string{"ex", "px", "exat", "pxat"} {
+				if isOpt(a, u) {
+					unit = u
+				}
+			}
+			if unit == "" || (o.unit != "" && o.unit != unit) || o.keepTTL || o.persist || i+1 == len(args) {
+				s.w.Error(errSyntax)
+				return o, false
+			}
+			o.unit, o.time = unit, args[i+1]
+			i++
 		}
 	}
+	return o, true
+}
+
+// readExpiry reads the options' time, writing Redis's error if it is not a
+// valid one for cmdName.
+func (s *Server) readExpiry(o stringOptions, cmdName string) (expiry, bool) {
+	exp := expiry{keepTTL: o.keepTTL, persist: o.persist}
+	if o.unit == "" {
+		return exp, true
+	}
+	at, msg := s.parseExpiry(o.time, o.unit == "ex" || o.unit == "exat", o.unit == "exat" || o.unit == "pxat", cmdName)
+	if msg != "" {
+		s.w.Error(msg)
+		return exp, false
+	}
+	exp.at = at
+	return exp, true
+}
+
+func setCommand(s *Server, c *client, args [][]byte) {
+	o, ok := s.parseStringOptions(args, true)
+	if !ok {
+		return
+	}
+	exp, ok := s.readExpiry(o, "set")
+	if !ok {
+		return
+	}
+	nx, xx, get, hasExp := o.nx, o.xx, o.get, o.unit != ""
 	key := args[1]
 	var old string
 	var oldFound bool
@@ -244,25 +292,9 @@ func getdelCommand(s *Server, c *client, args [][]byte) {
 }
 
 func getexCommand(s *Server, c *client, args [][]byte) {
-	var exp expiry
-	set := false
-	for i := 2; i < len(args); i++ {
-		opt := strings.ToUpper(string(args[i]))
-		switch {
-		case opt == "PERSIST" && !set:
-			exp.persist, set = true, true
-		case (opt == "EX" || opt == "PX" || opt == "EXAT" || opt == "PXAT") && !set && i+1 < len(args):
-			at, msg := s.parseExpiry(args[i+1], opt == "EX" || opt == "EXAT", opt == "EXAT" || opt == "PXAT", "getex")
-			if msg != "" {
-				s.w.Error(msg)
-				return
-			}
-			exp.at, set = at, true
-			i++
-		default:
-			s.w.Error(errSyntax)
-			return
-		}
+	o, ok := s.parseStringOptions(args, false)
+	if !ok {
+		return
 	}
 	key := args[1]
 	val, found, ok := s.lookupString(c, key)
@@ -271,6 +303,12 @@ func getexCommand(s *Server, c *client, args [][]byte) {
 	}
 	if !found {
 		s.w.Null()
+		return
+	}
+	// The time is read once the key is found a string, as Redis's
+	// getexCommand reads it: an absent key is a null, whatever the time.
+	exp, ok := s.readExpiry(o, "getex")
+	if !ok {
 		return
 	}
 	e := c.db.keys.get(key)

@@ -46,3 +46,30 @@ func TestSharedIntegers(t *testing.T) {
 		{"INCRBYFLOAT", "f", "0.5"}, {"OBJECT", "ENCODING", "f"},
 	})
 }
+
+// TestCompatStringOptions: SET's and GETEX's options as Redis 7.0's
+// parseExtendedStringArgumentsOrReply reads them: an option may come
+// again (EX 10 EX 20 is EX 20, the first time never read; NX NX, GET
+// GET, PERSIST PERSIST), but not beside one it excludes (two units,
+// KEEPTTL or PERSIST and a time), each read as a C string; and GETEX
+// reads its time once the key is found a string, so that an absent key
+// is a null and another type WRONGTYPE, whatever the time.
+func TestCompatStringOptions(t *testing.T) {
+	var script [][]string
+	for _, args := range [][]string{
+		{"SET", "k", "v", "EX", "10", "EX", "20"}, {"SET", "k", "v", "PX", "10", "PX", "20000"}, {"SET", "k", "v", "EX", "x", "EX", "10"},
+		{"SET", "k", "v", "KEEPTTL", "KEEPTTL"}, {"SET", "k", "v", "NX", "NX"}, {"SET", "k", "v", "XX", "XX", "GET", "GET"},
+		{"SET", "k", "v", "EX", "10", "PX", "10"}, {"SET", "k", "v", "KEEPTTL", "EX", "10"}, {"SET", "k", "v", "EX", "10", "KEEPTTL"},
+		{"SET", "k", "v", "EX", "x", "NOSUCH"}, {"SET", "k", "v", "EX", "0", "NX", "XX"}, {"SET", "k", "v", "EX"},
+		{"SET", "k", "v", "ex\x00y", "10"}, {"SET", "k", "v", "nx\x00", "keepttl\x00z"}, {"SET", "k", "v", "GET", "EX", "0"},
+		{"GETEX", "k", "EX", "10", "EX", "20"}, {"GETEX", "k", "PX", "10", "PX", "20000"}, {"GETEX", "k", "PERSIST", "PERSIST"},
+		{"GETEX", "k", "EX", "10", "PERSIST"}, {"GETEX", "k", "PERSIST", "PXAT", "10"}, {"GETEX", "k", "persist\x00"}, {"GETEX", "k", "EXAT", "10", "EX", "1"},
+		{"GETEX", "k", "EX", "0"}, {"GETEX", "k", "EX", "-5"}, {"GETEX", "k", "EX", "x"}, {"GETEX", "k", "EX", "9223372036854776"},
+		{"GETEX", "k", "PX", "9223372036854775807"}, {"GETEX", "k", "EXAT", "9223372036854776"}, {"GETEX", "k", "EX", "10", "NX"},
+	} {
+		script = append(script, []string{"DEL", "k"}, args, []string{"TTL", "k"})
+		script = append(script, []string{"SET", "k", "v", "EX", "1000"}, args, []string{"GET", "k"}, []string{"TTL", "k"})
+		script = append(script, []string{"DEL", "k"}, []string{"RPUSH", "k", "x"}, args, []string{"TYPE", "k"})
+	}
+	compareWithRedis(t, script)
+}
