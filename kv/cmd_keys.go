@@ -435,11 +435,7 @@ func ttlGeneric(s *Server, c *client, key []byte, ms, absolute bool) {
 			v = max(v-s.now(), 0)
 		}
 		if !ms {
-			if absolute {
-				v /= 1000
-			} else {
-				v = (v + 500) / 1000
-			}
+			v = (v + 500) / 1000 // rounded, EXPIRETIME's too, as Redis's ttlGenericCommand
 		}
 		s.w.Int(v)
 	}

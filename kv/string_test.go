@@ -73,3 +73,14 @@ func TestCompatStringOptions(t *testing.T) {
 	}
 	compareWithRedis(t, script)
 }
+
+// TestCompatExpireTimeRounded: EXPIRETIME rounds the expiry to the
+// nearest second, as TTL rounds the time left, in Redis 7.0's
+// ttlGenericCommand: a key expiring at 4000000000.600 s has 4000000001.
+func TestCompatExpireTimeRounded(t *testing.T) {
+	compareWithRedis(t, [][]string{
+		{"SET", "k", "v", "PXAT", "4000000000600"}, {"EXPIRETIME", "k"}, {"PEXPIRETIME", "k"},
+		{"PEXPIREAT", "k", "4000000000499"}, {"EXPIRETIME", "k"},
+		{"PEXPIREAT", "k", "4000000000500"}, {"EXPIRETIME", "k"},
+	})
+}
