@@ -173,6 +173,9 @@ func (s *Server) replayLog(path string) error {
 		if cmd == nil {
 			return fmt.Errorf("kv: unknown command %q in the append-only file %s at byte %d", args[0], path, at)
 		}
+		if !arityOK(cmd.arity, len(args)) {
+			return fmt.Errorf("kv: wrong number of arguments for %q in the append-only file %s at byte %d", cmd.name, path, at)
+		}
 		switch cmd.name {
 		case "multi":
 			inMulti = true

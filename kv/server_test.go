@@ -460,6 +460,35 @@ func TestAppendOnlyTruncated(t *testing.T) {
 	}
 }
 
+// TestAppendOnlyWrongArity: a command in the log with the wrong number of
+// arguments for it (a count the disk changed, a file written by hand)
+// stops the start with an error naming it and where it is, as an unknown
+// command does, where the command ran on arguments it did not have and
+// the start panicked (SET with no key: index out of range) or made what
+// it could of them (HSET h made an empty hash).
+func TestAppendOnlyWrongArity(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "appendonly.aof")
+	set := "*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\n1\r\n"
+	for _, tc := range []struct {
+		log, want string
+	}{
+		{set + "*1\r\n$3\r\nSET\r\n", `"set" in the append-only file ` + path + " at byte 27"},
+		{"*2\r\n$4\r\nHSET\r\n$1\r\nh\r\n", `"hset" in the append-only file ` + path + " at byte 0"},
+		{"*1\r\n$6\r\nOBJECT\r\n", `"object"`},
+		{"*2\r\n$6\r\nCONFIG\r\n$3\r\nGET\r\n", `"config|get"`},
+		{"*1\r\n$5\r\nMULTI\r\n*1\r\n$4\r\nLPOP\r\n*1\r\n$4\r\nEXEC\r\n", `"lpop"`},
+	} {
+		if err := os.WriteFile(path, []byte(tc.log), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := New(Config{AppendOnly: true, Dir: dir, Logger: quietLogger()})
+		if err == nil || !strings.Contains(err.Error(), "wrong number of arguments for "+tc.want) {
+			t.Errorf("New with log %q: %v; want wrong number of arguments for %s", tc.log, err, tc.want)
+		}
+	}
+}
+
 // TestAppendOnlyReplayChunks replays a log several times longer than the
 // chunk the replay reads at a time, with commands across the chunks'
 // ends: a list of 300,000 items, a value longer than a chunk, a
