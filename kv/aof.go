@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -662,6 +663,12 @@ func (rw *rewrite) finish() {
 		rw.abort(err)
 		return
 	}
+	// The rename is the directory's to keep: without its sync, a power
+	// loss could bring the old file back while the writes acknowledged
+	// since went to the new one (Redis syncs the directory too).
+	if err := syncDir(filepath.Dir(a.path)); err != nil {
+		rw.s.log.Warn("kv: syncing the append-only file's directory after the rewrite", "err", err)
+	}
 	rw.s.stats.aofRewrites++
 	rw.s.lastRewriteErr = nil
 	if a.snapshot {
@@ -743,4 +750,21 @@ func (a *aof) giveUp(err error) {
 		}
 		a.s.closeLog()
 	}
+}
+
+// syncDir flushes a directory's entries (a rename in it) to the disk.
+// Windows cannot sync a directory; its renames are journaled.
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
