@@ -164,7 +164,7 @@ func (s *Server) replayLog(path string) error {
 		}
 		at := base + int64(off)
 		if err != nil {
-			return fmt.Errorf("kv: bad format in the append-only file %s at byte %d: %v", path, at, err)
+			return fmt.Errorf("kv: bad format in the append-only file %s at byte %d: %q", path, at, err.Error())
 		}
 		off += m
 		if len(args) == 0 {
