@@ -126,10 +126,13 @@ func (b *bench) close() {
 	}
 }
 
-func (b *bench) argv(name, addr string) []string {
+// argv is server name's command line: listening on addr, its profiles
+// served on debug (evgate serves them apart; the baseline on addr, whatever
+// debug is).
+func (b *bench) argv(name, addr, debug string) []string {
 	switch name {
 	case "evloop":
-		return []string{b.bins["evgate"], "--listen", addr, "--schema", b.schema, "--nats", b.ns.ClientURL(), "--demo=false"}
+		return []string{b.bins["evgate"], "--listen", addr, "--debug-listen", debug, "--schema", b.schema, "--nats", b.ns.ClientURL(), "--demo=false"}
 	case "baseline":
 		return []string{b.bins["gatebaseline"], "--listen", addr, "--schema", b.schema, "--nats", b.ns.ClientURL()}
 	}
@@ -139,8 +142,7 @@ func (b *bench) argv(name, addr string) []string {
 // measure starts server name, subscribes n clients and runs every phase.
 func (b *bench) measure(name string, n, run int) (result, error) {
 	var r result
-	argv := b.argv(name, "")
-	if argv == nil {
+	if b.argv(name, "", "") == nil {
 		return r, fmt.Errorf("unknown server %q (evloop, baseline)", name)
 	}
 	port, err := proc.FreePort()
@@ -148,13 +150,20 @@ func (b *bench) measure(name string, n, run int) (result, error) {
 		return r, err
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	debug := addr
+	if name == "evloop" {
+		if port, err = proc.FreePort(); err != nil {
+			return r, err
+		}
+		debug = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	}
 	log, err := os.CreateTemp("", "gatebench-server-*.log")
 	if err != nil {
 		return r, err
 	}
 	defer os.Remove(log.Name())
 	defer log.Close()
-	srv, err := proc.StartLogged(b.argv(name, addr), addr, false, log)
+	srv, err := proc.StartLogged(b.argv(name, addr, debug), addr, false, log)
 	if err != nil {
 		return r, err
 	}
@@ -163,7 +172,7 @@ func (b *bench) measure(name string, n, run int) (result, error) {
 		reportLog(name, log.Name())
 	}()
 	time.Sleep(500 * time.Millisecond)
-	if err := collect(addr); err != nil {
+	if err := collect(debug); err != nil {
 		return r, err
 	}
 	rss0, err := proc.RSSKiB(srv.Process.Pid)
@@ -201,7 +210,7 @@ func (b *bench) measure(name string, n, run int) (result, error) {
 	r.rest.rssMiB = float64(rss1) / 1024
 	r.rest.heapKiB = (m1["go_memstats_heap_inuse_bytes"] - m0["go_memstats_heap_inuse_bytes"]) / 1024 / float64(n)
 	r.rest.rssKiB = float64(rss1-rss0) / float64(n)
-	if err := collect(addr); err != nil {
+	if err := collect(debug); err != nil {
 		return r, err
 	}
 	m2, err := metrics(addr)
