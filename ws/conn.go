@@ -31,7 +31,9 @@ type Handler interface {
 	// peer's, or this side's when it failed the connection:
 	// CloseProtocolError, CloseInvalidPayload, CloseMessageTooBig), or
 	// with CloseAbnormal when the connection dropped without one. With
-	// Options.Workers it runs after the last OnMessage has returned.
+	// Options.Workers it runs after the last OnMessage has returned: on
+	// the loop, or, if the loop stopped meanwhile (a Shutdown whose
+	// context ended first), on the worker that ran that OnMessage.
 	OnClose(c *Conn, err error)
 }
 

@@ -9,13 +9,14 @@ import (
 
 // Group is a set of connections a message can be broadcast to: the
 // message is framed (and compressed) once, and each loop writes that one
-// frame to its own members. Add and Remove run on the connection's loop
-// (in OnOpen and OnClose, say); Broadcast may be called from any
-// goroutine. A connection belongs to a Group until removed. Members may
+// frame to its own members. Multiple goroutines may invoke methods on a
+// Group simultaneously: a connection is added in OnOpen, say, and removed
+// in OnClose, which with Options.Workers may run on a worker once the loop
+// has stopped. A connection belongs to a Group until removed. Members may
 // come from several servers, a Dialer's among them: each loop of each
 // server writes to its own.
 type Group struct {
-	mu    sync.Mutex
+	mu    sync.Mutex // guards loops and each groupLoop's members
 	loops map[loopKey]*groupLoop
 }
 
@@ -27,15 +28,16 @@ type loopKey struct {
 
 func keyOf(c *Conn) loopKey { return loopKey{c.c.Server(), c.c.Loop()} }
 
-// groupLoop is a Group's members on one loop, owned by that loop.
+// groupLoop is a Group's members on one loop, written to by that loop.
 type groupLoop struct {
 	submit  func(func()) error
 	members map[*Conn]struct{}
 }
 
-// Add adds c to the group. It runs on c's loop.
+// Add adds c to the group.
 func (g *Group) Add(c *Conn) {
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	if g.loops == nil {
 		g.loops = make(map[loopKey]*groupLoop)
 	}
@@ -46,19 +48,30 @@ func (g *Group) Add(c *Conn) {
 		gl = &groupLoop{submit: ec.Submit, members: make(map[*Conn]struct{})}
 		g.loops[k] = gl
 	}
-	g.mu.Unlock()
 	gl.members[c] = struct{}{}
 }
 
-// Remove removes c from the group. It runs on c's loop.
+// Remove removes c from the group.
 func (g *Group) Remove(c *Conn) {
 	g.mu.Lock()
-	gl := g.loops[keyOf(c)]
-	g.mu.Unlock()
-	if gl != nil {
+	defer g.mu.Unlock()
+	if gl := g.loops[keyOf(c)]; gl != nil {
 		delete(gl.members, c)
 	}
 }
+
+// membersOf returns gl's members, appended to to.
+func (g *Group) membersOf(gl *groupLoop, to []*Conn) []*Conn {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for c := range gl.members {
+		to = append(to, c)
+	}
+	return to
+}
+
+// memberLists hold the members a loop is writing a broadcast to.
+var memberLists sync.Pool
 
 // Broadcast sends a message to every member. The frame is built once,
 // uncompressed and, if some member negotiated permessage-deflate and the
@@ -104,7 +117,19 @@ func (g *Group) Broadcast(op Opcode, data []byte, o *Options, done func()) error
 	for _, gl := range loops {
 		err := gl.submit(func() {
 			defer finished()
-			for c := range gl.members {
+			// The members are taken first: writing to one may close
+			// it, and its OnClose remove it.
+			lp, _ := memberLists.Get().(*[]*Conn)
+			if lp == nil {
+				lp = new([]*Conn)
+			}
+			members := g.membersOf(gl, (*lp)[:0])
+			defer func() {
+				clear(members)
+				*lp = members[:0]
+				memberLists.Put(lp)
+			}()
+			for _, c := range members {
 				if c.flags&fCloseSent != 0 || c.c.Closed() {
 					continue
 				}

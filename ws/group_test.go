@@ -2,6 +2,7 @@ package ws_test
 
 import (
 	"bytes"
+	"context"
 	"net"
 	"testing"
 	"time"
@@ -90,4 +91,44 @@ func TestBroadcastOutboundFullCloses(t *testing.T) {
 	if got == n {
 		t.Fatalf("all %d messages fit: the queue never filled", n)
 	}
+}
+
+// heldMember is a pooled handler in a Group whose messages wait for the
+// test to release them.
+type heldMember struct {
+	echo
+	started chan struct{}
+	release chan struct{}
+}
+
+func (h *heldMember) OnMessage(c *ws.Conn, op ws.Opcode, data []byte) {
+	h.started <- struct{}{}
+	<-h.release
+}
+
+// Two pooled connections of one loop still handling a message when the
+// server's Shutdown gave up on them: their OnClose runs once the messages
+// are handled, each on its worker, the loop being stopped, and each
+// removes its connection from the Group at the same time (the race
+// detector watches).
+func TestGroupRemoveAfterLoopStopped(t *testing.T) {
+	g := &ws.Group{}
+	h := &heldMember{echo: echo{group: g}, started: make(chan struct{}, 2), release: make(chan struct{})}
+	o := &ws.Options{Workers: 2, CloseTimeout: 100 * time.Millisecond}
+	t.Cleanup(o.CloseWorkers)
+	srv, addr := startServerEngine(t, h, o, evloop.Options{Loops: 1})
+	for range 2 {
+		c := dialRaw(t, addr, "/fast", "")
+		c.frame(0x82, []byte("held"), false)
+	}
+	recv(t, h.started, "OnMessage")
+	recv(t, h.started, "OnMessage")
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	srv.Shutdown(ctx)
+	close(h.release)
+	h.nextClose(t, 1)
+	done := make(chan struct{})
+	g.Broadcast(ws.Text, []byte("to nobody"), nil, func() { close(done) })
+	recv(t, done, "Broadcast's done")
 }
