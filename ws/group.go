@@ -30,7 +30,7 @@ func keyOf(c *Conn) loopKey { return loopKey{c.c.Server(), c.c.Loop()} }
 
 // groupLoop is a Group's members on one loop, written to by that loop.
 type groupLoop struct {
-	submit  func(func()) error
+	loop    loopKey
 	members map[*Conn]struct{}
 }
 
@@ -44,19 +44,24 @@ func (g *Group) Add(c *Conn) {
 	k := keyOf(c)
 	gl := g.loops[k]
 	if gl == nil {
-		ec := c.c
-		gl = &groupLoop{submit: ec.Submit, members: make(map[*Conn]struct{})}
+		gl = &groupLoop{loop: k, members: make(map[*Conn]struct{})}
 		g.loops[k] = gl
 	}
 	gl.members[c] = struct{}{}
 }
 
-// Remove removes c from the group.
+// Remove removes c from the group. A loop whose last member leaves is
+// forgotten, so that a Group holds nothing of a server, or Dialer, whose
+// members all left.
 func (g *Group) Remove(c *Conn) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if gl := g.loops[keyOf(c)]; gl != nil {
+	k := keyOf(c)
+	if gl := g.loops[k]; gl != nil {
 		delete(gl.members, c)
+		if len(gl.members) == 0 {
+			delete(g.loops, k)
+		}
 	}
 }
 
@@ -115,7 +120,7 @@ func (g *Group) Broadcast(op Opcode, data []byte, o *Options, done func()) error
 		done()
 	}
 	for _, gl := range loops {
-		err := gl.submit(func() {
+		err := gl.loop.s.Submit(gl.loop.i, func() {
 			defer finished()
 			// The members are taken first: writing to one may close
 			// it, and its OnClose remove it.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"runtime"
 	"testing"
 	"time"
 
@@ -131,4 +132,59 @@ func TestGroupRemoveAfterLoopStopped(t *testing.T) {
 	done := make(chan struct{})
 	g.Broadcast(ws.Text, []byte("to nobody"), nil, func() { close(done) })
 	recv(t, done, "Broadcast's done")
+}
+
+// leavingClient is a Dialer's handler that joins a Group in OnOpen,
+// leaves it in OnClose, and hands the test its connection's Server.
+type leavingClient struct {
+	*recorder
+	g    *ws.Group
+	srvs chan *evloop.Server
+}
+
+func (lc *leavingClient) OnOpen(c *ws.Conn) {
+	lc.g.Add(c)
+	lc.srvs <- c.Conn().Server()
+}
+
+func (lc *leavingClient) OnClose(c *ws.Conn, err error) {
+	lc.g.Remove(c)
+	lc.recorder.OnClose(c, err)
+}
+
+// A Group whose members came from Dialers since closed, and left it,
+// holds none of those Dialers' servers (their loops and buffers).
+func TestGroupForgetsClosedDialers(t *testing.T) {
+	for _, join := range []bool{false, true} {
+		g := &ws.Group{}
+		addr := serve(t, &echo{}, nil)
+		const n = 5
+		collected := make(chan struct{}, n)
+		for range n {
+			d := &ws.Dialer{Engine: evloop.Options{Loops: 1}}
+			lc := &leavingClient{recorder: newRecorder(), g: g, srvs: make(chan *evloop.Server, 1)}
+			if !join {
+				lc.g = &ws.Group{}
+			}
+			dial(t, d, "ws://"+addr+"/fast", lc, nil)
+			runtime.AddCleanup(<-lc.srvs, func(ch chan struct{}) { ch <- struct{}{} }, collected)
+			d.Close()
+			recv(t, lc.closed, "OnClose")
+		}
+		g.Broadcast(ws.Text, []byte("to nobody"), nil, nil)
+		deadline := time.Now().Add(5 * time.Second)
+		for got := 0; got < n; {
+			runtime.GC()
+			select {
+			case <-collected:
+				got++
+				continue
+			case <-time.After(10 * time.Millisecond):
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("joined %v: %d of %d closed Dialers' servers collected", join, got, n)
+			}
+		}
+		runtime.KeepAlive(g)
+	}
 }
