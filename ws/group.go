@@ -16,9 +16,16 @@ import (
 // come from several servers, a Dialer's among them: each loop of each
 // server writes to its own.
 type Group struct {
-	mu    sync.Mutex // guards loops and each groupLoop's members
+	mu    sync.Mutex // guards loops, each groupLoop's members, and deflaters
 	loops map[loopKey]*groupLoop
+	// deflaters counts the server's members that negotiated
+	// permessage-deflate, for which a broadcast is compressed (a
+	// client's member compresses its own).
+	deflaters int
 }
+
+// takesCompressed reports whether c is written Broadcast's compressed frame.
+func takesCompressed(c *Conn) bool { return c.deflate && !c.client }
 
 // loopKey names a loop: a loop's index is its server's own.
 type loopKey struct {
@@ -47,6 +54,9 @@ func (g *Group) Add(c *Conn) {
 		gl = &groupLoop{loop: k, members: make(map[*Conn]struct{})}
 		g.loops[k] = gl
 	}
+	if _, ok := gl.members[c]; !ok && takesCompressed(c) {
+		g.deflaters++
+	}
 	gl.members[c] = struct{}{}
 }
 
@@ -58,6 +68,9 @@ func (g *Group) Remove(c *Conn) {
 	defer g.mu.Unlock()
 	k := keyOf(c)
 	if gl := g.loops[k]; gl != nil {
+		if _, ok := gl.members[c]; ok && takesCompressed(c) {
+			g.deflaters--
+		}
 		delete(gl.members, c)
 		if len(gl.members) == 0 {
 			delete(g.loops, k)
@@ -98,17 +111,18 @@ func (g *Group) Broadcast(op Opcode, data []byte, o *Options, done func()) error
 	}
 	plain := appendFrame(make([]byte, 0, len(data)+maxHeader), true, false, op, data, nil)
 	payload := plain[len(plain)-len(data):] // data's copy, for client members
-	var compressed []byte
-	if len(data) >= o.threshold() {
-		z := compress(nil, data, o.CompressionLevel)
-		compressed = appendFrame(make([]byte, 0, len(z)+maxHeader), true, true, op, z, nil)
-	}
 	g.mu.Lock()
 	loops := make([]*groupLoop, 0, len(g.loops))
 	for _, gl := range g.loops {
 		loops = append(loops, gl)
 	}
+	deflaters := g.deflaters
 	g.mu.Unlock()
+	var compressed []byte
+	if deflaters > 0 && len(data) >= o.threshold() {
+		z := compress(nil, data, o.CompressionLevel)
+		compressed = appendFrame(make([]byte, 0, len(z)+maxHeader), true, true, op, z, nil)
+	}
 	left := atomic.Int32{}
 	left.Store(int32(len(loops)))
 	finished := func() {
@@ -142,7 +156,7 @@ func (g *Group) Broadcast(op Opcode, data []byte, o *Options, done func()) error
 				switch {
 				case c.client:
 					err = c.writeMessage(op, payload) // masked with a key of its own
-				case compressed != nil && c.deflate:
+				case compressed != nil && takesCompressed(c):
 					_, err = c.c.Write(compressed)
 				default:
 					_, err = c.c.Write(plain)

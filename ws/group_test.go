@@ -3,6 +3,7 @@ package ws_test
 import (
 	"bytes"
 	"context"
+	mrand "math/rand/v2"
 	"net"
 	"runtime"
 	"testing"
@@ -186,5 +187,40 @@ func TestGroupForgetsClosedDialers(t *testing.T) {
 			}
 		}
 		runtime.KeepAlive(g)
+	}
+}
+
+// A Group none of whose members negotiated permessage-deflate sends a
+// broadcast uncompressed, and compresses it for nobody: what Broadcast
+// allocates is about the frame, not a compressed one besides.
+func TestBroadcastCompressesForDeflateMembersOnly(t *testing.T) {
+	g := &ws.Group{}
+	o := &ws.Options{Compression: true}
+	addr := serve(t, &echo{group: g}, o)
+	c := dialRaw(t, addr, "/fast", "") // offers no compression
+	c.frame(0x81, []byte("joined"), false)
+	if b0, p := c.read(); b0 != 0x81 || string(p) != "joined" {
+		t.Fatalf("echo %#x %q", b0, p)
+	}
+	msg := make([]byte, 1<<20)
+	mrand.NewChaCha8([32]byte{}).Read(msg) // deflate makes it no shorter
+	got := make(chan []byte)
+	go func() {
+		_, p := c.read()
+		got <- p
+	}()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	done := make(chan struct{})
+	g.Broadcast(ws.Binary, msg, o, func() { close(done) })
+	recv(t, done, "Broadcast's done")
+	runtime.ReadMemStats(&after)
+	if p := recv(t, got, "the broadcast"); !bytes.Equal(p, msg) {
+		t.Fatalf("member got %d bytes, not the message", len(p))
+	}
+	// The frame, and what the member's queue and reader took: a
+	// compressed frame besides came to 9 MiB, deflate's buffers included.
+	if n := after.TotalAlloc - before.TotalAlloc; n > 4<<20 {
+		t.Errorf("Broadcast of %d bytes to one member without compression allocated %d bytes; want under 4 MiB", len(msg), n)
 	}
 }
