@@ -41,7 +41,10 @@ type groupLoop struct {
 	members map[*Conn]struct{}
 }
 
-// Add adds c to the group.
+// Add adds c to the group. Call it on c's loop (in OnOpen, or through
+// Submit from a pooled handler), so that it cannot come after the OnClose
+// that removes c: a connection added once closed stays in the group,
+// sent nothing, until removed.
 func (g *Group) Add(c *Conn) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -98,10 +101,21 @@ var memberLists sync.Pool
 // own, as it masks each with a fresh key. A member whose outbound queue
 // cannot take the message is closed, after the messages queued before it,
 // as Send closes it: its peer would otherwise get a stream with one
-// missing. done, if not nil, is called once every loop has queued it (on
-// the last loop to do so, or before Broadcast returns if the group is
-// empty). It fails, sending nothing and calling no done, for an opcode
-// other than Text or Binary or text that is not UTF-8 (ErrNotUTF8).
+// missing. data is copied: the frames are held until every loop has
+// queued them, each member's queue taking a copy of its own. done, if not
+// nil, is called once every loop has queued it (on the last loop to do
+// so, or before Broadcast returns if no loop took it: the group is empty,
+// or its loops have stopped).
+//
+// Broadcasts made one after the other (by one goroutine, say) reach every
+// member in that order, and after the Sends made before them; ones made
+// at once by several goroutines reach the members of one loop in one
+// order, but members on different loops may get them in different
+// orders. Called on a loop (in OnMessage, say), Broadcast queues the
+// message behind what that handler writes after it with WriteMessage.
+//
+// It fails, sending nothing and calling no done, for an opcode other than
+// Text or Binary or text that is not UTF-8 (ErrNotUTF8).
 func (g *Group) Broadcast(op Opcode, data []byte, o *Options, done func()) error {
 	if err := checkMessage(op, data); err != nil {
 		return err

@@ -3,14 +3,18 @@ package ws_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	mrand "math/rand/v2"
 	"net"
 	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/evloop/evloop"
 	"github.com/evloop/evloop/ws"
+	"github.com/gorilla/websocket"
 )
 
 // groupClient is a Dialer's handler that joins a Group in OnOpen.
@@ -222,5 +226,116 @@ func TestBroadcastCompressesForDeflateMembersOnly(t *testing.T) {
 	// compressed frame besides came to 9 MiB, deflate's buffers included.
 	if n := after.TotalAlloc - before.TotalAlloc; n > 4<<20 {
 		t.Errorf("Broadcast of %d bytes to one member without compression allocated %d bytes; want under 4 MiB", len(msg), n)
+	}
+}
+
+// Several goroutines broadcast at once, with compression taken by some
+// members and not others, while connections join and leave (with a close
+// handshake or without): every member that stays gets every message of
+// each goroutine, in the order it broadcast them.
+func TestBroadcastOrderWhileMembersChurn(t *testing.T) {
+	g := &ws.Group{}
+	o := &ws.Options{Compression: true, CompressionThreshold: 16}
+	_, addr := startServerEngine(t, &echo{group: g}, o, evloop.Options{Loops: 2})
+	const senders, per = 3, 200
+	// join connects a member and returns what it receives after its echo
+	// of "joined", which proves it is in the group.
+	join := func(compress bool, got chan<- string) (*websocket.Conn, error) {
+		d := &websocket.Dialer{EnableCompression: compress}
+		c, _, err := d.Dial("ws://"+addr+"/fast", nil)
+		if err != nil {
+			return nil, err
+		}
+		c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		c.WriteMessage(websocket.TextMessage, []byte("joined"))
+		for {
+			_, p, err := c.ReadMessage()
+			if err != nil {
+				c.Close()
+				return nil, err
+			}
+			if string(p) == "joined" {
+				break
+			}
+		}
+		go func() {
+			defer close(got)
+			for {
+				_, p, err := c.ReadMessage()
+				if err != nil {
+					return
+				}
+				got <- string(p)
+			}
+		}()
+		return c, nil
+	}
+	var stay []chan string
+	for i := range 6 {
+		got := make(chan string, senders*per+1)
+		c, err := join(i%2 == 0, got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		stay = append(stay, got)
+	}
+	stop := make(chan struct{})
+	churned := make(chan error, 1)
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				churned <- nil
+				return
+			default:
+			}
+			c, err := join(i%2 == 0, make(chan string, senders*per+1))
+			if err != nil {
+				churned <- err
+				return
+			}
+			if i%2 == 0 {
+				c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(1000, ""), time.Now().Add(time.Second))
+			}
+			c.Close()
+		}
+	}()
+	var wg sync.WaitGroup
+	for s := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range per {
+				g.Broadcast(ws.Text, []byte(fmt.Sprintf("%d %d %s", s, i, strings.Repeat("x", i%40))), o, nil)
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	if err := <-churned; err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	g.Broadcast(ws.Text, []byte("end"), o, func() { close(done) })
+	recv(t, done, "Broadcast's done")
+	for k, got := range stay {
+		next := make([]int, senders)
+		for p := range got {
+			if p == "end" {
+				break
+			}
+			var s, i int
+			fmt.Sscan(p, &s, &i)
+			if i != next[s] {
+				t.Fatalf("member %d: message %d of goroutine %d after %d", k, i, s, next[s]-1)
+			}
+			next[s]++
+		}
+		for s, n := range next {
+			if n != per {
+				t.Fatalf("member %d: %d messages of goroutine %d, want %d", k, n, s, per)
+			}
+		}
 	}
 }
