@@ -55,7 +55,10 @@
 // messages pass Config.MaxOutbound is closed with CloseSlowConsumer (1008),
 // so a client that stops reading costs bounded memory and never blocks a
 // loop. A trigger keeps at most 4,096 events waiting to be resolved and
-// drops the oldest past that (Stats.EventsDropped).
+// drops the oldest past that (Stats.EventsDropped); it resolves its next
+// event only while fewer than 64 of those before it are still being
+// resolved or written by the loops, so a burst waits in its trigger's
+// queue, not in the loops ahead of other triggers' messages.
 //
 // # Subprotocols
 //
