@@ -52,8 +52,9 @@
 //
 // A client's message is at most Config.MaxMessageSize; a connection runs
 // at most Config.MaxSubscriptions operations; a connection whose unsent
-// messages pass Config.MaxOutbound is closed with CloseSlowConsumer (1008),
-// so a client that stops reading costs bounded memory and never blocks a
+// messages stay past Config.MaxOutbound for 100 ms, or pass 4 times it, is
+// closed with CloseSlowConsumer (1008), so a client that stops reading
+// costs at most 4 times MaxOutbound (and one message) and never blocks a
 // loop. A trigger keeps at most 4,096 events waiting to be resolved and
 // drops the oldest past that (Stats.EventsDropped); it resolves its next
 // event only while fewer than 64 of those before it are still being

@@ -551,7 +551,9 @@ func (e *engine) deliver(subs []*subscriber, payload []byte) {
 			continue
 		}
 		delivered++
-		if s.s.wc.Conn().OutboundBuffered() > e.maxOutbound {
+		if n := s.s.wc.Conn().OutboundBuffered(); n > slowBurst*e.maxOutbound {
+			s.s.slow()
+		} else if n > e.maxOutbound {
 			s.s.watchOutbound(e.maxOutbound)
 		}
 	}

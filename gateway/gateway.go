@@ -68,8 +68,8 @@ type Config struct {
 	// 100): past it a subscribe gets an error message.
 	MaxSubscriptions int
 	// MaxOutbound bounds the bytes queued for one connection (default 1
-	// MiB): a client that lets more pile up is closed with
-	// CloseSlowConsumer.
+	// MiB): a client that lets more pile up for 100 ms, or 4 times as
+	// much at any time, is closed with CloseSlowConsumer.
 	MaxOutbound int
 	// UpstreamTimeout bounds the start of an upstream subscription
 	// (default 10s): past it, its subscribers get an error.

@@ -413,6 +413,11 @@ func (s *session) fail(sub *subscriber, errs gqlerror.List) {
 // client; a queue still past it a moment later is.
 const slowGrace = 100 * time.Millisecond
 
+// slowBurst bounds the burst slowGrace lets pass: a queue past slowBurst
+// times Config.MaxOutbound closes the connection at once, whatever the
+// rate of its messages, so that it never holds more.
+const slowBurst = 4
+
 // watchOutbound closes the connection as a slow consumer if its outbound
 // queue is still past max after slowGrace.
 func (s *session) watchOutbound(max int) {
