@@ -14,6 +14,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -27,7 +28,6 @@ import (
 
 	"github.com/evloop/evloop/events"
 	"github.com/evloop/evloop/examples/internal/hello"
-	"github.com/evloop/evloop/internal/sock"
 	"golang.org/x/sys/unix"
 )
 
@@ -81,34 +81,35 @@ func main() {
 
 type server struct {
 	l     *events.Loop[key]
-	lfd   int
+	ln    net.Listener
+	lfd   int // ln's fd
 	addr  net.Addr
 	conns map[int]*hello.Conn
 }
 
 func newServer(addr string) (*server, error) {
-	lfd, bound, err := sock.Listen("tcp", addr, sock.ListenOptions{})
+	ln, lfd, err := hello.Listen(addr)
 	if err != nil {
 		return nil, err
 	}
 	l, err := events.New[key]()
 	if err != nil {
-		unix.Close(lfd)
+		ln.Close()
 		return nil, err
 	}
 	if err := l.WatchIO(key{fd: lfd, kind: listening}, lfd, events.Read, false); err != nil {
 		l.Close()
-		unix.Close(lfd)
+		ln.Close()
 		return nil, err
 	}
-	return &server{l: l, lfd: lfd, addr: bound, conns: make(map[int]*hello.Conn)}, nil
+	return &server{l: l, ln: ln, lfd: lfd, addr: ln.Addr(), conns: make(map[int]*hello.Conn)}, nil
 }
 
 // serve runs the loop on the calling goroutine, with workers worker
 // goroutines, until the loop is stopped; then it waits for the workers and
 // closes every connection and the listener.
 func (s *server) serve(workers int) error {
-	defer unix.Close(s.lfd)
+	defer s.ln.Close() // once the loop, closed first, has let go of its fd
 	defer s.l.Close()
 	jobs := make(chan job, 1024)
 	var wg sync.WaitGroup
@@ -169,18 +170,19 @@ func work(l *events.Loop[key], jobs <-chan job) {
 // the caller pauses the listener, which would otherwise stay readable.
 func (s *server) accept() (outOfFds bool) {
 	for {
-		fd, err := sock.Accept(s.lfd)
+		fd, err := hello.Accept(s.lfd)
 		switch {
-		case sock.IsOutOfFiles(err):
+		case hello.OutOfFiles(err):
 			slog.Warn("hello-workers: out of file descriptors; pausing accept", "conns", len(s.conns))
 			return true
 		case err != nil:
-			if !sock.IsTemporary(err) {
+			if !errors.Is(err, unix.EAGAIN) { // EAGAIN: none left
 				slog.Error("hello-workers: accept", "err", err)
 			}
 			return false
 		}
-		sock.SetNoDelay(fd, true)
+		// Send each answer at once, not held back by Nagle's algorithm.
+		unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 		if err := s.l.WatchIO(key{fd: fd, kind: readable}, fd, events.Read, true); err != nil {
 			slog.Error("hello-workers: watch", "err", err)
 			unix.Close(fd)

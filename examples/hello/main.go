@@ -10,6 +10,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -21,7 +22,6 @@ import (
 
 	"github.com/evloop/evloop/events"
 	"github.com/evloop/evloop/examples/internal/hello"
-	"github.com/evloop/evloop/internal/sock"
 	"golang.org/x/sys/unix"
 )
 
@@ -58,33 +58,34 @@ func main() {
 
 type server struct {
 	l     *events.Loop[key]
-	lfd   int
+	ln    net.Listener
+	lfd   int // ln's fd
 	addr  net.Addr
 	conns map[int]*hello.Conn
 }
 
 func newServer(addr string) (*server, error) {
-	lfd, bound, err := sock.Listen("tcp", addr, sock.ListenOptions{})
+	ln, lfd, err := hello.Listen(addr)
 	if err != nil {
 		return nil, err
 	}
 	l, err := events.New[key]()
 	if err != nil {
-		unix.Close(lfd)
+		ln.Close()
 		return nil, err
 	}
 	if err := l.WatchIO(key{fd: lfd}, lfd, events.Read, false); err != nil {
 		l.Close()
-		unix.Close(lfd)
+		ln.Close()
 		return nil, err
 	}
-	return &server{l: l, lfd: lfd, addr: bound, conns: make(map[int]*hello.Conn)}, nil
+	return &server{l: l, ln: ln, lfd: lfd, addr: ln.Addr(), conns: make(map[int]*hello.Conn)}, nil
 }
 
 // serve runs the loop on the calling goroutine until the loop is stopped,
 // then closes every connection and the listener.
 func (s *server) serve() error {
-	defer unix.Close(s.lfd)
+	defer s.ln.Close() // once the loop, closed first, has let go of its fd
 	defer s.l.Close()
 	buf := make([]byte, 64<<10)
 	listener := key{fd: s.lfd}
@@ -133,9 +134,9 @@ func (s *server) close(c *hello.Conn) {
 // accept takes every pending connection and watches it for reading.
 func (s *server) accept() {
 	for {
-		fd, err := sock.Accept(s.lfd)
+		fd, err := hello.Accept(s.lfd)
 		switch {
-		case sock.IsOutOfFiles(err):
+		case hello.OutOfFiles(err):
 			// The listener stays readable while the backlog is full: pause
 			// it, or the loop would spin, and try again in a moment. The
 			// connections already open go on being served meanwhile.
@@ -144,12 +145,13 @@ func (s *server) accept() {
 			s.l.WatchTimer(resumeAccept, 100*time.Millisecond, 0)
 			return
 		case err != nil:
-			if !sock.IsTemporary(err) {
+			if !errors.Is(err, unix.EAGAIN) { // EAGAIN: none left
 				slog.Error("hello: accept", "err", err)
 			}
 			return
 		}
-		sock.SetNoDelay(fd, true)
+		// Send each answer at once, not held back by Nagle's algorithm.
+		unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 		if err := s.l.WatchIO(key{fd: fd}, fd, events.Read, false); err != nil {
 			slog.Error("hello: watch", "err", err)
 			unix.Close(fd)

@@ -1,7 +1,10 @@
-// Package hello is the small HTTP/1.1 responder that the events examples
-// share: it frames requests out of a byte stream and answers each one with
-// "Hello, World!". It does no I/O, so the examples differ only in how they
-// drive sockets.
+// Package hello is what the two "Hello, World!" examples of package events
+// share: Serve frames requests out of a byte stream and answers each one
+// with "Hello, World!", without I/O; Conn reads, serves and writes one
+// non-blocking connection; Listen and Accept give the raw fds an event
+// loop watches. It uses no package of evloop's but the standard library and
+// golang.org/x/sys/unix, so that the examples can be copied out of the
+// module with it.
 package hello
 
 import (
