@@ -27,7 +27,9 @@ func (f FastHandlerFunc) ServeFast(w *Response, r *Request) { f(w, r) }
 
 // Response is the answer a FastHandler writes: a status, header fields
 // and a body, sent together when the handler returns, with the Date,
-// Content-Length and Connection fields the server sets.
+// Content-Length and Connection fields the server sets, and, for a body
+// whose handler set no Content-Type, one from http.DetectContentType, as
+// net/http's server sets it.
 type Response struct {
 	hc     *conn
 	req    *Request

@@ -1,0 +1,68 @@
+package http1_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/evloop/evloop/http1"
+)
+
+// A fast handler's fields are the answer's, but for those the server
+// frames the body with, and none can split the answer; a Content-Type it
+// did not set is sniffed; Status is 200 until WriteHeader, which panics
+// past 100-999 as net/http's does.
+func TestFastResponseFields(t *testing.T) {
+	srv := &http1.Server{}
+	srv.HandleFastFunc("GET /fields", func(w *http1.Response, r *http1.Request) {
+		w.AddHeader("Content-Length", "99")
+		w.AddHeader("Transfer-Encoding", "chunked")
+		w.AddHeader("Date", "Tue, 01 Jan 2030 00:00:00 GMT")
+		w.AddHeader("X-Split", "a\r\nX-Injected: 1")
+		w.AddHeader("Bad Name", "x")
+		w.AddHeader("X-Status-Before", fmt.Sprint(w.Status()))
+		for _, code := range []int{99, 1000} {
+			func() {
+				defer func() {
+					if recover() != nil {
+						w.AddHeader("X-Panicked", fmt.Sprint(code))
+					}
+				}()
+				w.WriteHeader(code)
+			}()
+		}
+		w.WriteHeader(201)
+		w.AddHeader("X-Status-After", fmt.Sprint(w.Status()))
+		w.WriteString("hello")
+	})
+	srv.HandleFastFunc("GET /head", func(w *http1.Response, r *http1.Request) {
+		w.AddHeader("Content-Length", "1234")
+	})
+	c := dialRaw(t, serve(t, srv))
+
+	c.send("GET /fields HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, body := c.read("GET")
+	h := resp.Header
+	for _, tc := range []struct{ name, got, want string }{
+		{"status", fmt.Sprint(resp.StatusCode), "201"},
+		{"body", body, "hello"},
+		{"Content-Length", fmt.Sprint(h["Content-Length"]), "[5]"},
+		{"Content-Type", h.Get("Content-Type"), "text/plain; charset=utf-8"}, // sniffed
+		{"Transfer-Encoding", fmt.Sprint(resp.TransferEncoding), "[]"},
+		{"Date", fmt.Sprint(h["Date"]), "[Tue, 01 Jan 2030 00:00:00 GMT]"},
+		{"X-Split", fmt.Sprint(h["X-Split"]), "[a  X-Injected: 1]"},
+		{"X-Injected", fmt.Sprint(h["X-Injected"]), "[]"},
+		{"Bad Name", fmt.Sprint(h["Bad Name"]), "[]"}, // and read would have failed on it
+		{"X-Panicked", fmt.Sprint(h["X-Panicked"]), "[99 1000]"},
+		{"X-Status-Before", h.Get("X-Status-Before"), "200"},
+		{"X-Status-After", h.Get("X-Status-After"), "201"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("GET /fields: %s = %s; want %s (header %v)", tc.name, tc.got, tc.want, h)
+		}
+	}
+
+	c.send("HEAD /head HTTP/1.1\r\nHost: x\r\n\r\n")
+	if resp, body := c.read("HEAD"); resp.ContentLength != 1234 || body != "" {
+		t.Errorf("HEAD /head: Content-Length %d, body %q; want 1234, none", resp.ContentLength, body)
+	}
+}
