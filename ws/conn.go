@@ -603,8 +603,11 @@ func (wc *Conn) payClose() {
 // WriteMessage sends a message, Text or Binary, compressed if
 // permessage-deflate was negotiated and it is long enough. data is
 // copied. It fails, sending nothing, for another opcode (control frames
-// are sent by Ping and Close) or text that is not UTF-8 (ErrNotUTF8), and
-// with ErrClosed once the close handshake began.
+// are sent by Ping and Close) or text that is not UTF-8 (ErrNotUTF8),
+// with ErrClosed once the close handshake began or the connection closed,
+// and with evloop.ErrOutboundFull when the outbound queue has no room for
+// the whole frame (evloop.Options.MaxOutbound): the connection goes on,
+// the messages queued before it intact.
 func (wc *Conn) WriteMessage(op Opcode, data []byte) error {
 	if err := checkMessage(op, data); err != nil {
 		return err
@@ -679,7 +682,9 @@ func newMask() [4]byte {
 	return m
 }
 
-// Ping sends a ping with payload (at most 125 bytes).
+// Ping sends a ping with payload. It fails, sending nothing, for a
+// payload of more than 125 bytes (what a control frame holds), and with
+// ErrClosed once the close handshake began.
 func (wc *Conn) Ping(payload []byte) error {
 	if len(payload) > 125 {
 		return errors.New("websocket: ping payload longer than 125 bytes")
@@ -696,7 +701,8 @@ func (wc *Conn) Ping(payload []byte) error {
 // bytes) is cut at a character boundary. It fails, sending nothing, for a
 // code a close frame may not carry (below 1000, 1004, 1005, 1006, 1015
 // to 2999, 5000 and above) or a reason that is not UTF-8 (RFC 6455
-// sections 5.5.1 and 7.4): ErrCloseCode, ErrCloseReason.
+// sections 5.5.1 and 7.4): ErrCloseCode, ErrCloseReason; and with
+// ErrClosed once the handshake began or the connection closed.
 func (wc *Conn) Close(code int, reason string) error {
 	if wc.flags&fCloseSent != 0 || wc.c.Closed() {
 		return ErrClosed
@@ -787,5 +793,7 @@ func (wc *Conn) CloseAsync(code int, reason string) error {
 	return nil
 }
 
-// Submit runs fn on the connection's loop.
+// Submit runs fn on the connection's loop, even if the connection has
+// closed by then. It fails with evloop.ErrClosed (not ErrClosed) once the
+// loop has stopped.
 func (wc *Conn) Submit(fn func()) error { return wc.c.Submit(fn) }

@@ -234,3 +234,49 @@ func TestWriteTextNotUTF8(t *testing.T) {
 		}
 	}
 }
+
+// Once Close began the handshake, WriteMessage, Ping and Close fail with
+// ErrClosed, sending nothing; a ping of more than 125 bytes is refused
+// before then, and the connection goes on.
+func TestWritesAfterCloseBegan(t *testing.T) {
+	addr := serve(t, &echo{}, nil)
+	d := newDialer(t)
+	r := newRecorder()
+	c := dial(t, d, "ws://"+addr+"/fast", r, nil)
+	onLoop := func(f func() error) error {
+		errc := make(chan error, 1)
+		if err := c.Submit(func() { errc <- f() }); err != nil {
+			t.Fatalf("Submit = %v", err)
+		}
+		return recv(t, errc, "the write's result")
+	}
+	if err := onLoop(func() error { return c.Ping(bytes.Repeat([]byte("p"), 126)) }); err == nil {
+		t.Fatal("Ping(126 bytes) = nil; want an error")
+	}
+	if err := onLoop(func() error { return c.Ping(bytes.Repeat([]byte("p"), 125)) }); err != nil {
+		t.Fatalf("Ping(125 bytes) = %v; want nil", err)
+	}
+	if p := recv(t, r.pongs, "pong"); len(p) != 125 {
+		t.Fatalf("pong of %d bytes; want 125", len(p))
+	}
+	if err := onLoop(func() error { return c.Close(ws.CloseNormal, "bye") }); err != nil {
+		t.Fatalf("Close = %v; want nil", err)
+	}
+	for name, f := range map[string]func() error{
+		"WriteMessage": func() error { return c.WriteMessage(ws.Text, []byte("late")) },
+		"Ping":         func() error { return c.Ping(nil) },
+		"Close":        func() error { return c.Close(ws.CloseGoingAway, "") },
+	} {
+		if err := onLoop(f); err != ws.ErrClosed {
+			t.Errorf("%s after Close = %v; want ErrClosed", name, err)
+		}
+	}
+	if ce := r.closeCode(t, ws.CloseNormal); ce.Reason != "bye" {
+		t.Fatalf("OnClose: %v; want 1000, bye (the echo of the first Close)", ce)
+	}
+	select {
+	case m := <-r.msgs:
+		t.Fatalf("message after Close: %q", m.data)
+	default:
+	}
+}
