@@ -58,8 +58,10 @@ type Options struct {
 	MaxMessageSize int
 	// Compression accepts permessage-deflate when the client offers it;
 	// on a client, offers it. Messages of at least CompressionThreshold
-	// bytes (default 128) are then sent compressed at CompressionLevel
-	// (default flate.BestSpeed).
+	// bytes (default 128) are then sent compressed at CompressionLevel,
+	// a level of compress/flate: 0, and any outside flate.BestSpeed to
+	// flate.BestCompression but flate.DefaultCompression (6), mean
+	// flate.BestSpeed.
 	Compression          bool
 	CompressionThreshold int
 	CompressionLevel     int

@@ -26,7 +26,10 @@ func (a *appender) Write(p []byte) (int, error) {
 
 // compress appends p compressed at level to dst.
 func compress(dst, p []byte, level int) []byte {
-	if level < flate.BestSpeed || level > flate.BestCompression {
+	switch {
+	case level == flate.DefaultCompression:
+		level = 6 // what compress/flate takes it for
+	case level < flate.BestSpeed || level > flate.BestCompression:
 		level = flate.BestSpeed
 	}
 	a := &appender{b: dst}

@@ -118,3 +118,32 @@ func TestDecompressStreams(t *testing.T) {
 		t.Fatalf("a stream and garbage: %q, %v; want 1007", out, err)
 	}
 }
+
+// compress takes CompressionLevel as compress/flate takes a level, but
+// for those it has no pooled writer for: flate.DefaultCompression is 6,
+// and 0 (the zero Options) and the others outside 1 to 9 are BestSpeed.
+func TestCompressLevels(t *testing.T) {
+	data := []byte(strings.Repeat("the quick brown fox jumps over the lazy dog, ", 200) + strings.Repeat("abcabcabd", 300))
+	at := func(level int) []byte {
+		var b bytes.Buffer
+		fw, _ := flate.NewWriter(&b, level)
+		fw.Write(data)
+		fw.Flush()
+		return bytes.TrimSuffix(b.Bytes(), []byte{0, 0, 0xff, 0xff})
+	}
+	for _, tc := range []struct{ level, as int }{
+		{flate.DefaultCompression, 6},
+		{0, flate.BestSpeed},
+		{flate.HuffmanOnly, flate.BestSpeed},
+		{10, flate.BestSpeed},
+		{flate.BestSpeed, flate.BestSpeed},
+		{flate.BestCompression, flate.BestCompression},
+	} {
+		if got, want := compress(nil, data, tc.level), at(tc.as); !bytes.Equal(got, want) {
+			t.Errorf("compress(level %d): %d bytes; want level %d's %d bytes", tc.level, len(got), tc.as, len(want))
+		}
+	}
+	if bytes.Equal(at(6), at(flate.BestSpeed)) {
+		t.Fatal("the data compresses alike at levels 1 and 6: the test cannot tell them apart")
+	}
+}
