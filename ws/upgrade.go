@@ -14,8 +14,8 @@ var zeroOptions Options
 // handler: it answers 101 and the connection becomes a *Conn served by h
 // on the loop; h.OnOpen runs once the answer is queued. A request that is
 // not a valid handshake is answered with the status RFC 6455 prescribes
-// (400, 405, 426 with Sec-WebSocket-Version: 13, or 403 for a refused
-// Origin) and the error is returned.
+// (400, 405 with Allow: GET, 426 with Sec-WebSocket-Version: 13, or 403
+// for a refused Origin) and the *HandshakeError is returned.
 func Upgrade(w *http1.Response, r *http1.Request, h Handler, o *Options) error {
 	if o == nil {
 		o = &zeroOptions
@@ -26,8 +26,11 @@ func Upgrade(w *http1.Response, r *http1.Request, h Handler, o *Options) error {
 		herr = checkOrigin(&hs, o)
 	}
 	if herr != nil {
-		if herr.Status == http.StatusUpgradeRequired {
+		switch herr.Status {
+		case http.StatusUpgradeRequired:
 			w.AddHeader("Sec-WebSocket-Version", "13")
+		case http.StatusMethodNotAllowed:
+			w.AddHeader("Allow", http.MethodGet)
 		}
 		w.AddHeader("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(herr.Status)
@@ -65,8 +68,11 @@ func UpgradeHTTP(w http.ResponseWriter, r *http.Request, h Handler, o *Options) 
 		herr = checkOrigin(&hs, o)
 	}
 	if herr != nil {
-		if herr.Status == http.StatusUpgradeRequired {
+		switch herr.Status {
+		case http.StatusUpgradeRequired:
 			w.Header().Set("Sec-WebSocket-Version", "13")
+		case http.StatusMethodNotAllowed:
+			w.Header().Set("Allow", http.MethodGet)
 		}
 		http.Error(w, herr.Reason, herr.Status)
 		return herr

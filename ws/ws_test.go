@@ -710,3 +710,53 @@ func TestConnSize(t *testing.T) {
 		t.Fatalf("ws.Conn is %d bytes; the package's doc says 136", n)
 	}
 }
+
+// A handshake by another method than GET is refused with 405 and an
+// Allow field naming GET, as RFC 9110 section 15.5.6 has it; one in
+// HTTP/1.0 with 400. Upgrade and UpgradeHTTP return the *HandshakeError.
+func TestUpgradeMethodAndVersion(t *testing.T) {
+	errs := make(chan error, 1)
+	srv := &http1.Server{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	srv.HandleFastFunc("/fast", func(w *http1.Response, r *http1.Request) {
+		errs <- ws.Upgrade(w, r, &echo{}, nil)
+	})
+	srv.HandleFunc("/std", func(w http.ResponseWriter, r *http.Request) {
+		errs <- ws.UpgradeHTTP(w, r, &echo{}, nil)
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(ln); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	const fields = "Host: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+	for _, path := range []string{"/fast", "/std"} {
+		for _, tc := range []struct {
+			line   string
+			status int
+			allow  string
+		}{
+			{"POST " + path + " HTTP/1.1", 405, "GET"},
+			{"PUT " + path + " HTTP/1.1", 405, "GET"},
+			{"GET " + path + " HTTP/1.0", 400, ""},
+		} {
+			nc, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			nc.SetDeadline(time.Now().Add(5 * time.Second))
+			io.WriteString(nc, tc.line+"\r\n"+fields+"\r\n")
+			resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
+			nc.Close()
+			if err != nil || resp.StatusCode != tc.status || resp.Header.Get("Allow") != tc.allow {
+				t.Fatalf("%s: %v, %v; want %d, Allow %q", tc.line, resp, err, tc.status, tc.allow)
+			}
+			var herr *ws.HandshakeError
+			if err := recv(t, errs, "the upgrade's error"); !errors.As(err, &herr) || herr.Status != tc.status {
+				t.Fatalf("%s: upgrade returned %v; want a *HandshakeError with status %d", tc.line, err, tc.status)
+			}
+		}
+	}
+}
