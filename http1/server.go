@@ -52,7 +52,9 @@ type Server struct {
 	// 413 before the handler runs; a chunked body that grows past it fails
 	// the handler's Body.Read with *http.MaxBytesError and the connection
 	// closes after the response. A FastHandler receives its body whole, in
-	// memory: for fast routes the limit always applies.
+	// memory: for fast routes the limit always applies (10 MiB when
+	// MaxBodyBytes is negative), and a chunked body that grows past it is
+	// refused with 413 too.
 	MaxBodyBytes int64
 
 	// ReadHeaderTimeout bounds the time from a request's first byte to
