@@ -152,7 +152,7 @@ func (s *Server) HandleFunc(pattern string, f func(http.ResponseWriter, *http.Re
 }
 
 // ListenAndServe listens on the TCP address addr and serves until Shutdown
-// or Close, when it returns ErrServerClosed.
+// or Close, returning ErrServerClosed once they are done, as Serve does.
 func (s *Server) ListenAndServe(addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -161,8 +161,11 @@ func (s *Server) ListenAndServe(addr string) error {
 	return s.Serve(ln)
 }
 
-// Serve serves the connections ln accepts until Shutdown or Close, when it
-// returns ErrServerClosed. The loops take ln's fd over; ln is closed.
+// Serve serves the connections ln accepts until Shutdown or Close, and
+// returns ErrServerClosed once they are done: every connection closed
+// (net/http's Serve returns as soon as Shutdown begins). The loops take
+// ln's fd over; ln is closed. On a server shut down already, Serve closes
+// ln and returns ErrServerClosed.
 func (s *Server) Serve(ln net.Listener) error {
 	if err := s.Start(ln); err != nil {
 		return err
@@ -172,7 +175,8 @@ func (s *Server) Serve(ln net.Listener) error {
 }
 
 // Start serves the connections ln accepts, as Serve does, but returns at
-// once; Shutdown or Close stop it.
+// once; Shutdown or Close stop it. On a server shut down already, it
+// closes ln and returns ErrServerClosed.
 func (s *Server) Start(ln net.Listener) error {
 	if err := s.init(); err != nil {
 		ln.Close()
