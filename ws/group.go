@@ -97,8 +97,11 @@ var memberLists sync.Pool
 // Broadcast sends a message to every member. The frame is built once,
 // uncompressed and, if some member negotiated permessage-deflate and the
 // message is long enough, compressed; each loop then queues it on its
-// members. A client's connection (from Dialer.Dial) gets a frame of its
-// own, as it masks each with a fresh key. A member whose outbound queue
+// members. o gives that frame's CompressionThreshold and
+// CompressionLevel (nil: the defaults), whatever the Options the members
+// were opened with. A client's connection (from Dialer.Dial) gets a frame
+// of its own, as it masks each with a fresh key, compressed as its own
+// Options say. A member whose outbound queue
 // cannot take the message is closed, after the messages queued before it,
 // as Send closes it: its peer would otherwise get a stream with one
 // missing. data is copied: the frames are held until every loop has

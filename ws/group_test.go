@@ -2,8 +2,10 @@ package ws_test
 
 import (
 	"bytes"
+	"compress/flate"
 	"context"
 	"fmt"
+	"io"
 	mrand "math/rand/v2"
 	"net"
 	"runtime"
@@ -336,6 +338,42 @@ func TestBroadcastOrderWhileMembersChurn(t *testing.T) {
 			if n != per {
 				t.Fatalf("member %d: %d messages of goroutine %d, want %d", k, n, s, per)
 			}
+		}
+	}
+}
+
+// Broadcast compresses the frame for servers' members as its Options
+// say, not as the members' own: the message goes compressed to a member
+// opened with a threshold above its length when Broadcast's threshold is
+// below it, and the other way round.
+func TestBroadcastOptions(t *testing.T) {
+	g := &ws.Group{}
+	addr := serve(t, &echo{group: g}, &ws.Options{Compression: true, CompressionThreshold: 1 << 20})
+	c := dialRaw(t, addr, "/fast", "Sec-WebSocket-Extensions: permessage-deflate\r\n")
+	c.frame(0x81, []byte("joined"), false)
+	if b0, p := c.read(); b0 != 0x81 || string(p) != "joined" {
+		t.Fatalf("echo %#x %q", b0, p)
+	}
+	msg := []byte(strings.Repeat("broadcast ", 100))
+	for _, tc := range []struct {
+		threshold int
+		b0        byte
+	}{
+		{16, 0xc1},   // FIN, RSV1: compressed
+		{4096, 0x81}, // FIN: as it is
+	} {
+		if err := g.Broadcast(ws.Text, msg, &ws.Options{CompressionThreshold: tc.threshold}, nil); err != nil {
+			t.Fatalf("Broadcast = %v", err)
+		}
+		b0, p := c.read()
+		if b0 != tc.b0 {
+			t.Fatalf("Broadcast with threshold %d: first byte %#x; want %#x", tc.threshold, b0, tc.b0)
+		}
+		if b0 == 0xc1 {
+			p, _ = io.ReadAll(flate.NewReader(io.MultiReader(bytes.NewReader(p), bytes.NewReader([]byte{0, 0, 0xff, 0xff, 1, 0, 0, 0xff, 0xff}))))
+		}
+		if !bytes.Equal(p, msg) {
+			t.Fatalf("Broadcast with threshold %d: member got %q", tc.threshold, p)
 		}
 	}
 }
