@@ -32,6 +32,8 @@ type CloseError struct {
 	Reason string
 }
 
+// Error returns "websocket: close " followed by the code and, if there is
+// one, ": " and the reason.
 func (e *CloseError) Error() string {
 	s := "websocket: close " + strconv.Itoa(e.Code)
 	if e.Reason != "" {

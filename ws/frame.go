@@ -20,6 +20,8 @@ const (
 
 func (op Opcode) isControl() bool { return op&0x8 != 0 }
 
+// String returns the opcode's name in lower case ("text", "ping"), or
+// "reserved" for an opcode RFC 6455 does not define.
 func (op Opcode) String() string {
 	switch op {
 	case Continuation:

@@ -41,6 +41,7 @@ type HandshakeError struct {
 	Header http.Header // the server's answer (Dial only)
 }
 
+// Error returns "websocket: handshake refused: " followed by the reason.
 func (e *HandshakeError) Error() string { return "websocket: handshake refused: " + e.Reason }
 
 // handshake is what an upgrade request asks for, read from either kind of
