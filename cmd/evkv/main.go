@@ -19,7 +19,9 @@
 // parameters of Redis 7.0's redis.conf, most of which have no effect here
 // (RDB snapshots, replication, encodings' thresholds, ...: the log names
 // them at start), so that a Redis configuration file starts evkv; a
-// setting evkv does not know stops the start with its line named. As in
+// setting evkv does not know stops the start with its line named. As
+// redis-server, evkv takes any of them on the command line too, after the
+// file's: "--save 900 1 300 10" (a value runs to the next "--"). As in
 // Redis, bind may name several addresses ("127.0.0.1 -::1": a leading '-'
 // marks one the system may lack, "*" is every IPv4 address, "::*" every
 // IPv6 one), all listened on. SIGTERM and SIGINT shut down gracefully:
@@ -115,6 +117,7 @@ func run(argv []string) error {
 	if len(argv) > 0 && !strings.HasPrefix(argv[0], "-") {
 		argv = append([]string{"--config", argv[0]}, argv[1:]...)
 	}
+	argv, directives := splitDirectives(fs, argv)
 	if err := fs.Parse(argv); err != nil {
 		return err
 	}
@@ -144,6 +147,10 @@ func run(argv []string) error {
 				delete(lines, k) // the flag's value is the one used
 			}
 		}
+	}
+	for k, v := range directives {
+		others[k] = v // after the file, as redis-server appends them to it
+		delete(lines, k)
 	}
 	cfg, err := buildConfig(values)
 	if err != nil {
@@ -509,4 +516,33 @@ func (l *logFile) Write(p []byte) (int, error) {
 		err = cerr
 	}
 	return n, err
+}
+
+// splitDirectives takes out of argv the redis.conf directives given as
+// flags that evkv has none for ("--aof-load-truncated no", "--save 900 1
+// 300 10"), as redis-server takes any directive on its command line: a
+// directive's value is the arguments up to the next that starts with
+// "--" (or what follows "=" in "--name=value"). It returns the rest of
+// argv, for fs, and the directives by name.
+func splitDirectives(fs *flag.FlagSet, argv []string) ([]string, map[string]string) {
+	rest := make([]string, 0, len(argv))
+	directives := map[string]string{}
+	for i := 0; i < len(argv); i++ {
+		name, ok := strings.CutPrefix(argv[i], "--")
+		name, value, hasValue := strings.Cut(name, "=")
+		if !ok || name == "" || fs.Lookup(name) != nil {
+			rest = append(rest, argv[i])
+			continue
+		}
+		if !hasValue {
+			var words []string
+			for i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "--") {
+				i++
+				words = append(words, argv[i])
+			}
+			value = strings.Join(words, " ")
+		}
+		directives[strings.ToLower(name)] = value
+	}
+	return rest, directives
 }

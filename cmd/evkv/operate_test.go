@@ -241,3 +241,21 @@ func TestLogfileRotation(t *testing.T) {
 		t.Errorf("logfile after rotation: %q, %v; the lines went to the rotated file:\n%s", data, err, rotated)
 	}
 }
+
+// Any redis.conf directive may be given as a flag, as redis-server takes
+// it: "--name value ...", the value running to the next "--"; it wins
+// over the file's.
+func TestDirectivesAsFlags(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "redis.conf")
+	os.WriteFile(conf, []byte("loglevel notice\naof-load-truncated yes\n"), 0o644)
+	p := start(t, "--config", conf, "--loglevel", "warning", "--save", "900", "1", "300", "10", "--aof-load-truncated=no")
+	c := redis.NewClient(&redis.Options{Addr: p.addr, DisableIdentity: true})
+	defer c.Close()
+	got := c.ConfigGet(context.Background(), "*").Val()
+	for name, want := range map[string]string{"loglevel": "warning", "save": "900 1 300 10", "aof-load-truncated": "no"} {
+		if got[name] != want {
+			t.Errorf("CONFIG GET %s = %q; want %q", name, got[name], want)
+		}
+	}
+}
