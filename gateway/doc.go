@@ -46,7 +46,9 @@
 // per Redis pub/sub connection). An upstream subscription that ends by
 // itself (its NATS or Redis connection closed for good, its JetStream
 // consumer deleted) ends each of its operations with an error message,
-// and the next subscription to the same subjects subscribes again.
+// and the next subscription to the same subjects subscribes again. One
+// whose connection is lost and comes back goes on: a JetStream
+// subscription gets what was published meanwhile, once, when it is back.
 //
 // # Bounds
 //

@@ -259,9 +259,11 @@ func triggersStarted(g *Gateway) int {
 	return <-n
 }
 
-// ackRecorder is a JetStream message that records how it was answered.
+// ackRecorder is a JetStream message, the seq'th of its stream, that
+// records how it was answered.
 type ackRecorder struct {
 	jetstream.Msg
+	seq          uint64
 	acked, naked bool
 }
 
@@ -269,22 +271,57 @@ func (m *ackRecorder) Data() []byte    { return []byte(`{"id":1}`) }
 func (m *ackRecorder) Subject() string { return "employee.1" }
 func (m *ackRecorder) Ack() error      { m.acked = true; return nil }
 func (m *ackRecorder) Nak() error      { m.naked = true; return nil }
+func (m *ackRecorder) Metadata() (*jetstream.MsgMetadata, error) {
+	return &jetstream.MsgMetadata{Sequence: jetstream.SequencePair{Stream: m.seq}}, nil
+}
 
 // A message a durable consumer reads after its last reader has left, while
 // it stops, is refused rather than acknowledged, so that the next
 // subscriber gets it; with a reader, it is delivered and acknowledged.
 func TestJetStreamNoReaderRefuses(t *testing.T) {
 	var c jsConsumer
-	m := &ackRecorder{}
+	m := &ackRecorder{seq: 1}
 	c.deliver(m)
 	if m.acked || !m.naked {
 		t.Errorf("with no reader: acked %v, refused %v; want refused", m.acked, m.naked)
 	}
 	var got []string
 	c.setReaders([]*jsReader{{deliver: func(subj string, data []byte) { got = append(got, subj+" "+string(data)) }}})
-	m = &ackRecorder{}
+	m = &ackRecorder{seq: 1}
 	c.deliver(m)
 	if !m.acked || m.naked || len(got) != 1 || got[0] != `employee.1 {"id":1}` {
 		t.Errorf("with a reader: acked %v, refused %v, delivered %q; want it delivered and acked", m.acked, m.naked, got)
+	}
+}
+
+// A message the server delivers again after the consumer delivered it,
+// or a later one (its acknowledgement lost: the connection dropped, the
+// server crashed before storing it), is acknowledged and not delivered
+// twice, whether it comes at once or after the consumer's AckWait.
+func TestJetStreamRedeliverySkipped(t *testing.T) {
+	var c jsConsumer
+	var got []uint64
+	var seq uint64
+	c.setReaders([]*jsReader{{deliver: func(string, []byte) { got = append(got, seq) }}})
+	for _, tc := range []struct {
+		seq       uint64
+		delivered bool
+	}{
+		{seq: 1, delivered: true},
+		{seq: 2, delivered: true},
+		{seq: 3, delivered: true},
+		{seq: 2},
+		{seq: 3},
+		{seq: 5, delivered: true},
+		{seq: 1},
+		{seq: 6, delivered: true},
+	} {
+		seq = tc.seq
+		n := len(got)
+		m := &ackRecorder{seq: tc.seq}
+		c.deliver(m)
+		if delivered := len(got) > n; delivered != tc.delivered || !m.acked || m.naked {
+			t.Errorf("deliver(seq %d): delivered %v, acked %v, refused %v; want delivered %v, acked", tc.seq, delivered, m.acked, m.naked, tc.delivered)
+		}
 	}
 }

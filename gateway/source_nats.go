@@ -21,7 +21,11 @@ import (
 // JetStream durable consumers for subscriptions with a
 // streamConfiguration. Subscriptions on the same stream, consumer name and
 // subjects share one durable consumer, read once and delivered to each of
-// them, so that each gets every event.
+// them, so that each gets every event. A durable consumer keeps its place
+// across a reconnect, or a restart of a server storing the stream on
+// file: what was published meanwhile is delivered when the connection is
+// back, and what the server delivers again (acknowledgements it lost in a
+// crash) is not delivered twice.
 type NATSSource struct {
 	nc *nats.Conn
 	js jetstream.JetStream
@@ -43,6 +47,9 @@ type jsConsumer struct {
 	// readers are the subscriptions, replaced (under NATSSource.mu) on
 	// each change, read by the Consume's goroutine.
 	readers atomic.Pointer[[]*jsReader]
+	// last is the stream sequence of the last message delivered to the
+	// readers: one at or below it is a redelivery (see deliver).
+	last atomic.Uint64
 }
 
 type jsReader struct {
@@ -243,12 +250,23 @@ func (c *jsConsumer) setReaders(readers []*jsReader) {
 // keep, then acknowledges it. With no reader left (the last has left, and
 // c is stopping) it is refused, to be delivered again when the durable
 // consumer is read next, as the messages published after it stopped are:
-// acknowledged, it would be lost to the next subscriber.
+// acknowledged, it would be lost to the next subscriber. A message the
+// server delivers again once c delivered it or a later one (its
+// acknowledgement lost with the connection, or with a server that
+// stopped before storing it) is acknowledged and not delivered twice:
+// the consumer delivers new messages in the stream's order.
 func (c *jsConsumer) deliver(m jetstream.Msg) {
 	readers := c.readersNow()
 	if len(readers) == 0 {
 		m.Nak()
 		return
+	}
+	if meta, err := m.Metadata(); err == nil {
+		if meta.Sequence.Stream <= c.last.Load() {
+			m.Ack()
+			return
+		}
+		c.last.Store(meta.Sequence.Stream)
 	}
 	for i, r := range readers {
 		data := m.Data()

@@ -1,0 +1,147 @@
+package gateway
+
+import (
+	"fmt"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// natsServerProcess builds nats-server at the version go.mod names, for
+// tests that stop a server as an operator or a crash does.
+func natsServerProcess(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "nats-server")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/nats-io/nats-server/v2").CombinedOutput(); err != nil {
+		t.Fatalf("go build nats-server: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// runNATS runs bin with JetStream on addr, storing in dir, until the test
+// ends.
+func runNATS(t *testing.T, bin, addr, dir string) *exec.Cmd {
+	t.Helper()
+	host, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command(bin, "-a", host, "-p", port, "-js", "-sd", dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitFor(t, "nats-server", func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	return cmd
+}
+
+// A JetStream subscription goes on across a restart of its NATS server:
+// the connection comes back, the durable consumer (in the stream's file
+// store) is read again, and the client gets what was published while the
+// gateway was away, once. After a crash the server may not have stored
+// the acknowledgements of the last messages, and delivers them again:
+// those are not sent to the client twice. Before, they were, ahead of the
+// new ones, and the first again 30 s later (the consumer's AckWait).
+func TestJetStreamServerRestart(t *testing.T) {
+	bin := natsServerProcess(t)
+	schema, err := ParseSchema(`
+type Subscription {
+  orderShipped(id: ID!): Order! @edfs__natsSubscribe(subjects: ["order.{{ args.id }}"],
+    streamConfiguration: { streamName: "orders", consumerName: "evgate" })
+}
+type Order { id: ID! status: String! }`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		sig  syscall.Signal
+	}{
+		{"SIGTERM", syscall.SIGTERM},
+		{"SIGKILL", syscall.SIGKILL},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr, dir := freeLoopbackAddr(t), t.TempDir()
+			server := runNATS(t, bin, addr, dir)
+			nc, err := nats.Connect("nats://"+addr, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(nc.Close)
+			js, err := jetstream.New(nc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := t.Context()
+			if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "orders", Subjects: []string{"order.>"}, Storage: jetstream.FileStorage}); err != nil {
+				t.Fatal(err)
+			}
+			src, err := NewNATSSource(nc, "restart")
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, gaddr := serve(t, Config{Schema: schema, NATS: map[string]Source{"default": src}})
+			c := dialSubscribe(t, gaddr, "o", "subscription { orderShipped(id: 5) { status } }")
+			waitFor(t, "the consumer", func() bool { return triggersStarted(g) == 1 })
+			// Published by a connection of its own, as another service
+			// would, and stored once Publish returns.
+			publish := func(status string) {
+				t.Helper()
+				pc, err := nats.Connect("nats://" + addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer pc.Close()
+				pjs, err := jetstream.New(pc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := pjs.Publish(ctx, "order.5", fmt.Appendf(nil, `{"id":"5","status":%q}`, status)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			next := func(status string) string {
+				return `{"id":"o","type":"next","payload":{"data":{"orderShipped":{"status":"` + status + `"}}}}`
+			}
+			for i := range 3 {
+				publish(fmt.Sprint("before", i))
+				if got, want := c.readRaw(), next(fmt.Sprint("before", i)); got != want {
+					t.Fatalf("before the restart: %s; want %s", got, want)
+				}
+			}
+			server.Process.Signal(tc.sig)
+			server.Wait()
+			runNATS(t, bin, addr, dir)
+			for i := range 3 {
+				publish(fmt.Sprint("after", i))
+			}
+			var got []string
+			for !slices.Contains(got, next("after2")) {
+				got = append(got, c.readRaw())
+			}
+			if want := []string{next("after0"), next("after1"), next("after2")}; !slices.Equal(got, want) {
+				t.Fatalf("after the restart:\n%q\nwant\n%q", got, want)
+			}
+		})
+	}
+}
+
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
