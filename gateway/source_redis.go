@@ -8,7 +8,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// RedisSource is a Source on Redis pub/sub (Redis itself, or evkv).
+// RedisSource is a Source on Redis pub/sub (Redis itself, or evkv). A
+// subscription goes on across a restart of the server: go-redis
+// subscribes again once it is back, and what was published before then
+// is lost to it, as pub/sub keeps nothing. It ends by itself only when
+// the client is closed. While the server is unreachable, Publish and
+// Subscribe fail with the client's error (a mutation gets it in its
+// result, a subscription in an error message).
 type RedisSource struct {
 	rdb redis.UniversalClient
 }
