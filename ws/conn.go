@@ -79,7 +79,8 @@ type Options struct {
 	Workers int
 	// CloseTimeout bounds the wait for the peer's close frame after Close
 	// (default 5s); on a client, also the wait for the server to close
-	// the TCP connection after the close handshake.
+	// the TCP connection after the close handshake. A connection whose
+	// peer has not read up to the close frame by then is reset.
 	CloseTimeout time.Duration
 
 	once sync.Once
@@ -531,7 +532,7 @@ func (wc *Conn) control(op Opcode, payload []byte) {
 			wc.flags |= fCloseSent
 			wc.writeFrame(CloseFrame, appendClosePayload(nil, ce.Code, ""), false)
 			if wc.client {
-				wc.c.AfterFunc(wc.o.closeTimeout(), func() { wc.c.Close() })
+				wc.c.AfterFunc(wc.o.closeTimeout(), wc.closeTimedOut)
 			}
 		}
 		if !wc.client {
@@ -699,7 +700,8 @@ func (wc *Conn) Ping(payload []byte) error {
 
 // Close starts the close handshake with code and reason: the close frame
 // goes out, and the connection closes when the peer answers, or after
-// Options.CloseTimeout. A reason longer than a control frame holds (123
+// Options.CloseTimeout (with a reset if the peer has not read up to the
+// close frame by then). A reason longer than a control frame holds (123
 // bytes) is cut at a character boundary. It fails, sending nothing, for a
 // code a close frame may not carry (below 1000, 1004, 1005, 1006, 1015
 // to 2999, 5000 and above) or a reason that is not UTF-8 (RFC 6455
@@ -715,8 +717,21 @@ func (wc *Conn) Close(code int, reason string) error {
 	wc.flags |= fCloseSent
 	wc.closeErr = &CloseError{Code: code, Reason: reason}
 	wc.writeFrame(CloseFrame, appendClosePayload(nil, code, reason), false)
-	wc.c.AfterFunc(wc.o.closeTimeout(), func() { wc.c.Close() })
+	wc.c.AfterFunc(wc.o.closeTimeout(), wc.closeTimedOut)
 	return nil
+}
+
+// closeTimedOut ends a close handshake that the peer did not finish within
+// CloseTimeout. A peer that has not even been sent the close frame, still
+// queued behind what it did not read, is reset: closed gracefully, the
+// connection would wait for it to read again, up to the engine's
+// CloseTimeout (30 s by default) of no progress, and a Shutdown with it.
+func (wc *Conn) closeTimedOut() {
+	if wc.c.OutboundBuffered() > 0 {
+		wc.c.Abort()
+		return
+	}
+	wc.c.Close()
 }
 
 // Send sends a message, Text or Binary, from any goroutine: it is framed

@@ -18,7 +18,10 @@
 // the clients' address. The token and JWT secret may come from
 // EVGATE_TOKEN and EVGATE_JWT_SECRET rather than the command line, which
 // other users of the machine can read. SIGTERM and SIGINT shut down
-// gracefully (clients get 1001); SIGHUP and SIGPIPE are ignored.
+// gracefully: clients get 1001, and one that has not answered within 5 s
+// (one that stopped reading) is reset; evgate exits with 0 once every
+// connection is closed, or with 1 if that takes longer than 10 s. SIGHUP
+// and SIGPIPE are ignored.
 package main
 
 import (
