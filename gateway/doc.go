@@ -45,11 +45,12 @@
 // per JetStream consumer, shared by the subscriptions reading it, and one
 // per Redis pub/sub connection). An upstream subscription that ends by
 // itself (its NATS or Redis connection closed for good, its JetStream
-// consumer deleted) ends each of its operations with an error message,
-// and the next subscription to the same subjects subscribes again. One
-// whose connection is lost and comes back goes on, and its subscribers
-// are not told: a JetStream subscription gets what was published
-// meanwhile, once, when it is back; a core NATS or Redis one misses it.
+// consumer deleted, or gone when the connection came back) ends each of
+// its operations with an error message, and the next subscription to the
+// same subjects subscribes again. One whose connection is lost and comes
+// back goes on, and its subscribers are not told: a JetStream
+// subscription gets what was published meanwhile, once, when it is back;
+// a core NATS or Redis one misses it.
 //
 // # Bounds
 //

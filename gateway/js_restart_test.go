@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -52,6 +53,11 @@ func runNATS(t *testing.T, bin, addr, dir string) *exec.Cmd {
 // the acknowledgements of the last messages, and delivers them again:
 // those are not sent to the client twice. Before, they were, ahead of the
 // new ones, and the first again 30 s later (the consumer's AckWait).
+//
+// A server restarted without the consumer (its stream in memory) ends
+// the subscription with an error, as a consumer deleted does, and the
+// client may subscribe again once the stream is back. Before, the
+// subscription waited for events that could not come, without a word.
 func TestJetStreamServerRestart(t *testing.T) {
 	bin := natsServerProcess(t)
 	schema, err := ParseSchema(`
@@ -64,11 +70,13 @@ type Order { id: ID! status: String! }`)
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		name string
-		sig  syscall.Signal
+		name    string
+		sig     syscall.Signal
+		storage jetstream.StorageType
 	}{
-		{"SIGTERM", syscall.SIGTERM},
-		{"SIGKILL", syscall.SIGKILL},
+		{"SIGTERM", syscall.SIGTERM, jetstream.FileStorage},
+		{"SIGKILL", syscall.SIGKILL, jetstream.FileStorage},
+		{"in memory", syscall.SIGTERM, jetstream.MemoryStorage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr, dir := freeLoopbackAddr(t), t.TempDir()
@@ -83,7 +91,8 @@ type Order { id: ID! status: String! }`)
 				t.Fatal(err)
 			}
 			ctx := t.Context()
-			if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "orders", Subjects: []string{"order.>"}, Storage: jetstream.FileStorage}); err != nil {
+			stream := jetstream.StreamConfig{Name: "orders", Subjects: []string{"order.>"}, Storage: tc.storage}
+			if _, err := js.CreateStream(ctx, stream); err != nil {
 				t.Fatal(err)
 			}
 			src, err := NewNATSSource(nc, "restart")
@@ -122,6 +131,17 @@ type Order { id: ID! status: String! }`)
 			server.Process.Signal(tc.sig)
 			server.Wait()
 			runNATS(t, bin, addr, dir)
+			if tc.storage == jetstream.MemoryStorage {
+				got := c.readRaw()
+				if !strings.HasPrefix(got, `{"id":"o","type":"error","payload":[{"message":"upstream subscription ended: JetStream consumer stopped: `) || !strings.Contains(got, "not found") {
+					t.Fatalf("after a restart that lost the consumer: %s; want an error saying it is not found", got)
+				}
+				if _, err := js.CreateStream(ctx, stream); err != nil {
+					t.Fatal(err)
+				}
+				c.send(`{"id":"o","type":"subscribe","payload":{"query":"subscription { orderShipped(id: 5) { status } }"}}`)
+				waitFor(t, "the consumer again", func() bool { return triggersStarted(g) == 1 })
+			}
 			for i := range 3 {
 				publish(fmt.Sprint("after", i))
 			}

@@ -175,14 +175,37 @@ func (s *NATSSource) consume(ctx context.Context, subjects []string, sc *StreamC
 // reading that stops by itself (the consumer deleted, the connection
 // closed) ends c's readers with the error that stopped it, and c is
 // forgotten, so that the next subscription starts it again.
+//
+// A consumer that is gone when the connection comes back (a server
+// restarted without it: its stream kept in memory, or it deleted
+// meanwhile) is not reported by Consume, which goes on asking it for
+// messages, every 30 s, with no answer; so when a request of Consume's
+// goes unanswered, or its heartbeats stop, the consumer is looked up, and
+// the reading stopped if the server says it is not found.
 func (s *NATSSource) startConsumer(ctx context.Context, key, stream string, cfg jetstream.ConsumerConfig, c *jsConsumer) (func(), error) {
 	cons, err := s.js.CreateOrUpdateConsumer(ctx, stream, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("stream %q: %w", stream, err)
 	}
-	var lastErr atomic.Pointer[error]
-	cc, err := cons.Consume(c.deliver, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+	var (
+		lastErr  atomic.Pointer[error]
+		checking atomic.Bool
+		checks   sync.WaitGroup
+	)
+	cc, err := cons.Consume(c.deliver, jetstream.ConsumeErrHandler(func(cc jetstream.ConsumeContext, err error) {
 		lastErr.Store(&err)
+		if !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, jetstream.ErrNoHeartbeat) || !checking.CompareAndSwap(false, true) {
+			return
+		}
+		checks.Go(func() {
+			defer checking.Store(false)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if _, err := cons.Info(ctx); errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
+				lastErr.Store(&err)
+				cc.Stop()
+			}
+		})
 	}))
 	if err != nil {
 		return nil, err
@@ -212,6 +235,7 @@ func (s *NATSSource) startConsumer(ctx context.Context, key, stream string, cfg 
 		stopping.Store(true)
 		cc.Stop()
 		<-cc.Closed()
+		checks.Wait()
 	}, nil
 }
 
