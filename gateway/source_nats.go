@@ -302,10 +302,17 @@ func (c *jsConsumer) deliver(m jetstream.Msg) {
 	m.Ack()
 }
 
-// Publish implements Source.
+// Publish implements Source. It fails at once while the connection is
+// being reestablished (nats.ErrConnectionReconnecting): nats.go would keep
+// the message for the new connection and send it then, after the caller
+// was told that the publish failed, its flush having timed out. (A
+// connection lost during the publish may still send it after its error.)
 func (s *NATSSource) Publish(ctx context.Context, subject string, data []byte) error {
 	if err := checkSubject(subject); err != nil {
 		return err
+	}
+	if s.nc.IsReconnecting() {
+		return nats.ErrConnectionReconnecting
 	}
 	if err := s.nc.Publish(subject, data); err != nil {
 		return err

@@ -165,3 +165,65 @@ func freeLoopbackAddr(t *testing.T) string {
 	defer ln.Close()
 	return ln.Addr().String()
 }
+
+// A mutation while the NATS connection is being reestablished fails at
+// once, and publishes nothing. Before, nats.go kept the message for the
+// new connection while the gateway waited 5 s for a flush that could not
+// come: the mutation failed with "context deadline exceeded", and its
+// event was published all the same once the server was back, twice if
+// the client tried again.
+func TestNATSPublishWhileReconnecting(t *testing.T) {
+	bin := natsServerProcess(t)
+	addr := freeLoopbackAddr(t)
+	server := runNATS(t, bin, addr, t.TempDir())
+	nc, err := nats.Connect("nats://"+addr, nats.MaxReconnects(-1), nats.ReconnectWait(500*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	schema, err := ParseSchema(testSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewNATSSource(nc, "reconnecting")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, gaddr := serve(t, Config{Schema: schema, NATS: map[string]Source{"default": src}})
+	server.Process.Kill()
+	server.Wait()
+	waitFor(t, "the connection to be lost", func() bool { return !nc.IsConnected() })
+
+	m := dialSubscribe(t, gaddr, "m", `mutation { updateEmployee(id: 9, name: "Lost") { success } }`)
+	start := time.Now()
+	m.ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, got, err := m.ws.ReadMessage(); err != nil || !strings.HasPrefix(string(got), `{"id":"m","type":"next","payload":{"data":null,"errors":[{"message":"publish failed: `) {
+		t.Fatalf("mutation while reconnecting: %s, %v; want its error", got, err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("the mutation's error came after %v; want it at once", d)
+	}
+
+	runNATS(t, bin, addr, t.TempDir())
+	sub, err := nats.Connect("nats://" + addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sub.Close)
+	got, err := sub.SubscribeSync("employee.9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sub.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the gateway's connection back", nc.IsConnected)
+	// What nats.go kept for the new connection went out before this.
+	if err := nc.Publish("employee.9", []byte(`{"id":9,"name":"After"}`)); err != nil {
+		t.Fatal(err)
+	}
+	msg, err := got.NextMsg(5 * time.Second)
+	if err != nil || string(msg.Data) != `{"id":9,"name":"After"}` {
+		t.Fatalf("first event on employee.9 after the restart: %v, %v; want only the one published after it", msg, err)
+	}
+}
