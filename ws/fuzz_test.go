@@ -139,7 +139,8 @@ func FuzzDeflate(f *testing.F) {
 	})
 }
 
-// Close payloads and extension offers parse without panicking.
+// Close payloads and extension offers parse without panicking; a close
+// payload that fits a control frame is written again to the same bytes.
 func FuzzHandshakeParts(f *testing.F) {
 	f.Add([]byte{0x03, 0xe8, 'o', 'k'}, `permessage-deflate; client_max_window_bits, x-webkit; a="b;c"`)
 	f.Add([]byte{0x03, 0xe8}, `permessage-deflate; server_max_window_bits=15; client_max_window_bits`)
@@ -151,6 +152,11 @@ func FuzzHandshakeParts(f *testing.F) {
 		}
 		if ce != nil && ce.Code != CloseNoStatus && !validCloseCode(ce.Code) {
 			t.Fatalf("%x: code %d accepted", payload, ce.Code)
+		}
+		if ce != nil && len(payload) <= 125 {
+			if again := appendClosePayload(nil, ce.Code, ce.Reason); !bytes.Equal(again, payload) {
+				t.Fatalf("%x: %+v, appended again %x", payload, ce, again)
+			}
 		}
 		for _, offer := range splitQuoted(ext, ',') {
 			// The server's answer to an offer it accepts is one this
