@@ -7,7 +7,8 @@ import (
 
 // A client's message, whatever its bytes, is either refused with an error
 // or yields a request whose id is a non-empty string and whose query is a
-// string.
+// string; its type is the member named "type" exactly, and the pong
+// echoing its payload is JSON.
 func FuzzClientMessage(f *testing.F) {
 	for _, s := range []string{
 		`{"type":"connection_init"}`,
@@ -22,9 +23,17 @@ func FuzzClientMessage(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var m message
-		if json.Unmarshal(data, &m) != nil {
+		m, err := parseMessage(data)
+		if err != nil {
 			return
+		}
+		var fields map[string]any
+		json.Unmarshal(data, &fields)
+		if typ, _ := fields["type"].(string); typ != m.Type {
+			t.Fatalf("parseMessage(%q) type %q; want %q", data, m.Type, typ)
+		}
+		if pong := appendPong(nil, m.Payload); !json.Valid(pong) {
+			t.Fatalf("appendPong for %q = %q; not JSON", data, pong)
 		}
 		payloadIsObject(m.Payload)
 		if id, err := m.id(); err == nil && id == "" {
