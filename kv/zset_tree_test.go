@@ -443,8 +443,9 @@ func TestZsetTreeBorrow(t *testing.T) {
 }
 
 // FuzzZsetTree runs the operations the input spells — add or rescore,
-// remove, pop either end — on a set and a map, and checks the tree after
-// each batch.
+// remove, pop either end — on a set and a map, checks that a pop takes
+// the map's lowest or highest element, and checks the tree after each
+// batch.
 func FuzzZsetTree(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
 	f.Add(make([]byte, 600))
@@ -467,7 +468,15 @@ func FuzzZsetTree(f *testing.F) {
 				delete(ref, m)
 			case 3:
 				if len(ref) > 0 {
+					want := sortedPairs(ref)
+					p := want[0]
+					if arg&1 == 1 {
+						p = want[len(want)-1]
+					}
 					e := z.pop(nil, 1, arg&1 == 1)[0]
+					if e.member != p.m || e.score != p.s {
+						t.Fatalf("pop(fromMax %v) = %v; want %v", arg&1 == 1, e, p)
+					}
 					delete(ref, e.member)
 				}
 			}
