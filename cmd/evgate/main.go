@@ -20,8 +20,8 @@
 // other users of the machine can read. SIGTERM and SIGINT shut down
 // gracefully: clients get 1001, and one that has not answered within 5 s
 // (one that stopped reading) is reset; evgate exits with 0 once every
-// connection is closed, or with 1 if that takes longer than 10 s. SIGHUP
-// and SIGPIPE are ignored.
+// connection is closed, or with 1 if that takes longer than 10 s, saying
+// that what was still open was aborted. SIGHUP and SIGPIPE are ignored.
 package main
 
 import (
@@ -159,10 +159,17 @@ func run(args []string) error {
 	log.Info("evgate serving", "page", "http://"+ln.Addr().String()+"/", "graphql", "ws://"+ln.Addr().String()+"/graphql", "schema", name)
 	<-ctx.Done()
 	log.Info("evgate shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
-	return g.Shutdown(sctx)
+	if err := g.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutting down: %w: what had not closed within %v was aborted", err, shutdownGrace)
+	}
+	return nil
 }
+
+// shutdownGrace bounds a graceful shutdown: the connections still open
+// then are aborted.
+const shutdownGrace = 10 * time.Second
 
 // connectNATS connects to the --nats servers, or starts an embedded one.
 func connectNATS(o options, log *slog.Logger) (*nats.Conn, func(), error) {
