@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/evloop/evloop/internal/loop"
@@ -268,6 +269,9 @@ func (l *Loop[K]) sync(fd int, fw *fdWatches[K]) error {
 			fw.always = true
 			l.always[fd] = fw
 			return nil
+		}
+		if errors.Is(err, syscall.EBADF) {
+			return fmt.Errorf("%w: fd %d: %w", ErrBadFD, fd, err) // not open
 		}
 	case registered && in == 0:
 		err = l.loop.Unregister(fd)

@@ -488,8 +488,8 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("%s = %v; want %v", tc.name, tc.err, tc.want)
 		}
 	}
-	if err := l.WatchIO("closed", closedR, Read, false); err == nil {
-		t.Error("WatchIO of a closed fd = nil; want an error")
+	if err := l.WatchIO("closed", closedR, Read, false); !errors.Is(err, ErrBadFD) {
+		t.Errorf("WatchIO of a closed fd = %v; want ErrBadFD", err)
 	}
 	// Failed calls left nothing behind: the keys are free, the loop works.
 	if err := l.WatchIO("closed", w, Write, false); err != nil {
