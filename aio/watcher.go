@@ -230,7 +230,10 @@ func (w *watcher) GetGC() (found uint32, closed uint32) {
 func (w *watcher) SetPollerAffinity(cpuid int) error { return w.SetLoopAffinity(cpuid) }
 
 // SetLoopAffinity locks the Watcher's loop to an OS thread and pins that
-// thread to CPU cpuid (Linux; elsewhere only the locking).
+// thread to CPU cpuid (Linux; elsewhere only the locking). cpuid counts
+// the CPUs the process may run on, modulo their number: under taskset or a
+// container's cpuset, 0 is the first of those, where gaio would ask for
+// CPU 0 itself and be refused.
 func (w *watcher) SetLoopAffinity(cpuid int) error {
 	if cpuid < 0 || cpuid >= runtime.NumCPU() {
 		return ErrCPUID
