@@ -73,9 +73,6 @@ type fdWatches[K comparable] struct {
 	// registration; the loop has forgotten it too. The number stays taken
 	// until r and w are unwatched.
 	gone bool
-	// always: the kernel cannot poll the fd (a regular file); it is in
-	// Loop.always instead, ready at every wait.
-	always bool
 }
 
 // pending is a delivery waiting for Next: a watch, or an emitted key.
@@ -90,7 +87,7 @@ type Loop[K comparable] struct {
 	loop    *loop.Loop
 	watches map[K]*watch[K]
 	fds     map[int]*fdWatches[K]
-	always  map[int]*fdWatches[K] // fds the kernel cannot poll: always ready
+	always  map[int]*fdWatches[K] // fds the kernel cannot poll (regular files): ready at every wait
 	ready   []pending[K]
 	head    int // ready[head:] are waiting
 	err     error
@@ -256,7 +253,7 @@ func (l *Loop[K]) sync(fd int, fw *fdWatches[K]) error {
 	if fw.gone {
 		return errGone
 	}
-	if fw.always {
+	if l.always[fd] == fw {
 		return nil // pollAlways looks at the watches at every wait
 	}
 	in := fw.interest()
@@ -266,7 +263,6 @@ func (l *Loop[K]) sync(fd int, fw *fdWatches[K]) error {
 	case !registered && in != 0:
 		err = l.loop.Register(fd, in, fw)
 		if poll.IsUnpollable(err) {
-			fw.always = true
 			l.always[fd] = fw
 			return nil
 		}
