@@ -1,16 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"io"
 	"net/http"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/evloop/evloop/internal/testpeer"
 	"github.com/gorilla/websocket"
 )
 
@@ -73,7 +72,7 @@ func TestNATSLossReported(t *testing.T) {
 	upstream, _ := start(t, bin, "--listen", freeAddr(t), "--nats-listen", natsAddr)
 	addr := freeAddr(t)
 	cmd := exec.Command(bin, "--listen", addr, "--nats", "nats://"+natsAddr, "--demo=false")
-	log := new(lockedBuffer)
+	log := new(testpeer.Output)
 	cmd.Stderr = log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -101,22 +100,4 @@ func TestNATSLossReported(t *testing.T) {
 	if !strings.Contains(log.String(), "NATS connection lost") {
 		t.Errorf("the loss is not logged:\n%s", log.String())
 	}
-}
-
-// lockedBuffer collects a process's output while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evloop/evloop/internal/testpeer"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -57,26 +58,8 @@ func freePort(t *testing.T) int {
 
 type proc struct {
 	cmd    *exec.Cmd
-	stderr *lockedBuffer
+	stderr *testpeer.Output
 	addr   string
-}
-
-// lockedBuffer collects a process's output while the test may read it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // start runs evkv with args and waits until it answers PING.
@@ -87,7 +70,7 @@ func start(t *testing.T, args ...string) *proc {
 		t.Fatal(err)
 	}
 	port := freePort(t)
-	p := &proc{cmd: exec.Command(bin, append([]string{"--port", strconv.Itoa(port)}, args...)...), stderr: new(lockedBuffer)}
+	p := &proc{cmd: exec.Command(bin, append([]string{"--port", strconv.Itoa(port)}, args...)...), stderr: new(testpeer.Output)}
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)

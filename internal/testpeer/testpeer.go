@@ -1,12 +1,15 @@
 // Package testpeer finds the real peers the tests talk to: a headless
-// Chromium, and Node with packages from npm.
+// Chromium, and Node with packages from npm; and collects what the
+// processes a test runs write.
 package testpeer
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 )
 
@@ -47,4 +50,25 @@ func NodeModules(t testing.TB, pkgs ...string) string {
 		t.Skipf("npm install failed: %v", err)
 	}
 	return dir
+}
+
+// Output collects what a process (or a logger) writes while the test
+// reads it: its methods may be called from several goroutines at once.
+type Output struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (o *Output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.Write(p)
+}
+
+// String returns what was written so far.
+func (o *Output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.String()
 }

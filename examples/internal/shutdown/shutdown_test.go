@@ -3,37 +3,18 @@
 package shutdown
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/evloop/evloop/internal/testpeer"
 )
-
-// lockedBuffer is a bytes.Buffer that the logger may write from another
-// goroutine.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
 
 // A stop that fails, its grace passed, is reported: the connections it
 // aborted are not let go in silence.
@@ -43,7 +24,7 @@ func TestOnSignalReportsError(t *testing.T) {
 	caught := make(chan os.Signal, 1)
 	signal.Notify(caught, syscall.SIGTERM)
 	defer signal.Stop(caught)
-	var logged lockedBuffer
+	var logged testpeer.Output
 	defer slog.SetDefault(slog.Default())
 	slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
 
