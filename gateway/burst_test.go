@@ -2,10 +2,16 @@ package gateway
 
 import (
 	"fmt"
+	"log/slog"
+	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/evloop/evloop/internal/testpeer"
 )
 
 // A burst of events on one trigger with many subscribers does not hold
@@ -90,4 +96,60 @@ func (e *engine) idle(subject string) bool {
 		done <- true
 	})
 	return <-done
+}
+
+// A trigger that drops events says so in the log: once when it starts,
+// then how many it dropped every interval until one drops none, not once
+// an event. Before, the drops were only counted in Stats.EventsDropped.
+func TestDroppedEventsLogged(t *testing.T) {
+	logged := new(testpeer.Output)
+	g, src, addr := startGateway(t, func(c *Config) {
+		c.Logger = slog.New(slog.NewTextHandler(logged, nil))
+	})
+	c := dialSubscribe(t, addr, "a", "subscription { employeeUpdated(id: 1) { name } }")
+	waitFor(t, "the upstream subscription", func() bool { return src.Subscribers("employee.1") == 1 })
+	// Set before the first event: the engine's loop reads them after.
+	g.engine.maxQueue = 2
+	g.engine.dropLogEvery = 300 * time.Millisecond
+	// Bursts until one outruns the pool: each event is resolved on a
+	// worker, while the next ones are queued at once.
+	sent := 0
+	deadline := time.Now().Add(10 * time.Second)
+	for g.Stats().EventsDropped.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no event dropped in 10s of bursts")
+		}
+		for range 200 {
+			publish(t, src, "employee.1", fmt.Sprintf(`{"name":"%d"}`, sent))
+			sent++
+		}
+	}
+	last := fmt.Sprintf(`{"id":"a","type":"next","payload":{"data":{"employeeUpdated":{"name":"%d"}}}}`, sent-1)
+	for {
+		c.ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, b, err := c.ws.ReadMessage()
+		if err != nil {
+			t.Fatalf("reading the events: %v", err)
+		}
+		if string(b) == last {
+			break
+		}
+	}
+	dropped := g.Stats().EventsDropped.Load()
+	reported := func() (n int64) {
+		for _, m := range regexp.MustCompile(`events a trigger dropped" subjects=\[employee.1\] dropped=(\d+) `).FindAllStringSubmatch(logged.String(), -1) {
+			d, _ := strconv.ParseInt(m[1], 10, 64)
+			n += d
+		}
+		return n
+	}
+	waitFor(t, "the drops reported", func() bool { return reported() == dropped })
+	time.Sleep(700 * time.Millisecond) // two intervals: nothing more to say
+	out := logged.String()
+	if got := reported(); got != dropped {
+		t.Fatalf("the log reports %d dropped; Stats.EventsDropped = %d:\n%s", got, dropped, out)
+	}
+	if starts, lines := strings.Count(out, "dropping its oldest events"), strings.Count(out, "\n"); starts == 0 || lines > 6 {
+		t.Fatalf("%d lines, %d saying the trigger started dropping; want 1 to 6 lines for one burst:\n%s", lines, starts, out)
+	}
 }

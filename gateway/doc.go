@@ -60,7 +60,8 @@
 // closed with CloseSlowConsumer (1008), so a client that stops reading
 // costs at most 4 times MaxOutbound (and one message) and never blocks a
 // loop. A trigger keeps at most 4,096 events waiting to be resolved and
-// drops the oldest past that (Stats.EventsDropped); it resolves its next
+// drops the oldest past that (Stats.EventsDropped, and the log: once when
+// it starts, then how many every 10 s while it goes on); it resolves its next
 // event only while fewer than 64 of those before it are still being
 // resolved or written by the loops, so a burst waits in its trigger's
 // queue, not in the loops ahead of other triggers' messages.

@@ -46,6 +46,9 @@ type engine struct {
 	// maxQueue bounds a trigger's events waiting to be resolved; past it
 	// the oldest are dropped (and counted).
 	maxQueue int
+	// dropLogEvery is how often the log says how many events a trigger
+	// that goes on dropping them dropped.
+	dropLogEvery time.Duration
 	// maxOutbound bounds a subscriber's connection's unsent bytes; past it
 	// the connection is closed as a slow consumer.
 	maxOutbound int
@@ -82,6 +85,11 @@ type trigger struct {
 	// the loops have not all written yet (the one being resolved too).
 	unwritten int
 	view      *view // snapshot for the pool; nil when groups changed
+	// dropped counts the events dropped from a full queue since the
+	// log last said how many; dropLog is the timer that will say it,
+	// zero when t has not dropped any since the last report.
+	dropped int
+	dropLog loop.TimerID
 }
 
 // group is a trigger's subscribers that share one projection, filter and
@@ -126,7 +134,7 @@ func newEngine(pool *workpool.Pool, sources map[providerKey]Source, log *slog.Lo
 	}
 	e := &engine{
 		l: l, pool: pool, sources: sources, log: log, stats: stats,
-		triggers: make(map[string]*trigger), maxQueue: 4096, maxOutbound: 1 << 20,
+		triggers: make(map[string]*trigger), maxQueue: 4096, dropLogEvery: 10 * time.Second, maxOutbound: 1 << 20,
 		upstreamTimeout: 10 * time.Second,
 	}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
@@ -322,10 +330,41 @@ func (e *engine) push(t *trigger, data []byte) {
 	}
 	if len(t.queue) >= e.maxQueue {
 		t.queue = t.queue[1:]
-		e.stats.EventsDropped.Add(1)
+		e.dropped(t)
 	}
 	t.queue = append(t.queue, data)
 	e.next(t)
+}
+
+// dropped counts an event dropped from t's full queue. The first of an
+// episode is logged at once, and every dropLogEvery after it how many
+// were dropped since, until an interval drops none: a line or two an
+// interval, however many events a busy trigger drops.
+func (e *engine) dropped(t *trigger) {
+	e.stats.EventsDropped.Add(1)
+	t.dropped++
+	if t.dropLog != 0 {
+		return
+	}
+	e.log.Warn("gateway: a trigger's queue is full; dropping its oldest events",
+		"subjects", t.subjects, "queue", e.maxQueue)
+	start := time.Now()
+	var report func()
+	report = func() {
+		if t.dropped == 0 {
+			t.dropLog = 0
+			return
+		}
+		e.log.Warn("gateway: events a trigger dropped",
+			"subjects", t.subjects, "dropped", t.dropped, "over", time.Since(start).Round(time.Millisecond))
+		t.dropped, start = 0, time.Now()
+		if t.dead {
+			t.dropLog = 0
+			return
+		}
+		t.dropLog = e.l.AfterFunc(e.dropLogEvery, report)
+	}
+	t.dropLog = e.l.AfterFunc(e.dropLogEvery, report)
 }
 
 // maxUnwritten bounds a trigger's events resolved, or being resolved,
