@@ -15,6 +15,8 @@ import (
 	"os"
 	"strconv"
 	"sync/atomic"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/evloop/evloop"
 	"github.com/evloop/evloop/examples/internal/shutdown"
@@ -65,8 +67,29 @@ func (r *room) OnMessage(c *ws.Conn, op ws.Opcode, data []byte) {
 	msg := make([]byte, 0, len(data)+16)
 	msg = append(msg, c.Context().(string)...)
 	msg = append(msg, ": "...)
-	msg = append(msg, data...)
+	msg = appendOneLine(msg, data)
 	r.members.Broadcast(ws.Text, msg, &r.opts, nil)
+}
+
+// appendOneLine appends text (valid UTF-8: ws checks a text message) to
+// msg with each control character, line or paragraph separator and
+// bidirectional override made a space, so that a member's message shows
+// as one line after its sender's name: it cannot start a line of its
+// own that reads as another member's message or as the room's "* guest3
+// left", nor reorder the text around it.
+func appendOneLine(msg, text []byte) []byte {
+	for len(text) > 0 {
+		r, n := utf8.DecodeRune(text)
+		switch {
+		case unicode.IsControl(r), r == '\u2028', r == '\u2029',
+			'\u202a' <= r && r <= '\u202e', '\u2066' <= r && r <= '\u2069':
+			msg = append(msg, ' ')
+		default:
+			msg = append(msg, text[:n]...)
+		}
+		text = text[n:]
+	}
+	return msg
 }
 
 func (r *room) OnClose(c *ws.Conn, err error) {

@@ -51,6 +51,20 @@ func readUntil(t *testing.T, c *websocket.Conn, want string) {
 	}
 }
 
+// join enters the room at addr and reads until its own joining is
+// announced, with wait for that and the reads after it.
+func join(t *testing.T, addr string, wait time.Duration) *websocket.Conn {
+	t.Helper()
+	c, _, err := websocket.DefaultDialer.Dial("ws://"+addr+"/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetReadDeadline(time.Now().Add(wait))
+	readUntil(t, c, "joined")
+	return c
+}
+
 func TestChat(t *testing.T) {
 	addr := start(t)
 	resp, err := http.Get("http://" + addr + "/")
@@ -64,18 +78,37 @@ func TestChat(t *testing.T) {
 	}
 	var clients []*websocket.Conn
 	for range 3 {
-		c, _, err := websocket.DefaultDialer.Dial("ws://"+addr+"/ws", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		c.SetReadDeadline(time.Now().Add(10 * time.Second))
-		readUntil(t, c, "joined")
-		clients = append(clients, c)
+		clients = append(clients, join(t, addr, 10*time.Second))
 	}
 	clients[0].WriteMessage(websocket.TextMessage, []byte("hello, room"))
 	for _, c := range clients {
 		readUntil(t, c, ": hello, room")
+	}
+}
+
+// A member's message shows as one line after its name: line breaks and
+// the like in it are spaces, so that it cannot fake another line. Before,
+// "hi\n* guest2 left" showed the room saying guest2 had left.
+func TestMessageIsOneLine(t *testing.T) {
+	addr := start(t)
+	c := join(t, addr, 10*time.Second)
+	for _, tc := range []struct{ send, want string }{
+		{"hi\n* guest2 left", "guest1: hi * guest2 left"},
+		{"a\r\nb\tc\x00d\u0085e", "guest1: a  b c d e"},
+		{"x\u2028y\u2029z", "guest1: x y z"},
+		{"abc\u202edef\u2066g\u2069", "guest1: abc def g "},
+		{"ünïcödé, 世界 ✓", "guest1: ünïcödé, 世界 ✓"},
+	} {
+		if err := c.WriteMessage(websocket.TextMessage, []byte(tc.send)); err != nil {
+			t.Fatal(err)
+		}
+		_, got, err := c.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != tc.want {
+			t.Errorf("sent %q: the room shows %q; want %q", tc.send, got, tc.want)
+		}
 	}
 }
 
@@ -117,13 +150,7 @@ func TestChromium(t *testing.T) {
 		t.Skip("chromium not installed")
 	}
 	addr := start(t)
-	watcher, _, err := websocket.DefaultDialer.Dial("ws://"+addr+"/ws", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer watcher.Close()
-	watcher.SetReadDeadline(time.Now().Add(30 * time.Second))
-	readUntil(t, watcher, "guest1 joined")
+	watcher := join(t, addr, 30*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu",
