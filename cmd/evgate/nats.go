@@ -41,6 +41,13 @@ func startNATS(listen string) (*server.Server, func(), error) {
 			return fail(fmt.Errorf("--nats-listen %q: bad port", listen))
 		}
 		opts.Host = host
+		// The server would say only, after ReadyForConnections's wait,
+		// that it did not start: an address taken is told at once.
+		ln, err := net.Listen("tcp", listen)
+		if err != nil {
+			return fail(fmt.Errorf("--nats-listen: %w", err))
+		}
+		ln.Close()
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
