@@ -42,6 +42,15 @@ const (
 	EV_WRITE = 0x2
 )
 
+// Signal is gaio's batch of readiness events, which its poller goroutine
+// hands to its loop goroutine. gaio exports the type, though nothing of its
+// API takes or returns one; here polling and I/O run on one loop, and
+// nothing makes a Signal. It is kept so that code naming it builds, and it
+// is not comparable, as gaio's is not.
+type Signal struct {
+	_ [0]func()
+}
+
 // OpResult is the completion of one operation.
 type OpResult struct {
 	// Operation is OpRead or OpWrite.
