@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evloop/evloop/internal/sock"
 	"go.uber.org/goleak"
 )
 
@@ -973,5 +974,35 @@ func TestConnPanicFailsItsOperationAlone(t *testing.T) {
 				t.Fatalf("peer of the other conn: %v", err)
 			}
 		})
+	}
+}
+
+// TestWriteRetriedOnNoBuffers: a write that meets ENOBUFS, which macOS and
+// the BSDs return when the kernel is short of mbufs for a moment, is tried
+// again, as gaio tries it, rather than completing with the error; what it
+// had written before stays written.
+func TestWriteRetriedOnNoBuffers(t *testing.T) {
+	w, c, s := connected(t)
+	calls := 0 // on the loop only
+	w.write = func(fd int, p []byte) (int, error) {
+		calls++
+		switch calls {
+		case 1:
+			return sock.Write(fd, p[:2])
+		case 2:
+			return 0, os.NewSyscallError("write", sock.ErrNoBuffers)
+		}
+		return sock.Write(fd, p)
+	}
+	if err := w.Write("hello", s, []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	if res := waitOne(t, w); res.Error != nil || res.Size != 5 {
+		t.Fatalf("result Size %d, Error %v; want 5, nil", res.Size, res.Error)
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 5)
+	if n, err := io.ReadFull(c, buf); err != nil || string(buf) != "hello" {
+		t.Fatalf("peer ReadFull = %d, %v, %q; want 5, nil, hello", n, err, buf[:n])
 	}
 }

@@ -40,5 +40,8 @@
 // takes them, rather than stalling the loop once a channel is full. Reads
 // into the swap buffers never fall back to 16-byte reads when a buffer runs
 // out; another buffer is taken instead. A Read with an empty, non-nil buffer
-// reads into the swap buffers rather than completing with io.EOF.
+// reads into the swap buffers rather than completing with io.EOF. A write
+// that meets ENOBUFS (the kernel short of mbufs, on macOS and the BSDs) is
+// tried again, as gaio tries it, at the next write readiness, and after 10 ms
+// if none comes first, where gaio waits for readiness alone.
 package aio

@@ -3,8 +3,10 @@ package aio
 import (
 	"io"
 	"os"
+	"time"
 	"weak"
 
+	"github.com/evloop/evloop/internal/loop"
 	"github.com/evloop/evloop/internal/poll"
 	"github.com/evloop/evloop/internal/sock"
 )
@@ -19,6 +21,7 @@ type fdesc struct {
 	readers opQueue
 	writers opQueue
 	closed  bool
+	retry   loop.TimerID // set while writes that met ENOBUFS wait to be tried again
 }
 
 // HandleIO runs the pending operations the readiness allows. Edge-
@@ -79,8 +82,14 @@ func (d *fdesc) tryRead(cb *aiocb) bool {
 
 func (d *fdesc) tryWrite(cb *aiocb) bool {
 	for cb.size < len(cb.buf) {
-		n, err := sock.Write(d.fd, cb.buf[cb.size:])
+		n, err := d.w.write(d.fd, cb.buf[cb.size:])
 		if err == sock.ErrAgain {
+			return false
+		}
+		if err != nil && errno(err) == sock.ErrNoBuffers {
+			// As gaio: tried again at the next write readiness, or, since
+			// none may come (the send buffer has room), after a while.
+			d.retryWrites()
 			return false
 		}
 		if err != nil {
@@ -90,6 +99,21 @@ func (d *fdesc) tryWrite(cb *aiocb) bool {
 		cb.size += n
 	}
 	return true
+}
+
+// noBuffersRetry is how long writes that met ENOBUFS wait before they are
+// tried again, if no write readiness came first.
+const noBuffersRetry = 10 * time.Millisecond
+
+// retryWrites tries d's writes again after noBuffersRetry.
+func (d *fdesc) retryWrites() {
+	if d.retry != 0 {
+		return
+	}
+	d.retry = d.w.l.AfterFunc(noBuffersRetry, func() {
+		d.retry = 0
+		d.run(&d.writers)
+	})
 }
 
 // errno is err without the system call's name that sock wraps it in: the

@@ -56,7 +56,8 @@ type watcher struct {
 	swap      []byte     // the swap buffer being filled, from swapOff
 	swapOff   int
 	bufSize   int
-	epoch     time.Time // the zero of the loop's clock, or just before it
+	epoch     time.Time                           // the zero of the loop's clock, or just before it
+	write     func(fd int, p []byte) (int, error) // sock.Write; tests make it fail
 
 	// Completions handed to WaitIO, and the swap buffers they point into.
 	rmu       sync.Mutex
@@ -107,6 +108,7 @@ func NewWatcherSize(bufsize int) (*Watcher, error) {
 		bufSize: max(bufsize, 16),
 		notify:  make(chan struct{}, 1),
 		die:     make(chan struct{}),
+		write:   sock.Write,
 	}
 	w.takeFn, w.expireFn, w.gcFn = w.take, w.expire, w.collect
 	l, err := loop.New(loop.Options{EndOfIteration: w.publish, Logger: slog.Default()})
@@ -386,6 +388,10 @@ func (w *watcher) release(d *fdesc, err error) {
 		return
 	}
 	d.closed = true
+	if d.retry != 0 {
+		w.l.CancelTimer(d.retry)
+		d.retry = 0
+	}
 	for _, q := range []*opQueue{&d.readers, &d.writers} {
 		for !q.empty() {
 			cb := q.pop()

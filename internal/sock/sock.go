@@ -306,6 +306,11 @@ func SetNoDelay(fd int, noDelay bool) error {
 // ready, and readiness will say when it is.
 var ErrAgain = unix.EAGAIN
 
+// ErrNoBuffers is ENOBUFS, which a write on macOS and the BSDs returns when
+// the kernel is short of mbufs for a moment (mbuf(9)): nothing was written,
+// and the write may succeed when tried again.
+var ErrNoBuffers = unix.ENOBUFS
+
 // Read reads from fd into p, retrying on EINTR. It returns 0, nil at EOF,
 // and 0 with an error.
 func Read(fd int, p []byte) (int, error) {

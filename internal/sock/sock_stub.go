@@ -17,6 +17,9 @@ var errUnsupported = errors.ErrUnsupported
 // ErrAgain is never returned here.
 var ErrAgain = errors.New("sock: would block")
 
+// ErrNoBuffers is never returned here.
+var ErrNoBuffers = errors.New("sock: no buffer space")
+
 // ListenOptions tune Listen.
 type ListenOptions struct {
 	Backlog   int
