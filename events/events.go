@@ -85,6 +85,7 @@ type pending[K comparable] struct {
 // which goroutine may call which method.
 type Loop[K comparable] struct {
 	loop    *loop.Loop
+	step    func(block bool) error // loop.RunOnce; tests make it fail
 	watches map[K]*watch[K]
 	fds     map[int]*fdWatches[K]
 	always  map[int]*fdWatches[K] // fds the kernel cannot poll (regular files): ready at every wait
@@ -114,6 +115,7 @@ func New[K comparable]() (*Loop[K], error) {
 	}
 	l := &Loop[K]{
 		loop:      lp,
+		step:      lp.RunOnce,
 		watches:   make(map[K]*watch[K]),
 		fds:       make(map[int]*fdWatches[K]),
 		always:    make(map[int]*fdWatches[K]),
@@ -461,7 +463,7 @@ func (l *Loop[K]) Next() (K, error) {
 			return k, nil
 		}
 		signaled := l.signaled.Swap(false)
-		if err := l.loop.RunOnce(!signaled && len(l.always) == 0); err != nil {
+		if err := l.step(!signaled && len(l.always) == 0); err != nil {
 			return zero, fmt.Errorf("events: %w", err)
 		}
 		l.pollAlways()
@@ -529,9 +531,11 @@ func (l *Loop[K]) pop() (K, bool) {
 
 // Events returns an iterator over the keys Next returns. Iteration ends when
 // the loop is stopped or fails (Err says which); a Signal does not end it.
-// Must be used on the owning goroutine.
+// A failure of the poller need not be the end of the loop: the application
+// may iterate again. Must be used on the owning goroutine.
 func (l *Loop[K]) Events() iter.Seq[K] {
 	return func(yield func(K) bool) {
+		l.err = nil
 		for {
 			k, err := l.Next()
 			switch {
@@ -550,8 +554,11 @@ func (l *Loop[K]) Events() iter.Seq[K] {
 	}
 }
 
-// Err returns the error that ended Events, or nil if it ended because the
-// loop was stopped or the caller broke out.
+// Err returns the error that ended the last iteration over Events, or nil
+// if it ended because the loop was stopped or the caller broke out, or has
+// not ended. Each iteration starts with Err nil: a failure that ended an
+// earlier one is not reported again. Next's errors are its own, and do not
+// change Err.
 func (l *Loop[K]) Err() error { return l.err }
 
 // Close stops the loop and releases it: its poller and timers, and every

@@ -753,3 +753,36 @@ func TestBurstQueueReleased(t *testing.T) {
 		t.Fatalf("ready queue's capacity after the burst = %d; want at most %d", c, 1<<16)
 	}
 }
+
+// TestErrAfterPollerFailure: Err says what ended the last iteration over
+// Events. A poller failure ends one, and Err returns it; the loop goes on,
+// and a later iteration that the caller breaks out of leaves Err nil, as
+// its doc says.
+func TestErrAfterPollerFailure(t *testing.T) {
+	l := newLoop[int](t)
+	broken := errors.New("poller broken")
+	step := l.step
+	fail := true
+	l.step = func(block bool) error {
+		if fail {
+			fail = false
+			return broken
+		}
+		return step(block)
+	}
+	for k := range l.Events() {
+		t.Fatalf("Events yielded %d; want none", k)
+	}
+	if err := l.Err(); !errors.Is(err, broken) {
+		t.Fatalf("Err after a poller failure = %v; want %v", err, broken)
+	}
+	l.Emit(7)
+	var got []int
+	for k := range l.Events() {
+		got = append(got, k)
+		break
+	}
+	if len(got) != 1 || got[0] != 7 || l.Err() != nil {
+		t.Fatalf("Events after the failure = %v, Err = %v; want [7], nil", got, l.Err())
+	}
+}
