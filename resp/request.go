@@ -143,6 +143,13 @@ func (p *Parser) Release() {
 // \a \\ \" and \xHH, or '...' with \'; a closing quote must be followed by
 // a blank or the end of the line.
 //
+// A bulk string's data may hold any byte, NUL included. A NUL in a line
+// (an inline request, a "*<n>" or "$<n>" header) before its end hides the
+// end, as the NUL ends the C string in which Redis's strchr looks for it:
+// the request is incomplete until more than MaxInline bytes from the
+// line's start are buffered, and then too big, as in Redis, which answers
+// nothing before that.
+//
 // An empty request (an empty or blank inline line, "*0\r\n", "*-1\r\n")
 // returns no arguments and n > 0: skip its n bytes, as Redis does. Input
 // holding only the beginning of a request, however it is split, returns
@@ -352,13 +359,16 @@ func headerSlow(b []byte, pos, max int, tooBig, invalid error) (int64, int, erro
 }
 
 // headerEnd returns the index of the '\r' ending the header line that
-// starts at b[pos], if the line is at most max bytes long.
+// starts at b[pos], if the line is at most max bytes long. A NUL before
+// the '\r' hides it, as the NUL ends the C string in which Redis's strchr
+// looks for it: such a line never ends, and is tooBig once more than max
+// bytes from its start are buffered, whatever they are.
 func headerEnd(b []byte, pos, max int, tooBig error) (int, error) {
 	line := b[pos:]
 	if len(line) > max {
 		line = line[:max+1] // the line and its '\r', at most
 	}
-	if i := bytes.IndexByte(line, '\r'); i >= 0 {
+	if i := bytes.IndexByte(line, '\r'); i >= 0 && bytes.IndexByte(line[:i], 0) < 0 {
 		return pos + i, nil
 	}
 	if len(b)-pos > max {
@@ -415,6 +425,19 @@ func (p *Parser) inline(b []byte, args [][]byte) ([][]byte, int, error) {
 		window = window[:max+2] // the line and its "\r\n", at most
 	}
 	nl := bytes.IndexByte(window, '\n')
+	end := nl
+	if nl < 0 {
+		end = len(window)
+	}
+	if bytes.IndexByte(window[:end], 0) >= 0 {
+		// Redis looks for the '\n' with strchr, which stops at the NUL:
+		// the line never ends, and is too big once more than max bytes
+		// are buffered, whatever they are.
+		if len(b) > max {
+			return args, 0, errBigInline
+		}
+		return args, 0, ErrIncomplete
+	}
 	if nl < 0 {
 		l := len(window)
 		if l > 0 && window[l-1] == '\r' {
@@ -443,7 +466,11 @@ func (p *Parser) inline(b []byte, args [][]byte) ([][]byte, int, error) {
 // splits inline commands and the lines of redis.conf: words separated by
 // blanks, quoted as Command's inline commands are. A quote not closed, or
 // a closing quote followed by something other than a blank, is an error.
+// A NUL byte ends the line, as it ends the C string sdssplitargs reads.
 func SplitArgs(line []byte) ([][]byte, error) {
+	if i := bytes.IndexByte(line, 0); i >= 0 {
+		line = line[:i]
+	}
 	var p Parser
 	return p.splitArgs(line, nil)
 }

@@ -60,7 +60,14 @@ var commandTests = []commandTest{
 	{name: "inline leading vtab", in: "\v\fa\n", args: []string{"a"}},
 	{name: "inline vtab inside word", in: "a\vb\n", args: []string{"a\vb"}},
 	{name: "inline cr inside line", in: "a\rb\r\r\n", args: []string{"a", "b"}},
-	{name: "inline nul", in: "a\x00b\n", args: []string{"a\x00b"}},
+	// Redis finds the end of an inline line with strchr, which stops at a
+	// NUL: a line with one never ends, and the request waits until more
+	// than MaxInline bytes are buffered, then is too big.
+	{name: "inline nul", in: "a\x00b\n", err: incomplete},
+	{name: "inline nul then pipeline", in: "PING a\x00b\r\nPING\r\n", err: incomplete},
+	{name: "inline nul, more than MaxInline buffered", in: "PING a\x00b\r\nPING\r\n" + strings.Repeat("x", 1<<16), err: "too big inline request"},
+	{name: "inline nul first", in: "\x00PING\r\n", err: incomplete},
+	{name: "inline nul after the line", in: "PING\r\n\x00", args: []string{"PING"}, n: 6},
 	{name: "inline high bytes", in: "\xff\xfe \"\xc3\xa9\"\n", args: []string{"\xff\xfe", "\xc3\xa9"}},
 	{name: "inline dollar", in: "$3\r\n", args: []string{"$3"}},
 	{name: "inline unterminated quote waits", in: "\"abc", err: incomplete},
@@ -84,6 +91,16 @@ var commandTests = []commandTest{
 	{name: "not bulk", in: "*1\r\n:1\r\n", err: "expected '$', got ':'"},
 	{name: "inline in array", in: "*2\r\n$3\r\nGET\r\nkey\r\n", err: "expected '$', got 'k'"},
 	{name: "not bulk, line not ended", in: "*1\r\n+", err: "expected '$', got '+'"},
+	// Redis finds the end of a header line with strchr, which stops at a
+	// NUL: a line with one never ends, and the request waits until more
+	// than MaxInline bytes are buffered, then is too big. A bulk string's
+	// data is read by its length: a NUL there is data.
+	{name: "count nul", in: "*1\x00\r\n$4\r\nPING\r\n", err: incomplete},
+	{name: "count nul, more than MaxInline buffered", in: "*1\x00\r\n$4\r\nPING\r\n" + strings.Repeat("x", 1<<16), err: "too big mbulk count string"},
+	{name: "bulk length nul", in: "*1\r\n$4\x00\r\nPING\r\n", err: incomplete},
+	{name: "bulk length nul, more than MaxInline buffered", in: "*1\r\n$4\x00\r\nPING\r\n" + strings.Repeat("x", 1<<16), err: "too big bulk count string"},
+	{name: "nul in bulk data", in: "*2\r\n$4\r\nECHO\r\n$3\r\na\x00b\r\n", args: []string{"ECHO", "a\x00b"}},
+	{name: "nul after bulk data", in: "*1\r\n$4\r\nPING\x00\x00", args: []string{"PING"}},
 	{name: "bulk length not a number", in: "*1\r\n$abc\r\n", err: "invalid bulk length"},
 	{name: "bulk length empty", in: "*1\r\n$\r\n", err: "invalid bulk length"},
 	{name: "bulk length negative", in: "*1\r\n$-1\r\n", err: "invalid bulk length"},
@@ -137,6 +154,9 @@ var commandTests = []commandTest{
 	{name: "over MaxInline inline", limits: Limits{MaxInline: 4}, in: "PINGS", err: "too big inline request"},
 	{name: "over MaxInline inline, ended", limits: Limits{MaxInline: 4}, in: "PINGS\n", err: "too big inline request"},
 	{name: "MaxInline inline cr", limits: Limits{MaxInline: 4}, in: "PING\r", err: incomplete},
+	{name: "MaxInline inline nul", limits: Limits{MaxInline: 4}, in: "P\x00\nP", err: incomplete},
+	{name: "over MaxInline inline nul", limits: Limits{MaxInline: 4}, in: "P\x00\nPI", err: "too big inline request"},
+	{name: "over MaxInline count nul", limits: Limits{MaxInline: 4}, in: "*\x00\r\n*", err: "too big mbulk count string"},
 
 	// Clients that have not authenticated.
 	{name: "unauthenticated", unauth: true, in: "*2\r\n$4\r\nAUTH\r\n$3\r\npwd\r\n", args: []string{"AUTH", "pwd"}},
@@ -549,6 +569,12 @@ func TestSplitArgs(t *testing.T) {
 		{in: `dir '/tmp/it\'s'`, want: []string{"dir", "/tmp/it's"}},
 		{in: `bind "127.0.0.1`, err: true},
 		{in: `x "a"b`, err: true},
+		// sdssplitargs reads a C string: a NUL ends it.
+		{in: "a\x00b c", want: []string{"a"}},
+		{in: "a \x00 b", want: []string{"a"}},
+		{in: "'a'\x00b", want: []string{"a"}},
+		{in: "\"a\x00b\"", err: true},
+		{in: `"a\x00b"`, want: []string{"a\x00b"}},
 	} {
 		args, err := SplitArgs([]byte(tc.in))
 		if tc.err {
