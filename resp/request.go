@@ -150,6 +150,12 @@ func (p *Parser) Release() {
 // line's start are buffered, and then too big, as in Redis, which answers
 // nothing before that.
 //
+// A malformed line is reported once its end has arrived, as Redis
+// reports it: for a header line its '\r' and the byte after it, even when
+// the line's first byte already shows it is not "$<n>". Until then the
+// request is incomplete, and too big once past MaxInline, so that the
+// error a client gets, and when, are Redis's.
+//
 // An empty request (an empty or blank inline line, "*0\r\n", "*-1\r\n")
 // returns no arguments and n > 0: skip its n bytes, as Redis does. Input
 // holding only the beginning of a request, however it is split, returns
@@ -270,6 +276,13 @@ func (p *Parser) bulks(b []byte, args [][]byte, pos int, count int64, inSpans bo
 			return args, pos, ErrIncomplete
 		}
 		if b[pos] != '$' {
+			// Redis reads the line before it looks at its first byte.
+			if _, err := headerEnd(b, pos, maxInline, errBigBulkCount); err != nil {
+				if err == ErrIncomplete {
+					return args, pos, err
+				}
+				return args, 0, err
+			}
 			return args, 0, errExpectedBulk(b[pos])
 		}
 		// The usual header, a short "$<n>\r\n", in one pass (header by
@@ -351,24 +364,25 @@ func headerSlow(b []byte, pos, max int, tooBig, invalid error) (int64, int, erro
 	if !ok {
 		return 0, 0, invalid
 	}
-	if cr+1 == len(b) {
-		return 0, 0, ErrIncomplete
-	}
-	// The byte after the '\r' is skipped unread, as Redis skips it.
 	return n, cr + 2, nil
 }
 
 // headerEnd returns the index of the '\r' ending the header line that
-// starts at b[pos], if the line is at most max bytes long. A NUL before
-// the '\r' hides it, as the NUL ends the C string in which Redis's strchr
-// looks for it: such a line never ends, and is tooBig once more than max
-// bytes from its start are buffered, whatever they are.
+// starts at b[pos], if the line is at most max bytes long. The byte after
+// the '\r' is skipped unread, as Redis skips it, but it must have arrived,
+// as Redis waits for it before it judges the line. A NUL before the '\r'
+// hides it, as the NUL ends the C string in which Redis's strchr looks for
+// it: such a line never ends, and is tooBig once more than max bytes from
+// its start are buffered, whatever they are.
 func headerEnd(b []byte, pos, max int, tooBig error) (int, error) {
 	line := b[pos:]
 	if len(line) > max {
 		line = line[:max+1] // the line and its '\r', at most
 	}
 	if i := bytes.IndexByte(line, '\r'); i >= 0 && bytes.IndexByte(line[:i], 0) < 0 {
+		if pos+i+1 == len(b) {
+			return 0, ErrIncomplete
+		}
 		return pos + i, nil
 	}
 	if len(b)-pos > max {

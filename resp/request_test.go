@@ -87,10 +87,16 @@ var commandTests = []commandTest{
 	// Redis's processMultibulkBuffer skips it.
 	{name: "count cr without lf", in: "*1\rx$4\r\nPING\r\n", args: []string{"PING"}},
 	{name: "count cr cr", in: "*1\r\r$4\r\nPING\r\n", args: []string{"PING"}},
-	{name: "count bad before lf", in: "*1x\r", err: "invalid multibulk length"},
+	// A header line is judged once its '\r' and the byte after it have
+	// arrived, as Redis judges it, not on its first byte.
+	{name: "count bad before lf", in: "*1x\r", err: incomplete},
+	{name: "count bad, ended", in: "*1x\rx", err: "invalid multibulk length"},
 	{name: "not bulk", in: "*1\r\n:1\r\n", err: "expected '$', got ':'"},
 	{name: "inline in array", in: "*2\r\n$3\r\nGET\r\nkey\r\n", err: "expected '$', got 'k'"},
-	{name: "not bulk, line not ended", in: "*1\r\n+", err: "expected '$', got '+'"},
+	{name: "not bulk, line not ended", in: "*1\r\n+", err: incomplete},
+	{name: "not bulk before lf", in: "*1\r\n+\r", err: incomplete},
+	{name: "not bulk, more than MaxInline buffered", in: "*1\r\nX" + strings.Repeat("Y", 1<<16), err: "too big bulk count string"},
+	{name: "bulk length bad before lf", in: "*1\r\n$x\r", err: incomplete},
 	// Redis finds the end of a header line with strchr, which stops at a
 	// NUL: a line with one never ends, and the request waits until more
 	// than MaxInline bytes are buffered, then is too big. A bulk string's
@@ -99,6 +105,7 @@ var commandTests = []commandTest{
 	{name: "count nul, more than MaxInline buffered", in: "*1\x00\r\n$4\r\nPING\r\n" + strings.Repeat("x", 1<<16), err: "too big mbulk count string"},
 	{name: "bulk length nul", in: "*1\r\n$4\x00\r\nPING\r\n", err: incomplete},
 	{name: "bulk length nul, more than MaxInline buffered", in: "*1\r\n$4\x00\r\nPING\r\n" + strings.Repeat("x", 1<<16), err: "too big bulk count string"},
+	{name: "not bulk, nul", in: "*1\r\nX\x00\r\n", err: incomplete},
 	{name: "nul in bulk data", in: "*2\r\n$4\r\nECHO\r\n$3\r\na\x00b\r\n", args: []string{"ECHO", "a\x00b"}},
 	{name: "nul after bulk data", in: "*1\r\n$4\r\nPING\x00\x00", args: []string{"PING"}},
 	{name: "bulk length not a number", in: "*1\r\n$abc\r\n", err: "invalid bulk length"},
