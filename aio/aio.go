@@ -9,7 +9,9 @@ import (
 var (
 	// ErrUnsupported: the Watcher cannot take this kind of connection.
 	ErrUnsupported = errors.New("unsupported connection type")
-	// ErrNoRawConn: the connection gives no syscall.RawConn.
+	// ErrNoRawConn is gaio's, which never returns it; nor does aio: a
+	// connection that gives no syscall.RawConn completes with
+	// ErrUnsupported, as in gaio.
 	ErrNoRawConn = errors.New("net.Conn does implement net.RawConn")
 	// ErrWatcherClosed: the Watcher is closed.
 	ErrWatcherClosed = errors.New("watcher closed")

@@ -1006,3 +1006,34 @@ func TestWriteRetriedOnNoBuffers(t *testing.T) {
 		t.Fatalf("peer ReadFull = %d, %v, %q; want 5, nil, hello", n, err, buf[:n])
 	}
 }
+
+// rawConnFails is a conn of the application's own type whose SyscallConn
+// fails.
+type rawConnFails struct{ net.Conn }
+
+func (rawConnFails) SyscallConn() (syscall.RawConn, error) { return nil, errors.New("no raw conn") }
+
+// TestNoRawConnIsUnsupported: a conn that gives no raw conn, whether it
+// has no SyscallConn or its SyscallConn fails, completes with
+// ErrUnsupported, as gaio's dupconn returns for both.
+func TestNoRawConnIsUnsupported(t *testing.T) {
+	w := newWatcher(t, 0)
+	p1, p2 := net.Pipe()
+	defer p1.Close()
+	defer p2.Close()
+	for _, tc := range []struct {
+		name string
+		conn net.Conn
+	}{
+		{"no SyscallConn", p1},
+		{"SyscallConn fails", &rawConnFails{p2}},
+		{"zero TCPConn", &net.TCPConn{}},
+	} {
+		if err := w.Read(tc.name, tc.conn, nil); err != nil {
+			t.Fatalf("Read(%s) = %v", tc.name, err)
+		}
+		if res := waitOne(t, w); res.Error != ErrUnsupported {
+			t.Errorf("Read(%s) completed with %v; want ErrUnsupported", tc.name, res.Error)
+		}
+	}
+}

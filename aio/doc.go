@@ -12,7 +12,7 @@
 // conn's own Read and Write fail from then on, while socket options set
 // before (SetNoDelay, SetLinger, buffer sizes, keep-alive) stay. Only stream
 // sockets are taken (TCP, Unix): other conns complete with ErrUnsupported,
-// and conns that give no raw conn with ErrNoRawConn.
+// and so do conns that give no raw conn, as in gaio.
 //
 // Operations on one conn complete in the order they were submitted, reads
 // among reads and writes among writes. The application decides when to

@@ -359,7 +359,7 @@ func (w *watcher) adopt(conn net.Conn, ptr unsafe.Pointer) (*fdesc, error) {
 	}
 	rc, err := sc.SyscallConn()
 	if err != nil {
-		return nil, ErrNoRawConn
+		return nil, ErrUnsupported // as gaio's dupconn, not ErrNoRawConn
 	}
 	fd, err := sock.DupRaw(rc, func(fd int) error {
 		if !sock.IsStream(fd) {
