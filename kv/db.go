@@ -1,9 +1,5 @@
 package kv
 
-import (
-	"time"
-)
-
 // Value types, as TYPE names them.
 const (
 	typeString = "string"
@@ -280,28 +276,6 @@ func (d *db) flush() {
 
 // size returns the number of keys, expired ones not yet removed included.
 func (d *db) size() int { return d.keys.len() }
-
-// activeExpire samples keys with a TTL and deletes the expired ones, as
-// Redis's expire cycle does: 20 at a time, again while more than a quarter
-// of a sample had expired, until budget runs out.
-func (d *db) activeExpire(deadline time.Time) {
-	const sample = 20
-	now := d.s.now()
-	for d.expires.len() > 0 {
-		expired := 0
-		for range min(sample, d.expires.len()) {
-			key, _ := d.expires.at(d.expires.random())
-			e := d.keys.get([]byte(key))
-			if e != nil && e.exp != 0 && e.exp <= now {
-				d.expire([]byte(key))
-				expired++
-			}
-		}
-		if expired <= sample/4 || time.Now().After(deadline) {
-			return
-		}
-	}
-}
 
 // lookupWriteAs is lookupAs for a command that changes key: as Redis's
 // lookupKeyWrite, it counts no keyspace hits or misses.

@@ -170,6 +170,7 @@ type Server struct {
 	// from the end of the one before, not from a read of their own.
 	ticked   bool
 	stats    stats
+	expiry   activeExpiry
 	cmdStats []cmdStat // by command id
 	slowlog  slowlog
 	latency  latencyMonitor
@@ -334,7 +335,7 @@ func (s *Server) Listen(network, addr string) (net.Addr, error) {
 		}
 		s.ev = ev
 		ev.Submit(0, func() {
-			s.ev.Every(0, 100*time.Millisecond, s.cron)
+			s.ev.Every(0, cronPeriod, s.cron)
 			if s.aof != nil {
 				s.aof.startSyncer()
 			}
@@ -579,6 +580,9 @@ func (s *Server) stop(err error) {
 	s.requestShutdown()
 }
 
+// cronPeriod is how often cron runs, as Redis's at its default hz of 10.
+const cronPeriod = 100 * time.Millisecond
+
 // cron runs ten times a second on the loop: expiry and the log's upkeep.
 func (s *Server) cron() {
 	old := s.epoch
@@ -586,11 +590,7 @@ func (s *Server) cron() {
 	s.mono -= s.epoch.Sub(old) // the command being timed, if any, from the new epoch
 	s.tick()
 	start := s.epoch
-	deadline := start.Add(25 * time.Millisecond) // a quarter of the period, as Redis
-	for _, d := range s.dbs {
-		d.activeExpire(deadline)
-	}
-	s.latency.note("expire-cycle", s.latency.since(start), s.ms/1000)
+	s.slowExpire(start, cronPeriod)
 	s.handleReady()
 	if s.aof != nil {
 		s.aof.cron(start)
@@ -634,8 +634,11 @@ func (r *recentMax) max() (in, out int64) {
 }
 
 // beforeFlush runs at the end of every loop iteration, before replies are
-// written: the log gets this iteration's changes first.
+// written: a fast expiry cycle if one is due, as Redis's beforeSleep runs
+// it before its writes; then the log gets this iteration's changes, the
+// expired keys' deletions among them, first.
 func (s *Server) beforeFlush() {
+	s.fastExpireLater()
 	s.ticked = false
 	for i, c := range s.closing {
 		c.conn.Abort()

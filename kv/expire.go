@@ -1,0 +1,142 @@
+package kv
+
+import "time"
+
+// Active expiry reclaims keys whose time has passed that no client reads,
+// as Redis's activeExpireCycle (expire.c) does, in two cycles:
+//
+//   - the slow cycle, from cron ten times a second, may take a quarter
+//     of its period, 25 ms;
+//   - the fast cycle runs at the end of a loop iteration, as the loop is
+//     about to wait (Redis's beforeSleep), only while the cycle before it
+//     stopped at its time limit with stale keys left. It takes at most
+//     fastExpireBound, and starts at most once every fastExpirePeriod, so
+//     that a client's request waits for it no longer than that bound.
+//
+// Where Redis runs its fast cycle only when its loop iterates for some
+// other reason (a client's request, a timer), the loop here, while stale
+// keys are left, sets a timer to come back for the next fast cycle: a
+// server no client talks to reclaims them as fast as a busy one.
+const (
+	expireSample = 20 // keys sampled at a time, as Redis's
+	// slowExpireShare is the share of cron's period the slow cycle may
+	// take, as Redis's ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC.
+	slowExpireShare = 4
+	// fastExpireBound is the longest a fast cycle holds the loop, and
+	// fastExpirePeriod the least time from the start of one to the next
+	// (Redis: 1000 µs and twice that). A quarter of Redis's bound, for
+	// the same share of the loop: a request that comes during a cycle
+	// waits less.
+	fastExpireBound  = 250 * time.Microsecond
+	fastExpirePeriod = 2 * fastExpireBound
+)
+
+// activeExpiry is the state of active expiry across cycles. Owned by the loop.
+type activeExpiry struct {
+	next     int       // the database the next cycle starts with
+	behind   bool      // the last cycle stopped at its time limit, stale keys left
+	lastFast time.Time // when the last fast cycle, or the slow one, ran
+	armed    bool      // a timer is set for the next fast cycle
+
+	// As INFO's expired_stale_perc (a running average of the share of
+	// sampled keys found expired), expired_time_cap_reached_count and
+	// expire_cycle_cpu_milliseconds (the cycles' time, wall clock as
+	// Redis's).
+	stale     float64
+	capped    int64
+	timeSpent time.Duration
+}
+
+// expireCycle runs one cycle of active expiry, started at start, until
+// deadline at the latest: each database in turn, starting with the one
+// after where the last cycle started, as Redis's, so that one database
+// with many stale keys does not keep the cycle from the others. Keys
+// whose expiry is at or before now (Unix ms) are deleted.
+func (s *Server) expireCycle(now int64, start, deadline time.Time) {
+	x := &s.expiry
+	x.behind = false
+	var sampled, expired int
+	for range len(s.dbs) {
+		d := s.dbs[x.next]
+		x.next = (x.next + 1) % len(s.dbs)
+		n, e, capped := d.activeExpire(now, deadline)
+		sampled, expired = sampled+n, expired+e
+		if capped {
+			x.behind = true
+			x.capped++
+			break
+		}
+	}
+	elapsed := time.Since(start)
+	x.timeSpent += elapsed
+	s.latency.note("expire-cycle", elapsed, now/1000)
+	perc := 0.0
+	if sampled > 0 {
+		perc = float64(expired) / float64(sampled)
+	}
+	x.stale = perc*0.05 + x.stale*0.95
+}
+
+// slowExpire is cron's cycle, started at start, cron's period being
+// period. The fast cycles wait a period of their own after it.
+func (s *Server) slowExpire(start time.Time, period time.Duration) {
+	s.expireCycle(s.now(), start, start.Add(period/slowExpireShare))
+	s.expiry.lastFast = time.Now()
+}
+
+// fastExpire runs a fast cycle at start if the last cycle left stale keys
+// and the last fast one started at least fastExpirePeriod before; it
+// reports whether stale keys are left for the next.
+func (s *Server) fastExpire(start time.Time) (behind bool) {
+	x := &s.expiry
+	if !x.behind {
+		return false
+	}
+	if start.Sub(x.lastFast) < fastExpirePeriod {
+		return true
+	}
+	x.lastFast = start
+	s.expireCycle(start.UnixMilli(), start, start.Add(fastExpireBound))
+	return x.behind
+}
+
+// fastExpireLater runs a fast cycle if one is due, at the end of a loop
+// iteration, and, with stale keys left, sets a timer for the loop to
+// iterate again when the next is due, whatever else it waits for.
+func (s *Server) fastExpireLater() {
+	x := &s.expiry
+	if !x.behind || !s.fastExpire(time.Now()) || x.armed || s.ev == nil {
+		return
+	}
+	x.armed = true
+	s.ev.AfterFunc(0, max(0, fastExpirePeriod-time.Since(x.lastFast)), func() { x.armed = false })
+}
+
+// activeExpire samples keys with a TTL and deletes those whose expiry is
+// at or before now, as Redis's expire cycle does: expireSample at a time,
+// again while more than a quarter of a sample had expired, until
+// deadline. It returns the keys it sampled and deleted, and whether it
+// stopped at the deadline with more than a quarter of the last sample
+// expired: stale keys left.
+func (d *db) activeExpire(now int64, deadline time.Time) (sampled, expired int, capped bool) {
+	for d.expires.len() > 0 {
+		n := min(expireSample, d.expires.len())
+		gone := 0
+		for range n {
+			key, _ := d.expires.at(d.expires.random())
+			e := d.keys.get([]byte(key))
+			if e != nil && e.exp != 0 && e.exp <= now {
+				d.expire([]byte(key))
+				gone++
+			}
+		}
+		sampled, expired = sampled+n, expired+gone
+		if gone <= expireSample/4 {
+			return sampled, expired, false
+		}
+		if time.Now().After(deadline) {
+			return sampled, expired, true
+		}
+	}
+	return sampled, expired, false
+}

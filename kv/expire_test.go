@@ -1,0 +1,148 @@
+package kv
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+)
+
+// fillExpiring sets n keys prefix0 ... in d, expiring at at (Unix ms).
+func fillExpiring(d *db, prefix string, n int, at int64) {
+	for i := range n {
+		key := []byte(prefix + fmt.Sprint(i))
+		d.setExpire(key, d.setString(key, "v", false), at)
+	}
+}
+
+// TestFastExpireCycle runs fast cycles by hand on 50,000 stale keys: one
+// runs only once a cycle stopped at its time limit, not within
+// fastExpirePeriod of the last, holds the loop about fastExpireBound, and
+// deletes no key whose time has not come.
+func TestFastExpireCycle(t *testing.T) {
+	s, _ := directServer(t)
+	d := s.dbs[0]
+	now := time.Now().UnixMilli()
+	fillExpiring(d, "stale", 50000, now-1)
+	fillExpiring(d, "later", 1000, now+60_000)
+	fillExpiring(d, "hour", 1000, now+3600_000)
+	total := d.size()
+
+	if s.fastExpire(time.Now()) || d.size() != total {
+		t.Fatalf("fastExpire before any cycle stopped at its limit: %d keys left; want %d, untouched", d.size(), total)
+	}
+	// A cycle given no time stops after its first sample.
+	start := time.Now()
+	s.expireCycle(now, start, start)
+	if !s.expiry.behind || s.expiry.capped != 1 || d.size() == total {
+		t.Fatalf("cycle with no time: behind %v, capped %d, %d keys left of %d; want true, 1, fewer",
+			s.expiry.behind, s.expiry.capped, d.size(), total)
+	}
+
+	s.expiry.lastFast = time.Now()
+	left := d.size()
+	if !s.fastExpire(s.expiry.lastFast.Add(fastExpirePeriod-time.Microsecond)) || d.size() != left {
+		t.Errorf("fastExpire within fastExpirePeriod of the last: %d keys left; want %d, and stale keys still reported", d.size(), left)
+	}
+
+	var took []time.Duration
+	for cycles := 0; d.size() > 2000; cycles++ {
+		if cycles == 10000 {
+			t.Fatalf("%d stale keys left after %d fast cycles", d.size()-2000, cycles)
+		}
+		// Each cycle due at once: its start is now, as the time limit is
+		// read on the clock.
+		start := time.Now()
+		s.expiry.lastFast = start.Add(-fastExpirePeriod)
+		before := d.size()
+		behind := s.fastExpire(start)
+		took = append(took, time.Since(start))
+		if d.size() == before {
+			t.Fatalf("fast cycle with %d stale keys deleted none", before-2000)
+		}
+		if !behind && d.size() > 2000+total/10 {
+			t.Fatalf("fast cycle reports no stale keys left with %d of them", d.size()-2000)
+		}
+		if !behind {
+			break
+		}
+	}
+	if len(took) < 3 {
+		t.Errorf("%d fast cycles deleted 50,000 keys; want more, each bounded by %v", len(took), fastExpireBound)
+	}
+	// The limit is checked after each sample of 20 keys: a cycle takes
+	// the bound and one sample more (more under the race detector), and
+	// a preempted one longer; the median is steady.
+	slices.Sort(took)
+	if med := took[len(took)/2]; med > fastExpireBound+time.Millisecond {
+		t.Errorf("fast cycles' median time %v; want at most %v and a sample", med, fastExpireBound)
+	}
+	for prefix, n := range map[string]int{"later": 1000, "hour": 1000} {
+		for i := range n {
+			if d.keys.get([]byte(prefix+fmt.Sprint(i))) == nil {
+				t.Fatalf("%s%d, expiring after the cycles' now, deleted", prefix, i)
+			}
+		}
+	}
+}
+
+// TestActiveExpiryWithoutClients leaves 100,000 stale keys to a served
+// server that no client talks to: once the slow cycle stops at its time
+// limit, the fast cycle, at the end of the loop's iterations, reclaims
+// keys between cron's runs, and they all go, while keys with an hour to
+// live stay with their TTL. The keyspace is read on the loop, not by a
+// client.
+func TestActiveExpiryWithoutClients(t *testing.T) {
+	s, addr := startServer(t, Config{})
+	onLoop := func(fn func()) {
+		t.Helper()
+		done := make(chan struct{})
+		if err := s.ev.Submit(0, func() { fn(); close(done) }); err != nil {
+			t.Fatal(err)
+		}
+		<-done
+	}
+	onLoop(func() {
+		now := time.Now().UnixMilli()
+		fillExpiring(s.dbs[0], "stale", 100000, now-1)
+		fillExpiring(s.dbs[3], "stale", 1000, now-1)
+		fillExpiring(s.dbs[0], "hour", 100, now+3600_000)
+	})
+
+	// Between two looks at the loop with no cron run between them, fast
+	// cycles reclaim keys: the fast cycle runs, and the loop comes back
+	// for the next without a client's request.
+	var between bool
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var epoch time.Time
+		var expired, capped int64
+		onLoop(func() { epoch, expired, capped = s.epoch, s.stats.expiredKeys, s.expiry.capped })
+		time.Sleep(5 * time.Millisecond) // twice fastExpirePeriod at least
+		var epoch2 time.Time
+		var expired2, size int64
+		onLoop(func() { epoch2, expired2, size = s.epoch, s.stats.expiredKeys, int64(s.dbs[0].size()+s.dbs[3].size()) })
+		if capped > 0 && epoch2.Equal(epoch) && expired2 > expired {
+			between = true
+		}
+		if size == 100 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d keys left 30 s after their expiry; want 100", size)
+		}
+	}
+	if !between {
+		t.Errorf("no keys were reclaimed between cron's runs: no fast cycle ran")
+	}
+	c, ctx := goRedis(t, addr), context.Background()
+	for i := range 100 {
+		if ttl := c.TTL(ctx, fmt.Sprint("hour", i)).Val(); ttl < 59*time.Minute {
+			t.Fatalf("TTL hour%d = %v; want about an hour", i, ttl)
+		}
+	}
+	if n := c.DBSize(ctx).Val(); n != 100 {
+		t.Errorf("DBSIZE = %d; want 100", n)
+	}
+}
