@@ -85,3 +85,9 @@ func addrString(a net.Addr) string {
 	}
 	return a.String()
 }
+
+// isUnix reports whether a is a Unix socket's address.
+func isUnix(a net.Addr) bool {
+	_, ok := a.(*net.UnixAddr)
+	return ok
+}

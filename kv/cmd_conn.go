@@ -248,7 +248,7 @@ func (s *Server) describe(c *client, now time.Time) string {
 	}{
 		{c.flags&flagMonitor != 0, "O"}, {c.subscriptions() > 0, "P"}, {c.flags&flagMulti != 0, "x"},
 		{c.blocked(), "b"}, {c.flags&flagDirtyCAS != 0, "d"}, {c.flags&flagCloseAfterReply != 0, "c"},
-		{c.closeASAP, "A"}, {c.flags&flagNoEvict != 0, "e"},
+		{c.closeASAP, "A"}, {isUnix(c.conn.LocalAddr()), "U"}, {c.flags&flagNoEvict != 0, "e"},
 	} {
 		if f.on {
 			flags += f.ch
@@ -262,6 +262,9 @@ func (s *Server) describe(c *client, now time.Time) string {
 		multi = len(c.multi)
 	}
 	addr, laddr := addrString(c.conn.RemoteAddr()), addrString(c.conn.LocalAddr())
+	if isUnix(c.conn.LocalAddr()) {
+		addr, laddr = s.cfg.UnixSocket+":0", s.cfg.UnixSocket+":0" // as Redis names a Unix socket's clients
+	}
 	cmdName := c.lastCmd
 	if cmdName == "" {
 		cmdName = "NULL"

@@ -214,6 +214,8 @@ func memoryParam(v string) (int64, error) {
 var configParams = []configParam{
 	{"bind", func(s *Server) string { return s.cfg.Bind }, (*Server).setBind},
 	{"port", func(s *Server) string { return strconv.Itoa(s.cfg.Port) }, (*Server).setPort},
+	{"unixsocket", func(s *Server) string { return s.cfg.UnixSocket }, nil},
+	{"unixsocketperm", func(s *Server) string { return strconv.FormatUint(uint64(s.cfg.UnixSocketPerm.Perm()), 8) }, nil},
 	{"databases", func(s *Server) string { return strconv.Itoa(len(s.dbs)) }, nil},
 	{"dir", func(s *Server) string {
 		if d, err := filepathAbs(s.cfg.Dir); err == nil {
@@ -751,16 +753,16 @@ func (s *Server) setBind(v string) error {
 }
 
 // setPort listens on bind's addresses at port v in place of the old port
-// (CONFIG SET port), as Redis does; 0 is refused, where Redis stops
-// listening on TCP, which would leave evkv (with no Unix socket) out of
-// reach.
+// (CONFIG SET port), as Redis does; 0 stops listening on TCP, as in
+// Redis, with a Unix socket (unixsocket), and is refused without one,
+// which would leave evkv out of reach.
 func (s *Server) setPort(v string) error {
 	n, err := intParam(v, 0, 65535)
 	if err != nil {
 		return err
 	}
-	if n == 0 {
-		return configError("evkv listens on TCP only: port 0 would leave it unreachable")
+	if n == 0 && s.cfg.UnixSocket == "" {
+		return configError("evkv has no Unix socket (unixsocket): port 0 would leave it unreachable")
 	}
 	if int(n) == s.cfg.Port {
 		return nil

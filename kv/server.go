@@ -26,9 +26,17 @@ import (
 type Config struct {
 	// Bind is the addresses ListenBind listens on, separated by spaces as
 	// in Redis's bind ("127.0.0.1 -::1"), and Port their port (default
-	// 127.0.0.1 and 0, a free port). Listen takes an address of its own.
+	// 127.0.0.1 and 0: a free port, or, with a UnixSocket, none). Listen
+	// takes an address of its own.
 	Bind string
 	Port int
+	// UnixSocket, if set, is the path of a Unix socket ListenBind listens
+	// on as well, as Redis's unixsocket: a socket file left there (by a
+	// server killed, say) is removed first, and the new one given
+	// UnixSocketPerm's permissions, unless that is 0 (unixsocketperm).
+	// With a UnixSocket, Port 0 means no TCP listener, as in Redis.
+	UnixSocket     string
+	UnixSocketPerm os.FileMode
 	// RequirePass, if set, is the password AUTH must give before any other
 	// command is served.
 	RequirePass string
@@ -91,7 +99,7 @@ func (e *SettingError) Error() string { return "kv: setting " + e.Name + ": " + 
 func (e *SettingError) Unwrap() error { return e.Err }
 
 // ownFields are the parameters Config has fields for.
-var ownFields = []string{"bind", "port", "requirepass", "databases", "maxclients", "proto-max-bulk-len",
+var ownFields = []string{"bind", "port", "unixsocket", "unixsocketperm", "requirepass", "databases", "maxclients", "proto-max-bulk-len",
 	"client-query-buffer-limit", "appendonly", "appendfsync", "dir", "appendfilename", "notify-keyspace-events"}
 
 func (c *Config) defaults() {
@@ -353,19 +361,61 @@ const maxBindAddrs = 16
 // for IPv6 alone, "*" for every IPv4 address and "::*" for every IPv6
 // one; one with a leading "-" is skipped if the system does not have it,
 // and any is skipped if the system lacks its address family. Port 0
-// takes a free port, which the addresses after the first share. It
-// returns the addresses listened on; if one fails otherwise, or none is
-// left, it fails and listens on none it started. CONFIG SET bind and port
-// move these listeners (not Listen's), as Redis's move its own.
+// takes a free port, which the addresses after the first share, unless
+// the Config has a UnixSocket: then there is no TCP listener, as Redis
+// has none for port 0. The UnixSocket is listened on after the TCP
+// addresses. It returns the addresses listened on; if one fails otherwise,
+// or none is left, it fails and listens on none it started. CONFIG SET
+// bind and port move the TCP listeners (not Listen's), as Redis's move
+// its own.
 func (s *Server) ListenBind() ([]net.Addr, error) {
-	addrs, err := s.listenOn(s.cfg.Bind, s.cfg.Port, false)
-	if err != nil {
-		return nil, err
+	var addrs []net.Addr
+	if !s.tcpOff(s.cfg.Port) {
+		var err error
+		if addrs, err = s.listenOn(s.cfg.Bind, s.cfg.Port, false); err != nil {
+			return nil, err
+		}
+	}
+	all := addrs
+	if s.cfg.UnixSocket != "" {
+		a, err := s.listenUnix(s.cfg.UnixSocket, s.cfg.UnixSocketPerm)
+		if err != nil {
+			for _, b := range addrs {
+				s.ev.Unlisten(b)
+			}
+			return nil, err
+		}
+		all = append(slices.Clip(addrs), a)
 	}
 	s.bindMu.Lock()
 	s.bound = append(s.bound, addrs...)
 	s.bindMu.Unlock()
-	return addrs, nil
+	return all, nil
+}
+
+// tcpOff reports whether port, with the Config's UnixSocket, means no TCP
+// listener: port 0 with a Unix socket.
+func (s *Server) tcpOff(port int) bool { return port == 0 && s.cfg.UnixSocket != "" }
+
+// listenUnix listens on a Unix socket at path, as Redis does for its
+// unixsocket: a socket file there is removed first (one of another kind
+// is left, and the listen fails), and the new one's permissions set to
+// perm unless it is 0.
+func (s *Server) listenUnix(path string, perm os.FileMode) (net.Addr, error) {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
+		os.Remove(path)
+	}
+	a, err := s.Listen("unix", path)
+	if err != nil {
+		return nil, &BindError{Addr: path, Err: err}
+	}
+	if perm != 0 {
+		if err := os.Chmod(path, perm); err != nil {
+			s.ev.Unlisten(a)
+			return nil, &BindError{Addr: path, Err: err}
+		}
+	}
+	return a, nil
 }
 
 // listenOn listens on bind's addresses at port, as ListenBind does, from
@@ -424,11 +474,15 @@ func (s *Server) rebind(bind string, port int) error {
 	old := s.bound
 	s.bound = nil
 	s.bindMu.Unlock()
-	if ta, ok := firstAddr(old).(*net.TCPAddr); ok && port == 0 {
+	if ta, ok := firstAddr(old).(*net.TCPAddr); ok && port == 0 && !s.tcpOff(port) {
 		port = ta.Port // a free port was taken: the new addresses keep it
 	}
 	for _, a := range old {
 		s.ev.UnlistenLoop(0, a)
+	}
+	if s.tcpOff(port) {
+		s.log.Info("kv: not listening on TCP (port 0)", "unixsocket", s.cfg.UnixSocket)
+		return nil
 	}
 	addrs, err := s.listenOn(bind, port, true)
 	if err != nil {
@@ -487,7 +541,7 @@ func bindAddrs(bind string) []bindAddr {
 
 // BindError is ListenBind's failure to listen on one of bind's addresses.
 type BindError struct {
-	Addr string // host:port
+	Addr string // host:port, or a Unix socket's path
 	Err  error
 }
 

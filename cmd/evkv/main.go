@@ -1,7 +1,8 @@
 // Command evkv is a Redis-compatible server on evloop: one event loop owns
 // the keyspace and every connection, as Redis's one thread does.
 //
-//	evkv [--bind 127.0.0.1] [--port 6379] [--requirepass pw]
+//	evkv [--bind 127.0.0.1] [--port 6379] [--unixsocket path]
+//	     [--unixsocketperm 700] [--requirepass pw]
 //	     [--appendonly yes|no] [--appendfsync always|everysec|no] [--dir .]
 //	     [--maxclients 10000] [--proto-max-bulk-len 512mb]
 //	     [--client-query-buffer-limit 1gb]
@@ -24,9 +25,12 @@
 // file's: "--save 900 1 300 10" (a value runs to the next "--"). As in
 // Redis, bind may name several addresses ("127.0.0.1 -::1": a leading '-'
 // marks one the system may lack, "*" is every IPv4 address, "::*" every
-// IPv6 one), all listened on. SIGTERM and SIGINT shut down gracefully:
-// no command runs once the append-only file is written, synced and
-// closed, so every reply sent is in it; SIGHUP and SIGPIPE are ignored,
+// IPv6 one), all listened on. unixsocket is a Unix socket listened on as
+// well (its file, if one is left there, removed first and removed at
+// exit), with unixsocketperm's permissions; port 0 means no TCP listener,
+// as in Redis, and is refused without a unixsocket. SIGTERM and SIGINT
+// shut down gracefully: no command runs once the append-only file is
+// written, synced and closed, so every reply sent is in it; SIGHUP and SIGPIPE are ignored,
 // as Redis ignores them. dir must exist. logfile is opened for each line,
 // so a log rotated by renaming it is made again; loglevel (debug,
 // verbose, notice, warning, nothing) sets what is logged. With appendfsync
@@ -73,7 +77,7 @@ var passFlags = []struct{ name, def, usage string }{
 }
 
 // settings are the configurable values, by their redis.conf names.
-var settings = []string{"bind", "port", "requirepass", "appendonly", "appendfsync", "dir",
+var settings = []string{"bind", "port", "unixsocket", "unixsocketperm", "requirepass", "appendonly", "appendfsync", "dir",
 	"maxclients", "proto-max-bulk-len", "client-query-buffer-limit", "notify-keyspace-events", "databases", "appendfilename",
 	"slowlog-log-slower-than", "slowlog-max-len"}
 
@@ -97,7 +101,7 @@ func run(argv []string) error {
 	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
 	fs := flag.NewFlagSet("evkv", flag.ContinueOnError)
 	values := map[string]*string{}
-	defaults := map[string]string{"bind": "127.0.0.1", "port": "6379", "appendonly": "no", "appendfsync": "everysec",
+	defaults := map[string]string{"bind": "127.0.0.1", "port": "6379", "unixsocketperm": "0", "appendonly": "no", "appendfsync": "everysec",
 		"dir": ".", "maxclients": "10000", "proto-max-bulk-len": "512mb", "client-query-buffer-limit": "1gb", "databases": "16", "appendfilename": "appendonly.aof",
 		"slowlog-log-slower-than": "10000", "slowlog-max-len": "128"}
 	for _, name := range settings {
@@ -217,7 +221,7 @@ func run(argv []string) error {
 	if err != nil {
 		srv.Shutdown(context.Background())
 		var be *kv.BindError
-		if errors.As(err, &be) && errors.Is(err, syscall.EADDRINUSE) {
+		if errors.As(err, &be) && errors.Is(err, syscall.EADDRINUSE) && be.Addr != cfg.UnixSocket {
 			return fmt.Errorf("cannot listen on %s: the address is already in use (is another server running on port %d?)", be.Addr, cfg.Port)
 		}
 		return err
@@ -442,12 +446,22 @@ func buildConfig(v map[string]*string) (kv.Config, error) {
 	}
 	cfg.Bind = *v["bind"]
 	cfg.Port = num("port", false, 65535)
+	cfg.UnixSocket = *v["unixsocket"]
+	perm, e := strconv.ParseUint(strings.TrimSpace(*v["unixsocketperm"]), 8, 32)
+	if e != nil || perm > 0o777 {
+		return cfg, fmt.Errorf("bad unixsocketperm %q: want an octal mode, 0 to 777", *v["unixsocketperm"])
+	}
+	cfg.UnixSocketPerm = os.FileMode(perm)
 	cfg.MaxClients = num("maxclients", false, math.MaxInt32)
 	cfg.ProtoMaxBulkLen = num("proto-max-bulk-len", true, math.MaxInt)
 	cfg.QueryBufferLimit = num("client-query-buffer-limit", true, math.MaxInt)
 	cfg.Databases = num("databases", false, math.MaxInt32)
 	if err != nil {
 		return cfg, err
+	}
+	if cfg.Port == 0 && cfg.UnixSocket == "" {
+		// As Redis, which exits "Configured to not listen anywhere".
+		return cfg, errors.New("configured to listen nowhere: port 0 is no TCP listener, and there is no unixsocket")
 	}
 	switch strings.ToLower(*v["appendonly"]) {
 	case "yes":

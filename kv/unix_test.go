@@ -1,0 +1,100 @@
+package kv
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// TestUnixSocketPort0 serves a Unix socket with port 0, as Redis's
+// unixsocket: no TCP listener, a socket file left at the path replaced,
+// the new one's permissions unixsocketperm's, its clients named by the
+// path and flagged U in CLIENT LIST, as Redis's; CONFIG SET port opens a
+// TCP listener and port 0 closes it again; the file goes at shutdown.
+func TestUnixSocketPort0(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kv.sock")
+	left, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left.(*net.UnixListener).SetUnlinkOnClose(false)
+	left.Close() // a killed server's socket file
+
+	s, err := New(Config{UnixSocket: path, UnixSocketPerm: 0o700, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shut := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		s.Shutdown(ctx)
+	}
+	t.Cleanup(shut)
+	addrs, err := s.ListenBind()
+	if err != nil || len(addrs) != 1 || addrs[0].Network() != "unix" || addrs[0].String() != path {
+		t.Fatalf("ListenBind = %v, %v; want %s alone", addrs, err, path)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode()&os.ModeSocket == 0 || fi.Mode().Perm() != 0o700 {
+		t.Errorf("socket file: %v, %v; want a socket with mode 0700", fi, err)
+	}
+
+	c := goRedis(t, path, func(o *redis.Options) { o.Network = "unix"; o.PoolSize = 1 })
+	ctx := context.Background()
+	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := c.Get(ctx, "k").Result(); v != "v" || err != nil {
+		t.Errorf("GET = %q, %v; want v", v, err)
+	}
+	for name, want := range map[string]string{"unixsocket": path, "unixsocketperm": "700", "port": "0"} {
+		if got := c.ConfigGet(ctx, name).Val()[name]; got != want {
+			t.Errorf("CONFIG GET %s = %q; want %q", name, got, want)
+		}
+	}
+	if err := c.ConfigSet(ctx, "unixsocket", "/tmp/other.sock").Err(); err == nil || !strings.Contains(err.Error(), "can't set immutable config") {
+		t.Errorf("CONFIG SET unixsocket: %v; want the immutable config error", err)
+	}
+	list := c.ClientList(ctx).Val()
+	if want := "addr=" + path + ":0 laddr=" + path + ":0 "; !strings.Contains(list, want) || !strings.Contains(list, " flags=U ") {
+		t.Errorf("CLIENT LIST = %q; want %q and flags=U", list, want)
+	}
+	err = c.ConfigSet(ctx, "bind", "127.0.0.1").Err()
+	s.bindMu.Lock()
+	bound := s.bound
+	s.bindMu.Unlock()
+	if err != nil || len(bound) != 0 {
+		t.Errorf("CONFIG SET bind with port 0: %v, listening on %v; want OK and no TCP listener", err, bound)
+	}
+
+	port := strconv.Itoa(freePort(t))
+	if err := c.ConfigSet(ctx, "port", port).Err(); err != nil {
+		t.Fatalf("CONFIG SET port %s: %v", port, err)
+	}
+	tcp := goRedis(t, net.JoinHostPort("127.0.0.1", port))
+	if err := tcp.Ping(ctx).Err(); err != nil {
+		t.Errorf("PING on TCP after CONFIG SET port %s: %v", port, err)
+	}
+	if err := c.ConfigSet(ctx, "port", "0").Err(); err != nil {
+		t.Fatalf("CONFIG SET port 0: %v", err)
+	}
+	if conn, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", port)); err == nil {
+		conn.Close()
+		t.Errorf("TCP port %s still listened on after CONFIG SET port 0", port)
+	}
+	if err := c.Ping(ctx).Err(); err != nil {
+		t.Errorf("PING on the Unix socket after CONFIG SET port 0: %v", err)
+	}
+
+	c.Close()
+	shut()
+	if _, err := os.Lstat(path); !os.IsNotExist(err) {
+		t.Errorf("socket file after Shutdown: %v; want it removed", err)
+	}
+}
