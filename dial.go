@@ -82,7 +82,9 @@ type dialResult struct {
 // first, until one connects; under a deadline each gets an equal share of
 // the time left, at least 2 seconds, as net.Dialer shares it, but they are
 // not raced (no Happy Eyeballs). If all fail, the first's error is
-// returned. Dial fails as net.Dialer does, with a *net.OpError whose Op is
+// returned. A socket that connected to itself, as a loopback connect to a
+// port nothing listens on may, is closed and the address dialed again, as
+// net.Dial does. Dial fails as net.Dialer does, with a *net.OpError whose Op is
 // "dial", naming the network and address and wrapping the cause (a
 // refused connect's syscall.ECONNREFUSED, say); if ctx ends first, the
 // attempt is abandoned and the cause is ctx.Err(). It fails with ErrClosed
@@ -142,8 +144,28 @@ func dialError(network, addr string, err error) error {
 	return &net.OpError{Op: "dial", Net: network, Addr: a, Err: err}
 }
 
-// dial connects to a resolved address.
+// errSelfConnect fails a dial whose socket connected to itself.
+var errSelfConnect = errors.New("connected to itself")
+
+// selfConnectRetries is how many times a dial that connected to itself is
+// made again before it fails.
+const selfConnectRetries = 2
+
+// dial connects to a resolved address. A connection to itself (see
+// sock.SelfConnected) is closed and dialed again, as net.Dial does
+// (golang.org/issue/2690); after selfConnectRetries more such connections,
+// where net.Dial would return the last, it fails with errSelfConnect.
 func (s *Server) dial(ctx context.Context, network, addr string) (*Conn, error) {
+	for i := 0; ; i++ {
+		c, err := s.dialOnce(ctx, network, addr)
+		if err != errSelfConnect || i == selfConnectRetries {
+			return c, err
+		}
+	}
+}
+
+// dialOnce makes one connection to a resolved address.
+func (s *Server) dialOnce(ctx context.Context, network, addr string) (*Conn, error) {
 	if s.isShutdown() {
 		return nil, ErrClosed // the loop would close the fd: do not connect
 	}
@@ -202,7 +224,11 @@ func (s *Server) dial(ctx context.Context, network, addr string) (*Conn, error) 
 func (c *Conn) connected() {
 	res := c.ls.dials[c]
 	delete(c.ls.dials, c)
-	if err := sock.ConnectError(int(c.fd)); err != nil {
+	err := sock.ConnectError(int(c.fd))
+	if err == nil && sock.SelfConnected(int(c.fd)) {
+		err = errSelfConnect
+	}
+	if err != nil {
 		c.finalize(err)
 		res <- dialResult{err: err}
 		return

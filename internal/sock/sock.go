@@ -205,6 +205,30 @@ func ConnectError(fd int) error {
 	return nil
 }
 
+// SelfConnected reports whether fd, a connected socket, is connected to
+// itself: a TCP socket whose local address is its peer's. A connect to a
+// loopback port in the ephemeral range that nothing listens on makes one
+// when the kernel picks that very port as the source (TCP's simultaneous
+// open); package net closes such a socket and connects again
+// (golang.org/issue/2690).
+func SelfConnected(fd int) bool {
+	local, err := unix.Getsockname(fd)
+	if err != nil {
+		return false
+	}
+	switch local := local.(type) {
+	case *unix.SockaddrInet4:
+		peer, err := unix.Getpeername(fd)
+		p, ok := peer.(*unix.SockaddrInet4)
+		return err == nil && ok && p.Port == local.Port && p.Addr == local.Addr
+	case *unix.SockaddrInet6:
+		peer, err := unix.Getpeername(fd)
+		p, ok := peer.(*unix.SockaddrInet6)
+		return err == nil && ok && p.Port == local.Port && p.Addr == local.Addr
+	}
+	return false
+}
+
 // SocketError returns the socket's pending error (SO_ERROR), a reset
 // say, as read would report it; nil if there is none.
 func SocketError(fd int) error {

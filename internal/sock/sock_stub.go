@@ -40,6 +40,9 @@ func Dial(network, addr string) (int, error) { return -1, errUnsupported }
 // ConnectError fails.
 func ConnectError(fd int) error { return errUnsupported }
 
+// SelfConnected returns false.
+func SelfConnected(fd int) bool { return false }
+
 // SocketError fails.
 func SocketError(fd int) error { return errUnsupported }
 
