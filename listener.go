@@ -28,6 +28,9 @@ type listener struct {
 	retry   loop.TimerID
 }
 
+// acceptConn is sock.Accept; tests replace it to make accepting fail.
+var acceptConn = sock.Accept
+
 // acceptBatch bounds the accepts per readiness event, so that a flood of
 // connections does not starve the loop's established ones.
 const acceptBatch = 128
@@ -36,7 +39,7 @@ const acceptBatch = 128
 func (ln *listener) HandleIO(fd int, ev poll.Flags) {
 	s := ln.s
 	for range acceptBatch {
-		nfd, err := sock.Accept(ln.fd)
+		nfd, err := acceptConn(ln.fd)
 		switch {
 		case err == nil:
 		case errors.Is(err, sock.ErrAgain):
@@ -45,7 +48,10 @@ func (ln *listener) HandleIO(fd int, ev poll.Flags) {
 			ln.pause(err)
 			return
 		case sock.IsTemporary(err):
-			continue // the client went away before we took it
+			// That connection's trouble (it went away before we took it,
+			// a firewall refused it), not the listener's: on to the next.
+			s.opts.Logger.Debug("evloop: accept dropped a connection", "addr", ln.addr, "err", err)
+			continue
 		default:
 			s.opts.Logger.Error("evloop: accept failed", "addr", ln.addr, "err", err)
 			return

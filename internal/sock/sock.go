@@ -463,15 +463,24 @@ func Dup(fd int) (int, error) {
 }
 
 // IsTemporary reports whether an Accept error concerns only the connection
-// being accepted (it went away first), so that accepting the next one may
-// go on at once. Running out of descriptors is IsOutOfFiles, not this.
+// being accepted, so that accepting the next one may go on at once: it went
+// away before it was taken (ECONNABORTED), a firewall refused it (EPERM), or
+// it brought a network error of its own, which accept(2) on Linux passes on
+// and says to treat as EAGAIN (ENETDOWN, EPROTO, ENOPROTOOPT, EHOSTDOWN,
+// ENONET, EHOSTUNREACH, EOPNOTSUPP, ENETUNREACH). Running out of
+// descriptors is IsOutOfFiles, not this.
 func IsTemporary(err error) bool {
-	for _, e := range []error{unix.EAGAIN, unix.EINTR, unix.ECONNABORTED, unix.EPROTO} {
-		if errors.Is(err, e) {
-			return true
-		}
+	var errno unix.Errno
+	if !errors.As(err, &errno) {
+		return false
 	}
-	return false
+	switch errno {
+	case unix.EAGAIN, unix.EINTR, unix.ECONNABORTED, unix.EPERM,
+		unix.ENETDOWN, unix.EPROTO, unix.ENOPROTOOPT, unix.EHOSTDOWN,
+		unix.EHOSTUNREACH, unix.EOPNOTSUPP, unix.ENETUNREACH:
+		return true
+	}
+	return isNoNet(errno)
 }
 
 // FileConn returns a net.Conn of Go's own on a duplicate of fd, which

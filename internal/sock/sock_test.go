@@ -5,6 +5,7 @@ package sock
 import (
 	"errors"
 	"net"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -144,5 +145,47 @@ func TestWritevManyBuffers(t *testing.T) {
 	got := make([]byte, len(want))
 	if m, err := unix.Read(fds[1], got); err != nil || m != n || string(got[:m]) != string(want[:n]) {
 		t.Fatalf("read %d, %v after Writev wrote %d; want the first %d bytes", m, err, n, n)
+	}
+}
+
+// TestAcceptErrorKinds: the errors accept(2) passes on for the connection
+// it takes are IsTemporary, as the Linux man page says to treat them, where
+// only ECONNABORTED and EPROTO were and a firewall's EPERM or a network's
+// ENETUNREACH counted as the listener's failure; running out of
+// descriptors or memory is IsOutOfFiles instead, and a broken listener is
+// neither.
+func TestAcceptErrorKinds(t *testing.T) {
+	tests := []struct {
+		errno      unix.Errno
+		temporary  bool
+		outOfFiles bool
+	}{
+		{unix.EAGAIN, true, false},
+		{unix.EINTR, true, false},
+		{unix.ECONNABORTED, true, false},
+		{unix.EPERM, true, false},
+		{unix.ENETDOWN, true, false},
+		{unix.EPROTO, true, false},
+		{unix.ENOPROTOOPT, true, false},
+		{unix.EHOSTDOWN, true, false},
+		{unix.EHOSTUNREACH, true, false},
+		{unix.EOPNOTSUPP, true, false},
+		{unix.ENETUNREACH, true, false},
+		{unix.EMFILE, false, true},
+		{unix.ENFILE, false, true},
+		{unix.ENOBUFS, false, true},
+		{unix.ENOMEM, false, true},
+		{unix.EBADF, false, false},
+		{unix.EINVAL, false, false},
+		{unix.ENOTSOCK, false, false},
+	}
+	for _, tc := range tests {
+		err := os.NewSyscallError("accept4", tc.errno)
+		if got := IsTemporary(err); got != tc.temporary {
+			t.Errorf("IsTemporary(%v) = %v; want %v", err, got, tc.temporary)
+		}
+		if got := IsOutOfFiles(err); got != tc.outOfFiles {
+			t.Errorf("IsOutOfFiles(%v) = %v; want %v", err, got, tc.outOfFiles)
+		}
 	}
 }
