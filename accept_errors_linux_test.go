@@ -2,8 +2,12 @@ package evloop
 
 import (
 	"os"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/evloop/evloop/internal/loop"
+	"github.com/evloop/evloop/internal/poll"
 	"golang.org/x/sys/unix"
 )
 
@@ -37,5 +41,40 @@ func TestAcceptConnectionErrors(t *testing.T) {
 	}
 	if s := logs.String(); s != "" {
 		t.Errorf("accept errors of single connections logged:\n%s", s)
+	}
+}
+
+// TestResumeRegistrationFails: a listener paused for want of descriptors
+// that the poller will not take back when it resumes (ENOMEM) stays paused
+// and tries again after its backoff, where it stopped accepting for good
+// after one log line.
+func TestResumeRegistrationFails(t *testing.T) {
+	savedAccept, savedRegister := acceptConn, registerListener
+	t.Cleanup(func() { acceptConn, registerListener = savedAccept, savedRegister }) // after the Shutdown below
+	outOfFiles := true
+	acceptConn = func(fd int) (int, error) { // on the listener's loop, as the others
+		if outOfFiles {
+			outOfFiles = false
+			return -1, os.NewSyscallError("accept4", unix.EMFILE)
+		}
+		return savedAccept(fd)
+	}
+	refusals := 2
+	registerListener = func(l *loop.Loop, fd int, in poll.Interest, h loop.Handler) error {
+		if refusals > 0 {
+			refusals--
+			return os.NewSyscallError("epoll_ctl", unix.ENOMEM)
+		}
+		return savedRegister(l, fd, in, h)
+	}
+	var logs syncBuffer
+	_, addr := serve(t, &echoHandler{}, Options{Loops: 1, Logger: slogTo(&logs)})
+	c := dial(t, addr)
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if got, err := roundTrip(c, []byte("ping")); err != nil || string(got) != "ping" {
+		t.Fatalf("echo once accepting resumed = %q, %v; want ping\n%s", got, err, logs.String())
+	}
+	if n := strings.Count(logs.String(), "resuming accept failed"); n != 2 {
+		t.Errorf("logged %d failures to resume; want 2:\n%s", n, logs.String())
 	}
 }

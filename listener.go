@@ -28,8 +28,12 @@ type listener struct {
 	retry   loop.TimerID
 }
 
-// acceptConn is sock.Accept; tests replace it to make accepting fail.
-var acceptConn = sock.Accept
+// acceptConn is sock.Accept, and registerListener the registration of a
+// paused listener that resumes; tests replace them to make these fail.
+var (
+	acceptConn       = sock.Accept
+	registerListener = (*loop.Loop).Register
+)
 
 // acceptBatch bounds the accepts per readiness event, so that a flood of
 // connections does not starve the loop's established ones.
@@ -82,24 +86,31 @@ func (ln *listener) pause(err error) {
 	ln.paused = true
 	ln.s.paused.Add(1)
 	ln.ls.l.Unregister(ln.fd)
+	ln.retryLater("evloop: out of file descriptors; accepting paused", err)
+}
+
+// retryLater has a paused listener resume after a backoff: twice the last
+// one, from 10 ms up to 1 s.
+func (ln *listener) retryLater(msg string, err error) {
 	ln.backoff = min(max(2*ln.backoff, 10*time.Millisecond), time.Second)
-	ln.s.opts.Logger.Warn("evloop: out of file descriptors; accepting paused",
-		"addr", ln.addr, "err", err, "retry", ln.backoff, "conns", ln.s.conns.Load())
+	ln.s.opts.Logger.Warn(msg, "addr", ln.addr, "err", err, "retry", ln.backoff, "conns", ln.s.conns.Load())
 	ln.retry = ln.ls.l.AfterFunc(ln.backoff, ln.resume)
 }
 
-// resume accepts again after a pause. It runs on the listener's loop.
+// resume accepts again after a pause. A listener the poller will not take
+// back (out of memory, say) stays paused and tries again after a backoff.
+// It runs on the listener's loop.
 func (ln *listener) resume() {
 	if !ln.paused || ln.closed {
 		return
 	}
-	ln.paused = false
-	ln.s.paused.Add(-1)
 	ln.ls.l.CancelTimer(ln.retry)
-	if err := ln.ls.l.Register(ln.fd, poll.Read, ln); err != nil {
-		ln.s.opts.Logger.Error("evloop: resuming accept failed", "addr", ln.addr, "err", err)
+	if err := registerListener(ln.ls.l, ln.fd, poll.Read, ln); err != nil {
+		ln.retryLater("evloop: resuming accept failed; accepting still paused", err)
 		return
 	}
+	ln.paused = false
+	ln.s.paused.Add(-1)
 	ln.HandleIO(ln.fd, poll.Readable)
 }
 
