@@ -8,6 +8,8 @@ import (
 	"errors"
 	"net"
 	"path/filepath"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -116,5 +118,84 @@ func TestAdoptDuringShutdown(t *testing.T) {
 	}
 	if n := opens.Load(); n != 1 {
 		t.Fatalf("OnOpen ran %d times; want once, for the served connection", n)
+	}
+}
+
+// TestAdoptRacingShutdown: of Adopts made as Shutdown begins, each either
+// places its conn, whose OnOpen and OnClose then run before Shutdown
+// returns, or fails with ErrClosed and leaves the conn open; no descriptor
+// is left behind. An Adopt that passed its check just before Shutdown began
+// returned nil, and the loop then closed the conn without OnOpen.
+func TestAdoptRacingShutdown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	fds := -1
+	if runtime.GOOS == "linux" {
+		fds = openFDs(t)
+	}
+	const rounds, conns = 30, 32
+	for round := range rounds {
+		var opens, closes atomic.Int32
+		srv, err := NewServer(&funcHandler{
+			open:  func(*Conn) { opens.Add(1) },
+			close: func(*Conn, error) { closes.Add(1) },
+		}, Options{Loops: 2, Logger: quietLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var clients, peers []net.Conn
+		for range conns {
+			c, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := ln.Accept()
+			if err != nil {
+				t.Fatal(err)
+			}
+			clients, peers = append(clients, c), append(peers, p)
+		}
+		var adopted atomic.Int32
+		refused := make([]bool, conns)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i, c := range clients {
+			wg.Go(func() {
+				<-start
+				switch err := srv.Adopt(c); {
+				case err == nil:
+					adopted.Add(1)
+				case errors.Is(err, ErrClosed):
+					refused[i] = true
+				default:
+					t.Errorf("Adopt = %v; want nil or ErrClosed", err)
+				}
+			})
+		}
+		close(start)
+		srv.Close()
+		wg.Wait()
+		if a, o, c := adopted.Load(), opens.Load(), closes.Load(); o != a || c != a {
+			t.Fatalf("round %d: %d Adopts returned nil; OnOpen ran %d times, OnClose %d; want %d each", round, a, o, c, a)
+		}
+		for i, c := range clients {
+			if refused[i] {
+				if _, err := c.Write([]byte("x")); err != nil {
+					t.Errorf("round %d: a conn Adopt refused was closed: Write = %v", round, err)
+				}
+			}
+			c.Close()
+		}
+		for _, p := range peers {
+			p.Close()
+		}
+	}
+	if fds >= 0 {
+		if n := openFDs(t); n != fds {
+			t.Errorf("%d descriptors open after the rounds; want %d, as before", n, fds)
+		}
 	}
 }

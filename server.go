@@ -347,30 +347,33 @@ func (s *Server) Serve(ln net.Listener) error {
 // caller's to handle, which Adopt cannot do. A conn that is not a stream
 // socket (UDP, a Unix datagram) or has no fd of its own (a *tls.Conn: the
 // loops have no TLS) is refused with ErrUnsupported and left open, as is
-// any conn once Shutdown began, with ErrClosed.
+// any conn once Shutdown began, with ErrClosed. A conn Adopt took is
+// opened even if Shutdown begins before its loop gets to it; that
+// Shutdown then closes it.
 func (s *Server) Adopt(c net.Conn) error {
-	if s.isShutdown() {
-		return ErrClosed
-	}
 	fd, err := dupFD(c)
 	if err != nil {
 		return err
 	}
-	c.Close()
 	ls := s.pick(c.RemoteAddr())
+	// Queued under s.mu, so that a Shutdown either refuses the conn or
+	// finds it open on the loop: its closing pass, queued once it has set
+	// s.shutdown, runs on each loop after what was queued before.
+	s.mu.Lock()
+	if s.shutdown {
+		s.mu.Unlock()
+		sock.Close(fd)
+		return ErrClosed
+	}
 	ls.admit()
-	if err := ls.l.Submit(func() {
-		if s.isShutdown() {
-			sock.Close(fd)
-			ls.gone()
-			return
-		}
-		ls.open(fd)
-	}); err != nil {
+	err = ls.l.Submit(func() { ls.open(fd) })
+	s.mu.Unlock()
+	if err != nil { // the loop is stopped: it opens nothing more
 		sock.Close(fd)
 		ls.gone()
 		return ErrClosed
 	}
+	c.Close()
 	return nil
 }
 
