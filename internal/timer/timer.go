@@ -15,7 +15,10 @@ package timer
 
 // ID names a timer in its Queue. The zero ID names no timer. An ID stays
 // valid until its timer is removed; after that the Queue's methods report it
-// as not found, even once its slot holds another timer.
+// as not found, even once its slot holds another timer: a slot's 32-bit
+// generation counts its timers, and a slot whose generation would wrap
+// around is retired rather than reused (a slot's worth of memory per 2^32
+// timers made in it).
 type ID uint64
 
 func makeID(slot int32, gen uint32) ID { return ID(uint64(gen)<<32 | uint64(slot+1)) }
@@ -129,8 +132,13 @@ func (q *Queue[T]) Remove(id ID) (T, bool) {
 		}
 	}
 	s := id.slot()
-	*sl = slot[T]{pos: q.free, gen: sl.gen + 1}
-	q.free = s
+	// A slot whose generation wraps around is retired, not freed: a new
+	// timer in it would answer to the IDs of its first ones.
+	gen := sl.gen + 1
+	*sl = slot[T]{pos: q.free, gen: gen}
+	if gen != 0 {
+		q.free = s
+	}
 	return v, true
 }
 

@@ -1,6 +1,7 @@
 package timer
 
 import (
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -210,4 +211,37 @@ func TestSteadyStateDoesNotAllocate(t *testing.T) {
 	if allocs != 0 {
 		t.Fatalf("Add/Reset/Remove with a warm slab: %v allocs; want 0", allocs)
 	}
+}
+
+// TestGenerationWrap: a slot whose 32-bit generation has counted 2^32
+// timers is retired, where it was reused with its generation wrapped to 0,
+// so that the ID of its first timer, long removed, named the new one:
+// Remove of that stale ID cancelled it.
+func TestGenerationWrap(t *testing.T) {
+	var q Queue[string]
+	first := q.Add(1, "first")
+	q.Remove(first)
+	// As if the slot had held 2^32-1 more timers since.
+	q.slots[first.slot()].gen = math.MaxUint32
+	last := q.Add(2, "last")
+	if last.slot() != first.slot() || last.gen() != math.MaxUint32 {
+		t.Fatalf("Add = slot %d gen %#x; want slot %d gen %#x", last.slot(), last.gen(), first.slot(), uint32(math.MaxUint32))
+	}
+	q.Remove(last)
+	next := q.Add(3, "next")
+	if next == first {
+		t.Fatalf("Add after the generation wrapped = %#x, the ID of the slot's first timer", next)
+	}
+	if _, ok := q.Remove(first); ok {
+		t.Fatalf("Remove(first) = true; want false: it was removed long ago")
+	}
+	if v, ok := q.Get(next); !ok || v != "next" {
+		t.Fatalf("Get(next) = %q, %v; want next, true", v, ok)
+	}
+	// The retired slot stays out of use; the others are reused as before.
+	q.Remove(next)
+	if again := q.Add(4, "again"); again.slot() != next.slot() {
+		t.Fatalf("Add after Remove took slot %d; want the freed slot %d", again.slot(), next.slot())
+	}
+	q.check(t)
 }
