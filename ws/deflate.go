@@ -54,6 +54,21 @@ func compress(dst, p []byte, level int) []byte {
 // final empty stored block, so that the reader sees the stream's end.
 var deflateTail = []byte{0, 0, 0xff, 0xff, 1, 0, 0, 0xff, 0xff}
 
+// tailFor returns what decompress reads after payload p: deflateTail, or
+// only its final block when p still ends with the sync flush's four bytes
+// that its sender should have removed (RFC 7692 section 7.2.1), as zlib's
+// readers (Node's ws, browsers) take it. A payload whose sender removed
+// them cannot end so: its last byte holds the empty stored block's
+// header, three zero bits and zero padding, so it is not 0xff; and a
+// payload ending in a block with BFINAL set is read to that block alone
+// either way.
+func tailFor(p []byte) []byte {
+	if bytes.HasSuffix(p, deflateTail[:4]) {
+		return deflateTail[4:]
+	}
+	return deflateTail
+}
+
 var flateReaders sync.Pool
 
 // errTooBig is what decompress returns when the message inflates past
@@ -96,7 +111,7 @@ func decompress(dst, p []byte, limit int, text *utf8State) ([]byte, *CloseError)
 	if len(p) == 0 {
 		return dst, nil
 	}
-	src := &payloadReader{p: p}
+	src := &payloadReader{p: p, tail: tailFor(p)}
 	fr, _ := flateReaders.Get().(io.ReadCloser)
 	if fr == nil {
 		fr = flate.NewReader(src)
@@ -166,12 +181,12 @@ func restartBudget(limit int) int {
 
 var errRestarts = &CloseError{Code: ClosePolicyViolation, Reason: "compressed message restarts its stream too often"}
 
-// payloadReader reads a message's payload and then deflateTail, for
-// flate: being an io.ByteReader, it is read no further than the stream
-// being inflated, so that off tells where another may start.
+// payloadReader reads a message's payload and then its tail (tailFor),
+// for flate: being an io.ByteReader, it is read no further than the
+// stream being inflated, so that off tells where another may start.
 type payloadReader struct {
-	p   []byte
-	off int // into p, then past len(p) into deflateTail
+	p, tail []byte
+	off     int // into p, then past len(p) into tail
 }
 
 func (r *payloadReader) ReadByte() (byte, error) {
@@ -179,9 +194,9 @@ func (r *payloadReader) ReadByte() (byte, error) {
 	case i < len(r.p):
 		r.off++
 		return r.p[i], nil
-	case i-len(r.p) < len(deflateTail):
+	case i-len(r.p) < len(r.tail):
 		r.off++
-		return deflateTail[i-len(r.p)], nil
+		return r.tail[i-len(r.p)], nil
 	}
 	return 0, io.EOF
 }
@@ -193,7 +208,7 @@ func (r *payloadReader) Read(b []byte) (int, error) {
 		r.off += n
 	}
 	if t := r.off - len(r.p); t >= 0 && n < len(b) {
-		k := copy(b[n:], deflateTail[t:])
+		k := copy(b[n:], r.tail[t:])
 		r.off += k
 		n += k
 	}

@@ -56,7 +56,9 @@ func TestDecompressText(t *testing.T) {
 // of several deflate streams, each ended by a block with BFINAL set, as a
 // sender that ends each flush so writes them (section 7.2.1: "the next
 // DEFLATE block follows the padded data"): every stream is inflated, with
-// what came before as its window; the first alone was.
+// what came before as its window; the first alone was. A payload whose
+// sender left the sync flush's 00 00 ff ff on is read as zlib's readers
+// read it; it failed with 1007.
 func TestDecompressStreams(t *testing.T) {
 	// stream compresses s into one whole deflate stream, its last block
 	// with BFINAL set, given dict as its window.
@@ -79,6 +81,10 @@ func TestDecompressStreams(t *testing.T) {
 		{"7.2.3.4 BFINAL set", []byte{0xf3, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00, 0x00}, "Hello"},
 		{"7.2.3.5 two blocks", []byte{0xf2, 0x48, 0x05, 0x00, 0x00, 0x00, 0xff, 0xff, 0xca, 0xc9, 0xc9, 0x07, 0x00}, "Hello"},
 		{"7.2.3.6 empty", []byte{0x00}, ""},
+		// The sync flush's four bytes left on, as zlib's readers take it.
+		{"7.2.3.1 with 00 00 ff ff", []byte{0xf2, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00, 0x00, 0x00, 0xff, 0xff}, "Hello"},
+		{"long with 00 00 ff ff", join(compress(nil, []byte(long), flate.BestSpeed), []byte{0, 0, 0xff, 0xff}), long},
+		{"7.2.3.6 with 00 00 ff ff", []byte{0x00, 0x00, 0x00, 0xff, 0xff}, ""},
 		{"two streams", join(stream("Hello, ", ""), stream("World", "")), "Hello, World"},
 		{"BFINAL then a flushed block", join([]byte{0xf3, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00}, compress(nil, []byte(" again"), flate.BestSpeed)), "Hello again"},
 		{"second refers to the first", join(stream("Hello", ""), stream("Hello", "Hello")), "HelloHello"},
@@ -112,6 +118,12 @@ func TestDecompressStreams(t *testing.T) {
 	empties := bytes.Repeat([]byte{0x03, 0x00}, 100000)
 	if out, err := decompress(nil, empties, 1<<20, nil); err != errRestarts {
 		t.Fatalf("100,000 empty streams: %d bytes, %v; want %v", len(out), err, errRestarts)
+	}
+	// A final stored block whose data ends as the sync flush does is
+	// read to its end, its bytes the message's.
+	final := []byte{0x01, 0x06, 0x00, 0xf9, 0xff, 'a', 'b', 0, 0, 0xff, 0xff}
+	if out, err := decompress(nil, final, 1<<20, nil); err != nil || string(out) != "ab\x00\x00\xff\xff" {
+		t.Fatalf("a final stored block of data ending 00 00 ff ff: %q, %v", out, err)
 	}
 	bad := join(stream("Hello", ""), []byte{0xff, 0xff, 0xff})
 	if out, err := decompress(nil, bad, 1<<20, nil); err == nil || err.Code != CloseInvalidPayload {
