@@ -146,7 +146,8 @@
 //     chunked is not the final coding or appears twice; a coding other
 //     than chunked is 501, as no other is decoded.
 //   - An HTTP/1.1 request without Host, or any request with more than one,
-//     is 400. An Expect other than 100-continue is 417.
+//     is 400. An Expect that does not name 100-continue is 417; one that
+//     names it beside other expectations continues, as net/http's does.
 //   - Heads over Limits.MaxHeaderBytes or with more than Limits.MaxHeaders
 //     fields are 431; chunk sizes over 16 hex digits, chunk-size lines
 //     (extensions included) over 4 KiB, chunk extensions more than 16 KiB
@@ -159,8 +160,9 @@
 // net/http's server also refuses the cases above, except that it accepts a
 // bare LF as a line end, obsolete line folding (joining the lines),
 // Transfer-Encoding in HTTP/1.0 (ignoring it) and with Content-Length
-// (ignoring Content-Length), an Expect list that names 100-continue, "*"
-// with any method and origin-form with CONNECT.
+// (ignoring Content-Length), "*" with any method and origin-form with
+// CONNECT. It reads the first Expect field alone, where a Parser reads
+// them all as one list.
 // Where a Parser is more lenient: it skips empty lines before the request
 // line, which net/http refuses, and accepts a Content-Length list of equal
 // values in one field ("5, 5") and equal lengths written differently in

@@ -404,11 +404,16 @@ func (p *Parser) parseHead(b []byte, start int, r *Request) error {
 				r.Host = value
 			}
 		case 6:
-			if foldLower(name, "expect") && len(value) > 0 {
-				if foldLower(value, "100-continue") {
-					expect100 = true
-				} else {
-					expectOther = true
+			if foldLower(name, "expect") {
+				for rest := value; len(rest) > 0; {
+					var e []byte
+					e, rest = nextElement(rest)
+					switch {
+					case foldLower(e, "100-continue"):
+						expect100 = true
+					case len(e) > 0:
+						expectOther = true
+					}
 				}
 			}
 		case 7:
@@ -479,7 +484,9 @@ func (p *Parser) parseHead(b []byte, start int, r *Request) error {
 		return errManyHosts
 	case hosts == 0 && http11:
 		return errNoHost
-	case expectOther:
+	case expectOther && !expect100:
+		// An expectation this server cannot meet; one listed beside
+		// 100-continue is passed over, as net/http's server passes it.
 		return errExpect
 	}
 	r.Expect100 = expect100 && http11

@@ -81,6 +81,11 @@ var parseTests = []parseTest{
 	{name: "expect 100-continue", in: post("HTTP/1.1", "Host: a", "Content-Length: 5", "Expect: 100-Continue"), method: "POST", target: "/submit", minor: 1, body: "5", host: "a", flags: "keep-alive expect100"},
 	{name: "expect in HTTP/1.0", in: post("HTTP/1.0", "Content-Length: 5", "Expect: 100-continue"), method: "POST", target: "/submit", body: "5", host: "-"},
 	{name: "expect empty", in: get("/", "Expect:"), method: "GET", target: "/", minor: 1, host: "example.com", flags: "keep-alive"},
+	// A list naming 100-continue continues, the rest passed over, as
+	// net/http's server does; the fields are one list.
+	{name: "expect list", in: post("HTTP/1.1", "Host: a", "Content-Length: 5", "Expect: x, 100-continue"), method: "POST", target: "/submit", minor: 1, body: "5", host: "a", flags: "keep-alive expect100"},
+	{name: "expect fields", in: post("HTTP/1.1", "Host: a", "Content-Length: 5", "Expect: 100-continue", "Expect: x"), method: "POST", target: "/submit", minor: 1, body: "5", host: "a", flags: "keep-alive expect100"},
+	{name: "expect empty elements", in: get("/", "Expect: , ,"), method: "GET", target: "/", minor: 1, host: "example.com", flags: "keep-alive"},
 	{name: "websocket", in: get("/chat", "Upgrade: websocket", "Connection: keep-alive, Upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"),
 		method: "GET", target: "/chat", minor: 1, host: "example.com", flags: "keep-alive upgrade", upgradeTo: "websocket"},
 	{name: "upgrade without token", in: get("/", "Upgrade: websocket"), method: "GET", target: "/", minor: 1, host: "example.com", flags: "keep-alive", upgradeTo: "websocket"},
@@ -182,7 +187,7 @@ var parseTests = []parseTest{
 
 	// Expect.
 	{name: "expect other", in: get("/", "Expect: 200-ok"), status: 417},
-	{name: "expect list", in: get("/", "Expect: 100-continue, x"), status: 417},
+	{name: "expect list without 100-continue", in: get("/", "Expect: x, y"), status: 417},
 	{name: "expect other HTTP/1.0", in: "GET / HTTP/1.0\r\nExpect: x\r\n\r\n", status: 417},
 }
 
