@@ -1,8 +1,12 @@
 package evloop
 
 import (
+	"errors"
+	"net"
+	"net/netip"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -77,4 +81,107 @@ func TestResumeRegistrationFails(t *testing.T) {
 	if n := strings.Count(logs.String(), "resuming accept failed"); n != 2 {
 		t.Errorf("logged %d failures to resume; want 2:\n%s", n, logs.String())
 	}
+}
+
+// TestListenerAcceptFails: a listener whose accept fails for a reason of
+// its own (EINVAL: its socket no longer listens) is closed and unlisted
+// after one error line, as net/http's Serve returns at its first such
+// error; the server's other listener and its connections go on. Before,
+// the level-triggered listener failed and logged at every iteration of
+// its loop. An fd that accept says is not open (EBADF) is not closed
+// again: its number may be another file's by then.
+func TestListenerAcceptFails(t *testing.T) {
+	for _, errno := range []unix.Errno{unix.EINVAL, unix.EBADF, unix.ENOTSOCK} {
+		t.Run(errno.Error(), func(t *testing.T) {
+			saved := acceptConn
+			t.Cleanup(func() { acceptConn = saved }) // after the Shutdown below
+			var bad atomic.Int64
+			bad.Store(-1)
+			var fails atomic.Int32
+			acceptConn = func(fd int) (int, error) { // on the listener's loop
+				if int64(fd) == bad.Load() {
+					fails.Add(1)
+					return -1, os.NewSyscallError("accept4", errno)
+				}
+				return saved(fd)
+			}
+			var logs syncBuffer
+			srv, addr := serve(t, &echoHandler{}, Options{Loops: 1, Logger: slogTo(&logs)})
+			other, err := srv.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := dial(t, other.String())
+			srv.mu.Lock()
+			for _, ln := range srv.listeners {
+				if ln.addr.String() == addr {
+					bad.Store(int64(ln.fd))
+				}
+			}
+			srv.mu.Unlock()
+
+			// The kernel takes the connection into the backlog, and the
+			// listener turns readable.
+			if nc, err := net.DialTimeout("tcp", addr, 10*time.Second); err == nil {
+				nc.Close()
+			}
+			waitFor(t, "the failed listener unlisted", func() bool { return len(srv.Addrs()) == 1 })
+			if a := srv.Addrs(); a[0].String() != other.String() {
+				t.Errorf("Addrs after accept failed = %v; want [%s]", a, other)
+			}
+			// Each round trip is an iteration of the loop, at least.
+			for range 20 {
+				if got, err := roundTrip(c, []byte("ping")); err != nil || string(got) != "ping" {
+					t.Fatalf("echo on the other listener's connection = %q, %v; want ping", got, err)
+				}
+			}
+			if n := fails.Load(); n != 1 {
+				t.Errorf("failing accept called %d times; want 1", n)
+			}
+			if n := strings.Count(logs.String(), "accept failed"); n != 1 {
+				t.Errorf("logged %d accept failures; want 1:\n%.2000s", n, logs.String())
+			}
+			if err := srv.Unlisten(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1).To16(), Port: portOf(t, addr)}); !errors.Is(err, ErrNotListening) {
+				t.Errorf("Unlisten of the failed listener = %v; want ErrNotListening", err)
+			}
+			c2 := dial(t, other.String())
+			if got, err := roundTrip(c2, []byte("pong")); err != nil || string(got) != "pong" {
+				t.Errorf("echo on a new connection to the other listener = %q, %v; want pong", got, err)
+			}
+			fd := int(bad.Load())
+			listening := listensOn(fd, addr)
+			switch {
+			case errno == unix.EBADF && !listening:
+				t.Errorf("fd %d that accept called not open was closed", fd)
+			case errno == unix.EBADF:
+				unix.Close(fd) // open all along: accept only said it was not
+			case listening:
+				t.Errorf("fd %d of the failed listener still open", fd)
+			}
+		})
+	}
+}
+
+func portOf(t *testing.T, addr string) int {
+	t.Helper()
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(ap.Port())
+}
+
+// listensOn reports whether fd is a socket listening on addr (its number
+// may have been reused by another fd since the listener's closed).
+func listensOn(fd int, addr string) bool {
+	v, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ACCEPTCONN)
+	if err != nil || v == 0 {
+		return false
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		return false
+	}
+	la, ok := sa.(*unix.SockaddrInet4)
+	return ok && netip.AddrPortFrom(netip.AddrFrom4(la.Addr), uint16(la.Port)).String() == addr
 }

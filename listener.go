@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/evloop/evloop/internal/loop"
@@ -18,6 +19,7 @@ type listener struct {
 	fd     int
 	addr   net.Addr
 	closed bool
+	lost   bool // accept found fd not open: its number is not ours to close
 	keeps  bool // one of a ReusePort group: what it accepts stays on its loop
 
 	// Accept pauses when the process runs out of fds: the listener stays
@@ -57,7 +59,7 @@ func (ln *listener) HandleIO(fd int, ev poll.Flags) {
 			s.opts.Logger.Debug("evloop: accept dropped a connection", "addr", ln.addr, "err", err)
 			continue
 		default:
-			s.opts.Logger.Error("evloop: accept failed", "addr", ln.addr, "err", err)
+			ln.fail(err)
 			return
 		}
 		ln.backoff = 0
@@ -76,6 +78,27 @@ func (ln *listener) HandleIO(fd int, ev poll.Flags) {
 		}
 		target.handOff(nfd)
 	}
+}
+
+// fail stops a listener whose accept failed for a reason of its own,
+// neither the connection's nor a shortage of descriptors: its socket no
+// longer listens (EINVAL), is not a socket (ENOTSOCK) or not open (EBADF),
+// or something unforeseen. Accepting again would fail again, and the
+// level-triggered listener would be reported readable at every wait. As
+// net/http's Serve returns at the first such error and closes its
+// listener, the listener is closed and unlisted (Addrs no longer has it)
+// and the error logged once; the other listeners and every connection go
+// on. An fd that accept says is not open is not closed again: its number
+// may already be another file's. It runs on the listener's loop.
+func (ln *listener) fail(err error) {
+	s := ln.s
+	s.opts.Logger.Error("evloop: accept failed; listener closed", "addr", ln.addr, "err", err)
+	ln.lost = sock.IsBadFD(err)
+	ln.close()
+	s.mu.Lock()
+	// A new slice: StopAccepting and Shutdown range over the old one.
+	s.listeners = slices.DeleteFunc(slices.Clone(s.listeners), func(l *listener) bool { return l == ln })
+	s.mu.Unlock()
 }
 
 // pause stops accepting until a connection closes or the backoff ends.
@@ -127,7 +150,9 @@ func (ln *listener) close() {
 		ln.ls.l.Unregister(ln.fd)
 	}
 	ln.closed = true
-	sock.Close(ln.fd)
+	if !ln.lost {
+		sock.Close(ln.fd)
+	}
 	if ua, ok := ln.addr.(*net.UnixAddr); ok {
 		removeSocketFile(ua.Name)
 	}

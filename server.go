@@ -99,8 +99,8 @@ type Options struct {
 	// of the queued bytes before aborting (default 30s; negative:
 	// forever): a peer that goes on taking them gets them all.
 	CloseTimeout time.Duration
-	// Logger receives recovered panics and accept failures (default
-	// slog.Default()).
+	// Logger receives recovered panics and accept failures, among them
+	// the error that closed a listener (default slog.Default()).
 	Logger *slog.Logger
 	// BeforeFlush, if set, is called on each loop, with the loop's index,
 	// at the end of every iteration, before the bytes its connections
@@ -292,7 +292,12 @@ func Listen(network, addr string, h Handler, opts Options) (*Server, error) {
 // Listen starts accepting connections on a TCP ("tcp", "tcp4", "tcp6") or
 // Unix ("unix") address and returns the address bound (with the port
 // chosen, for port 0). With ReusePort, every loop listens; otherwise one
-// loop accepts and hands connections out.
+// loop accepts and hands connections out. A listener stops accepting for a
+// while when the process runs out of descriptors, and for good when accept
+// fails for a reason of its own (its socket closed or no longer
+// listening): as net/http's Serve returns at such an error, it is closed,
+// the error logged to Options.Logger and the address dropped from Addrs,
+// while the other listeners and the connections go on.
 func (s *Server) Listen(network, addr string) (net.Addr, error) {
 	if s.opts.LoadBalancing != ReusePort || network == "unix" {
 		fd, bound, err := sock.Listen(network, addr, sock.ListenOptions{})
@@ -325,6 +330,8 @@ func (s *Server) Listen(network, addr string) (net.Addr, error) {
 // *net.UnixListener (one that systemd handed over, say). The Server takes
 // ln over: it works on a duplicate of its fd and closes ln. A listener of
 // other than stream sockets ("unixpacket") is refused with ErrUnsupported.
+// Serve returns once the listener is registered, not when it stops; what
+// stops it is as for Listen.
 func (s *Server) Serve(ln net.Listener) error {
 	fd, err := dupFD(ln)
 	if err != nil {

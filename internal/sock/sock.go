@@ -494,3 +494,8 @@ func FileConn(fd int) (net.Conn, error) {
 	defer f.Close()
 	return net.FileConn(f) // on a duplicate of its own
 }
+
+// IsBadFD reports whether err says the fd is not an open file descriptor
+// (EBADF): something closed it, and its number may be another file's by
+// now.
+func IsBadFD(err error) bool { return errors.Is(err, unix.EBADF) }

@@ -73,6 +73,9 @@ func IsTemporary(err error) bool { return false }
 // IsOutOfFiles returns false.
 func IsOutOfFiles(err error) bool { return false }
 
+// IsBadFD returns false.
+func IsBadFD(err error) bool { return false }
+
 // Read fails.
 func Read(fd int, p []byte) (int, error) { return 0, errUnsupported }
 

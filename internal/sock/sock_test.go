@@ -187,5 +187,8 @@ func TestAcceptErrorKinds(t *testing.T) {
 		if got := IsOutOfFiles(err); got != tc.outOfFiles {
 			t.Errorf("IsOutOfFiles(%v) = %v; want %v", err, got, tc.outOfFiles)
 		}
+		if got, want := IsBadFD(err), tc.errno == unix.EBADF; got != want {
+			t.Errorf("IsBadFD(%v) = %v; want %v", err, got, want)
+		}
 	}
 }
