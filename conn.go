@@ -44,6 +44,7 @@ const (
 	fReadMore                      // on its loop's list to read again: the last read filled its buffer
 	fHungUp                        // readiness reported the peer's hang-up: read until EOF
 	fWritable                      // write-armed, and reported writable: flush at the iteration's end
+	fNoBuffers                     // on its loop's list to flush again: a write met ENOBUFS
 )
 
 // segment is a run of outbound bytes: copied by Write into the loop's write
@@ -538,6 +539,13 @@ func (c *Conn) Submit(fn func()) error {
 // OutboundBuffered returns how many bytes are queued and not yet written.
 func (c *Conn) OutboundBuffered() int { return c.outLen }
 
+// writeFD and writevFD are sock.Write and sock.Writev, the flush's system
+// calls; tests replace them to make writes fail.
+var (
+	writeFD  = sock.Write
+	writevFD = sock.Writev
+)
+
 // flush writes the outbound queue, one write or writev per call, and
 // completes the segments that went out.
 func (c *Conn) flush() {
@@ -554,9 +562,9 @@ func (c *Conn) flush() {
 		var n int
 		var err error
 		if len(iov) == 1 {
-			n, err = sock.Write(int(c.fd), iov[0])
+			n, err = writeFD(int(c.fd), iov[0])
 		} else {
-			n, err = sock.Writev(int(c.fd), iov)
+			n, err = writevFD(int(c.fd), iov)
 		}
 		clear(iov)
 		if err == sock.ErrAgain {
@@ -564,6 +572,15 @@ func (c *Conn) flush() {
 			return
 		}
 		if err != nil {
+			if errors.Is(err, sock.ErrNoBuffers) {
+				// macOS and the BSDs: the kernel is short of mbufs for a
+				// moment and took nothing. Tried again at the next write
+				// readiness, or, since none may come (the socket has
+				// room), after a while, as the aio face does.
+				c.armWrite(true)
+				c.ls.retryWrite(c)
+				return
+			}
 			c.finalize(c.opError("write", err))
 			return
 		}

@@ -33,7 +33,9 @@
 // Write and Writev copy and queue; the loop writes each connection's queue
 // with one write or writev at the end of the iteration, so many small
 // writes in one OnData cost one system call. Writes keep their order,
-// AsyncWrite's included. Above Options.HighWater queued bytes the loop stops
+// AsyncWrite's included. A write the kernel refuses for want of buffers
+// for a moment (ENOBUFS, on macOS and the BSDs) stays queued and is tried
+// again at the connection's next write readiness, or after 10 ms. Above Options.HighWater queued bytes the loop stops
 // reading the connection (and tells a BackPressureHandler), below
 // Options.LowWater it reads again, and Options.MaxOutbound bounds the queue:
 // a peer that never reads cannot make the server buffer without bound.

@@ -186,6 +186,7 @@ type loopState struct {
 	// Drained outbound queues, kept for the next connection that writes:
 	// an idle connection holds no queue, and steady writing allocates none.
 	queues [][]segment
+	noBufs []*Conn                     // to flush again after noBuffersRetry (retryWrite)
 	dials  map[*Conn]chan<- dialResult // connections being dialed
 	panics map[*Conn]*PanicError       // closing after a panic: OnClose's error
 
@@ -714,6 +715,37 @@ func (ls *loopState) getQueue() []segment {
 func (ls *loopState) putQueue(q []segment) {
 	if cap(q) <= 16 && len(ls.queues) < maxQueues {
 		ls.queues = append(ls.queues, q[:0])
+	}
+}
+
+// noBuffersRetry is how long a connection whose write met ENOBUFS waits
+// to be flushed again, if no write readiness came first.
+const noBuffersRetry = 10 * time.Millisecond
+
+// retryWrite has c, whose write met ENOBUFS, flushed again after
+// noBuffersRetry: write-armed, it is flushed at its next write readiness,
+// which may never come while its socket has room. It runs on the loop.
+func (ls *loopState) retryWrite(c *Conn) {
+	if c.flags&fNoBuffers != 0 {
+		return
+	}
+	c.flags |= fNoBuffers
+	ls.noBufs = append(ls.noBufs, c)
+	if len(ls.noBufs) == 1 {
+		ls.l.AfterFunc(noBuffersRetry, ls.retryWrites)
+	}
+}
+
+// retryWrites flushes the connections retryWrite listed, at the end of
+// this iteration. It runs on the loop.
+func (ls *loopState) retryWrites() {
+	batch := ls.noBufs
+	ls.noBufs = nil
+	for _, c := range batch {
+		c.flags &^= fNoBuffers
+		if c.state == open || c.state == closing {
+			c.writable()
+		}
 	}
 }
 
