@@ -13,8 +13,12 @@ import (
 	"github.com/evloop/evloop/internal/sock"
 )
 
-// lookupIP looks host names up for Dial; tests replace it.
-var lookupIP = net.DefaultResolver.LookupIP
+// lookupIP looks host names up for Dial, and dialSocket starts its
+// connects; tests replace them.
+var (
+	lookupIP   = net.DefaultResolver.LookupIP
+	dialSocket = sock.Dial
+)
 
 // resolve looks up a TCP address's host name within ctx and returns the
 // addresses to try in turn, each with one of the name's IPs in its place:
@@ -84,7 +88,9 @@ type dialResult struct {
 // not raced (no Happy Eyeballs). If all fail, the first's error is
 // returned. A socket that connected to itself, as a loopback connect to a
 // port nothing listens on may, is closed and the address dialed again, as
-// net.Dial does. Dial fails as net.Dialer does, with a *net.OpError whose Op is
+// net.Dial does; so is a TCP connect that failed with EADDRNOTAVAIL, as
+// Linux's may when the source port it picked is in use: twice at most in
+// all. Dial fails as net.Dialer does, with a *net.OpError whose Op is
 // "dial", naming the network and address and wrapping the cause (a
 // refused connect's syscall.ECONNREFUSED, say); if ctx ends first, the
 // attempt is abandoned and the cause is ctx.Err(). It fails with ErrClosed
@@ -147,21 +153,30 @@ func dialError(network, addr string, err error) error {
 // errSelfConnect fails a dial whose socket connected to itself.
 var errSelfConnect = errors.New("connected to itself")
 
-// selfConnectRetries is how many times a dial that connected to itself is
-// made again before it fails.
-const selfConnectRetries = 2
+// redials is how many times a dial that connected to itself, or met a
+// spurious EADDRNOTAVAIL, is made again before it fails: twice, as
+// net.Dial makes it.
+const redials = 2
 
 // dial connects to a resolved address. A connection to itself (see
 // sock.SelfConnected) is closed and dialed again, as net.Dial does
-// (golang.org/issue/2690); after selfConnectRetries more such connections,
-// where net.Dial would return the last, it fails with errSelfConnect.
+// (golang.org/issue/2690); after redials more such connections, where
+// net.Dial would return the last, it fails with errSelfConnect. A TCP
+// connect that fails with EADDRNOTAVAIL is made again too, as net.Dial
+// makes it: Linux, picking the source port, sometimes picks one in use
+// (spuriousENOTAVAIL in net/tcpsock_posix.go).
 func (s *Server) dial(ctx context.Context, network, addr string) (*Conn, error) {
 	for i := 0; ; i++ {
 		c, err := s.dialOnce(ctx, network, addr)
-		if err != errSelfConnect || i == selfConnectRetries {
+		if i == redials || !redialable(network, err) {
 			return c, err
 		}
 	}
+}
+
+// redialable reports whether a dial that failed with err is made again.
+func redialable(network string, err error) bool {
+	return err == errSelfConnect || network != "unix" && errors.Is(err, sock.ErrAddrNotAvail)
 }
 
 // dialOnce makes one connection to a resolved address.
@@ -169,7 +184,7 @@ func (s *Server) dialOnce(ctx context.Context, network, addr string) (*Conn, err
 	if s.isShutdown() {
 		return nil, ErrClosed // the loop would close the fd: do not connect
 	}
-	fd, err := sock.Dial(network, addr)
+	fd, err := dialSocket(network, addr)
 	if err != nil {
 		return nil, err
 	}

@@ -335,6 +335,11 @@ var ErrAgain = unix.EAGAIN
 // and the write may succeed when tried again.
 var ErrNoBuffers = unix.ENOBUFS
 
+// ErrAddrNotAvail is EADDRNOTAVAIL, which a TCP connect may fail with when
+// the source port the kernel picked is in use after all: a connect made
+// again may succeed, and package net makes it again.
+var ErrAddrNotAvail = unix.EADDRNOTAVAIL
+
 // Read reads from fd into p, retrying on EINTR. It returns 0, nil at EOF,
 // and 0 with an error.
 func Read(fd int, p []byte) (int, error) {

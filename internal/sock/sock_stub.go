@@ -20,6 +20,9 @@ var ErrAgain = errors.New("sock: would block")
 // ErrNoBuffers is never returned here.
 var ErrNoBuffers = errors.New("sock: no buffer space")
 
+// ErrAddrNotAvail is never returned here.
+var ErrAddrNotAvail = errors.New("sock: address not available")
+
 // ListenOptions tune Listen.
 type ListenOptions struct {
 	Backlog   int
