@@ -185,3 +185,52 @@ func listensOn(fd int, addr string) bool {
 	la, ok := sa.(*unix.SockaddrInet4)
 	return ok && netip.AddrPortFrom(netip.AddrFrom4(la.Addr), uint16(la.Port)).String() == addr
 }
+
+// TestResumeWarnsOncePerBackoff: while the poller will not take a paused
+// listener back, the connections that close, each of which has the
+// listener try to resume, add no warning of their own: one is logged per
+// backoff, where each close logged one (and doubled the backoff).
+func TestResumeWarnsOncePerBackoff(t *testing.T) {
+	savedAccept, savedRegister := acceptConn, registerListener
+	t.Cleanup(func() { acceptConn, registerListener = savedAccept, savedRegister }) // after the Shutdown below
+	var outOfFiles, refuse atomic.Bool
+	acceptConn = func(fd int) (int, error) { // on the listener's loop, as the others
+		if outOfFiles.CompareAndSwap(true, false) {
+			return -1, os.NewSyscallError("accept4", unix.EMFILE)
+		}
+		return savedAccept(fd)
+	}
+	var attempts atomic.Int32
+	registerListener = func(l *loop.Loop, fd int, in poll.Interest, h loop.Handler) error {
+		attempts.Add(1)
+		if refuse.Load() {
+			return os.NewSyscallError("epoll_ctl", unix.ENOMEM)
+		}
+		return savedRegister(l, fd, in, h)
+	}
+	var logs syncBuffer
+	srv, addr := serve(t, &echoHandler{}, Options{Loops: 1, Logger: slogTo(&logs)})
+	const n = 64
+	conns := make([]net.Conn, n)
+	for i := range conns {
+		conns[i] = dial(t, addr)
+		if _, err := roundTrip(conns[i], []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refuse.Store(true)
+	outOfFiles.Store(true)
+	late := dial(t, addr) // its accept fails with EMFILE: the listener pauses
+	waitFor(t, "the listener paused", func() bool { return srv.paused.Load() == 1 })
+	for _, c := range conns {
+		c.Close()
+	}
+	waitFor(t, "a resume for every close", func() bool { return attempts.Load() >= n })
+	refuse.Store(false)
+	if got, err := roundTrip(late, []byte("ping")); err != nil || string(got) != "ping" {
+		t.Fatalf("echo once accepting resumed = %q, %v; want ping", got, err)
+	}
+	if w := strings.Count(logs.String(), "resuming accept failed"); w > n/4 {
+		t.Errorf("%d closes while resuming failed logged %d warnings; want one per backoff", n, w)
+	}
+}

@@ -27,7 +27,7 @@ type listener struct {
 	// connection closes, or after backoff.
 	paused  bool
 	backoff time.Duration
-	retry   loop.TimerID
+	retry   loop.TimerID // the backoff's end; zero once it came
 }
 
 // acceptConn is sock.Accept, and registerListener the registration of a
@@ -117,21 +117,34 @@ func (ln *listener) pause(err error) {
 func (ln *listener) retryLater(msg string, err error) {
 	ln.backoff = min(max(2*ln.backoff, 10*time.Millisecond), time.Second)
 	ln.s.opts.Logger.Warn(msg, "addr", ln.addr, "err", err, "retry", ln.backoff, "conns", ln.s.conns.Load())
-	ln.retry = ln.ls.l.AfterFunc(ln.backoff, ln.resume)
+	ln.retry = ln.ls.l.AfterFunc(ln.backoff, ln.retryDue)
 }
 
-// resume accepts again after a pause. A listener the poller will not take
-// back (out of memory, say) stays paused and tries again after a backoff.
+// retryDue is the backoff's end: the listener tries to resume.
+func (ln *listener) retryDue() {
+	ln.retry = 0
+	ln.resume()
+}
+
+// resume accepts again after a pause: at the backoff's end, or sooner when
+// a connection closes. A listener the poller will not take back (out of
+// memory, say) stays paused. Failing at the backoff's end, it tries again
+// after a longer one, with a warning; failing sooner, it waits for the
+// backoff's end as it was, and says nothing, so that while connections
+// close one by one a warning is logged once a backoff, not once a close.
 // It runs on the listener's loop.
 func (ln *listener) resume() {
 	if !ln.paused || ln.closed {
 		return
 	}
-	ln.ls.l.CancelTimer(ln.retry)
 	if err := registerListener(ln.ls.l, ln.fd, poll.Read, ln); err != nil {
-		ln.retryLater("evloop: resuming accept failed; accepting still paused", err)
+		if ln.retry == 0 {
+			ln.retryLater("evloop: resuming accept failed; accepting still paused", err)
+		}
 		return
 	}
+	ln.ls.l.CancelTimer(ln.retry)
+	ln.retry = 0
 	ln.paused = false
 	ln.s.paused.Add(-1)
 	ln.HandleIO(ln.fd, poll.Readable)

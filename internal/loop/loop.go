@@ -619,8 +619,14 @@ func (l *Loop) Register(fd int, in poll.Interest, h Handler) error {
 		return ErrRegistered
 	}
 	// The kernel checks fd before the table grows for it, so a bogus fd
-	// number costs an error, not memory.
-	if err := l.poller.Add(fd, l.gen+1, in); err != nil {
+	// number costs an error, not memory. One it holds already was
+	// unregistered by a Delete that failed: the loop forgot it, the kernel
+	// did not, and Modify takes that registration over.
+	err := l.poller.Add(fd, l.gen+1, in)
+	if err != nil && poll.IsRegistered(err) {
+		err = l.poller.Modify(fd, l.gen+1, in)
+	}
+	if err != nil {
 		return err
 	}
 	l.gen++

@@ -564,6 +564,31 @@ func TestUnregisterClosedFd(t *testing.T) {
 	}
 }
 
+// TestRegisterAfterFailedDelete: an fd whose Unregister the kernel did not
+// carry out (its Delete failed, the loop forgot the fd all the same) can be
+// registered again: the kernel's registration is taken over, with the new
+// tag and interest, where Register failed with EEXIST for good and a paused
+// listener never resumed.
+func TestRegisterAfterFailedDelete(t *testing.T) {
+	l := newLoop(t, Options{})
+	a, b := socketpair(t)
+	var oldCalls, newCalls int
+	if err := l.Register(a, poll.Read, handlerFunc(func(int, poll.Flags) { oldCalls++ })); err != nil {
+		t.Fatal(err)
+	}
+	*l.lookup(a) = reg{} // what Unregister leaves when the poller's Delete fails
+	if err := l.Register(a, poll.Read, handlerFunc(func(int, poll.Flags) { newCalls++ })); err != nil {
+		t.Fatalf("Register after a failed Delete = %v; want nil", err)
+	}
+	unix.Write(b, []byte("x"))
+	if err := l.RunOnce(false); err != nil {
+		t.Fatal(err)
+	}
+	if oldCalls != 0 || newCalls != 1 {
+		t.Errorf("handlers called: old %d times, new %d; want 0, 1", oldCalls, newCalls)
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	l := newLoop(t, Options{})
 	a, _ := socketpair(t)

@@ -367,6 +367,11 @@ func (p *Poller) Close() error {
 // drops the registration.
 func IsGone(err error) bool { return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EBADF) }
 
+// IsRegistered reports whether err from Add means the kernel holds a
+// registration for the fd already (EEXIST): one that a Delete which
+// failed left behind. Modify then takes it over.
+func IsRegistered(err error) bool { return errors.Is(err, unix.EEXIST) }
+
 // IsUnpollable reports whether err from Add means the kernel cannot poll the
 // fd: epoll refuses regular files and some devices (/dev/null) with EPERM.
 // poll(2) reports such an fd as always ready, and so does libev.

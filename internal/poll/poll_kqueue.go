@@ -312,6 +312,10 @@ func (p *Poller) Close() error {
 // drops the registration.
 func IsGone(err error) bool { return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EBADF) }
 
+// IsRegistered reports false: Add (EV_ADD) of an fd the kernel holds
+// already takes its registration over.
+func IsRegistered(err error) bool { return false }
+
 // IsUnpollable reports whether err from Add means the kernel cannot poll
 // the fd. kqueue polls regular files itself: it reports false.
 func IsUnpollable(err error) bool { return false }

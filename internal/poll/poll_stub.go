@@ -34,6 +34,9 @@ func (p *Poller) Close() error { return nil }
 // IsGone reports false: no backend, no registrations.
 func IsGone(err error) bool { return false }
 
+// IsRegistered reports false: no backend, no registrations.
+func IsRegistered(err error) bool { return false }
+
 // IsUnpollable reports false: no backend, no registrations.
 func IsUnpollable(err error) bool { return false }
 
