@@ -84,8 +84,12 @@ type dialResult struct {
 // it on the loop; the Server's Handler serves it like an accepted one. A
 // host name's addresses are tried one at a time, for "tcp" the IPv4 ones
 // first, until one connects; under a deadline each gets an equal share of
-// the time left, at least 2 seconds, as net.Dialer shares it, but they are
-// not raced (no Happy Eyeballs). If all fail, the first's error is
+// the time left, at least 2 seconds, as net.Dialer shares it. When the
+// name has addresses of both families, those of the other family are
+// tried the same way, racing the first, once the first family has failed
+// or Options.DialFallbackDelay has passed, as net.Dialer races them (RFC
+// 8305); the first to connect wins, and one that connects after it is
+// closed (its OnOpen and OnClose run). If all fail, the first's error is
 // returned. A socket that connected to itself, as a loopback connect to a
 // port nothing listens on may, is closed and the address dialed again, as
 // net.Dial does; so is a TCP connect that failed with EADDRNOTAVAIL, as
@@ -102,6 +106,94 @@ func (s *Server) Dial(ctx context.Context, network, addr string) (*Conn, error) 
 	if err != nil {
 		return nil, err
 	}
+	if s.opts.DialFallbackDelay > 0 && network == "tcp" {
+		if primaries, fallbacks := partition(addrs); len(fallbacks) > 0 {
+			return s.dialParallel(ctx, network, primaries, fallbacks)
+		}
+	}
+	return s.dialSerial(ctx, network, addrs)
+}
+
+// partition splits resolved addresses into those of the first one's
+// family and the others.
+func partition(addrs []string) (primaries, fallbacks []string) {
+	family := func(a string) bool {
+		ap, err := netip.ParseAddrPort(a)
+		return err == nil && ap.Addr().Unmap().Is4()
+	}
+	first := family(addrs[0])
+	for _, a := range addrs {
+		if family(a) == first {
+			primaries = append(primaries, a)
+		} else {
+			fallbacks = append(fallbacks, a)
+		}
+	}
+	return primaries, fallbacks
+}
+
+// dialParallel dials primaries in turn, and fallbacks in turn beside them
+// from when the primaries have failed or DialFallbackDelay has passed.
+// It returns the first connection made, once the other dial has ended
+// (closing what it connected), or the primaries' error.
+func (s *Server) dialParallel(ctx context.Context, network string, primaries, fallbacks []string) (*Conn, error) {
+	type outcome struct {
+		c       *Conn
+		err     error
+		primary bool
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make(chan outcome, 2)
+	start := func(addrs []string, primary bool) {
+		go func() {
+			c, err := s.dialSerial(ctx, network, addrs)
+			results <- outcome{c, err, primary}
+		}()
+	}
+	start(primaries, true)
+	running := 1
+	fallback := time.NewTimer(s.opts.DialFallbackDelay)
+	defer fallback.Stop()
+	fallbackC := fallback.C
+	var primaryErr, fallbackErr error
+	for {
+		select {
+		case <-fallbackC:
+			fallbackC = nil
+			start(fallbacks, false)
+			running++
+		case r := <-results:
+			running--
+			if r.err == nil {
+				cancel()
+				for ; running > 0; running-- {
+					if late := <-results; late.c != nil {
+						late.c.Submit(func() { late.c.Close() })
+					}
+				}
+				return r.c, nil
+			}
+			if r.primary {
+				primaryErr = r.err
+			} else {
+				fallbackErr = r.err
+			}
+			if fallbackC != nil { // the primaries failed before the delay
+				fallbackC = nil
+				start(fallbacks, false)
+				running++
+			}
+			if running == 0 {
+				return nil, cmp.Or(primaryErr, fallbackErr)
+			}
+		}
+	}
+}
+
+// dialSerial dials addrs in turn until one connects, sharing ctx's
+// deadline among them, and returns the connection or the first error.
+func (s *Server) dialSerial(ctx context.Context, network string, addrs []string) (*Conn, error) {
 	var first error
 	for i, a := range addrs {
 		if err := ctx.Err(); err != nil {

@@ -99,6 +99,11 @@ type Options struct {
 	// of the queued bytes before aborting (default 30s; negative:
 	// forever): a peer that goes on taking them gets them all.
 	CloseTimeout time.Duration
+	// DialFallbackDelay is how long Dial waits on a host name's first
+	// address family before it races a dial to the other (RFC 8305's
+	// Happy Eyeballs, as net.Dialer's FallbackDelay): default 300 ms;
+	// negative, the addresses are tried in turn alone.
+	DialFallbackDelay time.Duration
 	// Logger receives recovered panics and accept failures, among them
 	// the error that closed a listener (default slog.Default()).
 	Logger *slog.Logger
@@ -131,6 +136,9 @@ func (o *Options) defaults() {
 	}
 	if o.CloseTimeout == 0 {
 		o.CloseTimeout = 30 * time.Second
+	}
+	if o.DialFallbackDelay == 0 {
+		o.DialFallbackDelay = 300 * time.Millisecond
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
