@@ -590,11 +590,7 @@ func (e *engine) deliver(subs []*subscriber, payload []byte) {
 			continue
 		}
 		delivered++
-		if n := s.s.wc.Conn().OutboundBuffered(); n > slowBurst*e.maxOutbound {
-			s.s.slow()
-		} else if n > e.maxOutbound {
-			s.s.watchOutbound(e.maxOutbound)
-		}
+		s.s.queued(e.maxOutbound)
 	}
 	// One shared counter update per call, not per subscriber: every loop
 	// delivers at once.

@@ -452,9 +452,30 @@ func (s *session) goingAway() {
 	s.closeWith(CloseGoingAway, "server shutting down")
 }
 
+// send queues msg, and holds the connection to the bounds on what waits
+// for it (queued), whatever the message: a client that sends pings and
+// does not read the pongs is a slow consumer as one that does not read
+// its events is.
 func (s *session) send(msg []byte) {
-	if !s.gone {
-		s.wc.WriteMessage(ws.Text, msg)
+	if s.gone {
+		return
+	}
+	if err := s.wc.WriteMessage(ws.Text, msg); err != nil {
+		if errors.Is(err, evloop.ErrOutboundFull) {
+			s.slow()
+		}
+		return
+	}
+	s.queued(s.g.cfg.MaxOutbound)
+}
+
+// queued closes the connection as a slow consumer if its outbound queue
+// is past slowBurst times max, and watches it (watchOutbound) if past max.
+func (s *session) queued(max int) {
+	if n := s.wc.Conn().OutboundBuffered(); n > slowBurst*max {
+		s.slow()
+	} else if n > max {
+		s.watchOutbound(max)
 	}
 }
 

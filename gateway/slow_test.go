@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gorilla/websocket"
 )
 
 // A client that stops reading holds at most 4 times Config.MaxOutbound
@@ -38,4 +40,43 @@ func TestStalledClientBounded(t *testing.T) {
 	if code, _ := c.closed(); code != CloseSlowConsumer {
 		t.Fatalf("closed with %d; want %d", code, CloseSlowConsumer)
 	}
+}
+
+// A client that sends pings and does not read the pongs is held to the
+// same bound as one that does not read its events: closed as a slow
+// consumer once its queue passes 4 times MaxOutbound. Before, only events
+// were checked, and the pongs queued up to what the engine lets a
+// connection hold before it stops reading it (1 MiB, whatever
+// MaxOutbound).
+func TestPingFloodBounded(t *testing.T) {
+	const maxOutbound = 64 << 10
+	g, _, addr := startGateway(t, func(c *Config) { c.MaxOutbound = maxOutbound })
+	c := dial(t, addr, ProtocolTransportWS)
+	c.init()
+	ping := []byte(`{"type":"ping","payload":{"x":"` + strings.Repeat("y", 30000) + `"}}`)
+	pong := len(ping) // {"type":"pong",...} is as long
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		for {
+			c.ws.SetWriteDeadline(time.Now().Add(5 * time.Second))
+			if c.ws.WriteMessage(websocket.TextMessage, ping) != nil {
+				return
+			}
+		}
+	}()
+	peak := 0
+	deadline := time.Now().Add(10 * time.Second)
+	for g.Stats().SlowConsumers.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("not closed as a slow consumer after 10s; its queue reached %d bytes", peak)
+		}
+		g.sessions.each(func(s *session) { peak = max(peak, s.wc.Conn().OutboundBuffered()) })
+		time.Sleep(time.Millisecond)
+	}
+	if want := 4*maxOutbound + pong; peak > want {
+		t.Fatalf("the queue reached %d bytes; want at most %d", peak, want)
+	}
+	c.ws.Close()
+	<-sent
 }
