@@ -51,7 +51,7 @@ type client struct {
 	// to be closed before the loop flushes.
 	softLimitSince int64
 	closeASAP      bool
-	peerID         string // the peer's address, as monitors see it, once asked
+	peerID         string // the peer's address (peer), once asked
 }
 
 func newClient(s *Server, conn *evloop.Conn, id int64) *client {
@@ -63,12 +63,23 @@ func newClient(s *Server, conn *evloop.Conn, id int64) *client {
 
 func (c *client) blocked() bool { return c.block != nil }
 
-// peer returns the client's address ("127.0.0.1:5000"), read once.
+// peer returns the client's address ("127.0.0.1:5000"), read once; a
+// Unix socket's client is "<unixsocket>:0", as Redis names it in CLIENT
+// LIST, CLIENT KILL's matching and SLOWLOG.
 func (c *client) peer() string {
 	if c.peerID == "" {
-		c.peerID = addrString(c.conn.RemoteAddr())
+		c.peerID = c.addr(c.conn.RemoteAddr())
 	}
 	return c.peerID
+}
+
+// addr is a, one of the client's connection's addresses, as Redis shows
+// it: "<unixsocket>:0" for a Unix socket's.
+func (c *client) addr(a net.Addr) string {
+	if isUnix(a) {
+		return c.s.cfg.UnixSocket + ":0"
+	}
+	return addrString(a)
 }
 
 // subscriptions returns how many channels and patterns c is subscribed to.

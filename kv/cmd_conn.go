@@ -261,10 +261,7 @@ func (s *Server) describe(c *client, now time.Time) string {
 	if c.flags&flagMulti != 0 {
 		multi = len(c.multi)
 	}
-	addr, laddr := addrString(c.conn.RemoteAddr()), addrString(c.conn.LocalAddr())
-	if isUnix(c.conn.LocalAddr()) {
-		addr, laddr = s.cfg.UnixSocket+":0", s.cfg.UnixSocket+":0" // as Redis names a Unix socket's clients
-	}
+	addr, laddr := c.peer(), c.addr(c.conn.LocalAddr())
 	cmdName := c.lastCmd
 	if cmdName == "" {
 		cmdName = "NULL"
@@ -335,7 +332,7 @@ func clientInfo(s *Server, c *client, args [][]byte) {
 func clientKill(s *Server, c *client, args [][]byte) {
 	if len(args) == 3 { // the old form: CLIENT KILL addr:port
 		for _, cl := range s.sortedClients() {
-			if a := addrString(cl.conn.RemoteAddr()); a != "" && a == string(args[2]) {
+			if a := cl.peer(); a != "" && a == string(args[2]) {
 				s.kill(c, cl)
 				s.w.OK()
 				return
@@ -396,8 +393,8 @@ func clientKill(s *Server, c *client, args [][]byte) {
 	for _, cl := range s.sortedClients() {
 		switch {
 		case id != 0 && cl.id != id,
-			addr != "" && addrString(cl.conn.RemoteAddr()) != addr,
-			laddr != "" && addrString(cl.conn.LocalAddr()) != laddr,
+			addr != "" && cl.peer() != addr,
+			laddr != "" && cl.addr(cl.conn.LocalAddr()) != laddr,
 			typ == "pubsub" && cl.subscriptions() == 0,
 			typ == "normal" && cl.subscriptions() > 0,
 			typ == "master" || typ == "replica" || typ == "slave",

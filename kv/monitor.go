@@ -51,7 +51,12 @@ func (s *Server) feedMonitors(c *client, cmd *command, args [][]byte) {
 	line = append(line, " ["...)
 	line = strconv.AppendInt(line, int64(c.db.id), 10)
 	line = append(line, ' ')
-	line = append(line, c.peer()...)
+	if isUnix(c.conn.LocalAddr()) {
+		line = append(line, "unix:"...) // Redis's monitors see the socket's path so
+		line = append(line, s.cfg.UnixSocket...)
+	} else {
+		line = append(line, c.peer()...)
+	}
 	line = append(line, "] "...)
 	for i, a := range args {
 		if i > 0 {

@@ -52,7 +52,7 @@ func (l *slowlog) note(c *client, args [][]byte, d time.Duration, nowMs int64) {
 	e := slowEntry{id: l.nextID, at: nowMs / 1000, micros: d.Microseconds(), name: c.name}
 	l.nextID++
 	if c.conn != nil {
-		e.peer = addrString(c.conn.RemoteAddr())
+		e.peer = c.peer()
 	}
 	n := min(len(args), slowlogMaxArgs)
 	e.args = make([]string, n)

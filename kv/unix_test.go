@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"bufio"
 	"context"
 	"net"
 	"os"
@@ -96,5 +97,62 @@ func TestUnixSocketPort0(t *testing.T) {
 	shut()
 	if _, err := os.Lstat(path); !os.IsNotExist(err) {
 		t.Errorf("socket file after Shutdown: %v; want it removed", err)
+	}
+}
+
+// A Unix socket's client is named as Redis names it: "unix:<path>" in
+// what monitors see, "<path>:0" in SLOWLOG and for CLIENT KILL to match.
+// Before, monitors and SLOWLOG showed the socket's empty peer address and
+// CLIENT KILL ADDR <path>:0 matched no client.
+func TestUnixSocketClientNames(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kv.sock")
+	s, err := New(Config{UnixSocket: path, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		s.Shutdown(ctx)
+	})
+	if _, err := s.ListenBind(); err != nil {
+		t.Fatal(err)
+	}
+	mon, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mon.Close()
+	mon.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(mon)
+	mon.Write([]byte("MONITOR\r\n"))
+	if line, err := br.ReadString('\n'); line != "+OK\r\n" {
+		t.Fatalf("MONITOR: %q, %v", line, err)
+	}
+	c := goRedis(t, path, func(o *redis.Options) { o.Network = "unix"; o.PoolSize = 1 })
+	ctx := context.Background()
+	if err := c.ConfigSet(ctx, "slowlog-log-slower-than", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set(ctx, "a", "b", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading the monitor: %v", err)
+		}
+		if strings.Contains(line, `"set"`) {
+			if want := " [0 unix:" + path + `] "set" "a" "b"`; !strings.Contains(line, want) {
+				t.Errorf("monitor line %q; want it to hold %q", line, want)
+			}
+			break
+		}
+	}
+	if e := c.SlowLogGet(ctx, 1).Val(); len(e) != 1 || e[0].ClientAddr != path+":0" {
+		t.Errorf("SLOWLOG GET 1 = %+v; want the client at %s:0", e, path)
+	}
+	if n, err := c.ClientKillByFilter(ctx, "ADDR", path+":0", "SKIPME", "yes").Result(); n != 1 || err != nil {
+		t.Errorf("CLIENT KILL ADDR %s:0 SKIPME yes = %d, %v; want the monitor killed", path, n, err)
 	}
 }
