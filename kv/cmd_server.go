@@ -21,6 +21,7 @@ func init() {
 		cmd("time", 1, "loading stale fast", 0, 0, 0, "server", "2.6.0", "Returns the server time.", timeCommand),
 		cmd("shutdown", -1, "admin noscript loading stale no_multi allow_busy", 0, 0, 0, "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server.", shutdownCommand),
 		cmd("bgrewriteaof", 1, "admin noscript no_async_loading", 0, 0, 0, "server", "1.0.0", "Asynchronously rewrites the append-only file to disk.", bgrewriteaofCommand),
+		cmd("save", 1, "admin noscript no_async_loading no_multi", 0, 0, 0, "server", "1.0.0", "Synchronously save the dataset to disk", saveCommand),
 		cmd("lastsave", 1, "loading stale fast", 0, 0, 0, "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", lastsaveCommand).withCategories("@admin", "@dangerous"),
 		cmd("config", -2, "", 0, 0, 0, "server", "2.0.0", "A container for server configuration commands.", nil).withSubs(
 			cmd("get", -3, "admin noscript loading stale", 0, 0, 0, "", "2.0.0", "Returns the effective values of configuration parameters.", configGet),
@@ -47,13 +48,54 @@ func timeCommand(s *Server, c *client, args [][]byte) {
 	s.w.BulkInt(int64(now.Nanosecond() / 1000))
 }
 
-func lastsaveCommand(s *Server, c *client, args [][]byte) { s.w.Int(s.start.Unix()) }
+func lastsaveCommand(s *Server, c *client, args [][]byte) { s.w.Int(s.snap.lastSave.Unix()) }
+
+// saveCommand writes the RDB file, blocking the loop until it is synced,
+// as Redis's SAVE blocks its thread. A failure is replied "ERR", as
+// Redis replies it, and logged.
+func saveCommand(s *Server, c *client, args [][]byte) {
+	start := time.Now()
+	if err := s.save(); err != nil {
+		s.log.Error("kv: SAVE failed", "err", err)
+		s.w.Error("ERR")
+		return
+	}
+	s.log.Info("kv: DB saved on disk", "file", s.snapshotPath(), "took", time.Since(start))
+	s.w.OK()
+}
+
+// snapshotParams are the inert parameters that have an effect after all:
+// the RDB file's.
+var snapshotParams = []string{"dbfilename", "rdbcompression", "rdbchecksum", "save"}
+
+// saveOnShutdown saves the keyspace when the server shuts down, if it
+// has save points and no SHUTDOWN NOSAVE came, or after SHUTDOWN SAVE,
+// unless SHUTDOWN saved it already and nothing changed since. It runs on
+// the loop, or before the loop starts.
+func (s *Server) saveOnShutdown() error {
+	switch {
+	case s.snap.shutdownMode == "nosave",
+		s.snap.shutdownMode == "" && !s.savePoints(),
+		s.snap.shutdownDone && s.stats.dirty == s.snap.dirtyAtSave:
+		return nil
+	}
+	if err := s.save(); err != nil {
+		s.log.Error("kv: saving the RDB file at shutdown failed", "err", err)
+		return err
+	}
+	s.log.Info("kv: DB saved on disk at shutdown", "file", s.snapshotPath())
+	return nil
+}
 
 func shutdownCommand(s *Server, c *client, args [][]byte) {
-	force := false
+	force, mode := false, ""
 	for _, a := range args[1:] {
 		switch strings.ToUpper(string(a)) {
-		case "NOSAVE", "SAVE", "NOW":
+		case "NOSAVE":
+			mode = "nosave"
+		case "SAVE":
+			mode = "save"
+		case "NOW":
 		case "FORCE":
 			force = true
 		case "ABORT":
@@ -65,6 +107,21 @@ func shutdownCommand(s *Server, c *client, args [][]byte) {
 		}
 	}
 	s.log.Info("kv: shutdown requested by a client", "id", c.id)
+	// As Redis's prepareForShutdown: the snapshot first, and a save
+	// that fails stops the shutdown, unless FORCE.
+	s.snap.shutdownMode = mode
+	if mode == "save" || mode == "" && s.savePoints() {
+		if err := s.save(); err != nil {
+			s.log.Error("kv: saving the RDB file at shutdown failed", "err", err)
+			if !force {
+				s.snap.shutdownMode = ""
+				s.w.Error("ERR Errors trying to SHUTDOWN. Check logs.")
+				return
+			}
+		} else {
+			s.snap.shutdownDone = true
+		}
+	}
 	switch a := s.aof; {
 	case a == nil || a.snapshot:
 	case a.f == nil && !force:
@@ -414,7 +471,7 @@ var inertParams = []inertParam{
 	{"dynamic-hz", "yes", checkBool, false, false},
 	// RDB snapshots, and Redis 7.0 parameters of what evkv does its own
 	// way or not at all.
-	{"save", "", nil, false, false},
+	{"save", "", checkSave, false, false},
 	{"shutdown-timeout", "10", checkInt(0, math.MaxInt32), false, false},
 	{"maxmemory-samples", "5", checkInt(1, 64), false, false},
 	{"maxmemory-eviction-tenacity", "10", checkInt(0, 100), false, false},
@@ -1174,8 +1231,15 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 	if want("persistence") {
 		section("Persistence")
 		field("loading", 0)
-		field("rdb_changes_since_last_save", s.stats.dirty)
+		field("rdb_changes_since_last_save", s.stats.dirty-s.snap.dirtyAtSave)
 		field("rdb_bgsave_in_progress", 0)
+		field("rdb_last_save_time", s.snap.lastSave.Unix())
+		field("rdb_last_bgsave_status", "ok")
+		field("rdb_last_bgsave_time_sec", -1)
+		field("rdb_current_bgsave_time_sec", -1)
+		field("rdb_saves", s.snap.saves)
+		field("rdb_last_load_keys_expired", s.snap.expired)
+		field("rdb_last_load_keys_loaded", s.snap.loaded)
 		field("aof_enabled", b2i(s.aof != nil && s.aof.f != nil))
 		inProgress, status, size, failures := 0, "ok", int64(0), 0
 		writeStatus := "ok"

@@ -61,7 +61,8 @@ type Config struct {
 	// as Redis exits (see Server.Err); otherwise the write commands are
 	// refused with MISCONF until the log takes writes again.
 	AppendFsync string
-	// Dir is the directory of the log (default the working directory).
+	// Dir is the directory of the log and of the RDB file, dbfilename
+	// (default the working directory).
 	Dir string
 	// AppendFilename is the log's file name (default "appendonly.aof").
 	AppendFilename string
@@ -194,6 +195,7 @@ type Server struct {
 	// written by the first rewrite of a log turned on again.
 	rewriteGen     uint16
 	lastRewriteErr error // the last rewrite's failure, nil if it succeeded
+	snap           rdbState
 	channels       map[string]map[*client]struct{}
 	patterns       map[string]map[*client]struct{}
 	ready          []readyKey // keys of blocked clients that received data
@@ -296,7 +298,7 @@ func New(cfg Config) (*Server, error) {
 		if err := p.set(s, cfg.Settings[name]); err != nil {
 			return nil, &SettingError{name, err}
 		}
-		if ip := findInert(p.name); ip != nil && !ip.byHost {
+		if ip := findInert(p.name); ip != nil && !ip.byHost && !slices.Contains(snapshotParams, p.name) {
 			inert = append(inert, p.name)
 		}
 	}
@@ -308,10 +310,17 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.memStartup = readHeap().objects // before the log's data, as Redis's
 	s.memPeak = s.memStartup
+	s.snap.lastSave = s.start
+	if s.savePoints() {
+		s.log.Warn("kv: save points are kept for the shutdown's save alone: evkv saves no snapshot in the background", "save", findParam("save").get(s))
+	}
+	// As in Redis, the log wins: the RDB file is loaded only without it.
 	if cfg.AppendOnly {
 		if err := s.openLog(); err != nil {
 			return nil, err
 		}
+	} else if err := s.loadSnapshot(); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -580,14 +589,16 @@ func (s *Server) Err() error {
 // Shutdown stops running commands, writes and syncs the append-only file
 // and closes it, then stops accepting and closes every client: a command
 // whose reply went out is in the file, as Redis writes its file after the
-// last command it runs; one that came after is not run.
+// last command it runs; one that came after is not run. With save points
+// (the save parameter), or after SHUTDOWN SAVE, the keyspace is saved to
+// the RDB file first, as Redis saves it when it shuts down.
 func (s *Server) Shutdown(ctx context.Context) error {
 	var errs []error
 	if s.ev != nil {
 		flushed := make(chan error, 1)
 		if s.ev.Submit(0, func() {
 			s.stopped = true
-			flushed <- s.closeLog()
+			flushed <- errors.Join(s.saveOnShutdown(), s.closeLog())
 		}) == nil {
 			select {
 			case err := <-flushed:
@@ -598,7 +609,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 		errs = append(errs, s.ev.Shutdown(ctx))
 	} else {
-		errs = append(errs, s.closeLog())
+		errs = append(errs, s.saveOnShutdown(), s.closeLog())
 	}
 	return errors.Join(errs...)
 }

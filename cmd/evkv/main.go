@@ -39,6 +39,15 @@
 // what the file lacks; with everysec or no, the write commands and PING
 // are refused with Redis's MISCONF error until the file takes writes
 // again.
+//
+// Snapshots are Redis's RDB files, version 10, in dir's dbfilename
+// (dump.rdb): with appendonly no, the file is loaded at start (a corrupt
+// one stops the start, naming it), SAVE writes it, and with save points
+// ("save 3600 1") SIGTERM, SIGINT and SHUTDOWN write it before exiting,
+// as Redis's shutdown does. Save points trigger no save while serving,
+// and BGSAVE is not supported: Redis makes those in a forked child. DUMP
+// and RESTORE take Redis's payloads. Streams, modules and functions are
+// not supported, in files as elsewhere.
 package main
 
 import (

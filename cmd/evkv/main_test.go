@@ -245,7 +245,7 @@ func TestRedisConfigFile(t *testing.T) {
 		t.Errorf("pid file after the stop: %v", err)
 	}
 	log, _ := os.ReadFile(filepath.Join(dir, "redis-server.log"))
-	for _, want := range []string{"evkv ready to accept connections", "with no effect here", "rdbcompression", "evkv stopped"} {
+	for _, want := range []string{"evkv ready to accept connections", "with no effect here", "stop-writes-on-bgsave-error", "evkv stopped"} {
 		if !bytes.Contains(log, []byte(want)) {
 			t.Errorf("the log file has no %q:\n%s", want, log)
 		}
@@ -442,5 +442,39 @@ func TestSIGTERMAtReady(t *testing.T) {
 func TestBadNap(t *testing.T) {
 	if err := run([]string{"--port", "0", "--nap", "soon"}); err == nil || !strings.Contains(err.Error(), "nap") {
 		t.Fatalf("--nap soon: %v; want an error naming the flag", err)
+	}
+}
+
+// TestSnapshotAcrossRestart: with save points, SIGTERM saves dump.rdb in
+// dir, which the next start loads; a corrupt one stops the start with an
+// error naming it, as Redis exits.
+func TestSnapshotAcrossRestart(t *testing.T) {
+	dir := t.TempDir()
+	p := start(t, "--dir", dir, "--save", "3600 1")
+	c := redis.NewClient(&redis.Options{Addr: p.addr, DisableIdentity: true})
+	ctx := context.Background()
+	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, p.stderr)
+	}
+	file, err := os.ReadFile(filepath.Join(dir, "dump.rdb"))
+	if err != nil {
+		t.Fatalf("no dump.rdb after SIGTERM: %v\n%s", err, p.stderr)
+	}
+	p = start(t, "--dir", dir)
+	c = redis.NewClient(&redis.Options{Addr: p.addr, DisableIdentity: true})
+	defer c.Close()
+	if got, err := c.Get(ctx, "k").Result(); got != "v" || err != nil {
+		t.Errorf("GET k after the restart = %q, %v; want v", got, err)
+	}
+	os.WriteFile(filepath.Join(dir, "dump.rdb"), file[:len(file)-3], 0o644)
+	bin, _ := build()
+	out, err := exec.Command(bin, "--dir", dir, "--port", strconv.Itoa(freePort(t))).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "dump.rdb") {
+		t.Errorf("a corrupt dump.rdb: %v, %q; want a non-zero exit naming the file", err, out)
 	}
 }

@@ -1,0 +1,339 @@
+package kv
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// rdbState is the state of the RDB file: the last save, and the last load.
+type rdbState struct {
+	lastSave     time.Time // the last SAVE that succeeded, or the start
+	dirtyAtSave  int64     // stats.dirty then
+	saves        int64     // SAVEs run, failed or not (rdb_saves)
+	loaded       int64     // keys the last load took (rdb_last_load_keys_loaded)
+	expired      int64     // keys it skipped as expired (rdb_last_load_keys_expired)
+	shutdownMode string    // SHUTDOWN's SAVE or NOSAVE, if given
+	shutdownDone bool      // SHUTDOWN saved: Shutdown need not, unless keys changed
+}
+
+// snapshotPath is where the RDB file is: dir/dbfilename.
+func (s *Server) snapshotPath() string {
+	return filepath.Join(s.cfg.Dir, findParam("dbfilename").get(s))
+}
+
+// savePoints reports whether the save parameter names save points: then
+// the keyspace is saved at shutdown, as Redis saves it. They do not
+// trigger saves while serving, which Redis makes in the background.
+func (s *Server) savePoints() bool { return strings.TrimSpace(findParam("save").get(s)) != "" }
+
+// checkSave checks save's value as Redis does: pairs of seconds and
+// changes, or nothing.
+func checkSave(v string) (string, error) {
+	f := strings.Fields(v)
+	if len(f)%2 != 0 {
+		return "", errors.New("Invalid save parameters")
+	}
+	for _, n := range f {
+		if i, err := strconv.ParseInt(n, 10, 64); err != nil || i < 0 {
+			return "", errors.New("Invalid save parameters")
+		}
+	}
+	return strings.Join(f, " "), nil
+}
+
+// loadSnapshot loads the RDB file, if there is one, into the empty
+// keyspace, as Redis loads it at start when appendonly is off. Keys
+// whose time has passed are left out, as a master leaves them; a
+// corrupt file stops the start.
+func (s *Server) loadSnapshot() error {
+	path := s.snapshotPath()
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("kv: reading the RDB file: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("kv: reading the RDB file: %w", err)
+	}
+	start := time.Now()
+	res, err := loadRDB(f, st.Size(), s.dbs, time.Now().UnixMilli(), findParam("rdbchecksum").get(s) == "yes")
+	if err != nil {
+		return fmt.Errorf("kv: the RDB file %s cannot be loaded: %w", path, err)
+	}
+	s.snap.loaded, s.snap.expired = res.loaded, res.expired
+	for _, w := range res.warnings {
+		s.log.Warn("kv: " + w)
+	}
+	s.log.Info("kv: RDB file loaded", "file", path, "version", res.version, "created_by", res.createdBy,
+		"keys", res.loaded, "expired", res.expired, "took", time.Since(start))
+	return nil
+}
+
+// rdbLoad is what loadRDB found.
+type rdbLoad struct {
+	version         int
+	createdBy       string // the redis-ver aux field
+	loaded, expired int64
+	warnings        []string
+}
+
+// loadRDB reads an RDB file of size bytes from r into dbs, which must be
+// empty, as Redis's rdbLoad: keys expired at now (Unix ms) are skipped,
+// collections with no elements skipped with a warning, and anything
+// malformed, a key twice, a database past dbs, a module's data or a
+// function library is an error. The checksum is checked unless check is
+// false or it is 0 (written without one).
+func loadRDB(r io.Reader, size int64, dbs []*db, now int64, check bool) (res rdbLoad, err error) {
+	rd := newRDBReader(r, size)
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("at byte %d: %w", size-rd.left, err)
+		}
+	}()
+	head, err := rd.read(9)
+	if err != nil {
+		return res, err
+	}
+	if string(head[:5]) != "REDIS" {
+		return res, errors.New("wrong signature: not an RDB file")
+	}
+	res.version, err = strconv.Atoi(string(head[5:]))
+	if err != nil || res.version < 1 || res.version > rdbVersion {
+		return res, fmt.Errorf("can't handle RDB format version %q", head[5:])
+	}
+	rd.ver = res.version
+	d := dbs[0]
+	expireAt, empty := int64(-1), 0
+	for {
+		t, err := rd.byte()
+		if err != nil {
+			return res, err
+		}
+		switch t {
+		case rdbOpExpire:
+			b, err := rd.read(4)
+			if err != nil {
+				return res, err
+			}
+			expireAt = int64(int32(binary.LittleEndian.Uint32(b))) * 1000
+			continue
+		case rdbOpExpireMS:
+			b, err := rd.read(8)
+			if err != nil {
+				return res, err
+			}
+			expireAt = int64(binary.LittleEndian.Uint64(b))
+			continue
+		case rdbOpFreq:
+			if _, err := rd.byte(); err != nil {
+				return res, err
+			}
+			continue
+		case rdbOpIdle:
+			if _, err := rd.count(); err != nil {
+				return res, err
+			}
+			continue
+		case rdbOpSelectDB:
+			n, err := rd.count()
+			if err != nil {
+				return res, err
+			}
+			if n >= uint64(len(dbs)) {
+				return res, fmt.Errorf("the file has database %d, and there are %d databases", n, len(dbs))
+			}
+			d = dbs[n]
+			continue
+		case rdbOpResizeDB:
+			if _, err := rd.count(); err != nil {
+				return res, err
+			}
+			if _, err := rd.count(); err != nil {
+				return res, err
+			}
+			continue
+		case rdbOpAux:
+			k, err := rd.string()
+			if err != nil {
+				return res, err
+			}
+			v, err := rd.string()
+			if err != nil {
+				return res, err
+			}
+			if string(k) == "redis-ver" {
+				res.createdBy = string(v)
+			}
+			continue // the others are information, or replication's
+		case rdbOpModuleAux:
+			return res, errors.New("the file holds a module's data: modules are not supported")
+		case rdbOpFunction, rdbOpFunction2:
+			return res, errors.New("the file holds a function library: functions are not supported")
+		case rdbOpEOF:
+		default:
+			if !isValueType(t) {
+				return res, errRDBBadType(t)
+			}
+			key, err := rd.string()
+			if err != nil {
+				return res, err
+			}
+			val, err := rd.value(t)
+			switch {
+			case errors.Is(err, errRDBEmptyKey):
+				if empty++; empty <= rdbEmptyKeysLogs {
+					res.warnings = append(res.warnings, fmt.Sprintf("RDB file: skipping the empty key %q", key))
+				}
+			case err != nil:
+				return res, fmt.Errorf("key %q: %w", key, err)
+			case expireAt != -1 && expireAt < now:
+				res.expired++
+			case d.keys.get(key) != nil:
+				return res, fmt.Errorf("key %q is in database %d twice", key, d.id)
+			default:
+				if expireAt != -1 {
+					val.exp = expireAt
+				}
+				d.insert(key, val)
+				res.loaded++
+			}
+			expireAt = -1
+			continue
+		}
+		break
+	}
+	if res.version >= 5 {
+		want := rd.crc
+		b, err := rd.read(8)
+		if err != nil {
+			return res, err
+		}
+		switch got := binary.LittleEndian.Uint64(b); {
+		case got == 0:
+			res.warnings = append(res.warnings, "the RDB file was saved without a checksum: none checked")
+		case check && got != want:
+			return res, fmt.Errorf("wrong checksum %#x, want %#x", got, want)
+		}
+	}
+	if empty > 0 {
+		res.warnings = append(res.warnings, fmt.Sprintf("RDB file: %d empty keys skipped", empty))
+	}
+	return res, nil
+}
+
+// rdbFlushAt is how much a save buffers before writing.
+const rdbFlushAt = 64 << 10
+
+// save writes the keyspace to the RDB file as Redis's rdbSave does: to a
+// temporary file in its directory, synced, renamed over the file, and the
+// directory synced, so that a crash leaves the old file or the new one.
+// It runs on the loop and blocks it until done.
+func (s *Server) save() error {
+	s.snap.saves++
+	path := s.snapshotPath()
+	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf("temp-%d.rdb", os.Getpid()))
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("opening the temporary RDB file: %w", err)
+	}
+	err = s.writeRDB(f)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing the RDB file: %w", err)
+	}
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("syncing the RDB file's directory: %w", err)
+	}
+	s.snap.lastSave = time.Now()
+	s.snap.dirtyAtSave = s.stats.dirty
+	return nil
+}
+
+// writeRDB writes the keyspace in RDB version 10 to out: the aux fields
+// Redis writes, then each database that has keys, its keys that have not
+// expired with their TTLs, then the end and the checksum (0 with
+// rdbchecksum no).
+func (s *Server) writeRDB(out io.Writer) error {
+	bw := bufio.NewWriterSize(out, rdbFlushAt)
+	w := rdbWriter{compress: s.compress()}
+	var crc uint64
+	flush := func() error {
+		crc = rdbCRC(crc, w.buf)
+		_, err := bw.Write(w.buf)
+		w.buf = w.buf[:0]
+		return err
+	}
+	w.buf = append(w.buf, fmt.Sprintf("REDIS%04d", rdbVersion)...)
+	aux := func(k, v string) {
+		w.byte(rdbOpAux)
+		w.string([]byte(k))
+		w.string([]byte(v))
+	}
+	aux("redis-ver", serverVersion)
+	aux("redis-bits", strconv.Itoa(strconv.IntSize))
+	aux("ctime", strconv.FormatInt(time.Now().Unix(), 10))
+	aux("used-mem", strconv.FormatInt(readHeap().objects, 10))
+	aux("aof-base", "0")
+	now := s.now()
+	for _, d := range s.dbs {
+		if d.keys.len() == 0 {
+			continue
+		}
+		w.byte(rdbOpSelectDB)
+		w.length(uint64(d.id))
+		w.byte(rdbOpResizeDB)
+		w.length(uint64(d.keys.len()))
+		w.length(uint64(d.expires.len()))
+		for i := range d.keys.len() {
+			key, e := d.keys.at(i)
+			if e.exp != 0 {
+				if e.exp <= now {
+					continue
+				}
+				w.byte(rdbOpExpireMS)
+				w.buf = binary.LittleEndian.AppendUint64(w.buf, uint64(e.exp))
+			}
+			w.byte(valueType(e))
+			w.string(stringBytes(key))
+			w.value(e)
+			if len(w.buf) >= rdbFlushAt {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	w.byte(rdbOpEOF)
+	if err := flush(); err != nil {
+		return err
+	}
+	if findParam("rdbchecksum").get(s) != "yes" {
+		crc = 0
+	}
+	w.buf = binary.LittleEndian.AppendUint64(w.buf, crc)
+	if _, err := bw.Write(w.buf); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
