@@ -34,7 +34,14 @@ func TestBindAddrs(t *testing.T) {
 // listenBind starts a server on bind's addresses at a free port.
 func listenBind(t *testing.T, bind string) (*Server, []net.Addr, error) {
 	t.Helper()
-	s, err := New(Config{Bind: bind, Port: freePort(t), Logger: quietLogger()})
+	return listenConfig(t, Config{Bind: bind, Port: freePort(t), Logger: quietLogger()})
+}
+
+// listenConfig starts a server of cfg, shut down when the test ends, and
+// returns what ListenBind does.
+func listenConfig(t *testing.T, cfg Config) (*Server, []net.Addr, error) {
+	t.Helper()
+	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,16 +106,7 @@ func TestUnixSocketPort0(t *testing.T) {
 // CLIENT KILL ADDR <path>:0 matched no client.
 func TestUnixSocketClientNames(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "kv.sock")
-	s, err := New(Config{UnixSocket: path, Logger: quietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-	})
-	if _, err := s.ListenBind(); err != nil {
+	if _, _, err := listenConfig(t, Config{UnixSocket: path, Logger: quietLogger()}); err != nil {
 		t.Fatal(err)
 	}
 	mon, err := net.Dial("unix", path)
