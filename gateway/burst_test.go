@@ -153,3 +153,44 @@ func TestDroppedEventsLogged(t *testing.T) {
 		t.Fatalf("%d lines, %d saying the trigger started dropping; want 1 to 6 lines for one burst:\n%s", lines, starts, out)
 	}
 }
+
+// A trigger that ends while its drops wait to be reported says how many
+// it dropped as it ends, and leaves no timer behind on the engine's loop.
+// Before, the report's timer held the ended trigger, its queue with it,
+// until the interval was over, and said its count only then.
+func TestDroppedEventsReportedWhenTriggerEnds(t *testing.T) {
+	logged := new(testpeer.Output)
+	g, src, addr := startGateway(t, func(c *Config) {
+		c.Logger = slog.New(slog.NewTextHandler(logged, nil))
+	})
+	c := dialSubscribe(t, addr, "a", "subscription { employeeUpdated(id: 1) { name } }")
+	waitFor(t, "the upstream subscription", func() bool { return src.Subscribers("employee.1") == 1 })
+	timers := func() int {
+		n := make(chan int)
+		g.engine.l.Submit(func() { n <- g.engine.l.Timers() })
+		return <-n
+	}
+	before := timers()
+	g.engine.maxQueue = 2
+	g.engine.dropLogEvery = time.Hour
+	deadline := time.Now().Add(10 * time.Second)
+	for sent := 0; g.Stats().EventsDropped.Load() == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("no event dropped in 10s of bursts")
+		}
+		for range 200 {
+			publish(t, src, "employee.1", fmt.Sprintf(`{"name":"%d"}`, sent))
+			sent++
+		}
+	}
+	c.send(`{"id":"a","type":"complete"}`)
+	waitFor(t, "the trigger to end", func() bool { return src.Subscribers("employee.1") == 0 })
+	dropped := g.Stats().EventsDropped.Load()
+	if n := timers(); n != before {
+		t.Errorf("the engine's loop has %d timers once the trigger ended; want %d, as before it dropped events", n, before)
+	}
+	m := regexp.MustCompile(`events a trigger dropped" subjects=\[employee.1\] dropped=(\d+) `).FindAllStringSubmatch(logged.String(), -1)
+	if len(m) != 1 || m[0][1] != strconv.FormatInt(dropped, 10) {
+		t.Errorf("the log's reports of drops once the trigger ended: %q; want one of %d:\n%s", m, dropped, logged.String())
+	}
+}

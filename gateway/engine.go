@@ -86,10 +86,11 @@ type trigger struct {
 	unwritten int
 	view      *view // snapshot for the pool; nil when groups changed
 	// dropped counts the events dropped from a full queue since the
-	// log last said how many; dropLog is the timer that will say it,
-	// zero when t has not dropped any since the last report.
-	dropped int
-	dropLog loop.TimerID
+	// log last said how many, at dropSince; dropLog is the timer that
+	// will say it, zero when t has not dropped any since the last report.
+	dropped   int
+	dropSince time.Time
+	dropLog   loop.TimerID
 }
 
 // group is a trigger's subscribers that share one projection, filter and
@@ -260,6 +261,10 @@ func (e *engine) drop(t *trigger) {
 	if t.cancel != nil {
 		e.goUpstream(t.cancel) // it may wait on the network
 	}
+	if t.dropLog != 0 {
+		e.l.CancelTimer(t.dropLog)
+		e.reportDrops(t) // the drops since the last report, as t ends
+	}
 }
 
 // start subscribes upstream, off the loop.
@@ -338,8 +343,8 @@ func (e *engine) push(t *trigger, data []byte) {
 
 // dropped counts an event dropped from t's full queue. The first of an
 // episode is logged at once, and every dropLogEvery after it how many
-// were dropped since, until an interval drops none: a line or two an
-// interval, however many events a busy trigger drops.
+// were dropped since, until an interval drops none or t ends: a line or
+// two an interval, however many events a busy trigger drops.
 func (e *engine) dropped(t *trigger) {
 	e.stats.EventsDropped.Add(1)
 	t.dropped++
@@ -348,23 +353,23 @@ func (e *engine) dropped(t *trigger) {
 	}
 	e.log.Warn("gateway: a trigger's queue is full; dropping its oldest events",
 		"subjects", t.subjects, "queue", e.maxQueue)
-	start := time.Now()
-	var report func()
-	report = func() {
-		if t.dropped == 0 {
-			t.dropLog = 0
-			return
-		}
-		e.log.Warn("gateway: events a trigger dropped",
-			"subjects", t.subjects, "dropped", t.dropped, "over", time.Since(start).Round(time.Millisecond))
-		t.dropped, start = 0, time.Now()
-		if t.dead {
-			t.dropLog = 0
-			return
-		}
-		t.dropLog = e.l.AfterFunc(e.dropLogEvery, report)
+	t.dropSince = time.Now()
+	t.dropLog = e.l.AfterFunc(e.dropLogEvery, func() { e.reportDrops(t) })
+}
+
+// reportDrops says how many events t dropped since the last report and,
+// if it dropped any and has not ended, sets the timer for the next.
+func (e *engine) reportDrops(t *trigger) {
+	t.dropLog = 0
+	if t.dropped == 0 {
+		return
 	}
-	t.dropLog = e.l.AfterFunc(e.dropLogEvery, report)
+	e.log.Warn("gateway: events a trigger dropped",
+		"subjects", t.subjects, "dropped", t.dropped, "over", time.Since(t.dropSince).Round(time.Millisecond))
+	t.dropped, t.dropSince = 0, time.Now()
+	if !t.dead {
+		t.dropLog = e.l.AfterFunc(e.dropLogEvery, func() { e.reportDrops(t) })
+	}
 }
 
 // maxUnwritten bounds a trigger's events resolved, or being resolved,
