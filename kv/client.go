@@ -63,23 +63,14 @@ func newClient(s *Server, conn *evloop.Conn, id int64) *client {
 
 func (c *client) blocked() bool { return c.block != nil }
 
-// peer returns the client's address ("127.0.0.1:5000"), read once; a
-// Unix socket's client is "<unixsocket>:0", as Redis names it in CLIENT
-// LIST, CLIENT KILL's matching and SLOWLOG.
+// peer returns the client's address as Redis names it in CLIENT LIST,
+// CLIENT KILL's matching and SLOWLOG ("127.0.0.1:5000", or for a Unix
+// socket's client "<path>:0"), read once.
 func (c *client) peer() string {
 	if c.peerID == "" {
-		c.peerID = c.addr(c.conn.RemoteAddr())
+		c.peerID, _ = clientAddrs(c)
 	}
 	return c.peerID
-}
-
-// addr is a, one of the client's connection's addresses, as Redis shows
-// it: "<unixsocket>:0" for a Unix socket's.
-func (c *client) addr(a net.Addr) string {
-	if isUnix(a) {
-		return c.s.cfg.UnixSocket + ":0"
-	}
-	return addrString(a)
 }
 
 // subscriptions returns how many channels and patterns c is subscribed to.
@@ -101,4 +92,15 @@ func addrString(a net.Addr) string {
 func isUnix(a net.Addr) bool {
 	_, ok := a.(*net.UnixAddr)
 	return ok
+}
+
+// clientAddrs returns c's address and its local one as Redis names them
+// in CLIENT LIST and finds them in CLIENT KILL: host:port, or, for a
+// client of a Unix socket, the socket's path and port 0 for both.
+func clientAddrs(c *client) (addr, laddr string) {
+	local := c.conn.LocalAddr()
+	if ua, ok := local.(*net.UnixAddr); ok {
+		return ua.Name + ":0", ua.Name + ":0"
+	}
+	return addrString(c.conn.RemoteAddr()), addrString(local)
 }

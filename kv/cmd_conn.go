@@ -261,7 +261,7 @@ func (s *Server) describe(c *client, now time.Time) string {
 	if c.flags&flagMulti != 0 {
 		multi = len(c.multi)
 	}
-	addr, laddr := c.peer(), c.addr(c.conn.LocalAddr())
+	addr, laddr := clientAddrs(c)
 	cmdName := c.lastCmd
 	if cmdName == "" {
 		cmdName = "NULL"
@@ -332,7 +332,7 @@ func clientInfo(s *Server, c *client, args [][]byte) {
 func clientKill(s *Server, c *client, args [][]byte) {
 	if len(args) == 3 { // the old form: CLIENT KILL addr:port
 		for _, cl := range s.sortedClients() {
-			if a := cl.peer(); a != "" && a == string(args[2]) {
+			if a, _ := clientAddrs(cl); a != "" && a == string(args[2]) {
 				s.kill(c, cl)
 				s.w.OK()
 				return
@@ -391,10 +391,14 @@ func clientKill(s *Server, c *client, args [][]byte) {
 	}
 	killed := 0
 	for _, cl := range s.sortedClients() {
+		var claddr, clladdr string
+		if addr != "" || laddr != "" {
+			claddr, clladdr = clientAddrs(cl) // asks the kernel: only when matched on
+		}
 		switch {
 		case id != 0 && cl.id != id,
-			addr != "" && cl.peer() != addr,
-			laddr != "" && cl.addr(cl.conn.LocalAddr()) != laddr,
+			addr != "" && claddr != addr,
+			laddr != "" && clladdr != laddr,
 			typ == "pubsub" && cl.subscriptions() == 0,
 			typ == "normal" && cl.subscriptions() > 0,
 			typ == "master" || typ == "replica" || typ == "slave",

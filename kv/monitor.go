@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,9 +52,9 @@ func (s *Server) feedMonitors(c *client, cmd *command, args [][]byte) {
 	line = append(line, " ["...)
 	line = strconv.AppendInt(line, int64(c.db.id), 10)
 	line = append(line, ' ')
-	if isUnix(c.conn.LocalAddr()) {
+	if ua, ok := c.conn.LocalAddr().(*net.UnixAddr); ok {
 		line = append(line, "unix:"...) // Redis's monitors see the socket's path so
-		line = append(line, s.cfg.UnixSocket...)
+		line = append(line, ua.Name...)
 	} else {
 		line = append(line, c.peer()...)
 	}

@@ -147,3 +147,51 @@ func TestUnixSocketClientNames(t *testing.T) {
 		t.Errorf("CLIENT KILL ADDR %s:0 SKIPME yes = %d, %v; want the monitor killed", path, n, err)
 	}
 }
+
+// TestUnixSocketClientKillAddr: CLIENT KILL finds a Unix socket's
+// clients by the addr and laddr CLIENT LIST gives them, the socket's path
+// and port 0, as Redis's does, also on a socket that Listen opened rather
+// than the unixsocket setting. Before, CLIENT LIST named them so but
+// CLIENT KILL looked for an empty address, and killed none.
+func TestUnixSocketClientKillAddr(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		fromConfig bool // the unixsocket setting's socket, else Listen's
+	}{
+		{name: "unixsocket", fromConfig: true},
+		{name: "Listen", fromConfig: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "kv.sock")
+			var cfg Config
+			if tc.fromConfig {
+				cfg.UnixSocket = path
+			}
+			s, _ := startServer(t, cfg)
+			var err error
+			if tc.fromConfig {
+				_, err = s.ListenBind()
+			} else {
+				_, err = s.Listen("unix", path)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			unixClient := func() *redis.Client {
+				return goRedis(t, path, func(o *redis.Options) { o.Network = "unix"; o.PoolSize = 1 })
+			}
+			killer := unixClient()
+			for _, by := range []string{"addr", "laddr"} {
+				victim := unixClient()
+				info, err := victim.ClientInfo(ctx).Result()
+				if err != nil || info.Addr != path+":0" || info.LAddr != path+":0" {
+					t.Fatalf("CLIENT INFO = %+v, %v; want addr and laddr %s:0", info, err, path)
+				}
+				if n, err := killer.Do(ctx, "CLIENT", "KILL", by, path+":0").Int(); n != 1 || err != nil {
+					t.Errorf("CLIENT KILL %s %s:0 = %d, %v; want 1", by, path, n, err)
+				}
+			}
+		})
+	}
+}
