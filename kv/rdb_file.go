@@ -34,16 +34,21 @@ func (s *Server) snapshotPath() string {
 // trigger saves while serving, which Redis makes in the background.
 func (s *Server) savePoints() bool { return strings.TrimSpace(findParam("save").get(s)) != "" }
 
+// errSaveParams is Redis's reply to a malformed save, capitalized as it is.
+//
+//lint:ignore ST1005 the text is Redis's reply
+var errSaveParams = errors.New("Invalid save parameters")
+
 // checkSave checks save's value as Redis does: pairs of seconds and
 // changes, or nothing.
 func checkSave(v string) (string, error) {
 	f := strings.Fields(v)
 	if len(f)%2 != 0 {
-		return "", errors.New("Invalid save parameters")
+		return "", errSaveParams
 	}
 	for _, n := range f {
 		if i, err := strconv.ParseInt(n, 10, 64); err != nil || i < 0 {
-			return "", errors.New("Invalid save parameters")
+			return "", errSaveParams
 		}
 	}
 	return strings.Join(f, " "), nil
