@@ -14,48 +14,62 @@ import (
 var errLZF = errors.New("invalid LZF compressed string")
 
 // lzfDecompress returns in decompressed, which must come to exactly n
-// bytes.
+// bytes. The stream is walked first to see that it does, so that n, the
+// sender's claim, is allocated only once the stream bears it out.
 func lzfDecompress(in []byte, n int) ([]byte, error) {
-	out := make([]byte, 0, n)
+	if size, ok := lzfDecode(in, nil); !ok || size != n {
+		return nil, errLZF
+	}
+	out := make([]byte, n)
+	lzfDecode(in, out)
+	return out, nil
+}
+
+// lzfDecode returns how many bytes in decompresses to, and false if it is
+// malformed; if out is not nil, it decompresses in into out, which must
+// be that long.
+func lzfDecode(in, out []byte) (size int, ok bool) {
 	for i := 0; i < len(in); {
 		ctrl := int(in[i])
 		i++
 		if ctrl < 32 {
 			lit := ctrl + 1
-			if i+lit > len(in) || len(out)+lit > n {
-				return nil, errLZF
+			if i+lit > len(in) {
+				return 0, false
 			}
-			out = append(out, in[i:i+lit]...)
+			if out != nil {
+				copy(out[size:], in[i:i+lit])
+			}
+			size += lit
 			i += lit
 			continue
 		}
 		length := ctrl >> 5
 		if length == 7 {
 			if i >= len(in) {
-				return nil, errLZF
+				return 0, false
 			}
 			length += int(in[i])
 			i++
 		}
 		length += 2
 		if i >= len(in) {
-			return nil, errLZF
+			return 0, false
 		}
 		back := (ctrl&0x1f)<<8 | int(in[i]) + 1
 		i++
-		if back > len(out) || len(out)+length > n {
-			return nil, errLZF
+		if back > size {
+			return 0, false
 		}
-		// Byte by byte: a reference may overlap what it produces.
-		from := len(out) - back
-		for k := range length {
-			out = append(out, out[from+k])
+		if out != nil {
+			// Byte by byte: a reference may overlap what it produces.
+			for k := range length {
+				out[size+k] = out[size-back+k]
+			}
 		}
+		size += length
 	}
-	if len(out) != n {
-		return nil, errLZF
-	}
-	return out, nil
+	return size, true
 }
 
 const (

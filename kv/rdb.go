@@ -432,7 +432,9 @@ func (r *rdbReader) plainSet() (entry, error) {
 	}
 	o := &set{}
 	if n > setMaxIntset {
-		o.table = newDict[struct{}](int(min(n, uint64(r.left))))
+		// Not sized to n: the table grows with the members read, not
+		// with what the count claims.
+		o.table = newDict[struct{}](0)
 	}
 	for range n {
 		m, err := r.string()
