@@ -443,11 +443,15 @@ func (s *session) slow() {
 }
 
 // goingAway completes every subscription and closes the connection with
-// 1001: the gateway is shutting down.
+// 1001: the gateway is shutting down. The completes are not held to the
+// outbound bounds as send holds messages: queued together, they are no
+// sign of a slow client, and the close follows them.
 func (s *session) goingAway() {
 	for _, sub := range slices.Clone(s.subs) {
 		s.end(sub)
-		s.send(s.appendComplete(nil, sub.id))
+		if !s.gone {
+			s.wc.WriteMessage(ws.Text, s.appendComplete(nil, sub.id))
+		}
 	}
 	s.closeWith(CloseGoingAway, "server shutting down")
 }

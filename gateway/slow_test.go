@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -79,4 +81,52 @@ func TestPingFloodBounded(t *testing.T) {
 	}
 	c.ws.Close()
 	<-sent
+}
+
+// Shutting down completes every subscription and closes with 1001 however
+// small MaxOutbound is: the completes of one connection's subscriptions,
+// queued together before the loop writes any, are no sign of a slow
+// client. Before, they were held to 4 times MaxOutbound as events are,
+// and a client with many subscriptions was closed as a slow consumer
+// partway through them.
+func TestShutdownCompletesPastMaxOutbound(t *testing.T) {
+	const subs = 100
+	g, _, addr := startGateway(t, func(c *Config) { c.MaxOutbound = 256 })
+	c := dial(t, addr, ProtocolTransportWS)
+	c.init()
+	for i := range subs {
+		c.send(fmt.Sprintf(`{"id":"%d","type":"subscribe","payload":{"query":"subscription { employeeUpdated(id: 1) { name } }"}}`, i))
+	}
+	waitFor(t, "the subscriptions", func() bool { return g.Stats().Subscriptions.Load() == subs })
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		done <- g.Shutdown(ctx)
+	}()
+	completes := 0
+	c.ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for {
+		_, msg, err := c.ws.ReadMessage()
+		if err != nil {
+			var ce *websocket.CloseError
+			if !errors.As(err, &ce) || ce.Code != CloseGoingAway {
+				t.Fatalf("after %d completes: %v; want a close with %d", completes, err, CloseGoingAway)
+			}
+			break
+		}
+		if strings.Contains(string(msg), `"type":"complete"`) {
+			completes++
+		}
+	}
+	if completes != subs {
+		t.Errorf("got %d completes; want %d", completes, subs)
+	}
+	if n := g.Stats().SlowConsumers.Load(); n != 0 {
+		t.Errorf("SlowConsumers = %d; want 0", n)
+	}
+	c.ws.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("Shutdown = %v", err)
+	}
 }
