@@ -347,18 +347,26 @@ func TestCRC64(t *testing.T) {
 	}
 }
 
-// FuzzRestore: no payload makes RESTORE's decoding panic, and a value it
-// decodes DUMPs to a payload that decodes to the same.
+// FuzzRestore: no value makes RESTORE's decoding panic; a value it
+// decodes DUMPs to a payload that decodes to the same; and the key it
+// makes takes the commands of every type, after which its DUMP is
+// RESTOREd again. The fuzzer writes the value, and the payload's footer
+// is computed around it, so that the checksum does not stop it short of
+// the decoder.
 func FuzzRestore(f *testing.F) {
 	for _, body := range []string{
 		"\x00\x05hello", "\x00\xc0\x05", "\x00\xc3\x05\x0a\x01aa\xe0\x04\x00", "\x12\x01\x02\x0b\x0b\x00\x00\x00\x01\x00\x81a\x02\xff",
 		"\x0b\x0a\x02\x00\x00\x00\x01\x00\x00\x00\x05\x00", "\x02\x02\x01a\x01b", "\x05\x01\x01a\x00\x00\x00\x00\x00\x00\xf0\x3f",
 		"\x04\x01\x01f\x01v", "\x03\x01\x01a\x031.5", "\x01\x02\x01a\x01b",
+		"\x10\x0d\x0d\x00\x00\x00\x02\x00\x81f\x02\x81v\x02\xff", "\x11\x0c\x0c\x00\x00\x00\x02\x00\x81a\x02\x01\x01\xff",
+		"\x0d\x0f\x0f\x00\x00\x00\x0c\x00\x00\x00\x02\x00\x00\xf1\x02\xf2\xff", "\x09\x0c\x02\x01a\x01\x00b\x01c\x01\x00d\xff",
 	} {
-		f.Add([]byte(testPayload(body)))
+		f.Add([]byte(body))
 	}
-	f.Fuzz(func(t *testing.T, p []byte) {
-		e, ok, err := parsePayload(p)
+	_, addr := startServer(f, Config{})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		p := testPayload(string(body))
+		e, ok, err := parsePayload([]byte(p))
 		if !ok || err != nil {
 			return
 		}
@@ -368,6 +376,28 @@ func FuzzRestore(f *testing.F) {
 		}
 		if a, b := dumpPayload(&e, false), dumpPayload(&again, false); !bytes.Equal(a, b) {
 			t.Fatalf("DUMP, RESTORE, DUMP: %q, then %q", a, b)
+		}
+		rc := dialRaw(t, addr)
+		rc.do("FLUSHALL")
+		if got := rc.do("RESTORE", "k", "0", p); got != "+OK\r\n" {
+			t.Fatalf("RESTORE = %q; want OK", got)
+		}
+		for _, args := range [][]string{
+			{"OBJECT", "ENCODING", "k"}, {"MEMORY", "USAGE", "k", "SAMPLES", "0"}, {"DUMP", "k"}, {"COPY", "k", "k2"},
+			{"GET", "k"}, {"APPEND", "k", "x"}, {"STRLEN", "k"},
+			{"LRANGE", "k", "0", "-1"}, {"LPUSH", "k", "x"}, {"LINSERT", "k", "BEFORE", "1", "y"}, {"LINDEX", "k", "2"}, {"RPOP", "k"},
+			{"SMEMBERS", "k"}, {"SADD", "k", "x", "1", "2"}, {"SREM", "k", "1"}, {"SRANDMEMBER", "k", "-3"}, {"SPOP", "k"},
+			{"HGETALL", "k"}, {"HSET", "k", "f", "v", "1", "2"}, {"HDEL", "k", "1"}, {"HRANDFIELD", "k", "-3"},
+			{"ZRANGE", "k", "0", "-1", "WITHSCORES"}, {"ZADD", "k", "1", "x", "2", "1"}, {"ZREM", "k", "1"},
+			{"ZRANGEBYSCORE", "k", "-inf", "+inf"}, {"ZRANGEBYLEX", "k", "-", "+"}, {"ZRANK", "k", "x"},
+			{"OBJECT", "ENCODING", "k"}, {"MEMORY", "USAGE", "k", "SAMPLES", "0"},
+		} {
+			rc.do(args...)
+		}
+		if d := parseReply(t, rc.do("DUMP", "k")); d.Str != nil {
+			if got := rc.do("RESTORE", "k3", "0", string(d.Str)); got != "+OK\r\n" {
+				t.Fatalf("RESTORE of the DUMP after the commands = %q; want OK", got)
+			}
 		}
 	})
 }
