@@ -158,12 +158,30 @@ func (d *db) count(key []byte, e *entry, notify bool) {
 // expire deletes a key whose time has come, as a DEL the log records, with
 // its keyspace event.
 func (d *db) expire(key []byte) {
+	d.expiring(key)
+	d.remove(key)
+	d.expired(key)
+}
+
+// expiring comes before the deletion of key, whose time has come: a
+// rewrite of the log under way is told of the change.
+func (d *db) expiring(key []byte) {
 	if a := d.s.aof; a != nil && a.rw != nil {
 		a.rw.touch(d, key)
 	}
-	d.remove(key)
+}
+
+// expired follows the deletion of key, whose time had come, as Redis's
+// deleteExpiredKeyAndPropagate: it is counted, the log gets its DEL, the
+// expired event is sent and the clients WATCHing it see a change. Each
+// is skipped at once when nothing takes it (no log, no events, no
+// WATCH), so that the active cycle's deletions cost little more than the
+// deletion.
+func (d *db) expired(key []byte) {
 	d.s.stats.expiredKeys++
-	d.s.propagate(d.id, [][]byte{[]byte("DEL"), key})
+	if d.s.aof != nil {
+		d.s.propagate(d.id, [][]byte{[]byte("DEL"), key})
+	}
 	d.s.notify(notifyExpired, "expired", key, d.id)
 	d.s.touchWatched(d, key)
 }

@@ -80,6 +80,15 @@ func (d *dict[V]) slot(i int) *dictSlot[V] {
 // position that names it; slot -1 if key is absent.
 func (d *dict[V]) find(key []byte) (slot, pos int) {
 	if d.index == nil {
+		return d.findHashed(key, 0)
+	}
+	return d.findHashed(key, dictHash(key))
+}
+
+// findHashed is find for a key whose hash, h, the caller has already
+// computed (dictHash; any value while the dict has no index).
+func (d *dict[V]) findHashed(key []byte, h uint32) (slot, pos int) {
+	if d.index == nil {
 		for i := range d.n {
 			if d.slot(i).key == string(key) {
 				return i, -1
@@ -87,7 +96,6 @@ func (d *dict[V]) find(key []byte) (slot, pos int) {
 		}
 		return -1, -1
 	}
-	h := dictHash(key)
 	mask := len(d.index) - 1
 	for p := int(h) & mask; ; p = (p + 1) & mask {
 		e := d.index[p]
@@ -200,14 +208,24 @@ func (d *dict[V]) take(key []byte) (v V, ok bool) {
 func (d *dict[V]) deleteAt(i int) {
 	pos := -1
 	if d.index != nil {
-		pos = d.indexOf(d.slot(i).key, i)
+		pos = d.indexOf(dictHashString(d.slot(i).key), i)
 	}
 	d.remove(i, pos)
 }
 
-// indexOf returns the index position naming slot i, whose key is key.
-func (d *dict[V]) indexOf(key string, i int) int {
-	h := dictHashString(key)
+// deleteAtHashed is deleteAt for an entry whose key's hash, h, the caller
+// has already computed.
+func (d *dict[V]) deleteAtHashed(i int, h uint32) {
+	pos := -1
+	if d.index != nil {
+		pos = d.indexOf(h, i)
+	}
+	d.remove(i, pos)
+}
+
+// indexOf returns the index position naming slot i, whose key hashes to
+// h.
+func (d *dict[V]) indexOf(h uint32, i int) int {
 	mask := len(d.index) - 1
 	want := uint64(h)<<32 | uint64(i+1)
 	p := int(h) & mask
@@ -227,7 +245,7 @@ func (d *dict[V]) remove(i, pos int) {
 	if i != last {
 		ls := d.slot(last)
 		if d.index != nil {
-			p := d.indexOf(ls.key, last)
+			p := d.indexOf(dictHashString(ls.key), last)
 			d.index[p] = d.index[p]&^(1<<32-1) | uint64(i+1)
 		}
 		*d.slot(i) = *ls

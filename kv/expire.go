@@ -123,10 +123,7 @@ func (d *db) activeExpire(now int64, deadline time.Time) (sampled, expired int, 
 		n := min(expireSample, d.expires.len())
 		gone := 0
 		for range n {
-			key, _ := d.expires.at(d.expires.random())
-			e := d.keys.get([]byte(key))
-			if e != nil && e.exp != 0 && e.exp <= now {
-				d.expire([]byte(key))
+			if d.reclaim(d.expires.random(), now) {
 				gone++
 			}
 		}
@@ -139,4 +136,27 @@ func (d *db) activeExpire(now int64, deadline time.Time) (sampled, expired int, 
 		}
 	}
 	return sampled, expired, false
+}
+
+// reclaim deletes the key at position i of d.expires if its expiry is at
+// or before now, as expire does, and reports whether it did. The key is
+// hashed once and found once: its entry's slot and index position in
+// d.keys serve its deletion there, and its hash its deletion from
+// d.expires at i.
+func (d *db) reclaim(i int, now int64) bool {
+	k, _ := d.expires.at(i)
+	key := stringBytes(k) // read only, as k stays referenced here
+	h := dictHashString(k)
+	slot, pos := d.keys.findHashed(key, h)
+	if slot < 0 {
+		return false
+	}
+	if _, e := d.keys.at(slot); e.exp == 0 || e.exp > now {
+		return false
+	}
+	d.expiring(key)
+	d.keys.remove(slot, pos)
+	d.expires.deleteAtHashed(i, h)
+	d.expired(key)
+	return true
 }

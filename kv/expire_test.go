@@ -3,9 +3,14 @@ package kv
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/evloop/evloop/resp"
 )
 
 // fillExpiring sets n keys prefix0 ... in d, expiring at at (Unix ms).
@@ -144,5 +149,99 @@ func TestActiveExpiryWithoutClients(t *testing.T) {
 	}
 	if n := c.DBSize(ctx).Val(); n != 100 {
 		t.Errorf("DBSIZE = %d; want 100", n)
+	}
+}
+
+// TestActiveExpiryEffects leaves keys to active expiry, no client
+// touching them, and checks what each deletion does besides: expired_keys
+// counts them, the EXEC of a client WATCHing one fails, and, when they are
+// on, each key's expired event reaches a subscriber and the log records
+// its DEL, so that a restart from the log has none of them. With the log
+// and the events off, as evkv runs by default, the deletions skip both.
+func TestActiveExpiryEffects(t *testing.T) {
+	const n = 100
+	for _, tc := range []struct {
+		name   string
+		cfg    Config
+		logged bool
+	}{
+		{name: "log and events", cfg: Config{AppendOnly: true, NotifyKeyspaceEvents: "Ex"}, logged: true},
+		{name: "neither", cfg: Config{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Dir = t.TempDir()
+			s, addr := startServer(t, cfg)
+			rc, watcher, sub := dialRaw(t, addr), dialRaw(t, addr), dialRaw(t, addr)
+			sub.do("SUBSCRIBE", "__keyevent@0__:expired")
+			rc.do("SET", "stays", "v")
+			for i := range n {
+				rc.send("SET", fmt.Sprint("key:", i), "v", "PX", "300")
+			}
+			for range n {
+				if r := rc.read(); r != "+OK\r\n" {
+					t.Fatalf("SET: %q", r)
+				}
+			}
+			if r := watcher.do("WATCH", "key:7"); r != "+OK\r\n" {
+				t.Fatalf("WATCH: %q", r)
+			}
+			if r := rc.do("CONFIG", "RESETSTAT"); r != "+OK\r\n" {
+				t.Fatalf("CONFIG RESETSTAT: %q", r)
+			}
+			for deadline := time.Now().Add(10 * time.Second); rc.do("DBSIZE") != ":1\r\n"; {
+				if time.Now().After(deadline) {
+					t.Fatalf("DBSIZE = %q 10 s after the keys' expiry; want 1", rc.do("DBSIZE"))
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if got := infoInt(t, rc.do("INFO", "stats"), "expired_keys"); got != n {
+				t.Errorf("expired_keys = %d; want %d", got, n)
+			}
+			watcher.do("MULTI")
+			watcher.do("SET", "key:7", "new")
+			if r := watcher.do("EXEC"); r != "*-1\r\n" {
+				t.Errorf("EXEC after the WATCHed key expired: %q; want *-1", r)
+			}
+
+			events := map[string]bool{}
+			if tc.logged {
+				for range n {
+					v, _, err := resp.Parse([]byte(sub.read()))
+					if err != nil || len(v.Elems) != 3 {
+						t.Fatalf("message %v, %v; want an expired event", v, err)
+					}
+					events[string(v.Elems[2].Str)] = true
+				}
+			}
+			if rest := eventsUntilPong(t, sub); len(rest) != 0 {
+				t.Errorf("events besides the keys' expired: %q", rest)
+			}
+			if err := s.Shutdown(context.Background()); err != nil {
+				t.Fatalf("Shutdown: %v", err)
+			}
+			log, _ := os.ReadFile(filepath.Join(cfg.Dir, "appendonly.aof"))
+			for i := range n {
+				key := fmt.Sprint("key:", i)
+				if events[key] != tc.logged {
+					t.Errorf("expired event of %s: %v; want %v", key, events[key], tc.logged)
+				}
+				want := 0
+				if tc.logged {
+					want = 1
+				}
+				del := string(resp.AppendCommand(nil, []byte("DEL"), []byte(key)))
+				if got := strings.Count(string(log), del); got != want {
+					t.Errorf("the log records %s's DEL %d times; want %d", key, got, want)
+				}
+			}
+			if !tc.logged {
+				return
+			}
+			_, addr2 := startServer(t, cfg)
+			if r := dialRaw(t, addr2).do("DBSIZE"); r != ":1\r\n" {
+				t.Errorf("DBSIZE after a restart from the log = %q; want 1, stays", r)
+			}
+		})
 	}
 }
