@@ -74,7 +74,7 @@ type db struct {
 	id      int
 	s       *Server
 	keys    *dict[entry]
-	expires *dict[struct{}] // the keys with a TTL, for sampling
+	expires *dict[struct{}] // the keys with a TTL, for sampling, as keys holds them (the same bytes)
 
 	watchers map[string][]*watchedKey // the WATCHes of each key
 	blocking map[string][]*client     // blocked on each key, first come first
@@ -242,7 +242,7 @@ func (d *db) insert(key []byte, val entry) {
 	e, _ := d.keys.put(key)
 	*e = val
 	if val.exp != 0 {
-		d.expires.put(key)
+		d.expires.putShared(d.keys.keyOf(key))
 	}
 	d.created(key)
 }
@@ -271,7 +271,7 @@ func (d *db) remove(key []byte) bool {
 // setExpire sets key's expiry, Unix milliseconds; key must exist.
 func (d *db) setExpire(key []byte, e *entry, at int64) {
 	if e.exp == 0 {
-		d.expires.put(key)
+		d.expires.putShared(d.keys.keyOf(key))
 	}
 	e.exp = at
 }

@@ -129,6 +129,23 @@ func (d *dict[V]) put(key []byte) (v *V, added bool) {
 	return d.add(string(key)), true
 }
 
+// putShared is put for a key the dict keeps as it is, not a copy: the
+// string under which another dict holds the same key, so that the two
+// share its bytes.
+func (d *dict[V]) putShared(key string) (v *V, added bool) {
+	if i, _ := d.find(stringBytes(key)); i >= 0 {
+		return &d.slot(i).val, false
+	}
+	return d.add(key), true
+}
+
+// keyOf returns the string under which the dict holds key, which must be
+// present.
+func (d *dict[V]) keyOf(key []byte) string {
+	i, _ := d.find(key)
+	return d.slot(i).key
+}
+
 // add adds key, which must be absent, with a zero value and returns the
 // value. The dict keeps key itself, not a copy. The pointer is valid until
 // the next put or delete.

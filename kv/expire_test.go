@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/evloop/evloop/resp"
 )
@@ -243,5 +244,28 @@ func TestActiveExpiryEffects(t *testing.T) {
 				t.Errorf("DBSIZE after a restart from the log = %q; want 1, stays", r)
 			}
 		})
+	}
+}
+
+// TestExpiresShareKeys: a key given a TTL, by SET ... PX or EXPIRE, or
+// brought with one by RENAME, is held in d.expires under the keyspace's
+// own string, not a copy of its bytes.
+func TestExpiresShareKeys(t *testing.T) {
+	s, c := directServer(t)
+	setCommand(s, c, argv("SET", "key:a", "v", "PX", "100000"))
+	setCommand(s, c, argv("SET", "key:b", "v"))
+	expireCommand(s, c, argv("EXPIRE", "key:b", "100"))
+	setCommand(s, c, argv("SET", "key:c", "v", "EX", "100"))
+	renameCommand(s, c, argv("RENAME", "key:c", "key:d"))
+	d := s.dbs[0]
+	for _, key := range []string{"key:a", "key:b", "key:d"} {
+		i, _ := d.expires.find([]byte(key))
+		j, _ := d.keys.find([]byte(key))
+		if i < 0 || j < 0 {
+			t.Fatalf("%s: slot %d in expires, %d in keys; want both present", key, i, j)
+		}
+		if ek, kk := d.expires.slot(i).key, d.keys.slot(j).key; unsafe.StringData(ek) != unsafe.StringData(kk) {
+			t.Errorf("%s: expires holds its bytes at %p, keys at %p; want the same", key, unsafe.StringData(ek), unsafe.StringData(kk))
+		}
 	}
 }
