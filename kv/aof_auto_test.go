@@ -153,7 +153,7 @@ func TestCompatAutoRewriteConfig(t *testing.T) {
 // defaults, checks and immutability.
 func TestCompatRedisParameters(t *testing.T) {
 	var script [][]string
-	names := []string{"tcp-keepalive", "protected-mode", "aof-load-truncated", "client-output-buffer-limit"}
+	names := []string{"tcp-keepalive", "protected-mode", "aof-load-truncated", "client-output-buffer-limit", "active-expire-effort"}
 	for _, p := range inertParams {
 		names = append(names, p.name)
 	}
@@ -161,6 +161,8 @@ func TestCompatRedisParameters(t *testing.T) {
 		script = append(script, []string{"CONFIG", "GET", name})
 	}
 	script = append(script, [][]string{
+		{"CONFIG", "SET", "active-expire-effort", "0"}, {"CONFIG", "SET", "active-expire-effort", "11"},
+		{"CONFIG", "SET", "active-expire-effort", "7"}, {"CONFIG", "GET", "active-expire-effort"}, {"CONFIG", "SET", "active-expire-effort", "x"},
 		{"CONFIG", "SET", "tcp-keepalive", "-1"}, {"CONFIG", "SET", "tcp-keepalive", "60"}, {"CONFIG", "GET", "tcp-keepalive"},
 		{"CONFIG", "SET", "aof-load-truncated", "2"}, {"CONFIG", "SET", "aof-load-truncated", "no"}, {"CONFIG", "GET", "aof-load-truncated"},
 		{"CONFIG", "SET", "rdbcompression", "maybe"}, {"CONFIG", "SET", "rdbcompression", "no"}, {"CONFIG", "GET", "rdbcompression"},

@@ -373,6 +373,9 @@ var configParams = []configParam{
 	{"maxmemory-policy", func(s *Server) string { return "noeviction" }, nil},
 	{"timeout", func(s *Server) string { return "0" }, nil},
 	{"hz", func(s *Server) string { return "10" }, nil},
+	{"active-expire-effort", func(s *Server) string { return strconv.Itoa(s.expiry.effort) }, setInt(1, 10, func(s *Server, n int64) {
+		s.setExpireEffort(int(n))
+	})},
 	{"io-threads", func(s *Server) string { return "1" }, nil},
 	{"loglevel", func(s *Server) string { return s.logLevel }, (*Server).setLogLevel},
 }
@@ -486,7 +489,6 @@ var inertParams = []inertParam{
 	{"enable-debug-command", "no", checkEnum("no", "yes", "local"), true, false},
 	{"enable-protected-configs", "no", checkEnum("no", "yes", "local"), true, false},
 	{"enable-module-command", "no", checkEnum("no", "yes", "local"), true, false},
-	{"active-expire-effort", "1", checkInt(1, 10), false, false},
 	{"io-threads-do-reads", "no", checkBool, true, false},
 	{"tracking-table-max-keys", "1000000", checkInt(0, math.MaxInt64), false, false},
 	{"pidfile", "", nil, true, true},

@@ -17,11 +17,14 @@ import "time"
 // other reason (a client's request, a timer), the loop here, while stale
 // keys are left, sets a timer to come back for the next fast cycle: a
 // server no client talks to reclaims them as fast as a busy one.
+//
+// The figures below are those of active-expire-effort 1, the default;
+// expireEffort scales them for the others.
 const (
 	expireSample = 20 // keys sampled at a time, as Redis's
-	// slowExpireShare is the share of cron's period the slow cycle may
-	// take, as Redis's ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC.
-	slowExpireShare = 4
+	// slowExpirePerc is the percentage of cron's period the slow cycle
+	// may take, as Redis's ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC.
+	slowExpirePerc = 25
 	// fastExpireBound is the longest a fast cycle holds the loop, and
 	// fastExpirePeriod the least time from the start of one to the next
 	// (Redis: 1000 µs and twice that). A quarter of Redis's bound, for
@@ -31,8 +34,33 @@ const (
 	fastExpirePeriod = 2 * fastExpireBound
 )
 
+// expireEffort is what active-expire-effort (1 to 10) makes of the
+// cycles, as Redis's activeExpireCycle scales its own: with e the effort
+// less one, a sample of expireSample + expireSample/4*e keys, fast cycles
+// of fastExpireBound + fastExpireBound/4*e each at most (and twice that
+// from one to the next), and a slow cycle of slowExpirePerc + 2*e percent
+// of cron's period. A cycle goes on in a database while more than a
+// quarter of its last sample had expired, whatever the effort (Redis 7's
+// threshold is 10 - e percent).
+type expireEffort struct {
+	sample    int
+	fastBound time.Duration
+	slowPerc  int
+}
+
+func newExpireEffort(effort int) expireEffort {
+	e := effort - 1
+	return expireEffort{
+		sample:    expireSample + expireSample/4*e,
+		fastBound: fastExpireBound + fastExpireBound/4*time.Duration(e),
+		slowPerc:  slowExpirePerc + 2*e,
+	}
+}
+
 // activeExpiry is the state of active expiry across cycles. Owned by the loop.
 type activeExpiry struct {
+	effort   int // active-expire-effort, 1 to 10
+	params   expireEffort
 	next     int       // the database the next cycle starts with
 	behind   bool      // the last cycle stopped at its time limit, stale keys left
 	lastFast time.Time // when the last fast cycle, or the slow one, ran
@@ -59,7 +87,7 @@ func (s *Server) expireCycle(now int64, start, deadline time.Time) {
 	for range len(s.dbs) {
 		d := s.dbs[x.next]
 		x.next = (x.next + 1) % len(s.dbs)
-		n, e, capped := d.activeExpire(now, deadline)
+		n, e, capped := d.activeExpire(now, deadline, x.params.sample)
 		sampled, expired = sampled+n, expired+e
 		if capped {
 			x.behind = true
@@ -80,23 +108,24 @@ func (s *Server) expireCycle(now int64, start, deadline time.Time) {
 // slowExpire is cron's cycle, started at start, cron's period being
 // period. The fast cycles wait a period of their own after it.
 func (s *Server) slowExpire(start time.Time, period time.Duration) {
-	s.expireCycle(s.now(), start, start.Add(period/slowExpireShare))
+	s.expireCycle(s.now(), start, start.Add(period*time.Duration(s.expiry.params.slowPerc)/100))
 	s.expiry.lastFast = time.Now()
 }
 
 // fastExpire runs a fast cycle at start if the last cycle left stale keys
-// and the last fast one started at least fastExpirePeriod before; it
-// reports whether stale keys are left for the next.
+// and the last fast one started at least twice the fast cycles' bound
+// before (fastExpirePeriod at effort 1); it reports whether stale keys are
+// left for the next.
 func (s *Server) fastExpire(start time.Time) (behind bool) {
 	x := &s.expiry
 	if !x.behind {
 		return false
 	}
-	if start.Sub(x.lastFast) < fastExpirePeriod {
+	if start.Sub(x.lastFast) < 2*x.params.fastBound {
 		return true
 	}
 	x.lastFast = start
-	s.expireCycle(start.UnixMilli(), start, start.Add(fastExpireBound))
+	s.expireCycle(start.UnixMilli(), start, start.Add(x.params.fastBound))
 	return x.behind
 }
 
@@ -109,18 +138,17 @@ func (s *Server) fastExpireLater() {
 		return
 	}
 	x.armed = true
-	s.ev.AfterFunc(0, max(0, fastExpirePeriod-time.Since(x.lastFast)), func() { x.armed = false })
+	s.ev.AfterFunc(0, max(0, 2*x.params.fastBound-time.Since(x.lastFast)), func() { x.armed = false })
 }
 
 // activeExpire samples keys with a TTL and deletes those whose expiry is
-// at or before now, as Redis's expire cycle does: expireSample at a time,
-// again while more than a quarter of a sample had expired, until
-// deadline. It returns the keys it sampled and deleted, and whether it
+// at or before now, as Redis's expire cycle does: sample at a time, again
+// while more than a quarter of a sample had expired, until deadline. It returns the keys it sampled and deleted, and whether it
 // stopped at the deadline with more than a quarter of the last sample
 // expired: stale keys left.
-func (d *db) activeExpire(now int64, deadline time.Time) (sampled, expired int, capped bool) {
+func (d *db) activeExpire(now int64, deadline time.Time, sample int) (sampled, expired int, capped bool) {
 	for d.expires.len() > 0 {
-		n := min(expireSample, d.expires.len())
+		n := min(sample, d.expires.len())
 		gone := 0
 		for range n {
 			if d.reclaim(d.expires.random(), now) {
@@ -128,7 +156,7 @@ func (d *db) activeExpire(now int64, deadline time.Time) (sampled, expired int, 
 			}
 		}
 		sampled, expired = sampled+n, expired+gone
-		if gone <= expireSample/4 {
+		if gone <= sample/4 {
 			return sampled, expired, false
 		}
 		if time.Now().After(deadline) {
@@ -159,4 +187,9 @@ func (d *db) reclaim(i int, now int64) bool {
 	d.expires.deleteAtHashed(i, h)
 	d.expired(key)
 	return true
+}
+
+// setExpireEffort sets active-expire-effort, 1 to 10.
+func (s *Server) setExpireEffort(effort int) {
+	s.expiry.effort, s.expiry.params = effort, newExpireEffort(effort)
 }

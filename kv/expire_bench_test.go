@@ -23,7 +23,7 @@ func BenchmarkActiveExpire(b *testing.B) {
 			b.StartTimer()
 		}
 		// A deadline passed: the cycle stops after its first sample.
-		if _, expired, _ := d.activeExpire(now, time.Time{}); expired != expireSample {
+		if _, expired, _ := d.activeExpire(now, time.Time{}, expireSample); expired != expireSample {
 			b.Fatalf("a sample of stale keys reclaimed %d; want %d", expired, expireSample)
 		}
 	}

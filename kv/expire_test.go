@@ -269,3 +269,45 @@ func TestExpiresShareKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestExpireEffort: active-expire-effort scales the sample, the fast
+// cycle's bound and period and the slow cycle's share of cron's period
+// as Redis's activeExpireCycle scales its own; CONFIG SET changes them
+// and CONFIG GET gives the effort back.
+func TestExpireEffort(t *testing.T) {
+	for _, tc := range []struct {
+		effort int
+		want   expireEffort
+	}{
+		{1, expireEffort{sample: 20, fastBound: 250 * time.Microsecond, slowPerc: 25}},
+		{5, expireEffort{sample: 40, fastBound: 500 * time.Microsecond, slowPerc: 33}},
+		{10, expireEffort{sample: 65, fastBound: 812500 * time.Nanosecond, slowPerc: 43}},
+	} {
+		if got := newExpireEffort(tc.effort); got != tc.want {
+			t.Errorf("newExpireEffort(%d) = %+v; want %+v", tc.effort, got, tc.want)
+		}
+	}
+
+	s, addr := startServer(t, Config{})
+	rc := dialRaw(t, addr)
+	if r := rc.do("CONFIG", "SET", "active-expire-effort", "10"); r != "+OK\r\n" {
+		t.Fatalf("CONFIG SET active-expire-effort 10: %q", r)
+	}
+	if r := rc.do("CONFIG", "GET", "active-expire-effort"); r != "*2\r\n$20\r\nactive-expire-effort\r\n$2\r\n10\r\n" {
+		t.Errorf("CONFIG GET active-expire-effort: %q; want 10", r)
+	}
+	// At effort 10 a fast cycle waits twice its bound of 812.5 µs after
+	// the last, where at 1 it waits 500 µs: 600 µs after one, none runs.
+	var ran bool
+	onLoop(s, func() {
+		d, now := s.dbs[0], time.Now()
+		fillExpiring(d, "stale", 1000, now.UnixMilli()-1)
+		s.expiry.behind, s.expiry.lastFast = true, now
+		s.fastExpire(now.Add(600 * time.Microsecond))
+		ran = d.size() < 1000
+		d.flush()
+	})
+	if ran {
+		t.Errorf("at effort 10, a fast cycle ran 600 µs after the last; want it to wait 1625 µs")
+	}
+}

@@ -281,6 +281,7 @@ func New(cfg Config) (*Server, error) {
 		hllSparseMax:       3000,
 	}
 	s.epoch = s.start
+	s.setExpireEffort(1)
 	s.w.OnError, s.ow.OnError = s.countError, s.countError
 	var inert []string
 	for _, name := range slices.Sorted(maps.Keys(cfg.Settings)) {
