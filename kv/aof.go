@@ -90,6 +90,11 @@ func (s *Server) openLog() error {
 func (s *Server) startLog() error {
 	if a := s.aof; a != nil && a.snapshot {
 		a.snapshot = false
+	} else if s.bg != nil {
+		// As Redis's, while its saving child runs: the rewrite waits for
+		// the save (saveCron), and the log has no file until it is done.
+		s.aof = s.newLog()
+		s.rewriteScheduled = true
 	} else {
 		s.aof = s.newLog()
 		if err := s.startRewrite(); err != nil {
@@ -359,7 +364,7 @@ func (a *aof) cron(now time.Time) {
 		a.flush()
 	}
 	s := a.s
-	if a.rw != nil || a.f == nil || s.autoRewritePerc == 0 || a.size <= s.autoRewriteMin {
+	if a.rw != nil || a.f == nil || s.bg != nil || s.autoRewritePerc == 0 || a.size <= s.autoRewriteMin {
 		return
 	}
 	growth := a.size*100/max(a.base, 1) - 100
@@ -410,6 +415,7 @@ func (s *Server) closeLog() error {
 		return nil
 	}
 	s.aof = nil
+	s.rewriteScheduled = false // as Redis's stopAppendOnly
 	if a.rw != nil {
 		a.rw.abort(errors.New("shutting down"))
 	}

@@ -214,7 +214,12 @@ func (s *Server) handleReady() {
 					dirty := s.stats.dirty
 					s.prop.begin()
 					s.mono = s.tick()
+					if s.bg != nil {
+						s.writing = true
+						s.bg.preserve(r.db, key, false)
+					}
 					served := b.serve(key)
+					s.writing = false
 					if s.stats.dirty != dirty || s.prop.override {
 						s.prop.end(s, r.db.id, nil)
 					}

@@ -16,7 +16,7 @@ func init() {
 
 // compress reports whether strings are written LZF-compressed
 // (rdbcompression).
-func (s *Server) compress() bool { return findParam("rdbcompression").get(s) == "yes" }
+func (s *Server) compress() bool { return s.inertValue("rdbcompression") == "yes" }
 
 func dumpCommand(s *Server, c *client, args [][]byte) {
 	e := c.db.read(args[1])

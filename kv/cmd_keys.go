@@ -55,6 +55,9 @@ func (s *Server) modified(d *db, key []byte) {
 // and a log rewrite under way takes it again. The command counts its
 // changes itself (dirty), so that it is logged.
 func (s *Server) touched(d *db, key []byte) {
+	if s.bg != nil {
+		s.bg.check(d, key)
+	}
 	s.rewriteTouch(d, key)
 	s.touchWatched(d, key)
 }

@@ -21,6 +21,7 @@ func init() {
 		cmd("time", 1, "loading stale fast", 0, 0, 0, "server", "2.6.0", "Returns the server time.", timeCommand),
 		cmd("shutdown", -1, "admin noscript loading stale no_multi allow_busy", 0, 0, 0, "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server.", shutdownCommand),
 		cmd("bgrewriteaof", 1, "admin noscript no_async_loading", 0, 0, 0, "server", "1.0.0", "Asynchronously rewrites the append-only file to disk.", bgrewriteaofCommand),
+		cmd("bgsave", -1, "admin noscript no_async_loading", 0, 0, 0, "server", "1.0.0", "Asynchronously saves the database(s) to disk.", bgsaveCommand),
 		cmd("save", 1, "admin noscript no_async_loading no_multi", 0, 0, 0, "server", "1.0.0", "Synchronously save the dataset to disk", saveCommand),
 		cmd("lastsave", 1, "loading stale fast", 0, 0, 0, "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", lastsaveCommand).withCategories("@admin", "@dangerous"),
 		cmd("config", -2, "", 0, 0, 0, "server", "2.0.0", "A container for server configuration commands.", nil).withSubs(
@@ -54,6 +55,10 @@ func lastsaveCommand(s *Server, c *client, args [][]byte) { s.w.Int(s.snap.lastS
 // as Redis's SAVE blocks its thread. A failure is replied "ERR", as
 // Redis replies it, and logged.
 func saveCommand(s *Server, c *client, args [][]byte) {
+	if s.bg != nil {
+		s.w.Error("ERR " + errBgsaveRunning.Error())
+		return
+	}
 	start := time.Now()
 	if err := s.save(); err != nil {
 		s.log.Error("kv: SAVE failed", "err", err)
@@ -62,6 +67,39 @@ func saveCommand(s *Server, c *client, args [][]byte) {
 	}
 	s.log.Info("kv: DB saved on disk", "file", s.snapshotPath(), "took", time.Since(start))
 	s.w.OK()
+}
+
+// bgsaveCommand starts a background save, as Redis's bgsaveCommand: with
+// SCHEDULE, one that cannot start while a rewrite of the append-only file
+// runs starts when it is over (saveCron); in a transaction, it is always
+// scheduled so.
+func bgsaveCommand(s *Server, c *client, args [][]byte) {
+	schedule := false
+	if len(args) > 1 {
+		if len(args) != 2 || !strings.EqualFold(string(args[1]), "schedule") {
+			s.w.Error(errSyntax)
+			return
+		}
+		schedule = true
+	}
+	switch {
+	case s.bg != nil:
+		s.w.Error("ERR " + errBgsaveRunning.Error())
+	case s.aof != nil && s.aof.rw != nil || s.inExec:
+		if schedule || s.inExec {
+			s.snap.bgsaveScheduled = true
+			s.w.Simple("Background saving scheduled")
+			return
+		}
+		s.w.Error("ERR " + errChildActive.Error())
+	default:
+		if err := s.startBgsave(); err != nil {
+			s.log.Error("kv: BGSAVE could not start", "err", err)
+			s.w.Error("ERR")
+			return
+		}
+		s.w.Simple("Background saving started")
+	}
 }
 
 // snapshotParams are the inert parameters that have an effect after all:
@@ -73,6 +111,7 @@ var snapshotParams = []string{"dbfilename", "rdbcompression", "rdbchecksum", "sa
 // unless SHUTDOWN saved it already and nothing changed since. It runs on
 // the loop, or before the loop starts.
 func (s *Server) saveOnShutdown() error {
+	s.abortBgsave("shutting down")
 	switch {
 	case s.snap.shutdownMode == "nosave",
 		s.snap.shutdownMode == "" && !s.savePoints(),
@@ -110,6 +149,9 @@ func shutdownCommand(s *Server, c *client, args [][]byte) {
 	// As Redis's prepareForShutdown: the snapshot first, and a save
 	// that fails stops the shutdown, unless FORCE.
 	s.snap.shutdownMode = mode
+	// As Redis kills its saving child, so that it cannot replace the
+	// file saved here.
+	s.abortBgsave("SHUTDOWN")
 	if mode == "save" || mode == "" && s.savePoints() {
 		if err := s.save(); err != nil {
 			s.log.Error("kv: saving the RDB file at shutdown failed", "err", err)
@@ -142,6 +184,12 @@ func shutdownCommand(s *Server, c *client, args [][]byte) {
 }
 
 func bgrewriteaofCommand(s *Server, c *client, args [][]byte) {
+	if s.bg != nil && (s.aof == nil || s.aof.rw == nil) {
+		// As Redis's, while its saving child runs.
+		s.rewriteScheduled = true
+		s.w.Simple("Background append only file rewriting scheduled")
+		return
+	}
 	switch err := s.startRewrite(); {
 	case err == nil:
 		s.w.Simple("Background append only file rewriting started")
@@ -535,6 +583,15 @@ func init() {
 }
 
 // findInert returns the inert parameter called name, or nil.
+// inertValue returns the value of the inert parameter name, without
+// findParam, which the functions configParams refers to cannot call.
+func (s *Server) inertValue(name string) string {
+	if v, ok := s.inert[name]; ok {
+		return v
+	}
+	return findInert(name).def
+}
+
 func findInert(name string) *inertParam {
 	for i := range inertParams {
 		if inertParams[i].name == name {
@@ -1234,11 +1291,19 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 		section("Persistence")
 		field("loading", 0)
 		field("rdb_changes_since_last_save", s.stats.dirty-s.snap.dirtyAtSave)
-		field("rdb_bgsave_in_progress", 0)
+		field("rdb_bgsave_in_progress", b2i(s.bg != nil))
 		field("rdb_last_save_time", s.snap.lastSave.Unix())
-		field("rdb_last_bgsave_status", "ok")
-		field("rdb_last_bgsave_time_sec", -1)
-		field("rdb_current_bgsave_time_sec", -1)
+		if s.snap.bgsaveErr != nil {
+			field("rdb_last_bgsave_status", "err")
+		} else {
+			field("rdb_last_bgsave_status", "ok")
+		}
+		field("rdb_last_bgsave_time_sec", s.snap.lastBgsaveTime)
+		if s.bg != nil {
+			field("rdb_current_bgsave_time_sec", time.Now().Unix()-s.bg.started.Unix())
+		} else {
+			field("rdb_current_bgsave_time_sec", -1)
+		}
 		field("rdb_saves", s.snap.saves)
 		field("rdb_last_load_keys_expired", s.snap.expired)
 		field("rdb_last_load_keys_loaded", s.snap.loaded)
@@ -1256,7 +1321,7 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 			size, failures = a.size, a.failures
 		}
 		field("aof_rewrite_in_progress", inProgress)
-		field("aof_rewrite_scheduled", 0)
+		field("aof_rewrite_scheduled", b2i(s.rewriteScheduled))
 		field("aof_last_bgrewrite_status", status)
 		field("aof_rewrites", s.stats.aofRewrites)
 		field("aof_rewrites_consecutive_failures", failures)

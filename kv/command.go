@@ -343,6 +343,10 @@ func (s *Server) call(c *client, args [][]byte) {
 		s.reject(c, cmd, args, errNotInMulti)
 		return
 	}
+	if s.snap.bgsaveErr != nil && deniedOnWriteError(c, cmd) && s.stopWrites() {
+		s.reject(c, cmd, args, bgsaveError)
+		return
+	}
 	if a := s.aof; a != nil && a.err != nil && deniedOnWriteError(c, cmd) {
 		s.reject(c, cmd, args, s.writeError())
 		return
@@ -379,7 +383,11 @@ func (s *Server) exec(c *client, cmd *command, args [][]byte) {
 	s.prop.begin()
 	start := s.mono
 	s.errMark = s.stats.errorReplies
+	if s.bg != nil {
+		s.bg.beginCommand(c, cmd, args)
+	}
 	cmd.fn(s, c, args)
+	s.writing = false
 	end := s.tick()
 	st := &s.cmdStats[cmd.id]
 	// As Redis counts them: a call failed if it replied an error after

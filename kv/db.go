@@ -110,6 +110,9 @@ func (s *Server) passed(at int64) bool { return at <= s.now() && !s.replay }
 
 // peek is lookup without touching the access time.
 func (d *db) peek(key []byte) *entry {
+	if d.s.writing && d.s.bg != nil {
+		d.s.bg.preserve(d, key, false)
+	}
 	e := d.keys.get(key)
 	if e == nil {
 		return nil
@@ -191,6 +194,7 @@ func (d *db) expired(key []byte) {
 // with its event, as Redis's setKey looks it up for writing; a key
 // created sends the new event, as Redis's dbAdd. It returns the entry.
 func (d *db) setString(key []byte, val string, keepTTL bool) *entry {
+	d.s.preserveKey(d, key)
 	e, added := d.keys.put(key)
 	if !added && e.exp != 0 && d.s.passed(e.exp) {
 		d.expire(key)
@@ -227,6 +231,7 @@ func (d *db) set(key []byte, obj any) (added bool) {
 		d.add(key, obj)
 		return true
 	}
+	d.s.preserveKey(d, key)
 	e := d.keys.get(key)
 	if e.exp != 0 {
 		d.expires.delete(key)
@@ -257,6 +262,9 @@ func (d *db) created(key []byte) { d.s.notify(notifyNew, "new", key, d.id) }
 // remove deletes key and reports whether it was there. Expiry is not
 // checked: an expired key is removed too.
 func (d *db) remove(key []byte) bool {
+	if d.s.bg != nil {
+		d.s.bg.preserve(d, key, true)
+	}
 	e := d.keys.get(key)
 	if e == nil {
 		return false
@@ -270,6 +278,7 @@ func (d *db) remove(key []byte) bool {
 
 // setExpire sets key's expiry, Unix milliseconds; key must exist.
 func (d *db) setExpire(key []byte, e *entry, at int64) {
+	d.s.preserveKey(d, key)
 	if e.exp == 0 {
 		d.expires.putShared(d.keys.keyOf(key))
 	}
@@ -281,13 +290,18 @@ func (d *db) persist(key []byte, e *entry) bool {
 	if e.exp == 0 {
 		return false
 	}
+	d.s.preserveKey(d, key)
 	e.exp = 0
 	d.expires.delete(key)
 	return true
 }
 
-// flush empties the database.
+// flush empties the database; a background save walking its keys keeps
+// them.
 func (d *db) flush() {
+	if d.s.bg != nil && d.s.bg.flushing(d) {
+		return
+	}
 	d.keys.clear()
 	d.expires.clear()
 }

@@ -15,24 +15,34 @@ import (
 
 // rdbState is the state of the RDB file: the last save, and the last load.
 type rdbState struct {
-	lastSave     time.Time // the last SAVE that succeeded, or the start
+	lastSave     time.Time // the last save that succeeded (SAVE, BGSAVE), or the start
 	dirtyAtSave  int64     // stats.dirty then
 	saves        int64     // SAVEs run, failed or not (rdb_saves)
 	loaded       int64     // keys the last load took (rdb_last_load_keys_loaded)
 	expired      int64     // keys it skipped as expired (rdb_last_load_keys_expired)
 	shutdownMode string    // SHUTDOWN's SAVE or NOSAVE, if given
 	shutdownDone bool      // SHUTDOWN saved: Shutdown need not, unless keys changed
+
+	lastTry         time.Time // the last background save's start
+	bgsaveErr       error     // why the last background save failed; nil if it did not
+	bgsaveScheduled bool      // BGSAVE SCHEDULE came while a rewrite ran
+	lastBgsaveTime  int64     // the seconds the last background save took; -1 before one
+	// bgsaveCopied counts the keys background saves preserved before
+	// their walks reached them; bgsaveMissed those changed unpreserved,
+	// which no write path should leave (see bgsave.check).
+	bgsaveCopied, bgsaveMissed int64
+	lastBgsaveStep             time.Duration // the last background save's longest step
 }
 
 // snapshotPath is where the RDB file is: dir/dbfilename.
 func (s *Server) snapshotPath() string {
-	return filepath.Join(s.cfg.Dir, findParam("dbfilename").get(s))
+	return filepath.Join(s.cfg.Dir, s.inertValue("dbfilename"))
 }
 
 // savePoints reports whether the save parameter names save points: then
 // the keyspace is saved at shutdown, as Redis saves it. They do not
-// trigger saves while serving, which Redis makes in the background.
-func (s *Server) savePoints() bool { return strings.TrimSpace(findParam("save").get(s)) != "" }
+// trigger saves while serving.
+func (s *Server) savePoints() bool { return strings.TrimSpace(s.inertValue("save")) != "" }
 
 // errSaveParams is Redis's reply to a malformed save, capitalized as it is.
 //
@@ -73,7 +83,7 @@ func (s *Server) loadSnapshot() error {
 		return fmt.Errorf("kv: reading the RDB file: %w", err)
 	}
 	start := time.Now()
-	res, err := loadRDB(f, st.Size(), s.dbs, time.Now().UnixMilli(), findParam("rdbchecksum").get(s) == "yes")
+	res, err := loadRDB(f, st.Size(), s.dbs, time.Now().UnixMilli(), s.inertValue("rdbchecksum") == "yes")
 	if err != nil {
 		return fmt.Errorf("kv: the RDB file %s cannot be loaded: %w", path, err)
 	}
@@ -272,13 +282,15 @@ func (s *Server) save() error {
 	}
 	s.snap.lastSave = time.Now()
 	s.snap.dirtyAtSave = s.stats.dirty
+	s.snap.bgsaveErr = nil // as Redis's rdbSave: writes are allowed again
 	return nil
 }
 
 // writeRDB writes the keyspace in RDB version 10 to out: the aux fields
-// Redis writes, then each database that has keys, its keys that have not
-// expired with their TTLs, then the end and the checksum (0 with
-// rdbchecksum no).
+// Redis writes, then each database that has keys, its keys with their
+// TTLs (those whose time has passed too, as Redis's rdbSaveKeyValuePair
+// writes them: loading leaves them out), then the end and the checksum
+// (0 with rdbchecksum no).
 func (s *Server) writeRDB(out io.Writer) error {
 	bw := bufio.NewWriterSize(out, rdbFlushAt)
 	w := rdbWriter{compress: s.compress()}
@@ -289,39 +301,15 @@ func (s *Server) writeRDB(out io.Writer) error {
 		w.buf = w.buf[:0]
 		return err
 	}
-	w.buf = append(w.buf, fmt.Sprintf("REDIS%04d", rdbVersion)...)
-	aux := func(k, v string) {
-		w.byte(rdbOpAux)
-		w.string([]byte(k))
-		w.string([]byte(v))
-	}
-	aux("redis-ver", serverVersion)
-	aux("redis-bits", strconv.Itoa(strconv.IntSize))
-	aux("ctime", strconv.FormatInt(time.Now().Unix(), 10))
-	aux("used-mem", strconv.FormatInt(readHeap().objects, 10))
-	aux("aof-base", "0")
-	now := s.now()
+	s.rdbHeader(&w)
 	for _, d := range s.dbs {
 		if d.keys.len() == 0 {
 			continue
 		}
-		w.byte(rdbOpSelectDB)
-		w.length(uint64(d.id))
-		w.byte(rdbOpResizeDB)
-		w.length(uint64(d.keys.len()))
-		w.length(uint64(d.expires.len()))
+		w.selectDB(d.id, d.keys.len(), d.expires.len())
 		for i := range d.keys.len() {
 			key, e := d.keys.at(i)
-			if e.exp != 0 {
-				if e.exp <= now {
-					continue
-				}
-				w.byte(rdbOpExpireMS)
-				w.buf = binary.LittleEndian.AppendUint64(w.buf, uint64(e.exp))
-			}
-			w.byte(valueType(e))
-			w.string(stringBytes(key))
-			w.value(e)
+			w.record(key, e)
 			if len(w.buf) >= rdbFlushAt {
 				if err := flush(); err != nil {
 					return err
@@ -333,7 +321,7 @@ func (s *Server) writeRDB(out io.Writer) error {
 	if err := flush(); err != nil {
 		return err
 	}
-	if findParam("rdbchecksum").get(s) != "yes" {
+	if s.inertValue("rdbchecksum") != "yes" {
 		crc = 0
 	}
 	w.buf = binary.LittleEndian.AppendUint64(w.buf, crc)
@@ -341,4 +329,41 @@ func (s *Server) writeRDB(out io.Writer) error {
 		return err
 	}
 	return bw.Flush()
+}
+
+// rdbHeader writes the file's signature and the aux fields Redis writes.
+func (s *Server) rdbHeader(w *rdbWriter) {
+	w.buf = append(w.buf, fmt.Sprintf("REDIS%04d", rdbVersion)...)
+	aux := func(k, v string) {
+		w.byte(rdbOpAux)
+		w.string([]byte(k))
+		w.string([]byte(v))
+	}
+	aux("redis-ver", serverVersion)
+	aux("redis-bits", strconv.Itoa(strconv.IntSize))
+	aux("ctime", strconv.FormatInt(time.Now().Unix(), 10))
+	aux("used-mem", strconv.FormatInt(readHeap().objects, 10))
+	aux("aof-base", "0")
+}
+
+// selectDB writes the records that the keys after them are database
+// id's, which has size keys, expires of them with a TTL.
+func (w *rdbWriter) selectDB(id, size, expires int) {
+	w.byte(rdbOpSelectDB)
+	w.length(uint64(id))
+	w.byte(rdbOpResizeDB)
+	w.length(uint64(size))
+	w.length(uint64(expires))
+}
+
+// record writes key and its entry: the TTL, if it has one, whether or
+// not it has passed, then the type, the key and the value.
+func (w *rdbWriter) record(key string, e *entry) {
+	if e.exp != 0 {
+		w.byte(rdbOpExpireMS)
+		w.buf = binary.LittleEndian.AppendUint64(w.buf, uint64(e.exp))
+	}
+	w.byte(valueType(e))
+	w.string(stringBytes(key))
+	w.value(e)
 }

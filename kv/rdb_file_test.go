@@ -38,6 +38,22 @@ func startWithRDB(t *testing.T, file []byte) (*Server, *rawConn, string) {
 	return s, dialRaw(t, addr), dir
 }
 
+// serveOwnShutdown serves a fresh Server with cfg, which the test shuts
+// down itself, and dials it.
+func serveOwnShutdown(t *testing.T, cfg Config) (*Server, *rawConn) {
+	t.Helper()
+	cfg.Logger = quietLogger()
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, dialRaw(t, a.String())
+}
+
 // TestLoadRedisRDB: a file Redis saved, with every type in its small and
 // large encodings and TTLs in several databases, loads into evkv as Redis
 // loads it.
@@ -228,15 +244,7 @@ func TestShutdownSaves(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			s, err := New(Config{Dir: dir, Logger: quietLogger(), Settings: map[string]string{"save": tc.save}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			a, err := s.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			rc := dialRaw(t, a.String())
+			s, rc := serveOwnShutdown(t, Config{Dir: dir, Settings: map[string]string{"save": tc.save}})
 			rc.do("SET", "k", "v")
 			if !tc.direct {
 				rc.send(tc.args...)
@@ -246,7 +254,7 @@ func TestShutdownSaves(t *testing.T) {
 			if err := s.Shutdown(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			_, err = os.Stat(filepath.Join(dir, "dump.rdb"))
+			_, err := os.Stat(filepath.Join(dir, "dump.rdb"))
 			if saved := err == nil; saved != tc.saved {
 				t.Errorf("saved = %v; want %v", saved, tc.saved)
 			}

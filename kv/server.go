@@ -203,6 +203,15 @@ type Server struct {
 	replay         bool // replaying the log: nothing is propagated or sent
 	inExec         bool // running EXEC's queue
 
+	bg *bgsave // the background save running, if any
+	// writing is set while a command that may write runs, or a blocked
+	// client is served, during a background save: the keys looked up are
+	// preserved (see bgsave).
+	writing bool
+	// rewriteScheduled is set when a rewrite was asked for while a
+	// background save ran: the cron starts it once the save is over.
+	rewriteScheduled bool
+
 	// autoRewritePerc and autoRewriteMin are auto-aof-rewrite-percentage
 	// and auto-aof-rewrite-min-size (see aof.cron).
 	autoRewritePerc, autoRewriteMin int64
@@ -312,8 +321,9 @@ func New(cfg Config) (*Server, error) {
 	s.memStartup = readHeap().objects // before the log's data, as Redis's
 	s.memPeak = s.memStartup
 	s.snap.lastSave = s.start
+	s.snap.lastBgsaveTime = -1
 	if s.savePoints() {
-		s.log.Warn("kv: save points are kept for the shutdown's save alone: evkv saves no snapshot in the background", "save", findParam("save").get(s))
+		s.log.Warn("kv: save points are kept for the shutdown's save alone: they start no background save", "save", s.inertValue("save"))
 	}
 	// As in Redis, the log wins: the RDB file is loaded only without it.
 	if cfg.AppendOnly {
@@ -661,6 +671,7 @@ func (s *Server) cron() {
 	if s.aof != nil {
 		s.aof.cron(start)
 	}
+	s.saveCron(start)
 	s.notePeak(readHeap().objects)
 	// As Redis's clientsCron: a client past its soft limit that is sent
 	// nothing more is closed when its seconds are up; the biggest buffers
