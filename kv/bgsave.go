@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -311,10 +313,12 @@ func (s *Server) abortBgsave(why string) {
 	s.log.Warn("kv: background save stopped", "reason", why)
 }
 
-// saveCron starts, as Redis's serverCron does, when no save or rewrite
-// runs, a rewrite of the append-only file scheduled while a save ran,
-// and a background save scheduled while a rewrite ran (unless the last
-// background save failed less than bgsaveRetryDelay ago).
+// saveCron starts a background save as Redis's serverCron does: when no
+// save or rewrite runs, for the first save point whose changes and
+// seconds since the last save are reached (unless the last background
+// save failed less than bgsaveRetryDelay ago), or when one was
+// scheduled; and a rewrite of the append-only file scheduled while a
+// save ran.
 func (s *Server) saveCron(now time.Time) {
 	if s.bg != nil || (s.aof != nil && s.aof.rw != nil) {
 		return
@@ -335,6 +339,18 @@ func (s *Server) saveCron(now time.Time) {
 	if !retry {
 		return
 	}
+	f := strings.Fields(s.inertValue("save"))
+	for i := 0; i+1 < len(f); i += 2 {
+		secs, _ := strconv.ParseInt(f[i], 10, 64)
+		changes, _ := strconv.ParseInt(f[i+1], 10, 64)
+		if s.stats.dirty-s.snap.dirtyAtSave >= changes && now.Unix()-s.snap.lastSave.Unix() > secs {
+			s.log.Info("kv: a save point is reached, saving", "changes", changes, "seconds", secs)
+			if err := s.startBgsave(); err != nil {
+				s.log.Error("kv: the background save could not start", "err", err)
+			}
+			return
+		}
+	}
 	if s.snap.bgsaveScheduled {
 		if s.startBgsave() == nil {
 			s.snap.bgsaveScheduled = false
@@ -343,7 +359,7 @@ func (s *Server) saveCron(now time.Time) {
 }
 
 // bgsaveRetryDelay is how many seconds after a failed background save
-// a scheduled one waits, as Redis's CONFIG_BGSAVE_RETRY_DELAY.
+// the save points wait, as Redis's CONFIG_BGSAVE_RETRY_DELAY.
 var bgsaveRetryDelay int64 = 5
 
 // bgsaveError is the MISCONF error of the write commands refused after a

@@ -587,6 +587,61 @@ func TestBgsaveFailure(t *testing.T) {
 	}
 }
 
+// TestSavePoints: the cron starts a background save when a save point's
+// changes and seconds since the last save are reached, as Redis's
+// serverCron does, and not before; none with save ""; after a failed
+// one, the next waits for the retry delay.
+func TestSavePoints(t *testing.T) {
+	delay := bgsaveRetryDelay
+	bgsaveRetryDelay = 1
+	t.Cleanup(func() { bgsaveRetryDelay = delay })
+	dir := filepath.Join(t.TempDir(), "d")
+	os.Mkdir(dir, 0o755)
+	_, addr := startServer(t, Config{Dir: dir, Settings: map[string]string{"save": "0 2"}})
+	rc := dialRaw(t, addr)
+	unchanged := func(field, want string) {
+		t.Helper()
+		for deadline := time.Now().Add(1200 * time.Millisecond); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if got := infoField(rc.do("INFO", "persistence"), field); got != want {
+				t.Fatalf("INFO persistence's %s = %s; want %s", field, got, want)
+			}
+		}
+	}
+	rc.do("SET", "a", "1")
+	unchanged("rdb_saves", "0") // one change of two
+	rc.do("SET", "b", "2")
+	waitInfo(t, rc, "rdb_saves", "1")
+	waitInfo(t, rc, "rdb_bgsave_in_progress", "0")
+	if got := infoField(rc.do("INFO", "persistence"), "rdb_changes_since_last_save"); got != "0" {
+		t.Errorf("rdb_changes_since_last_save after the save = %s; want 0", got)
+	}
+	got := loadFile(t, filepath.Join(dir, "dump.rdb"))
+	if _, ok := got["0/b"]; !ok || len(got) != 2 {
+		t.Errorf("the file has %d keys, b %v; want a and b", len(got), ok)
+	}
+
+	rc.do("CONFIG", "SET", "save", "")
+	rc.do("SET", "c", "3")
+	rc.do("SET", "d", "4")
+	unchanged("rdb_saves", "1")
+
+	// A save that fails is tried again once the delay has passed.
+	os.RemoveAll(dir)
+	rc.do("CONFIG", "SET", "save", "0 1")
+	waitInfo(t, rc, "rdb_saves", "2")
+	waitInfo(t, rc, "rdb_last_bgsave_status", "err")
+	failed := time.Now()
+	os.Mkdir(dir, 0o755)
+	waitInfo(t, rc, "rdb_saves", "3")
+	waitInfo(t, rc, "rdb_last_bgsave_status", "ok")
+	if d := time.Since(failed); d < 900*time.Millisecond {
+		t.Errorf("the save was tried again %v after it failed; want 1 s or more", d)
+	}
+	if got := loadFile(t, filepath.Join(dir, "dump.rdb")); len(got) != 4 {
+		t.Errorf("the file has %d keys; want 4", len(got))
+	}
+}
+
 // TestCompatSaveChanges: rdb_changes_since_last_save counts the changes
 // of each command as Redis's server.dirty does, and BGSAVE's end takes
 // off those it saved.

@@ -69,6 +69,14 @@
 //     save succeeds, as Redis refuses them. SHUTDOWN and Shutdown stop a
 //     save that runs, its temporary file removed, before they save in the
 //     foreground, as Redis kills its child.
+//   - Save points (the save parameter: "3600 1 300 100 60 10000" saves
+//     after an hour if a key changed, after 5 minutes if 100 did, after
+//     a minute if 10000 did) are checked ten times a second, as Redis's
+//     serverCron checks them: a background save starts when the changes
+//     since the last save (counted as Redis's dirty counter counts them)
+//     and the seconds since it reach one, unless the last background save
+//     failed less than 5 seconds ago. CONFIG SET save changes them; save
+//     "" has none.
 //   - At start, without the append-only file (which wins, as in Redis),
 //     the file is loaded if it exists. Keys whose time has passed are
 //     left out, as a Redis master leaves them; a file that is cut short,
@@ -76,10 +84,9 @@
 //     database past Config.Databases or holds what evkv does not have
 //     (streams, modules' values and data, function libraries) stops the
 //     start with an error naming the file and the byte, as Redis exits.
-//   - With save points (the save parameter), the keyspace is saved when
-//     the server shuts down, by SHUTDOWN (NOSAVE and SAVE choose, as in
-//     Redis; a save that fails stops SHUTDOWN unless FORCE) or Shutdown.
-//     Save points start no background save while serving.
+//   - With save points, the keyspace is also saved when the server shuts
+//     down, by SHUTDOWN (NOSAVE and SAVE choose, as in Redis; a save that
+//     fails stops SHUTDOWN unless FORCE) or Shutdown.
 //   - DUMP and RESTORE (REPLACE, ABSTTL, IDLETIME, FREQ) take and give
 //     Redis 7.0's payloads: a value, the version, a CRC-64. RESTORE's
 //     checks, replies, events and logging are Redis's; a relative TTL is

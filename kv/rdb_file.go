@@ -40,8 +40,8 @@ func (s *Server) snapshotPath() string {
 }
 
 // savePoints reports whether the save parameter names save points: then
-// the keyspace is saved at shutdown, as Redis saves it. They do not
-// trigger saves while serving.
+// the keyspace is saved in the background when they are reached (see
+// saveCron), and at shutdown, as Redis saves it.
 func (s *Server) savePoints() bool { return strings.TrimSpace(s.inertValue("save")) != "" }
 
 // errSaveParams is Redis's reply to a malformed save, capitalized as it is.

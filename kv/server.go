@@ -322,9 +322,6 @@ func New(cfg Config) (*Server, error) {
 	s.memPeak = s.memStartup
 	s.snap.lastSave = s.start
 	s.snap.lastBgsaveTime = -1
-	if s.savePoints() {
-		s.log.Warn("kv: save points are kept for the shutdown's save alone: they start no background save", "save", s.inertValue("save"))
-	}
 	// As in Redis, the log wins: the RDB file is loaded only without it.
 	if cfg.AppendOnly {
 		if err := s.openLog(); err != nil {

@@ -43,13 +43,15 @@
 // Snapshots are Redis's RDB files, version 10, in dir's dbfilename
 // (dump.rdb): with appendonly no, the file is loaded at start (a corrupt
 // one stops the start, naming it), SAVE writes it, BGSAVE writes it in
-// the background, and with save points ("save 3600 1") SIGTERM, SIGINT
-// and SHUTDOWN write it before exiting, as Redis's shutdown does. A
+// the background, as the save points ("save 3600 1 300 100 60 10000")
+// do once their changes and seconds are reached, so that a crash loses
+// only what changed since, and with save points SIGTERM, SIGINT and
+// SHUTDOWN write it before exiting, as Redis's shutdown does. A
 // background save is the keyspace as it was when it began, written while
 // the loop serves, without fork (see package kv); one that fails, with
-// save points and stop-writes-on-bgsave-error yes, has the write commands
-// refused with Redis's MISCONF error until a save succeeds. Save points
-// start no background save yet. DUMP and RESTORE take Redis's payloads. Streams, modules and functions are
+// stop-writes-on-bgsave-error yes, has the write commands refused with
+// Redis's MISCONF error until a save succeeds. DUMP and RESTORE take
+// Redis's payloads. Streams, modules and functions are
 // not supported, in files as elsewhere.
 package main
 

@@ -478,3 +478,40 @@ func TestSnapshotAcrossRestart(t *testing.T) {
 		t.Errorf("a corrupt dump.rdb: %v, %q; want a non-zero exit naming the file", err, out)
 	}
 }
+
+// TestSavePointSurvivesKill: a save point reached while serving saves
+// dump.rdb in the background, so that the changes it saved outlive a
+// kill -9, which saves nothing, as they outlive one of Redis.
+func TestSavePointSurvivesKill(t *testing.T) {
+	dir := t.TempDir()
+	p := start(t, "--dir", dir, "--save", "0 3")
+	c := redis.NewClient(&redis.Options{Addr: p.addr, DisableIdentity: true})
+	ctx := context.Background()
+	if err := c.MSet(ctx, "a", "1", "b", "2", "c", "3").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		info, err := c.Info(ctx, "persistence").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(info, "rdb_saves:1\r\n") && strings.Contains(info, "rdb_bgsave_in_progress:0\r\n") {
+			if !strings.Contains(info, "rdb_last_bgsave_status:ok\r\n") {
+				t.Fatalf("the save point's save failed: %q\n%s", info, p.stderr)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no save after the save point was reached: %q\n%s", info, p.stderr)
+		}
+	}
+	c.Close()
+	p.cmd.Process.Kill()
+	p.cmd.Wait()
+	p = start(t, "--dir", dir)
+	c = redis.NewClient(&redis.Options{Addr: p.addr, DisableIdentity: true})
+	defer c.Close()
+	if got, err := c.MGet(ctx, "a", "b", "c").Result(); err != nil || fmt.Sprint(got) != "[1 2 3]" {
+		t.Errorf("MGET a b c after kill -9 and a restart = %v, %v; want [1 2 3]", got, err)
+	}
+}
