@@ -27,8 +27,8 @@ import (
 // after the start goes at the end, above hi; a key deleted below hi
 // moves the last one into its place, which, if the walk had passed it,
 // is named in done, as a key preserve wrote is: the walk passes over the
-// keys done names. FLUSHDB and FLUSHALL give the databases new dicts
-// while a save runs (the walk keeps the old ones), and SWAPDB swaps the
+// keys done names. FLUSHDB gives the database a new dict while a save
+// runs (the walk keeps the old one), and SWAPDB swaps the
 // dicts, which the save finds by identity: their keys are written under
 // the numbers they had at the start.
 type bgsave struct {

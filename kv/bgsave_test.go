@@ -349,8 +349,8 @@ func TestBgsavePointInTime(t *testing.T) {
 	}
 	// The databases swapped and flushed as the walk goes: database 1,
 	// not walked yet, swapped with 2 and flushed, then 3 swapped with
-	// 0, which is being walked; and everything flushed while the last
-	// is walked.
+	// 0, which is being walked; and 3's keys, now in 0, flushed while
+	// they are walked.
 	walking := func(db int) {
 		t.Helper()
 		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
@@ -376,7 +376,7 @@ func TestBgsavePointInTime(t *testing.T) {
 	rc.do("SELECT", "0")
 	rc.do("SWAPDB", "3", "0")
 	walking(3)
-	rc.do("FLUSHALL")
+	rc.do("FLUSHDB")
 	info = waitBgsave(t, rc)
 	close(stop)
 	wg.Wait()
@@ -667,6 +667,77 @@ func TestCompatSaveChanges(t *testing.T) {
 		g, w := infoField(ours.do("INFO", "persistence"), "rdb_changes_since_last_save"), infoField(theirs.do("INFO", "persistence"), "rdb_changes_since_last_save")
 		if g != w {
 			t.Errorf("after %q, rdb_changes_since_last_save: evkv %s; Redis %s", args, g, w)
+		}
+	}
+}
+
+// TestCompatFlushallStopsBgsave: FLUSHALL stops a background save that
+// runs and, with save points, saves the empty keyspace, as Redis's
+// does: the last save's status stays ok, LASTSAVE and the changes follow
+// the save, and the file has no keys.
+func TestCompatFlushallStopsBgsave(t *testing.T) {
+	stallWalk(t)
+	ourDir, theirDir := t.TempDir(), t.TempDir()
+	_, addr := startServer(t, Config{Dir: ourDir, Settings: map[string]string{"save": "3600 1"}})
+	ours := dialRaw(t, addr)
+	theirs := dialRaw(t, redisServer(t, "--dir", theirDir, "--save", "3600 1", "--rdb-key-save-delay", "300000"))
+	for _, args := range [][]string{{"SET", "a", "1"}, {"SET", "b", "2"}, {"BGSAVE"}, {"SET", "c", "3"}, {"FLUSHALL"}} {
+		if got, want := ours.do(args...), theirs.do(args...); got != want {
+			t.Errorf("%q: evkv %q; Redis %q", args, got, want)
+		}
+	}
+	for _, rc := range []*rawConn{ours, theirs} {
+		waitInfo(t, rc, "rdb_bgsave_in_progress", "0")
+	}
+	got, want := ours.do("INFO", "persistence"), theirs.do("INFO", "persistence")
+	for _, f := range []string{"rdb_last_bgsave_status", "rdb_changes_since_last_save", "rdb_saves"} {
+		if g, w := infoField(got, f), infoField(want, f); g != w {
+			t.Errorf("INFO persistence's %s after FLUSHALL: evkv %q; Redis %q", f, g, w)
+		}
+	}
+	if got := loadFile(t, filepath.Join(ourDir, "dump.rdb")); len(got) != 0 {
+		t.Errorf("the file after FLUSHALL has %v; want no keys", got)
+	}
+	if m, _ := filepath.Glob(filepath.Join(ourDir, "temp-*")); len(m) > 0 {
+		t.Errorf("temporary files left: %v", m)
+	}
+}
+
+// TestCompatAppendonlyDuringBgsave: CONFIG SET appendonly yes while a
+// background save runs schedules the log's first rewrite, as Redis's
+// does, which runs once the save is over and leaves the log on.
+func TestCompatAppendonlyDuringBgsave(t *testing.T) {
+	stallWalk(t)
+	s, addr := startServer(t, Config{Dir: t.TempDir()})
+	ours := dialRaw(t, addr)
+	theirs := dialRaw(t, redisServer(t, "--rdb-key-save-delay", "300000"))
+	same := func(args ...string) {
+		t.Helper()
+		if got, want := ours.do(args...), theirs.do(args...); got != want {
+			t.Errorf("%q: evkv %q; Redis %q", args, got, want)
+		}
+	}
+	same("SET", "a", "1")
+	same("BGSAVE")
+	same("CONFIG", "SET", "appendonly", "yes")
+	same("SET", "b", "2")
+	got, want := ours.do("INFO", "persistence"), theirs.do("INFO", "persistence")
+	for _, f := range []string{"rdb_bgsave_in_progress", "aof_rewrite_in_progress", "aof_rewrite_scheduled"} {
+		if g, w := infoField(got, f), infoField(want, f); g != w {
+			t.Errorf("INFO persistence's %s while saving: evkv %q; Redis %q", f, g, w)
+		}
+	}
+	resumeWalk(s)
+	for _, rc := range []*rawConn{ours, theirs} {
+		waitInfo(t, rc, "rdb_bgsave_in_progress", "0")
+		waitInfo(t, rc, "aof_rewrite_scheduled", "0")
+		waitInfo(t, rc, "aof_rewrite_in_progress", "0")
+	}
+	same("CONFIG", "GET", "appendonly")
+	got, want = ours.do("INFO", "persistence"), theirs.do("INFO", "persistence")
+	for _, f := range []string{"aof_enabled", "aof_rewrites", "aof_last_bgrewrite_status"} {
+		if g, w := infoField(got, f), infoField(want, f); g != w {
+			t.Errorf("INFO persistence's %s after the rewrite: evkv %q; Redis %q", f, g, w)
 		}
 	}
 }

@@ -619,12 +619,21 @@ func flushdbCommand(s *Server, c *client, args [][]byte) {
 	s.w.OK()
 }
 
+// flushallCommand empties every database and, as Redis's
+// flushAllDataAndResetRDB, stops a background save that runs and, with
+// save points, saves the empty keyspace (a failure only logged).
 func flushallCommand(s *Server, c *client, args [][]byte) {
 	if !s.parseFlushMode(args) {
 		return
 	}
+	s.abortBgsave("FLUSHALL")
 	for _, d := range s.dbs {
 		s.flushDB(d)
+	}
+	if s.savePoints() {
+		if err := s.save(); err != nil {
+			s.log.Error("kv: saving the RDB file after FLUSHALL failed", "err", err)
+		}
 	}
 	s.rewrite(args...)
 	s.w.OK()

@@ -60,6 +60,7 @@ func saveCommand(s *Server, c *client, args [][]byte) {
 		return
 	}
 	start := time.Now()
+	s.snap.saves++ // SAVE's, not the other foreground saves', as Redis counts them
 	if err := s.save(); err != nil {
 		s.log.Error("kv: SAVE failed", "err", err)
 		s.w.Error("ERR")

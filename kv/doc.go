@@ -36,39 +36,40 @@
 //     rdb_last_load_keys_loaded and _expired follow it. Keys are written
 //     with their TTLs, those whose time has passed too, as Redis writes
 //     them; loading leaves those out.
-//   - BGSAVE writes the file in the background: the keyspace as it was
-//     when the command ran, while the loop goes on serving, without
-//     fork. The loop walks the keyspace for a millisecond per iteration,
-//     encoding keys into RDB bytes that a goroutine writes to
-//     temp-bg-<pid>.rdb, syncs and renames, as SAVE does. A change to a
-//     key the walk has not reached first writes the key as it was (a
-//     copy on write, a key at a time: only the keys changed before the
-//     walk reaches them are copied, and those a writing command reads):
-//     a command that may write has the keys it names written before it
-//     runs and those it looks up as it runs, a blocked client served the
-//     keys it is served from and to, and a deletion (an expiry, an
-//     eviction), a new value or a TTL the key it changes. Keys added meanwhile are not in the file; FLUSHDB
-//     and FLUSHALL leave the save the keys they drop, and SWAPDB the
-//     databases' numbers at the start. One key's value is encoded in one
-//     go, so a value of millions of elements takes that long in one
-//     iteration. The replies and errors are Redis 7.0's: "Background save
-//     already in progress" (SAVE too), and while a rewrite of the
-//     append-only file runs (Redis's other child) an error, or with
-//     SCHEDULE "Background saving scheduled": the cron starts the save
-//     once the rewrite is over (in a transaction BGSAVE is always
-//     scheduled so, as Redis's). BGREWRITEAOF and CONFIG SET appendonly
-//     yes during a save schedule the rewrite likewise. INFO persistence's
-//     rdb_bgsave_in_progress, rdb_last_bgsave_status,
-//     rdb_last_bgsave_time_sec and rdb_current_bgsave_time_sec are
-//     Redis's; a save that succeeds sets LASTSAVE and takes the changes
-//     it saved off rdb_changes_since_last_save. One that fails (the
-//     directory cannot be written), with save points and
-//     stop-writes-on-bgsave-error yes (the default), has the write
-//     commands, PING and an EXEC with a write queued refused with Redis's
-//     "MISCONF Redis is configured to save RDB snapshots, ..." until a
-//     save succeeds, as Redis refuses them. SHUTDOWN and Shutdown stop a
-//     save that runs, its temporary file removed, before they save in the
-//     foreground, as Redis kills its child.
+//   - BGSAVE writes the file in the background: the keyspace as it was when
+//     the command ran, while the loop goes on serving, without fork. The
+//     loop walks the keyspace for a millisecond per iteration, encoding
+//     keys into RDB bytes that a goroutine writes to temp-bg-<pid>.rdb,
+//     syncs and renames, as SAVE does. A change to a key the walk has not
+//     reached first writes the key as it was (a copy on write, a key at a
+//     time: only the keys changed before the walk reaches them are copied,
+//     and those a writing command reads): a command that may write has the
+//     keys it names written before it runs and those it looks up as it
+//     runs, a blocked client served the keys it is served from and to, and
+//     a deletion (an expiry, an eviction), a new value or a TTL the key it
+//     changes. Keys added meanwhile are not in the file; FLUSHDB leaves the
+//     save the keys it drops, and SWAPDB the databases' numbers at the
+//     start. FLUSHALL stops the save and, with save points, saves the empty
+//     keyspace, as Redis's does. One key's value is encoded in one go, so a
+//     value of millions of elements takes that long in one iteration. The
+//     replies and errors are Redis 7.0's: "Background save already in
+//     progress" (SAVE too), and while a rewrite of the append-only file
+//     runs (Redis's other child) an error, or with SCHEDULE "Background
+//     saving scheduled": the cron starts the save once the rewrite is over
+//     (in a transaction BGSAVE is always scheduled so, as Redis's).
+//     BGREWRITEAOF and CONFIG SET appendonly yes during a save schedule the
+//     rewrite likewise. INFO persistence's rdb_bgsave_in_progress,
+//     rdb_last_bgsave_status, rdb_last_bgsave_time_sec and
+//     rdb_current_bgsave_time_sec are Redis's; a save that succeeds sets
+//     LASTSAVE and takes the changes it saved off
+//     rdb_changes_since_last_save. One that fails (the directory cannot be
+//     written), with save points and stop-writes-on-bgsave-error yes (the
+//     default), has the write commands, PING and an EXEC with a write
+//     queued refused with Redis's "MISCONF Redis is configured to save RDB
+//     snapshots, ..." until a save succeeds, as Redis refuses them.
+//     SHUTDOWN and Shutdown stop a save that runs, its temporary file
+//     removed, before they save in the foreground, as Redis kills its
+//     child.
 //   - Save points (the save parameter: "3600 1 300 100 60 10000" saves
 //     after an hour if a key changed, after 5 minutes if 100 did, after
 //     a minute if 10000 did) are checked ten times a second, as Redis's

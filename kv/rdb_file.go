@@ -17,7 +17,7 @@ import (
 type rdbState struct {
 	lastSave     time.Time // the last save that succeeded (SAVE, BGSAVE), or the start
 	dirtyAtSave  int64     // stats.dirty then
-	saves        int64     // SAVEs run, failed or not (rdb_saves)
+	saves        int64     // SAVEs and BGSAVEs run, failed or not (rdb_saves)
 	loaded       int64     // keys the last load took (rdb_last_load_keys_loaded)
 	expired      int64     // keys it skipped as expired (rdb_last_load_keys_expired)
 	shutdownMode string    // SHUTDOWN's SAVE or NOSAVE, if given
@@ -256,7 +256,6 @@ const rdbFlushAt = 64 << 10
 // directory synced, so that a crash leaves the old file or the new one.
 // It runs on the loop and blocks it until done.
 func (s *Server) save() error {
-	s.snap.saves++
 	path := s.snapshotPath()
 	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf("temp-%d.rdb", os.Getpid()))
 	f, err := os.Create(tmp)
