@@ -68,9 +68,13 @@ var (
 	bgsavePause time.Duration
 )
 
+// errBgsaveRunning and errChildActive are Redis's replies, capitalized
+// and punctuated as they are.
 var (
+	//lint:ignore ST1005 the text is Redis's reply
 	errBgsaveRunning = errors.New("Background save already in progress")
-	errChildActive   = errors.New("Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.")
+	//lint:ignore ST1005 the text is Redis's reply
+	errChildActive = errors.New("Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.")
 )
 
 // startBgsave starts a background save, as Redis's rdbSaveBackground
