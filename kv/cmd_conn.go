@@ -496,6 +496,22 @@ func (s *Server) help(name string, lines ...string) {
 	s.w.Simple("    Prints this help.")
 }
 
+// intArg parses arg, a command's integer argument, and checks it against
+// [min, max]: not an integer, it answers errNotInt, outside the range
+// outOfRange, and reports false.
+func (s *Server) intArg(arg []byte, min, max int64, outOfRange string) (int64, bool) {
+	v, ok := parseInt(arg)
+	if !ok {
+		s.w.Error(errNotInt)
+		return 0, false
+	}
+	if v < min || v > max {
+		s.w.Error(outOfRange)
+		return 0, false
+	}
+	return v, true
+}
+
 // parseInt parses a decimal integer as Redis's string2ll does: an optional
 // minus sign, no leading zeros or spaces, no overflow.
 func parseInt(b []byte) (int64, bool) {

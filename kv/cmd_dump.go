@@ -3,6 +3,7 @@ package kv
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -75,25 +76,15 @@ func restoreCommand(s *Server, c *client, args [][]byte) {
 		case opt == "absttl":
 			absTTL = true
 		case opt == "idletime" && more >= 1 && freq == -1:
-			v, ok := parseInt(args[j+1])
+			v, ok := s.intArg(args[j+1], 0, math.MaxInt64, "ERR Invalid IDLETIME value, must be >= 0")
 			if !ok {
-				s.w.Error(errNotInt)
-				return
-			}
-			if v < 0 {
-				s.w.Error("ERR Invalid IDLETIME value, must be >= 0")
 				return
 			}
 			idle = v
 			j++
 		case opt == "freq" && more >= 1 && idle == -1:
-			v, ok := parseInt(args[j+1])
+			v, ok := s.intArg(args[j+1], 0, 255, "ERR Invalid FREQ value, must be >= 0 and <= 255")
 			if !ok {
-				s.w.Error(errNotInt)
-				return
-			}
-			if v < 0 || v > 255 {
-				s.w.Error("ERR Invalid FREQ value, must be >= 0 and <= 255")
 				return
 			}
 			freq = v
@@ -108,13 +99,8 @@ func restoreCommand(s *Server, c *client, args [][]byte) {
 		s.w.Error("BUSYKEY Target key name already exists.")
 		return
 	}
-	ttl, ok := parseInt(args[2])
+	ttl, ok := s.intArg(args[2], 0, math.MaxInt64, "ERR Invalid TTL value, must be >= 0")
 	if !ok {
-		s.w.Error(errNotInt)
-		return
-	}
-	if ttl < 0 {
-		s.w.Error("ERR Invalid TTL value, must be >= 0")
 		return
 	}
 	val, ok, err := parsePayload(args[3])
