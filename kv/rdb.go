@@ -280,15 +280,16 @@ func (r *rdbReader) value(t byte) (entry, error) {
 		if err != nil {
 			return entry{}, err
 		}
-		ints, err := intsetMembers(b)
+		ints, err := intsetOf(b)
 		if err != nil {
 			return entry{}, err
 		}
 		o := &set{}
-		if len(ints) > setMaxIntset {
-			o.table = newDict[struct{}](len(ints))
+		if ints.len() > setMaxIntset {
+			o.table = newDict[struct{}](ints.len())
 		}
-		for _, v := range ints {
+		for i := range ints.len() {
+			v := ints.at(i)
 			if o.table != nil {
 				o.table.put(strconv.AppendInt(nil, v, 10))
 			} else {

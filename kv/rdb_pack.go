@@ -365,32 +365,23 @@ func zipmapPairs(b []byte) ([][]byte, error) {
 	return out, nil
 }
 
-// intsetMembers returns the members of the intset blob b: a width (2, 4
-// or 8), a count, then the members in that width, ascending, all
-// little-endian.
-func intsetMembers(b []byte) ([]int64, error) {
+// intsetOf returns the intset blob b (a width of 2, 4 or 8, a count, then
+// the members in that width, ascending, all little-endian) as an intset
+// of that width: the layout of kv's own after its width byte.
+func intsetOf(b []byte) (intset, error) {
 	if len(b) < 8 {
-		return nil, errIntset
+		return intset{}, errIntset
 	}
 	width := binary.LittleEndian.Uint32(b)
 	count := uint64(binary.LittleEndian.Uint32(b[4:]))
 	if width != 2 && width != 4 && width != 8 || count == 0 || uint64(len(b)-8) != count*uint64(width) {
-		return nil, errIntset
+		return intset{}, errIntset
 	}
-	out := make([]int64, count)
-	for i := range out {
-		m := b[8+i*int(width):]
-		switch width {
-		case 2:
-			out[i] = int64(int16(binary.LittleEndian.Uint16(m)))
-		case 4:
-			out[i] = int64(int32(binary.LittleEndian.Uint32(m)))
-		default:
-			out[i] = int64(binary.LittleEndian.Uint64(m))
-		}
-		if i > 0 && out[i] <= out[i-1] {
-			return nil, errIntset
+	s := intset{data: append([]byte{byte(width)}, b[8:]...)}
+	for i := 1; i < s.len(); i++ {
+		if s.at(i) <= s.at(i-1) {
+			return intset{}, errIntset
 		}
 	}
-	return out, nil
+	return s, nil
 }

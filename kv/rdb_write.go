@@ -177,18 +177,13 @@ func (w *rdbWriter) zset(z *zset) {
 }
 
 // appendPackedScore appends a score as a listpack of Redis's holds it: an
-// integer if it is one within ±2^62 (-0 as 0), else "inf", "-inf" or
-// printf's "%.17g".
+// integer if it is one within ±2^62 (-0 as 0), else as a reply gives it
+// (appendScore: "inf", "-inf" or printf's "%.17g").
 func appendPackedScore(b []byte, f float64) []byte {
-	switch {
-	case math.IsInf(f, 1):
-		return append(b, "inf"...)
-	case math.IsInf(f, -1):
-		return append(b, "-inf"...)
-	case f >= -(1<<62) && f <= 1<<62 && f == math.Trunc(f):
+	if f >= -(1<<62) && f <= 1<<62 && f == math.Trunc(f) {
 		return strconv.AppendInt(b, int64(f), 10)
 	}
-	return strconv.AppendFloat(b, f, 'g', 17, 64)
+	return appendScore(b, f)
 }
 
 // intsetBlob returns an intset as Redis stores it: width, count and
