@@ -254,6 +254,14 @@ func (s *Server) preserveKey(d *db, key []byte) {
 	}
 }
 
+// preserveRemoved is preserveKey for a key about to be deleted, whatever
+// deletes it (remove, the active expiry cycle's reclaim).
+func (s *Server) preserveRemoved(d *db, key []byte) {
+	if s.bg != nil {
+		s.bg.preserve(d, key, true)
+	}
+}
+
 // beginCommand, while a save runs, preserves the keys a command that may
 // write names, before it runs, and has the keys it looks up preserved as
 // it runs (see db.peek).

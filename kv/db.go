@@ -110,8 +110,8 @@ func (s *Server) passed(at int64) bool { return at <= s.now() && !s.replay }
 
 // peek is lookup without touching the access time.
 func (d *db) peek(key []byte) *entry {
-	if d.s.writing && d.s.bg != nil {
-		d.s.bg.preserve(d, key, false)
+	if d.s.writing {
+		d.s.preserveKey(d, key)
 	}
 	e := d.keys.get(key)
 	if e == nil {
@@ -262,9 +262,7 @@ func (d *db) created(key []byte) { d.s.notify(notifyNew, "new", key, d.id) }
 // remove deletes key and reports whether it was there. Expiry is not
 // checked: an expired key is removed too.
 func (d *db) remove(key []byte) bool {
-	if d.s.bg != nil {
-		d.s.bg.preserve(d, key, true)
-	}
+	d.s.preserveRemoved(d, key)
 	e := d.keys.get(key)
 	if e == nil {
 		return false

@@ -182,9 +182,7 @@ func (d *db) reclaim(i int, now int64) bool {
 	if _, e := d.keys.at(slot); e.exp == 0 || e.exp > now {
 		return false
 	}
-	if d.s.bg != nil {
-		d.s.bg.preserve(d, key, true) // as remove preserves it
-	}
+	d.s.preserveRemoved(d, key)
 	d.expiring(key)
 	d.keys.remove(slot, pos)
 	d.expires.deleteAtHashed(i, h)
