@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/evloop/evloop/internal/testpeer"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -19,11 +19,7 @@ import (
 // tests that stop a server as an operator or a crash does.
 func natsServerProcess(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "nats-server")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/nats-io/nats-server/v2").CombinedOutput(); err != nil {
-		t.Fatalf("go build nats-server: %v\n%s", err, out)
-	}
-	return bin
+	return testpeer.GoBuild(t, "github.com/nats-io/nats-server/v2", "nats-server")
 }
 
 // runNATS runs bin with JetStream on addr, storing in dir, until the test

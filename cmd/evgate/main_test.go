@@ -13,17 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evloop/evloop/internal/testpeer"
 	"github.com/gorilla/websocket"
 )
 
 // build compiles evgate once for the tests.
 func build(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "evgate")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return testpeer.GoBuild(t, ".", "evgate")
 }
 
 func freeAddr(t *testing.T) string {

@@ -1,6 +1,6 @@
 // Package testpeer finds the real peers the tests talk to: a headless
-// Chromium, and Node with packages from npm; and collects what the
-// processes a test runs write.
+// Chromium, Node with packages from npm, and Go programs it builds; and
+// collects what the processes a test runs write.
 package testpeer
 
 import (
@@ -50,6 +50,18 @@ func NodeModules(t testing.TB, pkgs ...string) string {
 		t.Skipf("npm install failed: %v", err)
 	}
 	return dir
+}
+
+// GoBuild builds the Go package pkg (an import path, or "." for the
+// test's own) into a binary called name in a directory of t's, and
+// returns its path; it fails t if the build fails.
+func GoBuild(t testing.TB, pkg, name string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+	}
+	return bin
 }
 
 // Output collects what a process (or a logger) writes while the test
