@@ -104,8 +104,8 @@ func bgsaveCommand(s *Server, c *client, args [][]byte) {
 }
 
 // snapshotParams are the inert parameters that have an effect after all:
-// the RDB file's.
-var snapshotParams = []string{"dbfilename", "rdbcompression", "rdbchecksum", "save"}
+// the RDB file's, and the refusal of writes after a failed background save.
+var snapshotParams = []string{"dbfilename", "rdbcompression", "rdbchecksum", "save", "stop-writes-on-bgsave-error"}
 
 // saveOnShutdown saves the keyspace when the server shuts down, if it
 // has save points and no SHUTDOWN NOSAVE came, or after SHUTDOWN SAVE,
@@ -454,15 +454,15 @@ func (s *Server) setLogLevel(v string) error {
 }
 
 // inertParams are Redis 7.0 parameters of what evkv has no counterpart
-// for, or keeps its own way: RDB snapshots, replication, the ACL log,
-// lazy freeing (the collector frees), the allocator, the process's title
-// and OOM score, the encodings of lists, sorted sets and streams and
-// the thresholds of the compact ones (evkv's are Redis 7.0's defaults,
-// fixed). They are taken,
+// for, or keeps its own way: replication, the ACL log, lazy freeing (the
+// collector frees), the allocator, the process's title and OOM score, the
+// encodings of lists, sorted sets and streams and the thresholds of the
+// compact ones (evkv's are Redis 7.0's defaults, fixed). They are taken,
 // checked as Redis checks them, and kept for CONFIG GET, so that a Redis
 // configuration file starts evkv; they have no effect, and New logs the
-// ones Config.Settings gives. pidfile, logfile and supervised are kept for
-// the program around the server to act on, as cmd/evkv does.
+// ones Config.Settings gives, but for snapshotParams, which the RDB file
+// acts on. pidfile, logfile and supervised are kept for the program around
+// the server to act on, as cmd/evkv does.
 var inertParams = []inertParam{
 	{"always-show-logo", "no", checkBool, true, false},
 	{"set-proc-title", "yes", checkBool, true, false},
@@ -521,8 +521,8 @@ var inertParams = []inertParam{
 	{"stream-node-max-entries", "100", checkInt(0, math.MaxInt64), false, false},
 	{"activerehashing", "yes", checkBool, false, false},
 	{"dynamic-hz", "yes", checkBool, false, false},
-	// RDB snapshots, and Redis 7.0 parameters of what evkv does its own
-	// way or not at all.
+	// save points (snapshotParams), and Redis 7.0 parameters of what evkv
+	// does its own way or not at all.
 	{"save", "", checkSave, false, false},
 	{"shutdown-timeout", "10", checkInt(0, math.MaxInt32), false, false},
 	{"maxmemory-samples", "5", checkInt(1, 64), false, false},
