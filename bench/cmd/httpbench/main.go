@@ -12,8 +12,10 @@
 // the machine's noise falls on all alike), a fresh server is started, wrk
 // warms it up for a second, then measures: requests per second, p50 and
 // p99 latency, and the server's CPU time from /proc/PID/stat, giving
-// requests per server CPU-second. Medians of the runs are printed as
-// markdown tables with each peer's ratio to evloop.
+// requests per server CPU-second, and that time split into the server's
+// own (user) and the kernel's work for it (system), per request. Medians
+// of the runs are printed as markdown tables with each peer's ratio to
+// evloop.
 //
 // -idle N opens N keep-alive connections per server, each making one
 // request, from client processes of this binary spread over source
@@ -72,7 +74,28 @@ func (c config) String() string {
 // result is one measurement.
 type result struct {
 	rps, eff, p50, p99 float64 // eff: requests per server CPU-second; latencies in ms
+	user, system       float64 // the server's CPU time per request, in ns
 	errors             string  // what wrk reported as errors, if anything
+}
+
+// cpuUse is a server's CPU time so far, in seconds.
+type cpuUse struct{ user, system float64 }
+
+func serverCPU(pid int) (cpuUse, error) {
+	u, s, err := proc.CPUTimes(pid)
+	return cpuUse{u, s}, err
+}
+
+// setCPU sets r's figures of the server's CPU time between before and
+// after, over d at r.rps requests a second.
+func (r *result) setCPU(before, after cpuUse, d time.Duration) {
+	n := r.rps * d.Seconds()
+	u, s := after.user-before.user, after.system-before.system
+	if n <= 0 || u+s <= 0 {
+		return
+	}
+	r.eff = n / (u + s)
+	r.user, r.system = u*1e9/n, s*1e9/n
 }
 
 func main() {
@@ -143,8 +166,8 @@ func main() {
 				if err != nil {
 					fail(fmt.Errorf("%s, %v: %w", name, cfg, err))
 				}
-				fmt.Fprintf(os.Stderr, "run %d %v %-9s %10.0f req/s %8.0f req/CPU-s p50 %.3f p99 %.3f ms %s\n",
-					run, cfg, name, r.rps, r.eff, r.p50, r.p99, r.errors)
+				fmt.Fprintf(os.Stderr, "run %d %v %-9s %10.0f req/s %8.0f req/CPU-s (user %.0f, system %.0f ns/req) p50 %.3f p99 %.3f ms %s\n",
+					run, cfg, name, r.rps, r.eff, r.user, r.system, r.p50, r.p99, r.errors)
 				if all[cfg] == nil {
 					all[cfg] = map[string][]result{}
 				}
@@ -256,7 +279,7 @@ func measure(bin, name string, cfg config, d time.Duration, script string, pin b
 	if _, err := wrk(append(args, "-d", "1s", url)); err != nil { // warm up
 		return result{}, err
 	}
-	before, err := proc.CPUTime(cmd.Process.Pid)
+	before, err := serverCPU(cmd.Process.Pid)
 	if err != nil {
 		return result{}, err
 	}
@@ -264,7 +287,7 @@ func measure(bin, name string, cfg config, d time.Duration, script string, pin b
 	if err != nil {
 		return result{}, err
 	}
-	after, err := proc.CPUTime(cmd.Process.Pid)
+	after, err := serverCPU(cmd.Process.Pid)
 	if err != nil {
 		return result{}, err
 	}
@@ -272,9 +295,7 @@ func measure(bin, name string, cfg config, d time.Duration, script string, pin b
 	if err != nil {
 		return result{}, err
 	}
-	if cpu := after - before; cpu > 0 {
-		r.eff = r.rps * d.Seconds() / cpu
-	}
+	r.setCPU(before, after, d)
 	return r, nil
 }
 
@@ -324,8 +345,8 @@ func parseWrk(out string) (result, error) {
 
 func printTable(cfg config, names []string, rs map[string][]result, runs int) {
 	fmt.Printf("\n### %v (medians of %d runs)\n\n", cfg, runs)
-	fmt.Println("| server | req/s | evloop ÷ it | req per server CPU-s | evloop ÷ it | p50 ms | p99 ms |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| server | req/s | evloop ÷ it | req per server CPU-s | evloop ÷ it | user ns/req | system ns/req | p50 ms | p99 ms |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	med := func(name string, f func(result) float64) float64 { return proc.MedianOf(rs[name], f) }
 	rps := func(r result) float64 { return r.rps }
 	eff := func(r result) float64 { return r.eff }
@@ -342,8 +363,10 @@ func printTable(cfg config, names []string, rs map[string][]result, runs int) {
 			p50 = fmt.Sprintf("%.3f", med(name, func(r result) float64 { return r.p50 }))
 			p99 = fmt.Sprintf("%.3f", med(name, func(r result) float64 { return r.p99 }))
 		}
-		fmt.Printf("| %s | %.0f | %.2f | %.0f | %.2f | %s | %s |\n", label,
-			med(name, rps), ratio(ours, med(name, rps)), med(name, eff), ratio(ourEff, med(name, eff)), p50, p99)
+		user := med(name, func(r result) float64 { return r.user })
+		system := med(name, func(r result) float64 { return r.system })
+		fmt.Printf("| %s | %.0f | %.2f | %.0f | %.2f | %.0f | %.0f | %s | %s |\n", label,
+			med(name, rps), ratio(ours, med(name, rps)), med(name, eff), ratio(ourEff, med(name, eff)), user, system, p50, p99)
 	}
 }
 

@@ -123,7 +123,7 @@ func measureOpen(cmd *exec.Cmd, addr string, cfg config, d time.Duration) (resul
 	if _, err := openLoad(addr, cfg.path, cfg.conns, cfg.rate, time.Second); err != nil {
 		return result{}, err
 	}
-	before, err := proc.CPUTime(cmd.Process.Pid)
+	before, err := serverCPU(cmd.Process.Pid)
 	if err != nil {
 		return result{}, err
 	}
@@ -131,12 +131,10 @@ func measureOpen(cmd *exec.Cmd, addr string, cfg config, d time.Duration) (resul
 	if err != nil {
 		return result{}, err
 	}
-	after, err := proc.CPUTime(cmd.Process.Pid)
+	after, err := serverCPU(cmd.Process.Pid)
 	if err != nil {
 		return result{}, err
 	}
-	if cpu := after - before; cpu > 0 {
-		r.eff = r.rps * d.Seconds() / cpu
-	}
+	r.setCPU(before, after, d)
 	return r, nil
 }

@@ -75,25 +75,33 @@ var ClockTicks = func() float64 {
 // threads, in seconds, from /proc/PID/stat (utime and stime, fields 14
 // and 15).
 func CPUTime(pid int) (float64, error) {
+	user, system, err := CPUTimes(pid)
+	return user + system, err
+}
+
+// CPUTimes returns the user and the system CPU time of process pid and
+// all its threads, in seconds, apart: where a server's time goes, its own
+// code or the kernel's work for it.
+func CPUTimes(pid int) (user, system float64, err error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	// The command name (field 2) is in parentheses and may hold spaces.
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command field", pid)
+		return 0, 0, fmt.Errorf("/proc/%d/stat: no command field", pid)
 	}
 	f := strings.Fields(string(b[i+1:])) // f[0] is field 3
 	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
+		return 0, 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
 	}
 	ut, err1 := strconv.ParseUint(f[11], 10, 64)
 	st, err2 := strconv.ParseUint(f[12], 10, 64)
 	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: bad utime/stime", pid)
+		return 0, 0, fmt.Errorf("/proc/%d/stat: bad utime/stime", pid)
 	}
-	return float64(ut+st) / ClockTicks, nil
+	return float64(ut) / ClockTicks, float64(st) / ClockTicks, nil
 }
 
 // RSSKiB returns VmRSS of process pid, in KiB, from /proc/PID/status.
