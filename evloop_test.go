@@ -167,21 +167,42 @@ func TestEchoOptions(t *testing.T) {
 	}
 }
 
+// TestUnixSocket serves Unix sockets: one from Listen, one from
+// ListenUnix, whose file has the permissions asked for and is removed
+// when the listener closes.
 func TestUnixSocket(t *testing.T) {
-	path := t.TempDir() + "/s"
-	srv, err := Listen("unix", path, &echoHandler{}, Options{Loops: 1, Logger: quietLogger()})
+	dir := t.TempDir()
+	srv, err := Listen("unix", dir+"/s", &echoHandler{}, Options{Loops: 1, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := net.Dial("unix", path)
+	defer srv.Shutdown(context.Background())
+	addr, err := srv.ListenUnix(dir+"/perm", 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := roundTrip(c, []byte("over unix")); err != nil || string(got) != "over unix" {
-		t.Fatalf("echo = %q, %v", got, err)
+	if fi, err := os.Lstat(dir + "/perm"); err != nil || fi.Mode().Type() != os.ModeSocket || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("ListenUnix's file: %v, %v; want a socket with mode 0600", fi.Mode(), err)
 	}
-	c.Close()
-	srv.Shutdown(context.Background())
+	for _, path := range []string{dir + "/s", dir + "/perm"} {
+		c, err := net.Dial("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := roundTrip(c, []byte("over unix")); err != nil || string(got) != "over unix" {
+			t.Fatalf("%s: echo = %q, %v", path, got, err)
+		}
+		c.Close()
+	}
+	if err := srv.Unlisten(addr); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(dir + "/perm"); !os.IsNotExist(err) {
+		t.Errorf("ListenUnix's file after Unlisten: %v", err)
+	}
+	if _, err := srv.ListenUnix(dir+"/no/such/dir", 0o600); err == nil {
+		t.Error("ListenUnix in a missing directory: no error")
+	}
 }
 
 func TestListenErrors(t *testing.T) {

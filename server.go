@@ -7,6 +7,7 @@ import (
 	"hash/maphash"
 	"log/slog"
 	"net"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -309,11 +310,7 @@ func Listen(network, addr string, h Handler, opts Options) (*Server, error) {
 // while the other listeners and the connections go on.
 func (s *Server) Listen(network, addr string) (net.Addr, error) {
 	if s.opts.LoadBalancing != ReusePort || network == "unix" {
-		fd, bound, err := sock.Listen(network, addr, sock.ListenOptions{})
-		if err != nil {
-			return nil, err
-		}
-		return bound, s.addListener(s.nextLoop(), fd, bound, false)
+		return s.listenOne(network, addr, sock.ListenOptions{})
 	}
 	var bound net.Addr
 	for _, ls := range s.loops {
@@ -333,6 +330,25 @@ func (s *Server) Listen(network, addr string) (net.Addr, error) {
 		bound = b
 	}
 	return bound, nil
+}
+
+// ListenUnix is Listen on the Unix socket at path whose file gets perm's
+// permissions (os.FileMode.Perm) before the socket listens, between bind
+// and listen, as Redis applies unixsocketperm: a client perm shuts out
+// cannot connect in the meantime, as it could between a Listen and an
+// os.Chmod. perm 0 leaves the mode bind gave, 0777 less the umask. If the
+// permissions cannot be set, the socket is closed and its file removed.
+func (s *Server) ListenUnix(path string, perm os.FileMode) (net.Addr, error) {
+	return s.listenOne("unix", path, sock.ListenOptions{Perm: perm})
+}
+
+// listenOne listens on one socket, which one loop accepts on.
+func (s *Server) listenOne(network, addr string, o sock.ListenOptions) (net.Addr, error) {
+	fd, bound, err := sock.Listen(network, addr, o)
+	if err != nil {
+		return nil, err
+	}
+	return bound, s.addListener(s.nextLoop(), fd, bound, false)
 }
 
 // Serve starts accepting connections from ln, a *net.TCPListener or

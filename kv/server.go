@@ -337,6 +337,11 @@ func New(cfg Config) (*Server, error) {
 // "unix" and a path) and returns the address it listens on. It may be
 // called again for more addresses; all are served by the one loop.
 func (s *Server) Listen(network, addr string) (net.Addr, error) {
+	return s.listen(func(ev *evloop.Server) (net.Addr, error) { return ev.Listen(network, addr) })
+}
+
+// listen starts the engine if it has not started, then listens with it.
+func (s *Server) listen(on func(*evloop.Server) (net.Addr, error)) (net.Addr, error) {
 	s.listenMu.Lock()
 	defer s.listenMu.Unlock()
 	if s.ev == nil {
@@ -353,7 +358,7 @@ func (s *Server) Listen(network, addr string) (net.Addr, error) {
 		if err != nil {
 			return nil, err
 		}
-		a, err := ev.Listen(network, addr)
+		a, err := on(ev)
 		if err != nil {
 			ev.Close()
 			return nil, err
@@ -367,7 +372,7 @@ func (s *Server) Listen(network, addr string) (net.Addr, error) {
 		})
 		return a, nil
 	}
-	return s.ev.Listen(network, addr)
+	return on(s.ev)
 }
 
 // maxBindAddrs is how many addresses bind may name, as in Redis.
@@ -422,15 +427,10 @@ func (s *Server) listenUnix(path string, perm os.FileMode) (net.Addr, error) {
 	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
 		os.Remove(path)
 	}
-	a, err := s.Listen("unix", path)
+	// The mode is set before the socket listens, as Redis sets it.
+	a, err := s.listen(func(ev *evloop.Server) (net.Addr, error) { return ev.ListenUnix(path, perm) })
 	if err != nil {
 		return nil, &BindError{Addr: path, Err: err}
-	}
-	if perm != 0 {
-		if err := os.Chmod(path, perm); err != nil {
-			s.ev.Unlisten(a)
-			return nil, &BindError{Addr: path, Err: err}
-		}
 	}
 	return a, nil
 }

@@ -27,7 +27,16 @@ type ListenOptions struct {
 	// ReusePort sets SO_REUSEPORT, so that several sockets, one per event
 	// loop, can listen on one address and the kernel spreads connections.
 	ReusePort bool
+	// Perm, if not 0, gives a Unix socket's file these permissions between
+	// bind and listen, so that no client they shut out can connect in the
+	// meantime (a connect before listen is refused); 0 leaves the mode
+	// bind gave it, 0777 less the umask. Abstract sockets have no file.
+	Perm os.FileMode
 }
+
+// listenFD is listen(2): a variable for the tests, which look at the
+// socket's file as it is about to listen.
+var listenFD = unix.Listen
 
 // Listen opens a non-blocking listening socket. network is "tcp", "tcp4",
 // "tcp6" or "unix"; addr is as for net.Listen: "tcp" with no host listens on
@@ -94,14 +103,29 @@ func Listen(network, addr string, o ListenOptions) (int, net.Addr, error) {
 		unix.Close(fd)
 		return -1, nil, os.NewSyscallError("bind", err)
 	}
-	if err := unix.Listen(fd, backlog); err != nil {
+	// The file bind made for a Unix socket, removed if the socket fails.
+	file := ""
+	if family == unix.AF_UNIX && addr != "" && addr[0] != '@' {
+		file = addr
+	}
+	fail := func(err error) (int, net.Addr, error) {
 		unix.Close(fd)
-		return -1, nil, os.NewSyscallError("listen", err)
+		if file != "" {
+			os.Remove(file)
+		}
+		return -1, nil, err
+	}
+	if file != "" && o.Perm != 0 {
+		if err := unix.Chmod(file, uint32(o.Perm.Perm())); err != nil {
+			return fail(&os.PathError{Op: "chmod", Path: file, Err: err})
+		}
+	}
+	if err := listenFD(fd, backlog); err != nil {
+		return fail(os.NewSyscallError("listen", err))
 	}
 	bound, err := unix.Getsockname(fd)
 	if err != nil {
-		unix.Close(fd)
-		return -1, nil, os.NewSyscallError("getsockname", err)
+		return fail(os.NewSyscallError("getsockname", err))
 	}
 	return fd, Addr(bound), nil
 }

@@ -5,6 +5,7 @@ package sock
 import (
 	"errors"
 	"net"
+	"os"
 	"syscall"
 	"time"
 )
@@ -27,6 +28,7 @@ var ErrAddrNotAvail = errors.New("sock: address not available")
 type ListenOptions struct {
 	Backlog   int
 	ReusePort bool
+	Perm      os.FileMode
 }
 
 // Listen fails.

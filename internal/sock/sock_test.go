@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -190,5 +191,51 @@ func TestAcceptErrorKinds(t *testing.T) {
 		if got, want := IsBadFD(err), tc.errno == unix.EBADF; got != want {
 			t.Errorf("IsBadFD(%v) = %v; want %v", err, got, want)
 		}
+	}
+}
+
+// TestListenUnixPerm checks that a Unix socket's file has Perm's
+// permissions before the socket listens, whatever the umask, and that a
+// socket that fails to listen leaves no file behind.
+func TestListenUnixPerm(t *testing.T) {
+	saved := listenFD
+	t.Cleanup(func() { listenFD = saved })
+	dir := t.TempDir()
+	for _, perm := range []os.FileMode{0o700, 0o660, 0o777} {
+		path := filepath.Join(dir, perm.String()+".sock")
+		var atListen os.FileMode
+		listenFD = func(fd, backlog int) error {
+			if fi, err := os.Lstat(path); err == nil {
+				atListen = fi.Mode()
+			}
+			return saved(fd, backlog)
+		}
+		fd, _, err := Listen("unix", path, ListenOptions{Perm: perm})
+		if err != nil {
+			t.Fatalf("Listen with Perm %v: %v", perm, err)
+		}
+		unix.Close(fd)
+		if atListen.Type() != os.ModeSocket || atListen.Perm() != perm {
+			t.Errorf("Perm %v: the socket's file as it was about to listen: %v", perm, atListen)
+		}
+	}
+
+	path := filepath.Join(dir, "fails.sock")
+	listenFD = func(int, int) error { return unix.EOPNOTSUPP }
+	if _, _, err := Listen("unix", path, ListenOptions{Perm: 0o600}); !errors.Is(err, unix.EOPNOTSUPP) {
+		t.Fatalf("Listen whose listen(2) fails: %v; want EOPNOTSUPP", err)
+	}
+	if _, err := os.Lstat(path); !os.IsNotExist(err) {
+		t.Errorf("a socket that failed to listen left its file: %v", err)
+	}
+	listenFD = saved
+
+	if runtime.GOOS == "linux" {
+		// An abstract socket has no file to give Perm to.
+		fd, _, err := Listen("unix", "@evloop-perm-test", ListenOptions{Perm: 0o600})
+		if err != nil {
+			t.Fatalf("abstract socket with Perm: %v", err)
+		}
+		unix.Close(fd)
 	}
 }
