@@ -205,6 +205,32 @@ func TestUnixSocket(t *testing.T) {
 	}
 }
 
+// TestUnixSocketReplaced closes a Unix listener whose path another
+// server took meanwhile (it removed the file and listened there, as a
+// restart's new process does): the other's file stays, and its clients
+// connect.
+func TestUnixSocketReplaced(t *testing.T) {
+	path := t.TempDir() + "/s"
+	srv, err := Listen("unix", path, &echoHandler{}, Options{Loops: 1, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	other, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	srv.Shutdown(context.Background())
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatalf("the other server's socket after the first's Shutdown: %v", err)
+	}
+	c.Close()
+}
+
 func TestListenErrors(t *testing.T) {
 	_, addr := serve(t, &echoHandler{}, Options{Loops: 1})
 	tests := []struct{ network, addr string }{

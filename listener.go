@@ -19,8 +19,9 @@ type listener struct {
 	fd     int
 	addr   net.Addr
 	closed bool
-	lost   bool // accept found fd not open: its number is not ours to close
-	keeps  bool // one of a ReusePort group: what it accepts stays on its loop
+	lost   bool        // accept found fd not open: its number is not ours to close
+	keeps  bool        // one of a ReusePort group: what it accepts stays on its loop
+	file   os.FileInfo // a Unix socket's file as the listener began; nil if none
 
 	// Accept pauses when the process runs out of fds: the listener stays
 	// readable, and accepting again at once would spin. It resumes when a
@@ -166,15 +167,33 @@ func (ln *listener) close() {
 	if !ln.lost {
 		sock.Close(ln.fd)
 	}
-	if ua, ok := ln.addr.(*net.UnixAddr); ok {
-		removeSocketFile(ua.Name)
+	ln.removeSocketFile()
+}
+
+// socketFile returns the file of a Unix socket listening at addr, nil for
+// another address or an abstract socket ("@name").
+func socketFile(addr net.Addr) os.FileInfo {
+	ua, ok := addr.(*net.UnixAddr)
+	if !ok || ua.Name == "" || ua.Name[0] == '@' {
+		return nil
 	}
+	fi, err := os.Lstat(ua.Name)
+	if err != nil {
+		return nil
+	}
+	return fi
 }
 
 // removeSocketFile removes a Unix socket's file once its listener closed,
-// as package net does; abstract sockets ("@name") have none.
-func removeSocketFile(name string) {
-	if name != "" && name[0] != '@' {
+// as package net does, if the file is still the one the listener began
+// with: a server started meanwhile on the same path (a restart whose new
+// process came up first, say) has put its own there, which stays.
+func (ln *listener) removeSocketFile() {
+	if ln.file == nil {
+		return
+	}
+	name := ln.addr.(*net.UnixAddr).Name
+	if fi, err := os.Lstat(name); err == nil && os.SameFile(fi, ln.file) {
 		_ = os.Remove(name)
 	}
 }

@@ -451,7 +451,7 @@ func (s *Server) register(ls *loopState, fd int, addr net.Addr, keeps bool) erro
 	if s.shutdown || s.deaf {
 		return ErrClosed
 	}
-	ln := &listener{s: s, ls: ls, fd: fd, addr: addr, keeps: keeps}
+	ln := &listener{s: s, ls: ls, fd: fd, addr: addr, keeps: keeps, file: socketFile(addr)}
 	if err := ls.l.Register(fd, poll.Read, ln); err != nil {
 		return err
 	}
@@ -483,7 +483,9 @@ func (s *Server) isShutdown() bool {
 }
 
 // Unlisten closes the listener bound to addr (as Listen or Addrs returned
-// it) and returns once it is closed; the connections it accepted stay. It
+// it) and returns once it is closed; the connections it accepted stay. A
+// Unix socket's file is removed with it, as package net removes it, unless
+// another socket has taken its path meanwhile. It
 // fails with ErrNotListening if no listener has that address. With
 // ReusePort, it closes every loop's listener of the address. Like
 // StopAccepting, it waits for the loops: call it from another goroutine.
