@@ -103,9 +103,10 @@ func bgsaveCommand(s *Server, c *client, args [][]byte) {
 	}
 }
 
-// snapshotParams are the inert parameters that have an effect after all:
-// the RDB file's, and the refusal of writes after a failed background save.
-var snapshotParams = []string{"dbfilename", "rdbcompression", "rdbchecksum", "save", "stop-writes-on-bgsave-error"}
+// actingParams are the inert parameters that have an effect after all:
+// the RDB file's, the refusal of writes after a failed background save,
+// and which clients may run DEBUG.
+var actingParams = []string{"dbfilename", "rdbcompression", "rdbchecksum", "save", "stop-writes-on-bgsave-error", "enable-debug-command"}
 
 // saveOnShutdown saves the keyspace when the server shuts down, if it
 // has save points and no SHUTDOWN NOSAVE came, or after SHUTDOWN SAVE,
@@ -460,9 +461,9 @@ func (s *Server) setLogLevel(v string) error {
 // compact ones (evkv's are Redis 7.0's defaults, fixed). They are taken,
 // checked as Redis checks them, and kept for CONFIG GET, so that a Redis
 // configuration file starts evkv; they have no effect, and New logs the
-// ones Config.Settings gives, but for snapshotParams, which the RDB file
-// acts on. pidfile, logfile and supervised are kept for the program around
-// the server to act on, as cmd/evkv does.
+// ones Config.Settings gives, but for actingParams, which the RDB file
+// and DEBUG act on. pidfile, logfile and supervised are kept for the
+// program around the server to act on, as cmd/evkv does.
 var inertParams = []inertParam{
 	{"always-show-logo", "no", checkBool, true, false},
 	{"set-proc-title", "yes", checkBool, true, false},
@@ -521,7 +522,7 @@ var inertParams = []inertParam{
 	{"stream-node-max-entries", "100", checkInt(0, math.MaxInt64), false, false},
 	{"activerehashing", "yes", checkBool, false, false},
 	{"dynamic-hz", "yes", checkBool, false, false},
-	// save points (snapshotParams), and Redis 7.0 parameters of what evkv
+	// save points (actingParams), and Redis 7.0 parameters of what evkv
 	// does its own way or not at all.
 	{"save", "", checkSave, false, false},
 	{"shutdown-timeout", "10", checkInt(0, math.MaxInt32), false, false},
@@ -998,7 +999,8 @@ func (s *Server) writeCommandInfo(cm *command) {
 		s.w.Simple(c)
 	}
 	s.w.Set(0) // tips
-	s.w.Array(b2i(cm.firstKey > 0) + b2i(cm.keyCount > 0))
+	// The key specs: in RESP3 a set, as Redis's.
+	s.w.Set(b2i(cm.firstKey > 0) + b2i(cm.keyCount > 0))
 	if cm.firstKey > 0 {
 		last := cm.lastKey
 		if last > 0 {
@@ -1014,6 +1016,10 @@ func (s *Server) writeCommandInfo(cm *command) {
 		subs = append(subs, sc)
 	}
 	slices.SortFunc(subs, func(a, b *command) int { return strings.Compare(a.name, b.name) })
+	if len(subs) == 0 {
+		s.w.Set(0) // none: in RESP3 an empty set, as Redis's
+		return
+	}
 	s.w.Array(len(subs))
 	for _, sc := range subs {
 		s.writeCommandInfo(sc)

@@ -46,6 +46,10 @@ const (
 	cmdMovableKeys
 	cmdSkipSlowlog
 	cmdNoAsyncLoading
+	// cmdProtected: a command that enable-debug-command (DEBUG's) allows,
+	// checked before authentication, as Redis checks it. Like Redis,
+	// COMMAND does not list it.
+	cmdProtected
 )
 
 // flagNames are the flags' names, in the order COMMAND lists them.
@@ -333,6 +337,10 @@ func (s *Server) call(c *client, args [][]byte) {
 			return
 		}
 		cmd = sub
+	}
+	if cmd.flags&cmdProtected != 0 && !s.protectedAllowed(c) {
+		s.reject(c, cmd, args, errDebugNotAllowed)
+		return
 	}
 	c.lastCmd = cmd.name
 	if !c.authenticated && cmd.flags&cmdNoAuth == 0 {

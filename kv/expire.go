@@ -59,7 +59,8 @@ func newExpireEffort(effort int) expireEffort {
 
 // activeExpiry is the state of active expiry across cycles. Owned by the loop.
 type activeExpiry struct {
-	effort   int // active-expire-effort, 1 to 10
+	off      bool // DEBUG SET-ACTIVE-EXPIRE 0: keys expire only when met
+	effort   int  // active-expire-effort, 1 to 10
 	params   expireEffort
 	next     int       // the database the next cycle starts with
 	behind   bool      // the last cycle stopped at its time limit, stale keys left
@@ -108,6 +109,9 @@ func (s *Server) expireCycle(now int64, start, deadline time.Time) {
 // slowExpire is cron's cycle, started at start, cron's period being
 // period. The fast cycles wait a period of their own after it.
 func (s *Server) slowExpire(start time.Time, period time.Duration) {
+	if s.expiry.off {
+		return
+	}
 	s.expireCycle(s.now(), start, start.Add(period*time.Duration(s.expiry.params.slowPerc)/100))
 	s.expiry.lastFast = time.Now()
 }
@@ -118,7 +122,7 @@ func (s *Server) slowExpire(start time.Time, period time.Duration) {
 // left for the next.
 func (s *Server) fastExpire(start time.Time) (behind bool) {
 	x := &s.expiry
-	if !x.behind {
+	if !x.behind || x.off {
 		return false
 	}
 	if start.Sub(x.lastFast) < 2*x.params.fastBound {

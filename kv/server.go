@@ -308,7 +308,7 @@ func New(cfg Config) (*Server, error) {
 		if err := p.set(s, cfg.Settings[name]); err != nil {
 			return nil, &SettingError{name, err}
 		}
-		if ip := findInert(p.name); ip != nil && !ip.byHost && !slices.Contains(snapshotParams, p.name) {
+		if ip := findInert(p.name); ip != nil && !ip.byHost && !slices.Contains(actingParams, p.name) {
 			inert = append(inert, p.name)
 		}
 	}

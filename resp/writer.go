@@ -150,6 +150,16 @@ func (w *Writer) Push(n int) {
 	}
 }
 
+// Attribute appends the header of RESP3 attributes, n pairs of fields and
+// values that the caller appends next, before the reply they describe. In
+// RESP2, which has no attributes, it appends nothing: the caller leaves
+// the pairs out.
+func (w *Writer) Attribute(n int) {
+	if w.resp3() {
+		w.header('|', int64(n))
+	}
+}
+
 // Double appends f: in RESP3 a double (",text"), in RESP2 a bulk string of
 // the text. The text is laid out as Redis 7.2's: the shortest decimal that
 // reads back as f ("0.1", "3.14", "1e+21", "1.5e-7"), integers up to 2^62

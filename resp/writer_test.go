@@ -67,6 +67,7 @@ var writerTests = []struct {
 	{"Value array", func(w *Writer) { w.Value(agg(Array, integer(1), agg(Set, integer(2)))) }, "*2\r\n:1\r\n*1\r\n:2\r\n", "*2\r\n:1\r\n~1\r\n:2\r\n"},
 	{"Value map", func(w *Writer) { w.Value(agg(Map, str(SimpleString, "k"), integer(1))) }, "*2\r\n+k\r\n:1\r\n", "%1\r\n+k\r\n:1\r\n"},
 	{"Value map odd", func(w *Writer) { w.Value(agg(Map, str(SimpleString, "k"))) }, "*2\r\n+k\r\n$-1\r\n", "%1\r\n+k\r\n_\r\n"},
+	{"Attribute", func(w *Writer) { w.Attribute(1); w.BulkString("k"); w.Int(9) }, "$1\r\nk\r\n:9\r\n", "|1\r\n$1\r\nk\r\n:9\r\n"},
 	{"Value push", func(w *Writer) { w.Value(agg(Push, integer(1))) }, "*1\r\n:1\r\n", ">1\r\n:1\r\n"},
 	{"Value attribute type", func(w *Writer) { w.Value(agg(Attribute, integer(1), integer(2))) }, "*2\r\n:1\r\n:2\r\n", "%1\r\n:1\r\n:2\r\n"},
 	{"Value with attributes", func(w *Writer) { w.Value(withAttrs(integer(7), str(SimpleString, "ttl"), integer(60))) }, ":7\r\n", "|1\r\n+ttl\r\n:60\r\n:7\r\n"},
