@@ -1036,7 +1036,7 @@ type specField struct {
 // keys begins at index, and finds them by find ("range", "keynum") with
 // the fields given.
 func (s *Server) writeKeySpec(index int, find string, fields ...specField) {
-	s.w.Map(4)
+	s.w.Map(3) // no notes, which Redis leaves out where it has none
 	s.w.BulkString("flags")
 	s.w.Set(0)
 	s.w.BulkString("begin_search")
@@ -1057,8 +1057,6 @@ func (s *Server) writeKeySpec(index int, find string, fields ...specField) {
 		s.w.BulkString(f.name)
 		s.w.Int(int64(f.v))
 	}
-	s.w.BulkString("notes")
-	s.w.BulkString("")
 }
 
 func commandCommand(s *Server, c *client, args [][]byte) {

@@ -245,15 +245,21 @@ func TestCompatCommandInfoAll(t *testing.T) {
 			}
 		}
 	}
+	// Redis's specs of the other commands with keys, which evkv does not
+	// have, mostly part their sources from their destinations.
+	names := []string{"get", "del", "mset", "zadd", "exists"}
 	for _, kc := range keyCountCommands {
-		if got, want := keySearches(t, ours.do("COMMAND", "INFO", kc.name)), keySearches(t, theirs.do("COMMAND", "INFO", kc.name)); got != want {
-			t.Errorf("COMMAND INFO %s's key specs: evkv %s; Redis %s", kc.name, got, want)
+		names = append(names, kc.name)
+	}
+	for _, name := range names {
+		if got, want := keySearches(t, ours.do("COMMAND", "INFO", name)), keySearches(t, theirs.do("COMMAND", "INFO", name)); got != want {
+			t.Errorf("COMMAND INFO %s's key specs: evkv %s; Redis %s", name, got, want)
 		}
 	}
 }
 
-// keySearches returns the begin_search and find_keys of each key spec of
-// COMMAND INFO's one entry, as text.
+// keySearches returns the fields of each key spec of COMMAND INFO's one
+// entry, with the begin_search and find_keys, as text.
 func keySearches(t *testing.T, reply string) string {
 	t.Helper()
 	v, _, err := resp.Parse([]byte(reply))
@@ -263,7 +269,9 @@ func keySearches(t *testing.T, reply string) string {
 	var b strings.Builder
 	for _, spec := range v.Elems[0].Elems[8].Elems {
 		for i := 0; i+1 < len(spec.Elems); i += 2 {
-			if k := string(spec.Elems[i].Str); k == "begin_search" || k == "find_keys" {
+			k := string(spec.Elems[i].Str)
+			b.WriteString(k + " ")
+			if k == "begin_search" || k == "find_keys" {
 				b.WriteString(k + "=" + strings.Join(valueText(spec.Elems[i+1].Elems), ",") + " ")
 			}
 		}
