@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -1035,5 +1036,24 @@ func TestNoRawConnIsUnsupported(t *testing.T) {
 		if res := waitOne(t, w); res.Error != ErrUnsupported {
 			t.Errorf("Read(%s) completed with %v; want ErrUnsupported", tc.name, res.Error)
 		}
+	}
+}
+
+// TestSwapBufferTooLargePanicsAtStart: a swap buffer size the runtime cannot
+// allocate panics in NewWatcherSize, as gaio's does, where the Watcher
+// started and every read into the swap buffers panicked on its loop, logged
+// as a panic of the conn's and, for a read queued behind another, never
+// completed.
+func TestSwapBufferTooLargePanicsAtStart(t *testing.T) {
+	if math.MaxInt < 1<<62 {
+		t.Skip("a 32-bit int's largest size may be allocated")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("NewWatcherSize(math.MaxInt) did not panic")
+		}
+	}()
+	if w, err := NewWatcherSize(math.MaxInt); err == nil {
+		w.Close()
 	}
 }

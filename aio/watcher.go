@@ -101,11 +101,15 @@ var cbPool = sync.Pool{New: func() any { return new(aiocb) }}
 func NewWatcher() (*Watcher, error) { return NewWatcherSize(defaultBufferSize) }
 
 // NewWatcherSize starts a Watcher whose swap buffers, for reads submitted
-// without a buffer, are bufsize bytes.
+// without a buffer, are bufsize bytes, and 16 at least. The first is
+// allocated here, as gaio allocates its own: a size the runtime cannot
+// allocate panics in the caller, not on the loop.
 func NewWatcherSize(bufsize int) (*Watcher, error) {
+	bufsize = max(bufsize, 16)
 	w := &watcher{
 		descs:   make(map[uintptr]*fdesc),
-		bufSize: max(bufsize, 16),
+		swap:    make([]byte, bufsize),
+		bufSize: bufsize,
 		notify:  make(chan struct{}, 1),
 		die:     make(chan struct{}),
 		write:   sock.Write,
