@@ -70,6 +70,8 @@ type OpResult struct {
 	Size int
 	// Error is what stopped the operation, io.EOF at the end of the
 	// stream, ErrDeadline if its deadline passed, the bare syscall.Errno
-	// if a system call failed (syscall.ECONNRESET); nil on success.
+	// if a system call failed (syscall.ECONNRESET), the conn's own error if
+	// it could not be taken over (a closed conn's *net.OpError); nil on
+	// success.
 	Error error
 }

@@ -11,14 +11,15 @@
 // on a duplicate of its file descriptor and closes the original, so the
 // conn's own Read and Write fail from then on, while socket options set
 // before (SetNoDelay, SetLinger, buffer sizes, keep-alive) stay. Only stream
-// sockets are taken (TCP, Unix): other conns complete with ErrUnsupported,
-// and so do conns that give no raw conn, as in gaio.
+// sockets are taken (TCP, Unix): other conns, and conns that give no raw
+// conn, complete with ErrUnsupported.
 //
 // Operations on one conn complete in the order they were submitted, reads
-// among reads and writes among writes. The application decides when to
-// submit the next read or write, which is all the back-pressure there is:
-// nothing is read that no read asked for, and nothing is queued that no write
-// submitted.
+// among reads and writes among writes, but for one whose deadline passes:
+// it completes then, ahead of those submitted before it, as in gaio. The
+// application decides when to submit the next read or write, which is all
+// the back-pressure there is: nothing is read that no read asked for, and
+// nothing is queued that no write submitted.
 //
 // A Read with a nil buffer reads into the Watcher's swap buffers; the bytes
 // it returns stay valid until the next call to WaitIO. A deadline that passes
@@ -39,9 +40,12 @@
 // The loop never blocks on the application: completions queue until WaitIO
 // takes them, rather than stalling the loop once a channel is full. Reads
 // into the swap buffers never fall back to 16-byte reads when a buffer runs
-// out; another buffer is taken instead. A Read with an empty, non-nil buffer
-// reads into the swap buffers rather than completing with io.EOF. A write
-// that meets ENOBUFS (the kernel short of mbufs, on macOS and the BSDs) is
-// tried again, as gaio tries it, at the next write readiness, and after 10 ms
-// if none comes first, where gaio waits for readiness alone.
+// out; another buffer is taken instead. gaio takes any conn with a raw fd,
+// a UDP one too, whose datagrams its reads return as a stream's bytes (an
+// empty one as io.EOF); here such a conn completes with ErrUnsupported and
+// stays the application's. A Read with an empty, non-nil buffer reads into
+// the swap buffers rather than completing with io.EOF. A write that meets
+// ENOBUFS (the kernel short of mbufs, on macOS and the BSDs) is tried
+// again, as gaio tries it, at the next write readiness, and after 10 ms if
+// none comes first, where gaio waits for readiness alone.
 package aio

@@ -28,7 +28,8 @@ const defaultBufferSize = 64 << 10
 
 // Watcher runs asynchronous reads and writes on the connections submitted
 // to it, on an event loop of its own, and hands their completions to
-// WaitIO.
+// WaitIO. WaitIO is for one goroutine at a time; the other methods may be
+// called from any goroutine, at once.
 type Watcher struct {
 	// The loop holds the watcher, never the Watcher: a Watcher the
 	// application dropped can be found unreachable and closed.
