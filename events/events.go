@@ -184,8 +184,10 @@ func (l *Loop[K]) usable() error {
 // the key stops being delivered, and Unwatch still frees the key and the
 // fd number; until then, watching that number again returns ErrFDInUse.
 // (If a dup of the fd stays open, the kernel keeps reporting the file under
-// the closed number: with epoll, such a watch cannot be removed at all.)
-// Must be called on the owning goroutine.
+// the closed number: with epoll, such a watch cannot be removed at all.) An
+// fd the kernel cannot poll goes on being ready once closed, as poll(2)
+// reports a closed fd (POLLNVAL), until it is unwatched. Must be called on
+// the owning goroutine.
 func (l *Loop[K]) WatchIO(key K, fd int, mode Mode, oneshot bool) error {
 	if err := l.usable(); err != nil {
 		return err
