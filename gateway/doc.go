@@ -6,7 +6,12 @@
 // @openfed__subscriptionFilter), its mutation fields publish events
 // (@edfs__natsPublish, @edfs__redisPublish), and clients subscribe over
 // WebSocket with graphql-ws's protocol (graphql-transport-ws) or the
-// legacy one of subscriptions-transport-ws (graphql-ws).
+// legacy one of subscriptions-transport-ws (graphql-ws). Mutations may
+// also come as POST /graphql. Queries are served for introspection
+// (__schema, __type, __typename), over either, so that GraphiQL, Apollo's
+// tools and code generators can read the schema; it is shown without the
+// gateway's own directives and the types only they use, as Cosmo's
+// router shows its client schema. The gateway resolves no other query.
 //
 // # Entities
 //

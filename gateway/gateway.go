@@ -249,8 +249,8 @@ func (g *Gateway) callPublish(ctx context.Context, src Source, subject string, d
 	return src.Publish(ctx, subject, data)
 }
 
-// serveHTTP answers POST /graphql: mutations publish; subscriptions need
-// a WebSocket. The request must be application/json, come from an Origin
+// serveHTTP answers POST /graphql: mutations publish, introspection
+// queries are answered; subscriptions need a WebSocket. The request must be application/json, come from an Origin
 // CheckOrigin allows (if it has one), and pass Authenticate (if set).
 func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
@@ -299,6 +299,9 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case op.kind == ast.Subscription:
 		reply(http.StatusBadRequest, gqlerror.List{gqlerror.Errorf("subscriptions are served over WebSocket (graphql-transport-ws or graphql-ws)")})
+		return
+	case op.kind == ast.Query:
+		w.Write(op.result)
 		return
 	}
 	w.Write(g.publish(op))

@@ -36,9 +36,10 @@ var nodeModules = sync.OnceValues(func() (string, error) {
 		"ws@8", "graphql@16", "graphql-ws@6", "subscriptions-transport-ws@0.11", "@apollo/client@3", "playwright-core@1")
 })
 
-// Each client, in Node, subscribes, gets the event the test publishes once
-// the gateway subscribed upstream, and exits.
-func TestNodeClients(t *testing.T) {
+// needNode returns the node_modules directory with the GraphQL clients,
+// skipping the test without Node or the modules.
+func needNode(t *testing.T) string {
+	t.Helper()
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node not installed")
 	}
@@ -46,6 +47,23 @@ func TestNodeClients(t *testing.T) {
 	if err != nil {
 		t.Skipf("npm install failed: %v", err)
 	}
+	return modules
+}
+
+// nodeCommand makes a command running a script of testdata in Node with
+// the modules, and the builder its standard error goes to.
+func nodeCommand(ctx context.Context, modules string, args ...string) (*exec.Cmd, *strings.Builder) {
+	cmd := exec.CommandContext(ctx, "node", args...)
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
+	stderr := new(strings.Builder)
+	cmd.Stderr = stderr
+	return cmd, stderr
+}
+
+// Each client, in Node, subscribes, gets the event the test publishes once
+// the gateway subscribed upstream, and exits.
+func TestNodeClients(t *testing.T) {
+	modules := needNode(t)
 	_, src, addr := startGateway(t, func(c *Config) {
 		c.Authenticate = func(p map[string]any) error {
 			if p["token"] != "secret" {
@@ -60,11 +78,8 @@ func TestNodeClients(t *testing.T) {
 			subject := "employee." + id
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, "node", "testdata/clients.js", kind, "ws://"+addr+"/graphql",
+			cmd, stderr := nodeCommand(ctx, modules, "testdata/clients.js", kind, "ws://"+addr+"/graphql",
 				`subscription { employeeUpdated(id: `+id+`) { __typename id name tags } }`)
-			cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
 			out, err := cmd.StdoutPipe()
 			if err != nil {
 				t.Fatal(err)
@@ -113,22 +128,13 @@ func TestPageInChromium(t *testing.T) {
 	if browser == "" {
 		t.Skip("chromium not installed")
 	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node not installed")
-	}
-	modules, err := nodeModules()
-	if err != nil {
-		t.Skipf("npm install failed: %v", err)
-	}
+	modules := needNode(t)
 	_, src, addr := startGateway(t, nil)
 	q := url.Values{"query": {"subscription { employeeUpdated(id: 42) { id name } }"}, "autostart": {"1"}}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "testdata/page.js", browser, "http://"+addr+"/?"+q.Encode(),
+	cmd, stderr := nodeCommand(ctx, modules, "testdata/page.js", browser, "http://"+addr+"/?"+q.Encode(),
 		`mutation { updateEmployee(id: 42, name: "From the page") { success } }`, "From the page")
-	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -156,5 +162,35 @@ func TestPageInChromium(t *testing.T) {
 	}
 	if !strings.Contains(rest.String(), `"success":true`) || !strings.Contains(rest.String(), "From the page") {
 		t.Fatalf("page output:\n%s", rest.String())
+	}
+}
+
+// graphql-js's introspection query, over HTTP and graphql-ws, builds a
+// client schema (buildClientSchema checks every type it is given) that
+// printSchema prints as the gateway's schema, less its own directives and
+// the types only they use.
+func TestNodeIntrospection(t *testing.T) {
+	modules := needNode(t)
+	_, _, addr := startGateway(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd, stderr := nodeCommand(ctx, modules, "testdata/introspect.js", "http://"+addr+"/graphql", "ws://"+addr+"/graphql")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, stderr.String())
+	}
+	sdl := string(out)
+	for _, want := range []string{
+		"type Subscription {\n  employeeUpdated(id: ID!): Employee!\n  all: Employee!\n  filtered(ids: [Int!]!): Employee!\n}",
+		"type Mutation {\n  updateEmployee(id: ID!, name: String!): edfs__PublishResult!\n}",
+		"type Employee {\n  id: ID!\n  name: String!\n  tags: [String!]\n}",
+		"type Query {\n  _unused: Boolean\n}",
+	} {
+		if !strings.Contains(sdl, want) {
+			t.Errorf("the client schema has no\n%s\nIt is:\n%s", want, sdl)
+		}
+	}
+	if strings.Contains(sdl, "edfs__natsSubscribe") || strings.Contains(sdl, "openfed__") || strings.Contains(sdl, "@key") || strings.Contains(sdl, "@defer") {
+		t.Errorf("the client schema shows the gateway's own directives:\n%s", sdl)
 	}
 }

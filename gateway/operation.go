@@ -70,10 +70,13 @@ func requestFrom(fields map[string]json.RawMessage) (*request, error) {
 // its selection.
 type operation struct {
 	kind ast.Operation
-	root *ast.Field
-	bind *binding
-	args map[string]any
-	proj *projection
+	// result is a query's execution result: only introspection is
+	// served, whose answer depends on nothing but the request.
+	result []byte
+	root   *ast.Field
+	bind   *binding
+	args   map[string]any
+	proj   *projection
 	// fetch is the part of a subscription's selection resolved by the
 	// upstream, or nil.
 	fetch *entityFetch
@@ -190,6 +193,24 @@ func singleRootField(doc *ast.QueryDocument) *gqlerror.Error {
 	return nil
 }
 
+// prepareQuery makes a query an operation: one of introspection fields
+// alone is answered at once; others are refused, as the gateway has no
+// resolvers of its own.
+func (g *Gateway) prepareQuery(op *ast.OperationDefinition, vars map[string]any) (*operation, gqlerror.List) {
+	ok, err := isIntrospection(op.SelectionSet, g.schema.ast.Query.Name, vars)
+	if err == nil && !ok {
+		err = gqlerror.Errorf("Queries are not served, but for introspection: this gateway serves subscriptions, and mutations that publish events.")
+	}
+	var result []byte
+	if err == nil {
+		result, err = introspect(g.schema.ast, op, vars)
+	}
+	if err != nil {
+		return nil, gqlerror.List{asGQLError(err)}
+	}
+	return &operation{kind: ast.Query, result: result}, nil
+}
+
 // prepare validates r against the schema and makes it an operation.
 func (g *Gateway) prepare(r *request) (*operation, gqlerror.List) {
 	p := parse(&g.docs, g.schema.ast, r.Query)
@@ -215,13 +236,14 @@ func (g *Gateway) prepare(r *request) (*operation, gqlerror.List) {
 	var rootType *ast.Definition
 	var binds map[string]*binding
 	var notOne string
+	if op.Operation == ast.Query {
+		return g.prepareQuery(op, vars)
+	}
 	switch op.Operation {
 	case ast.Subscription:
 		rootType, binds, notOne = g.schema.ast.Subscription, g.schema.subs, "A subscription must select one root field."
 	case ast.Mutation:
 		rootType, binds, notOne = g.schema.ast.Mutation, g.schema.pubs, "A mutation here must select one root field: each publishes one event."
-	default:
-		return nil, gqlerror.List{gqlerror.Errorf("Queries are not served: this gateway serves subscriptions, and mutations that publish events.")}
 	}
 	keys, err := rootFields(g.schema.ast, rootType, op.SelectionSet, vars)
 	if err != nil {

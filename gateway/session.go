@@ -281,7 +281,7 @@ func (s *session) authenticate(raw json.RawMessage) bool {
 }
 
 // start runs a request under id: a subscription joins its trigger, a
-// mutation publishes. The id is taken at once, so that a complete for it
+// mutation publishes, an introspection query is answered. The id is taken at once, so that a complete for it
 // cancels the operation while it is being prepared. A request seen before
 // (the same payload, byte for byte) reuses its operation; a document not
 // seen before is parsed and validated on the worker pool, off the loop.
@@ -326,6 +326,12 @@ func (s *session) prepareAndRun(sub *subscriber, r *request, raw []byte) {
 func (s *session) run(sub *subscriber, op *operation) {
 	id := sub.id
 	sub.op = op
+	if op.kind == ast.Query {
+		s.send(s.proto.appendNext(nil, id, op.result))
+		s.send(s.appendComplete(nil, id))
+		s.end(sub)
+		return
+	}
 	if op.kind == ast.Mutation {
 		// Publishing may wait on the network: off the loop.
 		s.g.pool.Submit(func() {

@@ -1,0 +1,133 @@
+package gateway
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+const introspectSchema = `
+"The root of queries."
+type Query { _unused: Boolean }
+
+type Subscription {
+  "An employee's changes."
+  employeeUpdated(id: ID!, "Only these fields." only: [String!] = ["name"], old: Int @deprecated): Worker! @edfs__natsSubscribe(subjects: ["employee.{{ args.id }}"])
+  shift: Shift! @edfs__natsSubscribe(subjects: ["shift"])
+}
+
+interface Worker { id: ID! }
+
+type Employee implements Worker {
+  id: ID!
+  name: String!
+  badge: Int @deprecated(reason: "use id")
+  role: Role
+  seen: Time
+}
+
+type Contractor implements Worker { id: ID! agency: String }
+
+union Shift = Employee | Contractor
+
+enum Role { ENGINEER MANAGER @deprecated }
+
+"An instant, as RFC 3339 text."
+scalar Time @specifiedBy(url: "https://www.rfc-editor.org/rfc/rfc3339")
+
+input Range { from: Int = 0, to: Int! }
+
+"Marks a field for the audit log."
+directive @audited(level: Int = 1) repeatable on FIELD_DEFINITION
+`
+
+// TestIntrospection checks introspection answers against the schema: the
+// meta-fields, arguments and variables, deprecation, wrapper types,
+// abstract types, fragments, @skip, aliases, over HTTP and over
+// graphql-transport-ws, and that other queries are refused.
+func TestIntrospection(t *testing.T) {
+	schema, err := ParseSchema(introspectSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, addr := serve(t, Config{Schema: schema, NATS: map[string]Source{"default": &MemorySource{}}})
+	post := func(body string) (int, string) {
+		t.Helper()
+		resp, err := http.Post("http://"+addr+"/graphql", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	request := func(query string, vars map[string]any) string {
+		b, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+		return string(b)
+	}
+	for _, tc := range []struct {
+		name, query string
+		vars        map[string]any
+		want        string
+	}{
+		{"typename", `{ __typename }`, nil, `{"data":{"__typename":"Query"}}`},
+		{"types by name, aliased, from a variable", `query($n: String!) { t: __type(name: $n) { name kind description } none: __type(name: "Nope") { name } }`,
+			map[string]any{"n": "Time"}, `{"data":{"t":{"name":"Time","kind":"SCALAR","description":"An instant, as RFC 3339 text."},"none":null}}`},
+		{"roots, fragments, skip", `query { __schema { ...S description } } fragment S on __Schema { queryType { name description } subscriptionType { name } mutationType @skip(if: true) { name } m: mutationType { name } }`,
+			nil, `{"data":{"__schema":{"queryType":{"name":"Query","description":"The root of queries."},"subscriptionType":{"name":"Subscription"},"m":null,"description":null}}}`},
+		{"deprecation", `{ __type(name: "Employee") { fields { name } all: fields(includeDeprecated: true) { name isDeprecated deprecationReason } interfaces { name } } }`,
+			nil, `{"data":{"__type":{"fields":[{"name":"id"},{"name":"name"},{"name":"role"},{"name":"seen"}],"all":[{"name":"id","isDeprecated":false,"deprecationReason":null},{"name":"name","isDeprecated":false,"deprecationReason":null},{"name":"badge","isDeprecated":true,"deprecationReason":"use id"},{"name":"role","isDeprecated":false,"deprecationReason":null},{"name":"seen","isDeprecated":false,"deprecationReason":null}],"interfaces":[{"name":"Worker"}]}}}`},
+		{"enum values", `{ __type(name: "Role") { enumValues { name } all: enumValues(includeDeprecated: true) { name isDeprecated deprecationReason } fields { name } } }`,
+			nil, `{"data":{"__type":{"enumValues":[{"name":"ENGINEER"}],"all":[{"name":"ENGINEER","isDeprecated":false,"deprecationReason":null},{"name":"MANAGER","isDeprecated":true,"deprecationReason":"No longer supported"}],"fields":null}}}`},
+		{"arguments and wrapper types", `{ __type(name: "Subscription") { fields { name description args { name description defaultValue type { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } type { kind ofType { name kind } } } } }`,
+			nil, `{"data":{"__type":{"fields":[{"name":"employeeUpdated","description":"An employee's changes.","args":[{"name":"id","description":null,"defaultValue":null,"type":{"kind":"NON_NULL","name":null,"ofType":{"kind":"SCALAR","name":"ID","ofType":null}}},{"name":"only","description":"Only these fields.","defaultValue":"[\"name\"]","type":{"kind":"LIST","name":null,"ofType":{"kind":"NON_NULL","name":null,"ofType":{"kind":"SCALAR","name":"String","ofType":null}}}}],"type":{"kind":"NON_NULL","ofType":{"name":"Worker","kind":"INTERFACE"}}},{"name":"shift","description":null,"args":[],"type":{"kind":"NON_NULL","ofType":{"name":"Shift","kind":"UNION"}}}]}}}`},
+		{"abstract types, inputs, scalars", `{ w: __type(name: "Worker") { possibleTypes { name } } s: __type(name: "Shift") { possibleTypes { name } fields { name } } r: __type(name: "Range") { inputFields { name defaultValue } fields { name } } t: __type(name: "Time") { specifiedByURL } }`,
+			nil, `{"data":{"w":{"possibleTypes":[{"name":"Employee"},{"name":"Contractor"}]},"s":{"possibleTypes":[{"name":"Employee"},{"name":"Contractor"}],"fields":null},"r":{"inputFields":[{"name":"from","defaultValue":"0"},{"name":"to","defaultValue":null}],"fields":null},"t":{"specifiedByURL":"https://www.rfc-editor.org/rfc/rfc3339"}}}`},
+		{"directives", `{ __schema { directives { name isRepeatable locations args { name defaultValue } } } }`,
+			nil, `{"data":{"__schema":{"directives":[{"name":"audited","isRepeatable":true,"locations":["FIELD_DEFINITION"],"args":[{"name":"level","defaultValue":"1"}]},{"name":"deprecated","isRepeatable":false,"locations":["FIELD_DEFINITION","ARGUMENT_DEFINITION","INPUT_FIELD_DEFINITION","ENUM_VALUE","DIRECTIVE_DEFINITION"],"args":[{"name":"reason","defaultValue":"\"No longer supported\""}]},{"name":"include","isRepeatable":false,"locations":["FIELD","FRAGMENT_SPREAD","INLINE_FRAGMENT"],"args":[{"name":"if","defaultValue":null}]},{"name":"oneOf","isRepeatable":false,"locations":["INPUT_OBJECT"],"args":[]},{"name":"skip","isRepeatable":false,"locations":["FIELD","FRAGMENT_SPREAD","INLINE_FRAGMENT"],"args":[{"name":"if","defaultValue":null}]},{"name":"specifiedBy","isRepeatable":false,"locations":["SCALAR"],"args":[{"name":"url","defaultValue":null}]}]}}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, got := post(request(tc.query, tc.vars))
+			if status != 200 || got != tc.want {
+				t.Errorf("POST %s:\n%d %s\nwant\n%s", tc.query, status, got, tc.want)
+			}
+		})
+	}
+
+	// The types a client can meet: not the inputs of the gateway's own
+	// directives.
+	_, got := post(request(`{ __schema { types { name } } }`, nil))
+	for _, name := range []string{`"Employee"`, `"Contractor"`, `"Range"`, `"Time"`, `"__Schema"`, `"__Directive"`} {
+		if !strings.Contains(got, name) {
+			t.Errorf("types: no %s in %s", name, got)
+		}
+	}
+	if strings.Contains(got, "edfs__NatsStreamConfiguration") || strings.Contains(got, "openfed__") {
+		t.Errorf("types: the gateway's own directives' inputs in %s", got)
+	}
+
+	for _, bad := range []string{`{ _unused }`, `{ __typename _unused }`, `{ __schema { bogus } }`} {
+		if status, got := post(request(bad, nil)); status != 400 || !strings.Contains(got, `"errors"`) {
+			t.Errorf("POST %s = %d %s; want 400 with errors", bad, status, got)
+		}
+	}
+	if _, got := post(request(`{ _unused }`, nil)); !strings.Contains(got, "Queries are not served, but for introspection") {
+		t.Errorf("a query of a field: %s", got)
+	}
+
+	c := dial(t, addr, ProtocolTransportWS)
+	c.init()
+	c.send(`{"id":"q","type":"subscribe","payload":{"query":"{ __type(name: \"Role\") { kind } }"}}`)
+	if got, want := c.readRaw(), `{"id":"q","type":"next","payload":{"data":{"__type":{"kind":"ENUM"}}}}`; got != want {
+		t.Errorf("over WebSocket: %s; want %s", got, want)
+	}
+	if m := c.read(); m["type"] != "complete" || m["id"] != "q" {
+		t.Errorf("after the result: %v; want complete", m)
+	}
+	c.send(`{"id":"r","type":"subscribe","payload":{"query":"{ _unused }"}}`)
+	if m := c.read(); m["type"] != "error" || m["id"] != "r" {
+		t.Errorf("a query of a field over WebSocket: %v; want error", m)
+	}
+}
