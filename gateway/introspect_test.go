@@ -131,3 +131,32 @@ func TestIntrospection(t *testing.T) {
 		t.Errorf("a query of a field over WebSocket: %v; want error", m)
 	}
 }
+
+// TestNoIntrospection refuses introspection queries under
+// Config.NoIntrospection, while __typename in a mutation's selection is
+// still answered.
+func TestNoIntrospection(t *testing.T) {
+	_, _, addr := startGateway(t, func(c *Config) { c.NoIntrospection = true })
+	for _, q := range []string{`{ __schema { queryType { name } } }`, `{ __typename }`} {
+		b, _ := json.Marshal(map[string]string{"query": q})
+		resp, err := http.Post("http://"+addr+"/graphql", "application/json", strings.NewReader(string(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || !strings.Contains(string(body), "Introspection is disabled") {
+			t.Errorf("POST %s = %d %s; want 400, introspection disabled", q, resp.StatusCode, body)
+		}
+	}
+	b, _ := json.Marshal(map[string]string{"query": `mutation { updateEmployee(id: 1, name: "x") { __typename success } }`})
+	resp, err := http.Post("http://"+addr+"/graphql", "application/json", strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if want := `{"data":{"updateEmployee":{"__typename":"edfs__PublishResult","success":true}}}`; string(body) != want {
+		t.Errorf("a mutation selecting __typename: %s; want %s", body, want)
+	}
+}

@@ -198,8 +198,12 @@ func singleRootField(doc *ast.QueryDocument) *gqlerror.Error {
 // resolvers of its own.
 func (g *Gateway) prepareQuery(op *ast.OperationDefinition, vars map[string]any) (*operation, gqlerror.List) {
 	ok, err := isIntrospection(op.SelectionSet, g.schema.ast.Query.Name, vars)
-	if err == nil && !ok {
+	switch {
+	case err != nil:
+	case !ok:
 		err = gqlerror.Errorf("Queries are not served, but for introspection: this gateway serves subscriptions, and mutations that publish events.")
+	case g.cfg.NoIntrospection:
+		err = gqlerror.Errorf("Introspection is disabled on this gateway.")
 	}
 	var result []byte
 	if err == nil {

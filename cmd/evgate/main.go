@@ -12,6 +12,9 @@
 // evgates on one NATS cluster each deliver every event to their own
 // clients.
 //
+// Introspection queries (__schema, __type) are answered at /graphql, for
+// GraphiQL and code generators, unless --no-introspection.
+//
 // /metrics serves Prometheus metrics and /healthz says whether the NATS
 // connection is up (200, or 503 while it is lost and being retried);
 // profiles (/debug/pprof) are served only on --debug-listen, apart from
@@ -64,6 +67,7 @@ type options struct {
 	jwtSecret  string
 	origins    string
 	debug      string
+	noIntro    bool
 }
 
 func run(args []string) error {
@@ -78,6 +82,7 @@ func run(args []string) error {
 	fs.StringVar(&o.token, "token", os.Getenv("EVGATE_TOKEN"), "accept only clients whose connection_init (or POST's Authorization: Bearer) carries this token (default $EVGATE_TOKEN)")
 	fs.StringVar(&o.jwtSecret, "jwt-secret", os.Getenv("EVGATE_JWT_SECRET"), "accept only clients whose connection_init (or POST's Authorization: Bearer) carries a JWT signed with this HMAC secret (default $EVGATE_JWT_SECRET)")
 	fs.StringVar(&o.debug, "debug-listen", "", `address to serve /debug/pprof on ("": none); keep it private`)
+	fs.BoolVar(&o.noIntro, "no-introspection", false, "refuse introspection queries (__schema, __type), for a schema kept from clients")
 	fs.StringVar(&o.origins, "allow-origin", "", `browser origins allowed to connect or publish, comma-separated ("*": any; default: the gateway's own)`)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -112,7 +117,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg := gateway.Config{Schema: schema, NATS: map[string]gateway.Source{"default": src}, Logger: log}
+	cfg := gateway.Config{Schema: schema, NATS: map[string]gateway.Source{"default": src}, NoIntrospection: o.noIntro, Logger: log}
 	if o.redisAddr != "" {
 		rdb := redis.NewClient(&redis.Options{Addr: o.redisAddr})
 		defer rdb.Close()
