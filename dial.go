@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/evloop/evloop/internal/poll"
@@ -102,16 +103,67 @@ type dialResult struct {
 // Dial waits for a loop, so it must not be called on one (from a handler):
 // there, hand the dial to a goroutine of its own.
 func (s *Server) Dial(ctx context.Context, network, addr string) (*Conn, error) {
+	return s.DialWith(ctx, network, addr, DialOptions{})
+}
+
+// DialOptions are what a dial may be given beyond its address, as
+// net.Dialer's fields of the same names.
+type DialOptions struct {
+	// LocalAddr, if not nil, is the address the socket is bound to before
+	// it connects: a *net.TCPAddr for TCP (a nil IP or port 0 left to the
+	// system), a *net.UnixAddr for Unix. A host name's addresses of
+	// another family than its IP are not tried.
+	LocalAddr net.Addr
+	// Control, if not nil, is called with each socket before it is bound
+	// and connected, as net.Dialer calls its Control: network is "tcp4",
+	// "tcp6" or "unix", address the address connected to, and c's
+	// Control runs a function with the fd (c's Read and Write fail). Its
+	// error fails that connect.
+	Control func(network, address string, c syscall.RawConn) error
+}
+
+// DialWith is Dial with options.
+func (s *Server) DialWith(ctx context.Context, network, addr string, o DialOptions) (*Conn, error) {
 	addrs, err := resolve(ctx, network, addr)
 	if err != nil {
 		return nil, err
 	}
+	d := &dialing{s: s, network: network, o: o}
+	if addrs, err = d.suitable(addr, addrs); err != nil {
+		return nil, err
+	}
 	if s.opts.DialFallbackDelay > 0 && network == "tcp" {
 		if primaries, fallbacks := partition(addrs); len(fallbacks) > 0 {
-			return s.dialParallel(ctx, network, primaries, fallbacks)
+			return d.parallel(ctx, primaries, fallbacks)
 		}
 	}
-	return s.dialSerial(ctx, network, addrs)
+	return d.serial(ctx, addrs)
+}
+
+// dialing is one call of DialWith.
+type dialing struct {
+	s       *Server
+	network string
+	o       DialOptions
+}
+
+// suitable returns those of addrs that a socket bound to LocalAddr can
+// connect to: with an IP there, those of its family, as net.Dialer keeps
+// them. None is an error.
+func (d *dialing) suitable(addr string, addrs []string) ([]string, error) {
+	la, ok := d.o.LocalAddr.(*net.TCPAddr)
+	if !ok || la.IP == nil {
+		return addrs, nil
+	}
+	local4 := la.IP.To4() != nil
+	kept := slices.DeleteFunc(slices.Clone(addrs), func(a string) bool {
+		ap, err := netip.ParseAddrPort(a)
+		return err == nil && ap.Addr().Unmap().Is4() != local4
+	})
+	if len(kept) == 0 {
+		return nil, &net.OpError{Op: "dial", Net: d.network, Source: la, Err: &net.AddrError{Err: "no suitable address found", Addr: addr}}
+	}
+	return kept, nil
 }
 
 // partition splits resolved addresses into those of the first one's
@@ -132,11 +184,11 @@ func partition(addrs []string) (primaries, fallbacks []string) {
 	return primaries, fallbacks
 }
 
-// dialParallel dials primaries in turn, and fallbacks in turn beside them
+// parallel dials primaries in turn, and fallbacks in turn beside them
 // from when the primaries have failed or DialFallbackDelay has passed.
 // It returns the first connection made, once the other dial has ended
 // (closing what it connected), or the primaries' error.
-func (s *Server) dialParallel(ctx context.Context, network string, primaries, fallbacks []string) (*Conn, error) {
+func (d *dialing) parallel(ctx context.Context, primaries, fallbacks []string) (*Conn, error) {
 	type outcome struct {
 		c       *Conn
 		err     error
@@ -147,13 +199,13 @@ func (s *Server) dialParallel(ctx context.Context, network string, primaries, fa
 	results := make(chan outcome, 2)
 	start := func(addrs []string, primary bool) {
 		go func() {
-			c, err := s.dialSerial(ctx, network, addrs)
+			c, err := d.serial(ctx, addrs)
 			results <- outcome{c, err, primary}
 		}()
 	}
 	start(primaries, true)
 	running := 1
-	fallback := time.NewTimer(s.opts.DialFallbackDelay)
+	fallback := time.NewTimer(d.s.opts.DialFallbackDelay)
 	defer fallback.Stop()
 	fallbackC := fallback.C
 	var primaryErr, fallbackErr error
@@ -191,14 +243,14 @@ func (s *Server) dialParallel(ctx context.Context, network string, primaries, fa
 	}
 }
 
-// dialSerial dials addrs in turn until one connects, sharing ctx's
-// deadline among them, and returns the connection or the first error.
-func (s *Server) dialSerial(ctx context.Context, network string, addrs []string) (*Conn, error) {
+// serial dials addrs in turn until one connects, sharing ctx's deadline
+// among them, and returns the connection or the first error.
+func (d *dialing) serial(ctx context.Context, addrs []string) (*Conn, error) {
 	var first error
 	for i, a := range addrs {
 		if err := ctx.Err(); err != nil {
 			// Done already: fail before connecting, as net.Dialer does.
-			return nil, dialError(network, a, err)
+			return nil, d.error(a, err)
 		}
 		actx := ctx
 		if deadline, ok := ctx.Deadline(); ok && i < len(addrs)-1 {
@@ -206,11 +258,11 @@ func (s *Server) dialSerial(ctx context.Context, network string, addrs []string)
 			actx, cancel = context.WithDeadline(ctx, partialDeadline(time.Now(), deadline, len(addrs)-i))
 			defer cancel()
 		}
-		c, err := s.dial(actx, network, a)
+		c, err := d.dial(actx, a)
 		if err == nil {
 			return c, nil
 		}
-		err = dialError(network, a, err)
+		err = d.error(a, err)
 		if first == nil {
 			first = err
 		}
@@ -222,24 +274,25 @@ func (s *Server) dialSerial(ctx context.Context, network string, addrs []string)
 	return nil, first
 }
 
-// dialError is err as net.Dialer reports a failed dial: a *net.OpError
-// naming the network and address. The engine's own outcomes, ErrClosed,
-// ErrShutdown and a *PanicError from OnOpen, are returned as they are.
-func dialError(network, addr string, err error) error {
+// error is err as net.Dialer reports a failed dial: a *net.OpError
+// naming the network, the local address if one was given, and the
+// address. The engine's own outcomes, ErrClosed, ErrShutdown and a
+// *PanicError from OnOpen, are returned as they are.
+func (d *dialing) error(addr string, err error) error {
 	var pe *PanicError
 	if errors.Is(err, ErrClosed) || errors.Is(err, ErrShutdown) || errors.As(err, &pe) {
 		return err
 	}
 	var a net.Addr
-	switch network {
+	switch d.network {
 	case "tcp", "tcp4", "tcp6":
 		if ap, perr := netip.ParseAddrPort(addr); perr == nil {
 			a = net.TCPAddrFromAddrPort(ap)
 		}
 	case "unix":
-		a = &net.UnixAddr{Name: addr, Net: network}
+		a = &net.UnixAddr{Name: addr, Net: d.network}
 	}
-	return &net.OpError{Op: "dial", Net: network, Addr: a, Err: err}
+	return &net.OpError{Op: "dial", Net: d.network, Source: d.o.LocalAddr, Addr: a, Err: err}
 }
 
 // errSelfConnect fails a dial whose socket connected to itself.
@@ -257,10 +310,10 @@ const redials = 2
 // connect that fails with EADDRNOTAVAIL is made again too, as net.Dial
 // makes it: Linux, picking the source port, sometimes picks one in use
 // (spuriousENOTAVAIL in net/tcpsock_posix.go).
-func (s *Server) dial(ctx context.Context, network, addr string) (*Conn, error) {
+func (d *dialing) dial(ctx context.Context, addr string) (*Conn, error) {
 	for i := 0; ; i++ {
-		c, err := s.dialOnce(ctx, network, addr)
-		if i == redials || !redialable(network, err) {
+		c, err := d.once(ctx, addr)
+		if i == redials || !redialable(d.network, err) {
 			return c, err
 		}
 	}
@@ -271,12 +324,13 @@ func redialable(network string, err error) bool {
 	return err == errSelfConnect || network != "unix" && errors.Is(err, sock.ErrAddrNotAvail)
 }
 
-// dialOnce makes one connection to a resolved address.
-func (s *Server) dialOnce(ctx context.Context, network, addr string) (*Conn, error) {
+// once makes one connection to a resolved address.
+func (d *dialing) once(ctx context.Context, addr string) (*Conn, error) {
+	s := d.s
 	if s.isShutdown() {
 		return nil, ErrClosed // the loop would close the fd: do not connect
 	}
-	fd, err := dialSocket(network, addr)
+	fd, err := dialSocket(d.network, addr, d.sockOptions(addr))
 	if err != nil {
 		return nil, err
 	}
@@ -326,6 +380,40 @@ func (s *Server) dialOnce(ctx context.Context, network, addr string) (*Conn, err
 		return nil, ctx.Err()
 	}
 }
+
+// sockOptions are the options of a connect to addr.
+func (d *dialing) sockOptions(addr string) sock.DialOptions {
+	o := sock.DialOptions{LocalAddr: d.o.LocalAddr}
+	if control := d.o.Control; control != nil {
+		network := d.network // "unix"
+		if network != "unix" {
+			// The family connected over, as net.Dialer names it; an
+			// address with no host is this system's, over IPv4 but
+			// for "tcp6" (sock.Dial).
+			ap, err := netip.ParseAddrPort(addr)
+			if err == nil && ap.Addr().Unmap().Is4() || err != nil && network != "tcp6" {
+				network = "tcp4"
+			} else {
+				network = "tcp6"
+			}
+		}
+		o.Control = func(fd int) error { return control(network, addr, rawFD(fd)) }
+	}
+	return o
+}
+
+// rawFD is a socket being dialed as the syscall.RawConn that
+// DialOptions.Control is given: Control runs a function with it; there is
+// nothing to read or write yet.
+type rawFD int
+
+func (fd rawFD) Control(f func(fd uintptr)) error { f(uintptr(fd)); return nil }
+
+func (rawFD) Read(func(fd uintptr) bool) error { return errNotConnected }
+
+func (rawFD) Write(func(fd uintptr) bool) error { return errNotConnected }
+
+var errNotConnected = errors.New("evloop: the socket is not connected yet")
 
 // connected finishes a dial when the fd turns writable. It runs on the loop.
 func (c *Conn) connected() {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"net"
 	"testing"
-	"time"
 )
 
 // Dial looks a host name up within its context: a name resolves (here
@@ -16,13 +15,7 @@ import (
 func TestDialResolvesWithinContext(t *testing.T) {
 	_, addr := serve(t, &echoHandler{}, Options{Loops: 1})
 	_, port, _ := net.SplitHostPort(addr)
-	client, err := NewServer(&funcHandler{}, Options{Loops: 1, Logger: quietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
+	client, ctx := dialingServer(t)
 	c, err := client.Dial(ctx, "tcp", "localhost:"+port)
 	if err != nil {
 		t.Fatalf("Dial localhost:%s: %v", port, err)

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/evloop/evloop/internal/sock"
 	"golang.org/x/sys/unix"
 )
 
@@ -98,12 +99,12 @@ func TestDialSpuriousAddrNotAvail(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			calls := 0
-			dialSocket = func(network, addr string) (int, error) { // on the test's goroutine
+			dialSocket = func(network, addr string, o sock.DialOptions) (int, error) { // on the test's goroutine
 				calls++
 				if calls <= tc.refusals {
 					return -1, os.NewSyscallError("connect", unix.EADDRNOTAVAIL)
 				}
-				return saved(network, addr)
+				return saved(network, addr, o)
 			}
 			_, err := srv.Dial(context.Background(), tc.network, tc.addr)
 			if calls != tc.wantCalls {

@@ -78,6 +78,20 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// dialingServer returns a Server of one loop and no listener, closed when
+// the test ends, for a test's dials, and a context of 5 seconds for them.
+func dialingServer(t *testing.T) (*Server, context.Context) {
+	t.Helper()
+	client, err := NewServer(&funcHandler{}, Options{Loops: 1, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	t.Cleanup(cancel)
+	return client, ctx
+}
+
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // serve starts a server for h on a loopback port and shuts it down when

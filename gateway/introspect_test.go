@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/vektah/gqlparser/v2/ast"
 )
 
 const introspectSchema = `
@@ -159,4 +161,57 @@ func TestNoIntrospection(t *testing.T) {
 	if want := `{"data":{"updateEmployee":{"__typename":"edfs__PublishResult","success":true}}}`; string(body) != want {
 		t.Errorf("a mutation selecting __typename: %s; want %s", body, want)
 	}
+}
+
+// Any query, with any variables, that validates against the schema and
+// selects introspection fields alone is answered with a JSON object
+// holding data, the same each time, or refused with an error; none
+// panics.
+func FuzzIntrospection(f *testing.F) {
+	for _, q := range []string{
+		`{ __typename }`,
+		`query($n: String!) { t: __type(name: $n) { name kind ofType { name } } }`,
+		`{ __schema { types { name fields(includeDeprecated: true) { name args { name defaultValue type { kind name ofType { kind name } } } } enumValues { name } inputFields { name } possibleTypes { name } interfaces { name } } directives { name locations } } }`,
+		`query Q($d: Boolean = false) { __schema { ...F @include(if: $d) m: mutationType { __typename } } } fragment F on __Schema { queryType { name } }`,
+		`{ __type(name: "Employee") { ... on __Type { fields { name isDeprecated deprecationReason } } } }`,
+		`{ _unused }`,
+	} {
+		f.Add(q, `{"n":"Role","d":true}`)
+	}
+	schema, err := ParseSchema(introspectSchema)
+	if err != nil {
+		f.Fatal(err)
+	}
+	var docs cache[*parsed]
+	docs.max = 64
+	f.Fuzz(func(t *testing.T, query, vars string) {
+		p := parse(&docs, schema.ast, query)
+		if p.errs != nil || len(p.doc.Operations) != 1 || p.doc.Operations[0].Operation != ast.Query {
+			return
+		}
+		var given map[string]any
+		json.Unmarshal([]byte(vars), &given)
+		op := p.doc.Operations[0]
+		coerced, errs := coerceVariables(schema.ast, op, normalizeVariables(given))
+		if errs != nil {
+			return
+		}
+		ok, err := isIntrospection(op.SelectionSet, schema.ast.Query.Name, coerced)
+		if err != nil || !ok {
+			return
+		}
+		out, err := introspect(schema.ast, op, coerced)
+		if err != nil {
+			return
+		}
+		var result struct {
+			Data map[string]json.RawMessage `json:"data"`
+		}
+		if !json.Valid(out) || json.Unmarshal(out, &result) != nil || result.Data == nil {
+			t.Fatalf("introspect(%q, %s) = %s; want a JSON object with data", query, vars, out)
+		}
+		if again, _ := introspect(schema.ast, op, coerced); string(again) != string(out) {
+			t.Fatalf("introspect(%q) twice: %s, then %s", query, out, again)
+		}
+	})
 }

@@ -174,7 +174,7 @@ func Addr(sa unix.Sockaddr) net.Addr {
 // Dial starts a non-blocking connect to a TCP or Unix address. It returns
 // the fd at once; the connection is made when the fd turns writable, and
 // ConnectError then says whether it failed.
-func Dial(network, addr string) (int, error) {
+func Dial(network, addr string, o DialOptions) (int, error) {
 	var (
 		sa     unix.Sockaddr
 		family int
@@ -203,6 +203,18 @@ func Dial(network, addr string) (int, error) {
 	if err != nil {
 		return -1, err
 	}
+	if o.Control != nil {
+		if err := o.Control(fd); err != nil {
+			unix.Close(fd)
+			return -1, err
+		}
+	}
+	if o.LocalAddr != nil {
+		if err := bindLocal(fd, family, o.LocalAddr); err != nil {
+			unix.Close(fd)
+			return -1, err
+		}
+	}
 	for {
 		err = unix.Connect(fd, sa)
 		if err != unix.EINTR {
@@ -214,6 +226,46 @@ func Dial(network, addr string) (int, error) {
 		return -1, os.NewSyscallError("connect", err)
 	}
 	return fd, nil
+}
+
+// DialOptions tune Dial. The zero value is ready to use.
+type DialOptions struct {
+	// LocalAddr, if not nil, is bound before the connect: a *net.TCPAddr
+	// of the remote address's family (a nil IP or port 0 left to the
+	// system), or a *net.UnixAddr.
+	LocalAddr net.Addr
+	// Control, if not nil, is called with the socket before it is bound
+	// and connected; its error fails the dial.
+	Control func(fd int) error
+}
+
+// bindLocal binds fd, a socket of family, to local.
+func bindLocal(fd, family int, local net.Addr) error {
+	var sa unix.Sockaddr
+	switch a := local.(type) {
+	case *net.TCPAddr:
+		switch ip4 := a.IP.To4(); {
+		case family == unix.AF_INET && (a.IP == nil || ip4 != nil):
+			sa4 := &unix.SockaddrInet4{Port: a.Port}
+			copy(sa4.Addr[:], ip4)
+			sa = sa4
+		case family == unix.AF_INET6 && (a.IP == nil || ip4 == nil):
+			sa6 := &unix.SockaddrInet6{Port: a.Port}
+			copy(sa6.Addr[:], a.IP.To16())
+			sa = sa6
+		}
+	case *net.UnixAddr:
+		if family == unix.AF_UNIX {
+			sa = &unix.SockaddrUnix{Name: a.Name}
+		}
+	}
+	if sa == nil {
+		return &net.AddrError{Err: "local address of another network or family", Addr: local.String()}
+	}
+	if err := unix.Bind(fd, sa); err != nil {
+		return os.NewSyscallError("bind", err)
+	}
+	return nil
 }
 
 // ConnectError returns the outcome of a non-blocking connect on fd, once it

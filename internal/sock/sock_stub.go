@@ -39,8 +39,14 @@ func Listen(network, addr string, o ListenOptions) (int, net.Addr, error) {
 // Accept fails.
 func Accept(fd int) (int, error) { return -1, errUnsupported }
 
+// DialOptions tune Dial.
+type DialOptions struct {
+	LocalAddr net.Addr
+	Control   func(fd int) error
+}
+
 // Dial fails.
-func Dial(network, addr string) (int, error) { return -1, errUnsupported }
+func Dial(network, addr string, o DialOptions) (int, error) { return -1, errUnsupported }
 
 // ConnectError fails.
 func ConnectError(fd int) error { return errUnsupported }

@@ -105,7 +105,7 @@ func TestDialEmptyHost(t *testing.T) {
 			}
 			defer ln.Close()
 			_, port, _ := net.SplitHostPort(ln.Addr().String())
-			fd, err := Dial(tc.network, ":"+port)
+			fd, err := Dial(tc.network, ":"+port, DialOptions{})
 			if err != nil {
 				t.Fatalf("Dial(%q, %q) = %v", tc.network, ":"+port, err)
 			}
