@@ -39,6 +39,10 @@ type Dialer struct {
 	// Engine configures the Dialer's event loops (by default, one per
 	// CPU).
 	Engine evloop.Options
+	// Net configures each TCP connect: the local address to dial from
+	// and a hook to set socket options before it connects
+	// (evloop.DialOptions).
+	Net evloop.DialOptions
 
 	mu     sync.Mutex
 	srv    *evloop.Server
@@ -113,7 +117,7 @@ func (d *Dialer) Dial(ctx context.Context, url string, header http.Header, h Han
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := connect(ctx, srv, u)
+	c, err := connect(ctx, srv, u, d.Net)
 	if err != nil {
 		return nil, nil, fmt.Errorf("websocket: dial %s: %w", u.Host, err)
 	}
@@ -332,11 +336,11 @@ func validFieldValue(v string) bool {
 	return true
 }
 
-// connect opens a TCP connection to u's host on one of srv's loops:
-// Server.Dial tries each of the name's addresses in turn, sharing ctx's
-// deadline among them, so that one that never answers does not take the
-// whole HandshakeTimeout from the next.
-func connect(ctx context.Context, srv *evloop.Server, u *url.URL) (*evloop.Conn, error) {
+// connect opens a TCP connection to u's host on one of srv's loops, with
+// o: Server.DialWith tries each of the name's addresses in turn, sharing
+// ctx's deadline among them, so that one that never answers does not take
+// the whole HandshakeTimeout from the next.
+func connect(ctx context.Context, srv *evloop.Server, u *url.URL, o evloop.DialOptions) (*evloop.Conn, error) {
 	port := "80"
 	if p := u.Port(); p != "" {
 		if _, err := strconv.ParseUint(p, 10, 16); err != nil {
@@ -344,7 +348,7 @@ func connect(ctx context.Context, srv *evloop.Server, u *url.URL) (*evloop.Conn,
 		}
 		port = p
 	}
-	return srv.Dial(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
+	return srv.DialWith(ctx, "tcp", net.JoinHostPort(u.Hostname(), port), o)
 }
 
 // dialHandler serves a Dialer's connections. A connection's context holds

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -104,6 +105,30 @@ func message(size int) string {
 	}
 	s := b.String()[:size]
 	return strings.ToValidUTF8(s, "x")[:size]
+}
+
+// Dialer.Net is each connect's: the server sees the connection come from
+// its LocalAddr.
+func TestDialNet(t *testing.T) {
+	addr := serve(t, &echo{}, nil)
+	d := newDialer(t)
+	d.Net.LocalAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}
+	var seen string
+	d.Net.Control = func(network, address string, _ syscall.RawConn) error {
+		seen = network + " " + address
+		return nil
+	}
+	r := newRecorder()
+	c := dial(t, d, "ws://"+addr+"/fast", r, nil)
+	got := make(chan net.Addr, 1)
+	c.Submit(func() { got <- c.Conn().LocalAddr() })
+	if a, _ := (<-got).(*net.TCPAddr); a == nil || !a.IP.Equal(net.IPv4(127, 0, 0, 2)) {
+		t.Errorf("the connection's local address = %v; want 127.0.0.2", a)
+	}
+	if seen != "tcp4 "+addr {
+		t.Errorf("Control saw %q; want %q", seen, "tcp4 "+addr)
+	}
+	c.CloseAsync(ws.CloseNormal, "")
 }
 
 // The client against this package's server: both upgrades, compression
