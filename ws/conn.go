@@ -174,6 +174,9 @@ type Conn struct {
 	protocol uint8 // the chosen subprotocol's index in o.Subprotocols, plus one
 	deflate  bool  // permessage-deflate was negotiated; set before the loop runs it
 	client   bool  // the client's end; set before the loop runs it
+	// window is the server_max_window_bits the client asked for, below
+	// 15 (0: none): only messages of up to 2^window bytes are compressed.
+	window uint8
 
 	// The frame and message being read.
 	hdr   frameHeader
@@ -215,6 +218,17 @@ func (wc *Conn) Subprotocol() string {
 
 // Compressed reports whether permessage-deflate was negotiated.
 func (wc *Conn) Compressed() bool { return wc.deflate }
+
+// compresses reports whether a message of n bytes is sent compressed:
+// with permessage-deflate, from CompressionThreshold bytes, and up to the
+// size the client's server_max_window_bits allows, if it named one.
+func (wc *Conn) compresses(n int) bool {
+	return wc.deflate && n >= wc.o.threshold() && wc.windowFits(n)
+}
+
+// windowFits reports whether a message of n bytes compressed alone keeps
+// within the window the client allowed.
+func (wc *Conn) windowFits(n int) bool { return wc.window == 0 || n <= 1<<wc.window }
 
 // Conn returns the underlying connection.
 func (wc *Conn) Conn() *evloop.Conn { return wc.c }
@@ -624,7 +638,7 @@ func (wc *Conn) WriteMessage(op Opcode, data []byte) error {
 // writeMessage is WriteMessage once op, data and the connection were
 // checked.
 func (wc *Conn) writeMessage(op Opcode, data []byte) error {
-	if wc.deflate && len(data) >= wc.o.threshold() {
+	if wc.compresses(len(data)) {
 		z := compress(nil, data, wc.o.CompressionLevel)
 		return wc.writeFrame(op, z, true)
 	}
@@ -758,7 +772,7 @@ func (wc *Conn) Send(op Opcode, data []byte) error {
 	}
 	bp := getFrameBuffer()
 	var b []byte
-	if wc.deflate && len(data) >= wc.o.threshold() {
+	if wc.compresses(len(data)) {
 		z := compress(nil, data, wc.o.CompressionLevel)
 		b = appendFrame((*bp)[:0], true, true, op, z, mask)
 	} else {

@@ -14,8 +14,9 @@
 // Options.Subprotocols, and permessage-deflate (RFC 7692) accepted when
 // Options.Compression is set — always answered with
 // server_no_context_takeover and client_no_context_takeover, so that
-// compressors and decompressors are pooled, never held by a connection
-// (and with server_max_window_bits=15 when the offer names it).
+// compressors and decompressors are pooled, never held by a connection,
+// and with the offer's server_max_window_bits when it names one, which the
+// server keeps by compressing only the messages that fit in the window.
 //
 // A Conn reads frames as they arrive: a message that arrived whole is
 // handed to Handler.OnMessage without a copy; one arriving in pieces or in

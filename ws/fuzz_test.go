@@ -161,7 +161,7 @@ func FuzzHandshakeParts(f *testing.F) {
 		for _, offer := range splitQuoted(ext, ',') {
 			// The server's answer to an offer it accepts is one this
 			// package's client accepts.
-			if answer := acceptDeflate(offer); answer != "" {
+			if answer, _ := acceptDeflate(offer); answer != "" {
 				if why := checkDeflateAnswer(splitQuoted(answer, ';')[1:]); why != "" {
 					t.Fatalf("offer %q answered %q, which a client refuses: %s", offer, answer, why)
 				}

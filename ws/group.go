@@ -173,7 +173,7 @@ func (g *Group) Broadcast(op Opcode, data []byte, o *Options, done func()) error
 				switch {
 				case c.client:
 					err = c.writeMessage(op, payload) // masked with a key of its own
-				case compressed != nil && takesCompressed(c):
+				case compressed != nil && takesCompressed(c) && c.windowFits(len(data)):
 					_, err = c.c.Write(compressed)
 				default:
 					_, err = c.c.Write(plain)

@@ -354,6 +354,13 @@ func TestBroadcastOptions(t *testing.T) {
 	if b0, p := c.read(); b0 != 0x81 || string(p) != "joined" {
 		t.Fatalf("echo %#x %q", b0, p)
 	}
+	// A member that limited the server's window to 512 bytes gets the
+	// 1000-byte message as it is, compressed or not for the others.
+	small := dialRaw(t, addr, "/fast", "Sec-WebSocket-Extensions: permessage-deflate; server_max_window_bits=9\r\n")
+	small.frame(0x81, []byte("joined"), false)
+	if b0, p := small.read(); b0 != 0x81 || string(p) != "joined" {
+		t.Fatalf("echo %#x %q", b0, p)
+	}
 	msg := []byte(strings.Repeat("broadcast ", 100))
 	for _, tc := range []struct {
 		threshold int
@@ -364,6 +371,9 @@ func TestBroadcastOptions(t *testing.T) {
 	} {
 		if err := g.Broadcast(ws.Text, msg, &ws.Options{CompressionThreshold: tc.threshold}, nil); err != nil {
 			t.Fatalf("Broadcast = %v", err)
+		}
+		if b0, p := small.read(); b0 != 0x81 || !bytes.Equal(p, msg) {
+			t.Fatalf("Broadcast with threshold %d to a member with a 512-byte window: %#x, %d bytes; want it plain", tc.threshold, b0, len(p))
 		}
 		b0, p := c.read()
 		if b0 != tc.b0 {

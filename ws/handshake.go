@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/evloop/evloop/http1"
@@ -183,8 +184,9 @@ func sameOrigin(origin, host string) bool {
 
 // negotiate decides the subprotocol (the server's first preference the
 // client offered; 0 if none) and whether permessage-deflate is used: the
-// answer to the offer accepted, or "".
-func (hs *handshake) negotiate(o *Options) (protocol uint8, deflate string) {
+// answer to the offer accepted, or "", and the window bits, below 15, to
+// which the client limits the server (0: none).
+func (hs *handshake) negotiate(o *Options) (protocol uint8, deflate string, window uint8) {
 	// protocol is the index of the choice in o.Subprotocols, plus one.
 choose:
 	for i, p := range o.Subprotocols {
@@ -198,13 +200,13 @@ choose:
 	if o.Compression {
 		for _, v := range hs.extensions {
 			for _, offer := range splitQuoted(v, ',') {
-				if answer := acceptDeflate(offer); answer != "" {
-					return protocol, answer
+				if answer, window := acceptDeflate(offer); answer != "" {
+					return protocol, answer, window
 				}
 			}
 		}
 	}
-	return protocol, ""
+	return protocol, "", 0
 }
 
 // deflateResponse is the answer to an accepted permessage-deflate offer:
@@ -212,11 +214,6 @@ choose:
 // may demand that of the client, RFC 7692 section 7.1.1.2), so that an
 // idle connection holds no compressor or decompressor.
 const deflateResponse = "permessage-deflate; server_no_context_takeover; client_no_context_takeover"
-
-// deflateResponseWindow answers an offer that names server_max_window_bits
-// (15, the only value accepted): a server accepting it says so (RFC 7692
-// section 7.1.2.1).
-const deflateResponseWindow = deflateResponse + "; server_max_window_bits=15"
 
 // extensionParam splits one parameter of an extension, "name" or
 // "name=value", into its lower-case name and its value: a token, or a
@@ -257,42 +254,55 @@ func unquote(s string) (string, bool) {
 
 // acceptDeflate returns the answer to one extension offer if it is a
 // permessage-deflate offer this server can accept (RFC 7692 section 7.1),
-// else "". compress/flate always compresses with a 32 KiB window, so an
-// offer that limits the server's window below 15 bits is declined, as the
-// RFC allows.
-func acceptDeflate(offer string) string {
+// else "", and the window bits the client limits the server to, if below
+// 15 (0: none).
+// compress/flate always compresses with a 32 KiB window; an offer that
+// limits the server's window to 2^N bytes (server_max_window_bits=N
+// below 15) is accepted with that limit, which the server keeps by
+// compressing only messages of at most 2^N bytes: without context
+// takeover, no back-reference reaches further than its message's start.
+// Larger messages go uncompressed, as RFC 7692 section 6 allows.
+func acceptDeflate(offer string) (answer string, window uint8) {
 	params := splitQuoted(offer, ';')
 	if len(params) == 0 || !strings.EqualFold(strings.TrimSpace(params[0]), "permessage-deflate") {
-		return ""
+		return "", 0
 	}
 	seen := map[string]bool{}
+	value := "" // server_max_window_bits's
 	for _, p := range params[1:] {
-		name, value, hasValue := extensionParam(p)
+		name, v, hasValue := extensionParam(p)
 		if seen[name] {
-			return ""
+			return "", 0
 		}
 		seen[name] = true
 		switch name {
 		case "server_no_context_takeover", "client_no_context_takeover":
 			if hasValue {
-				return ""
+				return "", 0
 			}
 		case "server_max_window_bits":
-			if !hasValue || value != "15" {
-				return ""
+			if !hasValue || !windowBits(v) {
+				return "", 0
 			}
+			value = v
 		case "client_max_window_bits":
-			if hasValue && !windowBits(value) {
-				return ""
+			if hasValue && !windowBits(v) {
+				return "", 0
 			}
 		default:
-			return ""
+			return "", 0
 		}
 	}
-	if seen["server_max_window_bits"] {
-		return deflateResponseWindow
+	if value == "" {
+		return deflateResponse, 0
 	}
-	return deflateResponse
+	// A server accepting the parameter says so (RFC 7692 section 7.1.2.1).
+	answer = deflateResponse + "; server_max_window_bits=" + value
+	if value == "15" {
+		return answer, 0
+	}
+	bits, _ := strconv.Atoi(value)
+	return answer, uint8(bits)
 }
 
 func windowBits(v string) bool {

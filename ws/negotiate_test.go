@@ -61,8 +61,9 @@ func TestUpgradeFields(t *testing.T) {
 		{"server_max_window_bits=15", offer("permessage-deflate; server_max_window_bits=15"), 101, "", window},
 		{"server_max_window_bits=15 quoted", offer(`permessage-deflate; server_max_window_bits="15"`), 101, "", window},
 		{"server_max_window_bits with a quoted pair", offer(`permessage-deflate; server_max_window_bits="1\5"`), 101, "", window},
-		{"server_max_window_bits=8", offer("permessage-deflate; server_max_window_bits=8"), 101, "", ""},
-		{"server_max_window_bits=14", offer("permessage-deflate; server_max_window_bits=14"), 101, "", ""},
+		{"server_max_window_bits=8", offer("permessage-deflate; server_max_window_bits=8"), 101, "", noTakeover + "; server_max_window_bits=8"},
+		{"server_max_window_bits=14", offer("permessage-deflate; server_max_window_bits=14"), 101, "", noTakeover + "; server_max_window_bits=14"},
+		{"server_max_window_bits=16", offer("permessage-deflate; server_max_window_bits=16"), 101, "", ""},
 		{"server_max_window_bits with a leading zero", offer("permessage-deflate; server_max_window_bits=015"), 101, "", ""},
 		{"server_max_window_bits unterminated", offer(`permessage-deflate; server_max_window_bits="15`), 101, "", ""},
 		{"server_max_window_bits quoted twice", offer(`permessage-deflate; server_max_window_bits=""15""`), 101, "", ""},
@@ -75,11 +76,11 @@ func TestUpgradeFields(t *testing.T) {
 		{"a window twice", offer("permessage-deflate; server_max_window_bits=15; server_max_window_bits=15"), 101, "", ""},
 		{"an unknown parameter", offer("permessage-deflate; mode=fast"), 101, "", ""},
 		{"an empty parameter", offer("permessage-deflate;"), 101, "", ""},
-		{"fallback to the next offer", offer("permessage-deflate; server_max_window_bits=10, permessage-deflate; client_max_window_bits"), 101, "", noTakeover},
+		{"fallback to the next offer", offer("permessage-deflate; server_max_window_bits=16, permessage-deflate; client_max_window_bits"), 101, "", noTakeover},
 		{"fallback past an unknown parameter", offer("permessage-deflate; x, permessage-deflate; server_max_window_bits=15"), 101, "", window},
 		{"fallback to the next field", fields + "Sec-WebSocket-Extensions: permessage-deflate; x\r\nSec-WebSocket-Extensions: permessage-deflate\r\n", 101, "", noTakeover},
 		{"other extensions first", offer(`x-webkit-deflate-frame, foo; a="b,c", permessage-deflate`), 101, "", noTakeover},
-		{"no offer accepted", offer("permessage-deflate; server_max_window_bits=9, permessage-deflate; y"), 101, "", ""},
+		{"no offer accepted", offer("permessage-deflate; server_max_window_bits=7, permessage-deflate; y"), 101, "", ""},
 	} {
 		for _, path := range []string{"/fast", "/std"} {
 			t.Run(tc.name+path, func(t *testing.T) {

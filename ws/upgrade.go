@@ -96,8 +96,8 @@ func checkOrigin(hs *handshake, o *Options) *HandshakeError {
 // newConn returns the connection a handshake opens, and the answer to the
 // permessage-deflate offer it accepted ("" for none).
 func newConn(hs *handshake, h Handler, o *Options) (*Conn, string) {
-	protocol, deflate := hs.negotiate(o)
-	wc := &Conn{h: h, o: o, protocol: protocol, deflate: deflate != ""}
+	protocol, deflate, window := hs.negotiate(o)
+	wc := &Conn{h: h, o: o, protocol: protocol, deflate: deflate != "", window: window}
 	if len(o.Subprotocols) > 255 {
 		wc.protocol = 0 // cannot be told apart: none chosen
 	}

@@ -560,8 +560,8 @@ func TestCompressionRaw(t *testing.T) {
 	addr := serve(t, e, &ws.Options{Compression: true, MaxMessageSize: 10000, CompressionThreshold: 1})
 	offer := "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n"
 
-	// Negotiation: a window limit on the server below 15 bits is declined;
-	// one of 15 bits is accepted and named in the answer.
+	// Negotiation: a window limit on the server is accepted and named in
+	// the answer.
 	const (
 		plain  = "permessage-deflate; server_no_context_takeover; client_no_context_takeover"
 		window = plain + "; server_max_window_bits=15"
@@ -575,9 +575,10 @@ func TestCompressionRaw(t *testing.T) {
 		{"permessage-deflate; client_max_window_bits=10; server_no_context_takeover", plain},
 		{"permessage-deflate; server_max_window_bits=15", window},
 		{`permessage-deflate; server_max_window_bits="15"; client_max_window_bits`, window},
-		{"permessage-deflate; server_max_window_bits=10", ""},
+		{"permessage-deflate; server_max_window_bits=10", plain + "; server_max_window_bits=10"},
 		{"permessage-deflate; server_max_window_bits", ""},
-		{"permessage-deflate; server_max_window_bits=10, permessage-deflate", plain},
+		{"permessage-deflate; server_max_window_bits=7", ""},
+		{"permessage-deflate; server_max_window_bits=7, permessage-deflate", plain},
 		{"permessage-deflate; client_max_window_bits=16", ""},
 		{"permessage-deflate; unknown", ""},
 		{"x-webkit-deflate-frame", ""},
@@ -620,6 +621,19 @@ func TestCompressionRaw(t *testing.T) {
 		b0, p = c.read()
 		if b0 != 0xC2 || !bytes.Equal(inflated(t, p), msg) {
 			t.Fatalf("fragmented size %d: %x", size, b0)
+		}
+	}
+
+	// Under server_max_window_bits=10, only messages of at most 1 KiB are
+	// compressed, which no back-reference can take past the window; the
+	// others go out plain.
+	w10 := dialRaw(t, addr, "/fast", "Sec-WebSocket-Extensions: permessage-deflate; server_max_window_bits=10\r\n")
+	for _, size := range []int{100, 1024, 1025, 5000} {
+		msg := bytes.Repeat([]byte("compress me "), size/12+1)[:size]
+		w10.frame(0xC1, deflated(t, msg), false)
+		b0, p := w10.read()
+		if size <= 1024 && (b0 != 0xC1 || !bytes.Equal(inflated(t, p), msg)) || size > 1024 && (b0 != 0x81 || !bytes.Equal(p, msg)) {
+			t.Fatalf("window 10, size %d: %#x, %d bytes", size, b0, len(p))
 		}
 	}
 
