@@ -81,9 +81,10 @@ type Config struct {
 	// NoPage leaves out the page at "/" where a person subscribes and
 	// publishes.
 	NoPage bool
-	// NoIntrospection refuses introspection queries, as a deployment that
-	// does not publish its schema wants: a client's __typename in a
-	// subscription's or a mutation's selection is still answered.
+	// NoIntrospection refuses queries of __schema and __type, as a
+	// deployment that does not publish its schema wants; __typename is
+	// still answered, alone in a query (a health check's) or in a
+	// selection.
 	NoIntrospection bool
 
 	// Logger receives the gateway's warnings (default slog.Default()).

@@ -16,20 +16,22 @@ import (
 // left out, with the types only they use, as Cosmo's router leaves them out
 // of its client schema.
 
-// isIntrospection reports whether every root field that set selects on
-// the query type named query is an introspection field.
-func isIntrospection(set ast.SelectionSet, query string, vars map[string]any) (bool, error) {
+// rootIntrospection reports whether every root field that set selects on
+// the query type named query is an introspection field (the query is
+// answered from the schema), and whether any reads the schema (__schema,
+// __type: not __typename alone).
+func rootIntrospection(set ast.SelectionSet, query string, vars map[string]any) (all, schema bool, err error) {
 	in := &introspection{vars: vars}
 	groups, err := in.collect(set, query)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
+	all = true
 	for _, g := range groups {
-		if !strings.HasPrefix(g.field.Name, "__") {
-			return false, nil
-		}
+		all = all && strings.HasPrefix(g.field.Name, "__")
+		schema = schema || g.field.Name == "__schema" || g.field.Name == "__type"
 	}
-	return true, nil
+	return all, schema, nil
 }
 
 // introspect answers op, a query of introspection fields alone, with its

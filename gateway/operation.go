@@ -197,12 +197,12 @@ func singleRootField(doc *ast.QueryDocument) *gqlerror.Error {
 // alone is answered at once; others are refused, as the gateway has no
 // resolvers of its own.
 func (g *Gateway) prepareQuery(op *ast.OperationDefinition, vars map[string]any) (*operation, gqlerror.List) {
-	ok, err := isIntrospection(op.SelectionSet, g.schema.ast.Query.Name, vars)
+	all, schema, err := rootIntrospection(op.SelectionSet, g.schema.ast.Query.Name, vars)
 	switch {
 	case err != nil:
-	case !ok:
+	case !all:
 		err = gqlerror.Errorf("Queries are not served, but for introspection: this gateway serves subscriptions, and mutations that publish events.")
-	case g.cfg.NoIntrospection:
+	case schema && g.cfg.NoIntrospection:
 		err = gqlerror.Errorf("Introspection is disabled on this gateway.")
 	}
 	var result []byte

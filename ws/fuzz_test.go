@@ -144,6 +144,7 @@ func FuzzDeflate(f *testing.F) {
 func FuzzHandshakeParts(f *testing.F) {
 	f.Add([]byte{0x03, 0xe8, 'o', 'k'}, `permessage-deflate; client_max_window_bits, x-webkit; a="b;c"`)
 	f.Add([]byte{0x03, 0xe8}, `permessage-deflate; server_max_window_bits=15; client_max_window_bits`)
+	f.Add([]byte{0x03, 0xe8}, `permessage-deflate; server_max_window_bits=9; client_max_window_bits=10`)
 	f.Add([]byte{0x03, 0xe8}, `permessage-deflate; server_max_window_bits="1\5", permessage-deflate; client_max_window_bits="10`)
 	f.Fuzz(func(t *testing.T, payload []byte, ext string) {
 		ce, cerr := parseClose(payload)
@@ -161,9 +162,12 @@ func FuzzHandshakeParts(f *testing.F) {
 		for _, offer := range splitQuoted(ext, ',') {
 			// The server's answer to an offer it accepts is one this
 			// package's client accepts.
-			if answer, _ := acceptDeflate(offer); answer != "" {
+			if answer, window := acceptDeflate(offer); answer != "" {
 				if why := checkDeflateAnswer(splitQuoted(answer, ';')[1:]); why != "" {
 					t.Fatalf("offer %q answered %q, which a client refuses: %s", offer, answer, why)
+				}
+				if window != 0 && (window < 8 || window > 14 || !strings.HasSuffix(answer, "server_max_window_bits="+strconv.Itoa(int(window)))) {
+					t.Fatalf("offer %q answered %q with window %d", offer, answer, window)
 				}
 			}
 		}

@@ -82,7 +82,7 @@ func run(args []string) error {
 	fs.StringVar(&o.token, "token", os.Getenv("EVGATE_TOKEN"), "accept only clients whose connection_init (or POST's Authorization: Bearer) carries this token (default $EVGATE_TOKEN)")
 	fs.StringVar(&o.jwtSecret, "jwt-secret", os.Getenv("EVGATE_JWT_SECRET"), "accept only clients whose connection_init (or POST's Authorization: Bearer) carries a JWT signed with this HMAC secret (default $EVGATE_JWT_SECRET)")
 	fs.StringVar(&o.debug, "debug-listen", "", `address to serve /debug/pprof on ("": none); keep it private`)
-	fs.BoolVar(&o.noIntro, "no-introspection", false, "refuse introspection queries (__schema, __type), for a schema kept from clients")
+	fs.BoolVar(&o.noIntro, "no-introspection", false, "refuse queries of __schema and __type, for a schema kept from clients (__typename is still answered)")
 	fs.StringVar(&o.origins, "allow-origin", "", `browser origins allowed to connect or publish, comma-separated ("*": any; default: the gateway's own)`)
 	if err := fs.Parse(args); err != nil {
 		return err
