@@ -152,7 +152,8 @@ type dialing struct {
 // them. None is an error.
 func (d *dialing) suitable(addr string, addrs []string) ([]string, error) {
 	la, ok := d.o.LocalAddr.(*net.TCPAddr)
-	if !ok || la.IP == nil {
+	if !ok || la.IP == nil || la.IP.IsUnspecified() {
+		// A wildcard suits either family, as net.Dialer has it.
 		return addrs, nil
 	}
 	local4 := la.IP.To4() != nil

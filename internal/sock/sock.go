@@ -244,14 +244,18 @@ func bindLocal(fd, family int, local net.Addr) error {
 	var sa unix.Sockaddr
 	switch a := local.(type) {
 	case *net.TCPAddr:
-		switch ip4 := a.IP.To4(); {
-		case family == unix.AF_INET && (a.IP == nil || ip4 != nil):
+		ip := a.IP
+		if ip.IsUnspecified() {
+			ip = nil // the wildcard of the socket's family, as net binds it
+		}
+		switch ip4 := ip.To4(); {
+		case family == unix.AF_INET && (ip == nil || ip4 != nil):
 			sa4 := &unix.SockaddrInet4{Port: a.Port}
 			copy(sa4.Addr[:], ip4)
 			sa = sa4
-		case family == unix.AF_INET6 && (a.IP == nil || ip4 == nil):
+		case family == unix.AF_INET6 && (ip == nil || ip4 == nil):
 			sa6 := &unix.SockaddrInet6{Port: a.Port}
-			copy(sa6.Addr[:], a.IP.To16())
+			copy(sa6.Addr[:], ip.To16())
 			sa = sa6
 		}
 	case *net.UnixAddr:
