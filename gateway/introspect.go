@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"errors"
 	"slices"
 	"strings"
 
@@ -13,8 +14,8 @@ import (
 // the like can read the schema of the subscriptions and mutations they
 // send. The gateway's own directives (@edfs__*, @openfed__*, Federation's
 // @key and the rest), which configure it and mean nothing to a client, are
-// left out, with the types only they use, as Cosmo's router leaves them out
-// of its client schema.
+// left out, with the types only they use, and so is what @inaccessible
+// marks, as Cosmo's router leaves them out of its client schema.
 
 // rootIntrospection reports whether every root field that set selects on
 // the query type named query is an introspection field (the query is
@@ -44,9 +45,9 @@ func introspect(schema *ast.Schema, op *ast.OperationDefinition, vars map[string
 		case "__schema":
 			return in.schemaObject(dst, sub)
 		case "__type":
+			// A type types does not show is not found either.
 			name, _ := in.arg(f, "name").(string)
-			def := schema.Types[name]
-			if def == nil {
+			if _, found := slices.BinarySearch(in.reachable(), name); !found {
 				return append(dst, "null"...), nil
 			}
 			return in.typeObject(dst, ast.NamedType(name, nil), sub)
@@ -62,7 +63,18 @@ func introspect(schema *ast.Schema, op *ast.OperationDefinition, vars map[string
 type introspection struct {
 	schema *ast.Schema
 	vars   map[string]any
+	types  []string // reachable's, once made
 }
+
+// maxIntrospectionResult bounds an introspection answer. A query's text
+// is bounded (Config.MaxMessageSize), and the MaxIntrospectionDepth rule
+// bounds how deeply it nests __Type's list fields, but not its aliases or
+// ofType: fragments that each select the next under k aliases answer in
+// k^levels objects, gigabytes from a query of a kilobyte. The schema of a
+// large API (GitHub's) introspects in a few megabytes.
+const maxIntrospectionResult = 16 << 20
+
+var errIntrospectionTooLarge = errors.New("the introspection result is too large")
 
 // fieldGroup is the fields a selection set asks for under one response
 // key, their selection sets merged.
@@ -137,6 +149,9 @@ func (in *introspection) object(dst []byte, set ast.SelectionSet, typeName strin
 	}
 	dst = append(dst, '{')
 	for i, g := range groups {
+		if len(dst) > maxIntrospectionResult {
+			return nil, errIntrospectionTooLarge
+		}
 		if i > 0 {
 			dst = append(dst, ',')
 		}
@@ -283,9 +298,12 @@ func (in *introspection) schemaObject(dst []byte, set ast.SelectionSet) ([]byte,
 
 // reachable returns the names of the types a client can meet, sorted: the
 // schema's own and those they, the root types, the introspection types and
-// the directives shown lead to. The input types of the gateway's own
-// directives are not among them.
+// the directives shown lead to, but for what @inaccessible hides. The
+// input types of the gateway's own directives are not among them.
 func (in *introspection) reachable() []string {
+	if in.types != nil {
+		return in.types
+	}
 	s := in.schema
 	seen := map[string]bool{}
 	var visit func(name string)
@@ -302,13 +320,15 @@ func (in *introspection) reachable() []string {
 	}
 	visit = func(name string) {
 		def := s.Types[name]
-		if def == nil || seen[name] {
+		if def == nil || seen[name] || inaccessible(def.Directives) {
 			return
 		}
 		seen[name] = true
 		for _, f := range def.Fields {
-			visitType(f.Type)
-			visitArgs(f.Arguments)
+			if !inaccessible(f.Directives) {
+				visitType(f.Type)
+				visitArgs(f.Arguments)
+			}
 		}
 		for _, i := range def.Interfaces {
 			visit(i)
@@ -341,7 +361,34 @@ func (in *introspection) reachable() []string {
 		names = append(names, name)
 	}
 	slices.Sort(names)
+	in.types = names
 	return names
+}
+
+// visible reports whether a field or argument with dirs, of type t, is
+// shown: not @inaccessible, nor of a type that is.
+func (in *introspection) visible(dirs ast.DirectiveList, t *ast.Type) bool {
+	for t.Elem != nil {
+		t = t.Elem
+	}
+	_, found := slices.BinarySearch(in.reachable(), t.NamedType)
+	return found && !inaccessible(dirs)
+}
+
+// inaccessible reports whether dirs hide what they are on from clients
+// (Federation's @inaccessible), as Cosmo's client schema leaves it out.
+func inaccessible(dirs ast.DirectiveList) bool { return dirs.ForName("inaccessible") != nil }
+
+// directiveLocations are the locations of directives a client knows
+// (graphql-js's DirectiveLocation): gqlparser's prelude names others,
+// such as DIRECTIVE_DEFINITION, which typed clients would refuse.
+var directiveLocations = []ast.DirectiveLocation{
+	ast.LocationQuery, ast.LocationMutation, ast.LocationSubscription, ast.LocationField,
+	ast.LocationFragmentDefinition, ast.LocationFragmentSpread, ast.LocationInlineFragment,
+	ast.LocationVariableDefinition, ast.LocationSchema, ast.LocationScalar, ast.LocationObject,
+	ast.LocationFieldDefinition, ast.LocationArgumentDefinition, ast.LocationInterface,
+	ast.LocationUnion, ast.LocationEnum, ast.LocationEnumValue, ast.LocationInputObject,
+	ast.LocationInputFieldDefinition,
 }
 
 // typeObject appends the __Type of t: a named type's definition, or a list
@@ -392,7 +439,7 @@ func (in *introspection) typeObject(dst []byte, t *ast.Type, set ast.SelectionSe
 				return append(dst, "null"...), nil
 			}
 			fields := shown(def.Fields, in.includeDeprecated(f), func(fd *ast.FieldDefinition) (ast.DirectiveList, bool) {
-				return fd.Directives, !strings.HasPrefix(fd.Name, "__")
+				return fd.Directives, !strings.HasPrefix(fd.Name, "__") && in.visible(fd.Directives, fd.Type)
 			})
 			return list(dst, len(fields), func(dst []byte, i int) ([]byte, error) {
 				return in.fieldObject(dst, fields[i], sub)
@@ -401,14 +448,21 @@ func (in *introspection) typeObject(dst []byte, t *ast.Type, set ast.SelectionSe
 			if def.Kind != ast.Object && def.Kind != ast.Interface {
 				return append(dst, "null"...), nil
 			}
-			return list(dst, len(def.Interfaces), func(dst []byte, i int) ([]byte, error) {
-				return in.typeObject(dst, ast.NamedType(def.Interfaces[i], nil), sub)
+			names := slices.DeleteFunc(slices.Clone(def.Interfaces), func(name string) bool {
+				_, found := slices.BinarySearch(in.reachable(), name)
+				return !found
+			})
+			return list(dst, len(names), func(dst []byte, i int) ([]byte, error) {
+				return in.typeObject(dst, ast.NamedType(names[i], nil), sub)
 			})
 		case "possibleTypes":
 			if def.Kind != ast.Interface && def.Kind != ast.Union {
 				return append(dst, "null"...), nil
 			}
-			types := in.schema.PossibleTypes[def.Name]
+			types := slices.DeleteFunc(slices.Clone(in.schema.PossibleTypes[def.Name]), func(t *ast.Definition) bool {
+				_, found := slices.BinarySearch(in.reachable(), t.Name)
+				return !found
+			})
 			return list(dst, len(types), func(dst []byte, i int) ([]byte, error) {
 				return in.typeObject(dst, ast.NamedType(types[i].Name, nil), sub)
 			})
@@ -417,7 +471,7 @@ func (in *introspection) typeObject(dst []byte, t *ast.Type, set ast.SelectionSe
 				return append(dst, "null"...), nil
 			}
 			values := shown(def.EnumValues, in.includeDeprecated(f), func(v *ast.EnumValueDefinition) (ast.DirectiveList, bool) {
-				return v.Directives, true
+				return v.Directives, !inaccessible(v.Directives)
 			})
 			return list(dst, len(values), func(dst []byte, i int) ([]byte, error) {
 				v := values[i]
@@ -425,12 +479,17 @@ func (in *introspection) typeObject(dst []byte, t *ast.Type, set ast.SelectionSe
 					return in.member(dst, f.Name, v.Name, v.Description, v.Directives), nil
 				})
 			})
+		case "isOneOf":
+			if def.Kind != ast.InputObject {
+				return append(dst, "null"...), nil
+			}
+			return appendJSONBool(dst, def.Directives.ForName("oneOf") != nil), nil
 		case "inputFields":
 			if def.Kind != ast.InputObject {
 				return append(dst, "null"...), nil
 			}
 			fields := shown(def.Fields, in.includeDeprecated(f), func(fd *ast.FieldDefinition) (ast.DirectiveList, bool) {
-				return fd.Directives, true
+				return fd.Directives, in.visible(fd.Directives, fd.Type)
 			})
 			return list(dst, len(fields), func(dst []byte, i int) ([]byte, error) {
 				fd := fields[i]
@@ -476,7 +535,9 @@ func (in *introspection) fieldObject(dst []byte, fd *ast.FieldDefinition, set as
 
 // args appends a field's or a directive's arguments as __InputValues.
 func (in *introspection) args(dst []byte, args ast.ArgumentDefinitionList, all bool, set ast.SelectionSet) ([]byte, error) {
-	args = shown(args, all, func(a *ast.ArgumentDefinition) (ast.DirectiveList, bool) { return a.Directives, true })
+	args = shown(args, all, func(a *ast.ArgumentDefinition) (ast.DirectiveList, bool) {
+		return a.Directives, in.visible(a.Directives, a.Type)
+	})
 	return list(dst, len(args), func(dst []byte, i int) ([]byte, error) {
 		a := args[i]
 		return in.inputValue(dst, a.Name, a.Description, a.Type, a.DefaultValue, a.Directives, set)
@@ -508,8 +569,11 @@ func (in *introspection) directiveObject(dst []byte, d *ast.DirectiveDefinition,
 		case "description":
 			return appendNullableString(dst, d.Description), nil
 		case "locations":
-			return list(dst, len(d.Locations), func(dst []byte, i int) ([]byte, error) {
-				return appendJSONString(dst, string(d.Locations[i])), nil
+			locs := slices.DeleteFunc(slices.Clone(d.Locations), func(l ast.DirectiveLocation) bool {
+				return !slices.Contains(directiveLocations, l)
+			})
+			return list(dst, len(locs), func(dst []byte, i int) ([]byte, error) {
+				return appendJSONString(dst, string(locs[i])), nil
 			})
 		case "args":
 			return in.args(dst, d.Arguments, in.includeDeprecated(f), sub)

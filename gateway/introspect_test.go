@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -28,13 +29,19 @@ type Employee implements Worker {
   badge: Int @deprecated(reason: "use id")
   role: Role
   seen: Time
+  salary: Int @inaccessible
+  payroll: Payroll
 }
+
+type Payroll @inaccessible { total: Int }
+
+input Pick @oneOf { id: ID, name: String }
 
 type Contractor implements Worker { id: ID! agency: String }
 
 union Shift = Employee | Contractor
 
-enum Role { ENGINEER MANAGER @deprecated }
+enum Role { ENGINEER MANAGER @deprecated INTERN @inaccessible }
 
 "An instant, as RFC 3339 text."
 scalar Time @specifiedBy(url: "https://www.rfc-editor.org/rfc/rfc3339")
@@ -78,8 +85,10 @@ func TestIntrospection(t *testing.T) {
 			nil, `{"data":{"__type":{"fields":[{"name":"employeeUpdated","description":"An employee's changes.","args":[{"name":"id","description":null,"defaultValue":null,"type":{"kind":"NON_NULL","name":null,"ofType":{"kind":"SCALAR","name":"ID","ofType":null}}},{"name":"only","description":"Only these fields.","defaultValue":"[\"name\"]","type":{"kind":"LIST","name":null,"ofType":{"kind":"NON_NULL","name":null,"ofType":{"kind":"SCALAR","name":"String","ofType":null}}}}],"type":{"kind":"NON_NULL","ofType":{"name":"Worker","kind":"INTERFACE"}}},{"name":"shift","description":null,"args":[],"type":{"kind":"NON_NULL","ofType":{"name":"Shift","kind":"UNION"}}}]}}}`},
 		{"abstract types, inputs, scalars", `{ w: __type(name: "Worker") { possibleTypes { name } } s: __type(name: "Shift") { possibleTypes { name } fields { name } } r: __type(name: "Range") { inputFields { name defaultValue } fields { name } } t: __type(name: "Time") { specifiedByURL } }`,
 			nil, `{"data":{"w":{"possibleTypes":[{"name":"Employee"},{"name":"Contractor"}]},"s":{"possibleTypes":[{"name":"Employee"},{"name":"Contractor"}],"fields":null},"r":{"inputFields":[{"name":"from","defaultValue":"0"},{"name":"to","defaultValue":null}],"fields":null},"t":{"specifiedByURL":"https://www.rfc-editor.org/rfc/rfc3339"}}}`},
+		{"inaccessible, oneOf", `{ p: __type(name: "Payroll") { name } e: __type(name: "Employee") { fields(includeDeprecated: true) { name } } r: __type(name: "Role") { enumValues(includeDeprecated: true) { name } } k: __type(name: "Pick") { isOneOf } t: __type(name: "Range") { isOneOf } o: __type(name: "Employee") { isOneOf } }`,
+			nil, `{"data":{"p":null,"e":{"fields":[{"name":"id"},{"name":"name"},{"name":"badge"},{"name":"role"},{"name":"seen"}]},"r":{"enumValues":[{"name":"ENGINEER"},{"name":"MANAGER"}]},"k":{"isOneOf":true},"t":{"isOneOf":false},"o":{"isOneOf":null}}}`},
 		{"directives", `{ __schema { directives { name isRepeatable locations args { name defaultValue } } } }`,
-			nil, `{"data":{"__schema":{"directives":[{"name":"audited","isRepeatable":true,"locations":["FIELD_DEFINITION"],"args":[{"name":"level","defaultValue":"1"}]},{"name":"deprecated","isRepeatable":false,"locations":["FIELD_DEFINITION","ARGUMENT_DEFINITION","INPUT_FIELD_DEFINITION","ENUM_VALUE","DIRECTIVE_DEFINITION"],"args":[{"name":"reason","defaultValue":"\"No longer supported\""}]},{"name":"include","isRepeatable":false,"locations":["FIELD","FRAGMENT_SPREAD","INLINE_FRAGMENT"],"args":[{"name":"if","defaultValue":null}]},{"name":"oneOf","isRepeatable":false,"locations":["INPUT_OBJECT"],"args":[]},{"name":"skip","isRepeatable":false,"locations":["FIELD","FRAGMENT_SPREAD","INLINE_FRAGMENT"],"args":[{"name":"if","defaultValue":null}]},{"name":"specifiedBy","isRepeatable":false,"locations":["SCALAR"],"args":[{"name":"url","defaultValue":null}]}]}}}`},
+			nil, `{"data":{"__schema":{"directives":[{"name":"audited","isRepeatable":true,"locations":["FIELD_DEFINITION"],"args":[{"name":"level","defaultValue":"1"}]},{"name":"deprecated","isRepeatable":false,"locations":["FIELD_DEFINITION","ARGUMENT_DEFINITION","INPUT_FIELD_DEFINITION","ENUM_VALUE"],"args":[{"name":"reason","defaultValue":"\"No longer supported\""}]},{"name":"include","isRepeatable":false,"locations":["FIELD","FRAGMENT_SPREAD","INLINE_FRAGMENT"],"args":[{"name":"if","defaultValue":null}]},{"name":"oneOf","isRepeatable":false,"locations":["INPUT_OBJECT"],"args":[]},{"name":"skip","isRepeatable":false,"locations":["FIELD","FRAGMENT_SPREAD","INLINE_FRAGMENT"],"args":[{"name":"if","defaultValue":null}]},{"name":"specifiedBy","isRepeatable":false,"locations":["SCALAR"],"args":[{"name":"url","defaultValue":null}]}]}}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, got := post(request(tc.query, tc.vars))
@@ -122,6 +131,12 @@ func TestIntrospection(t *testing.T) {
 	c.send(`{"id":"r","type":"subscribe","payload":{"query":"{ _unused }"}}`)
 	if m := c.read(); m["type"] != "error" || m["id"] != "r" {
 		t.Errorf("a query of a field over WebSocket: %v; want error", m)
+	}
+	// An answer past the bound is an error, made off the loop.
+	b, _ := json.Marshal(map[string]any{"id": "b", "type": "subscribe", "payload": map[string]string{"query": bombQuery(8)}})
+	c.send(string(b))
+	if m := c.read(); m["type"] != "error" || m["id"] != "b" || !strings.Contains(fmt.Sprint(m["payload"]), "too large") {
+		t.Errorf("an introspection query answering gigabytes: %v; want an error", m)
 	}
 }
 
@@ -211,4 +226,55 @@ func FuzzIntrospection(f *testing.F) {
 			t.Fatalf("introspect(%q) twice: %s, then %s", query, out, again)
 		}
 	})
+}
+
+// bombQuery is an introspection query of fragments, each selecting the
+// next under k aliases: its text grows as 8k, its answer as k^8. Of
+// __Type's list fields it nests two, which the MaxIntrospectionDepth rule
+// allows.
+func bombQuery(k int) string {
+	chain := []struct{ on, field string }{
+		{"__Type", "fields"}, {"__Field", "type"}, {"__Type", "ofType"}, {"__Type", "ofType"},
+		{"__Type", "fields"}, {"__Field", "type"}, {"__Type", "ofType"}, {"__Type", "ofType"},
+	}
+	var b strings.Builder
+	b.WriteString(`{ __type(name: "__Type") { ...F0 } }`)
+	for i, c := range chain {
+		fmt.Fprintf(&b, " fragment F%d on %s { name ", i, c.on)
+		for j := range k {
+			fmt.Fprintf(&b, "a%d: %s { ...F%d } ", j, c.field, i+1)
+		}
+		b.WriteString("}")
+	}
+	fmt.Fprintf(&b, " fragment F%d on __Type { name kind }", len(chain))
+	return b.String()
+}
+
+// TestIntrospectionBounded: a query of a kilobyte does not make the
+// gateway build an answer of gigabytes (k=8: about 13 GB unbounded; k=4,
+// 50 MB): it is refused past maxIntrospectionResult, and the schema's own
+// introspection still fits.
+func TestIntrospectionBounded(t *testing.T) {
+	schema, err := ParseSchema(introspectSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs cache[*parsed]
+	docs.max = 64
+	for _, k := range []int{4, 8} {
+		q := bombQuery(k)
+		p := parse(&docs, schema.ast, q)
+		if p.errs != nil {
+			t.Fatalf("k=%d: %v", k, p.errs)
+		}
+		out, err := introspect(schema.ast, p.doc.Operations[0], nil)
+		if err == nil && len(out) > maxIntrospectionResult+1<<16 {
+			t.Fatalf("a query of %d bytes: an answer of %d bytes", len(q), len(out)) // before k=8 runs
+		}
+	}
+	// The whole schema, as graphql-js's getIntrospectionQuery asks, still fits.
+	p := parse(&docs, schema.ast, `{ __schema { types { name fields(includeDeprecated: true) { name args { name type { name ofType { name } } } type { name ofType { name ofType { name } } } } } } }`)
+	if _, err := introspect(schema.ast, p.doc.Operations[0], nil); err != nil {
+		t.Errorf("the schema's introspection: %v", err)
+	}
 }

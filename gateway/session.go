@@ -284,7 +284,8 @@ func (s *session) authenticate(raw json.RawMessage) bool {
 // mutation publishes, an introspection query is answered. The id is taken at once, so that a complete for it
 // cancels the operation while it is being prepared. A request seen before
 // (the same payload, byte for byte) reuses its operation; a document not
-// seen before is parsed and validated on the worker pool, off the loop.
+// seen before is parsed, validated and prepared on the worker pool, off
+// the loop, as is a query.
 func (s *session) start(id string, r *request, raw []byte) {
 	if len(s.subs) >= s.g.cfg.MaxSubscriptions {
 		s.send(s.appendError(nil, id, gqlerror.List{gqlerror.Errorf("too many operations on this connection (at most %d)", s.g.cfg.MaxSubscriptions)}))
@@ -296,29 +297,38 @@ func (s *session) start(id string, r *request, raw []byte) {
 		s.run(sub, op)
 		return
 	}
-	if _, ok := s.g.docs.get(r.Query); ok {
-		s.prepareAndRun(sub, r, raw)
+	if p, ok := s.g.docs.get(r.Query); ok && !hasQuery(p) {
+		op, errs := s.g.prepare(r)
+		s.prepared(sub, raw, op, errs)
 		return
 	}
+	// A document not seen before, or a query, whose answer (introspection)
+	// may take a while to make: off the loop.
 	s.g.pool.Submit(func() {
-		parse(&s.g.docs, s.g.schema.ast, r.Query)
-		s.wc.Submit(func() { s.prepareAndRun(sub, r, raw) })
+		op, errs := s.g.prepare(r)
+		s.wc.Submit(func() { s.prepared(sub, raw, op, errs) })
 	})
 }
 
-// prepareAndRun prepares sub's request (its document is cached by now),
-// keeps the operation for the next client that sends the same payload,
-// and runs it.
-func (s *session) prepareAndRun(sub *subscriber, r *request, raw []byte) {
+// hasQuery reports whether a parsed document has a query operation.
+func hasQuery(p *parsed) bool {
+	return p.doc != nil && slices.ContainsFunc(p.doc.Operations, func(op *ast.OperationDefinition) bool { return op.Operation == ast.Query })
+}
+
+// prepared runs sub's operation, prepared from its request, and keeps it
+// for the next client that sends the same payload: but a query's, whose
+// answer it holds, which may be large.
+func (s *session) prepared(sub *subscriber, raw []byte, op *operation, errs gqlerror.List) {
 	if sub.done {
 		return
 	}
-	op, errs := s.g.prepare(r)
 	if errs != nil {
 		s.fail(sub, errs)
 		return
 	}
-	s.g.ops.put(string(raw), op)
+	if op.kind != ast.Query {
+		s.g.ops.put(string(raw), op)
+	}
 	s.run(sub, op)
 }
 
