@@ -154,8 +154,7 @@ func checkDeflateAnswer(params []string) string {
 				return "with an invalid server_max_window_bits"
 			}
 		case "client_max_window_bits":
-			// Not offered, so not to be answered (section 7.1.2.2); nor
-			// could compress/flate keep to a window under 15 bits.
+			// Not offered, so not to be answered (section 7.1.2.2).
 			return "with client_max_window_bits, which was not offered"
 		default:
 			return "with the unknown parameter " + strconv.Quote(name)
