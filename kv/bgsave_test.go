@@ -90,7 +90,7 @@ func loadFile(t *testing.T, path string) map[string]keyState {
 	}
 	defer f.Close()
 	st, _ := f.Stat()
-	if _, err := loadRDB(f, st.Size(), s.dbs, 0, true, false); err != nil {
+	if _, err := loadRDB(f, st.Size(), s.dbs, 0, true); err != nil {
 		t.Fatalf("loading %s: %v", path, err)
 	}
 	return captureKeyspace(s)

@@ -74,7 +74,8 @@ func debugCommand(s *Server, c *client, args [][]byte) {
 	case n == 3 && isOpt(sub, "protocol"):
 		debugProtocol(s, c, args[2])
 	case n == 3 && isOpt(sub, "sleep"):
-		time.Sleep(time.Duration(strtodPrefix(args[2]) * float64(time.Second)))
+		// As long as asked; past what a Duration holds, 146 years.
+		time.Sleep(time.Duration(min(strtodPrefix(args[2])*float64(time.Second), 1<<62)))
 		s.w.OK()
 	case n == 3 && isOpt(sub, "set-active-expire"):
 		s.expiry.off = atoi(args[2]) == 0
@@ -145,10 +146,12 @@ func debugHelp(s *Server) {
 // debugReload saves the keyspace to the RDB file, empties it and loads
 // the file back, as Redis's DEBUG RELOAD; NOSAVE loads the file as it
 // is, NOFLUSH loads it over the keyspace, where a key the keyspace has
-// already fails the load part way (Redis stops the server) unless MERGE
-// lets the file's replace it. A background save that runs is stopped
-// first, as FLUSHALL stops it. Loading sends no keyspace events, as
-// Redis's load sends none.
+// already fails the load (Redis stops the server) unless MERGE lets the
+// file's replace it. A background save that runs is stopped first, as
+// FLUSHALL stops it, and a rewrite of the log starts again. Loading sends
+// no keyspace events, as Redis's load sends none. The file is read whole
+// before the keyspace changes: a load that fails (a corrupt file, a key
+// twice) leaves the keyspace as it was, where Redis stops.
 func debugReload(s *Server, opts [][]byte) {
 	flush, save, merge := true, true, false
 	for _, opt := range opts {
@@ -172,40 +175,79 @@ func debugReload(s *Server, opts [][]byte) {
 			return
 		}
 	}
+	staged, err := s.stageSnapshot(flush || merge)
+	if err != nil {
+		s.log.Error("kv: DEBUG RELOAD could not load the RDB file", "err", err)
+		s.w.Error("ERR Error trying to load the RDB dump")
+		return
+	}
+	// The keyspace is about to be replaced under a rewrite's walk, which
+	// goes by slot and by the mark each entry carries, and the reload is
+	// not logged to the rewrite's tail: it starts again, as for SWAPDB.
+	if s.aof != nil && s.aof.rw != nil {
+		s.aof.rw.restart("DEBUG RELOAD")
+	}
 	if flush {
 		for _, d := range s.dbs {
 			s.touchAllWatched(d, nil)
 			d.flush()
 		}
 	}
-	if err := s.reloadSnapshot(merge); err != nil {
-		s.log.Error("kv: DEBUG RELOAD could not load the RDB file", "err", err)
-		s.w.Error("ERR Error trying to load the RDB dump")
-		return
+	s.replay = true // no keyspace events
+	clock := s.clock()
+	for i, sd := range staged {
+		d := s.dbs[i]
+		for j := range sd.keys.len() {
+			k, e := sd.keys.at(j)
+			key := []byte(k)
+			d.remove(key) // MERGE: the file's replaces it
+			v := *e
+			v.lru = clock // a new object, as Redis's load makes it
+			d.insert(key, v)
+		}
 	}
+	s.replay = false
 	s.log.Warn("kv: DB reloaded by DEBUG RELOAD")
 	s.w.OK()
 }
 
-// reloadSnapshot loads the RDB file into the keyspace as it is, for DEBUG
-// RELOAD: a missing file is an error.
-func (s *Server) reloadSnapshot(merge bool) error {
+// stageSnapshot reads the RDB file, for DEBUG RELOAD, into databases of
+// its own: a missing file is an error, and, unless replace, so is a key
+// the keyspace holds.
+func (s *Server) stageSnapshot(replace bool) ([]*db, error) {
 	f, err := os.Open(s.snapshotPath())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return err
+		return nil, err
+	}
+	staged := make([]*db, len(s.dbs))
+	for i := range staged {
+		staged[i] = newDB(s, i)
 	}
 	s.replay = true // no keyspace events
-	defer func() { s.replay = false }()
-	res, err := loadRDB(f, st.Size(), s.dbs, s.now(), s.inertValue("rdbchecksum") == "yes", merge)
+	res, err := loadRDB(f, st.Size(), staged, s.now(), s.inertValue("rdbchecksum") == "yes")
+	s.replay = false
 	for _, w := range res.warnings {
 		s.log.Warn("kv: " + w)
 	}
-	return err
+	if err != nil {
+		return nil, err
+	}
+	if !replace {
+		for i, sd := range staged {
+			for j := range sd.keys.len() {
+				if k, _ := sd.keys.at(j); s.dbs[i].keys.get([]byte(k)) != nil {
+					return nil, fmt.Errorf("key %q is in database %d already", k, i)
+				}
+			}
+		}
+	}
+	s.snap.loaded, s.snap.expired = res.loaded, res.expired
+	return staged, nil
 }
 
 // debugObject answers DEBUG OBJECT key with Redis's line: an address,
@@ -275,6 +317,9 @@ func debugPopulate(s *Server, c *client, args [][]byte) {
 	var key, val []byte
 	for j := range count {
 		key = strconv.AppendInt(append(append(key[:0], prefix...), ':'), j, 10)
+		// Redis prints the name into a buffer of 128 bytes: a longer one is
+		// cut, and the keys that share its first 127 bytes are one.
+		key = key[:min(len(key), 127)]
 		if d.exists(key) {
 			continue
 		}
@@ -286,6 +331,7 @@ func debugPopulate(s *Server, c *client, args [][]byte) {
 			v = string(b)
 		}
 		d.setString(key, v, false)
+		s.touchWatched(d, key) // as Redis's signalModifiedKey; no change counted
 	}
 	s.w.OK()
 }

@@ -1,12 +1,16 @@
 package kv
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // debugPair starts evkv and Redis with enable-debug-command set to
@@ -248,4 +252,145 @@ func TestDebugRepliesWithRedis(t *testing.T) {
 		t.Errorf("DEBUG HELP = %q", got)
 	}
 	same("COMMAND", "INFO", "DEBUG")
+}
+
+// TestDebugPopulateSignalsWithRedis: DEBUG POPULATE signals each key it
+// adds to WATCHes, and cuts long names, as Redis 7.0's does.
+func TestDebugPopulateSignalsWithRedis(t *testing.T) {
+	ours, theirs, same := debugPair(t, "yes")
+	// Redis signals each key it adds (signalModifiedKey): a WATCH of it
+	// fails the transaction.
+	for _, c := range []*rawConn{ours, theirs} {
+		c.do("WATCH", "key:0")
+	}
+	same("DEBUG", "POPULATE", "1") // from the same client: Redis's touch is not per client
+	for _, c := range []*rawConn{ours, theirs} {
+		c.do("MULTI")
+		c.do("SET", "x", "1")
+	}
+	same("EXEC")
+	// Redis names the keys with snprintf into a 128-byte buffer: a long
+	// prefix is cut, and every key gets the same 127 bytes.
+	long := strings.Repeat("p", 130)
+	same("DEBUG", "POPULATE", "3", long)
+	same("DBSIZE")
+	same("DEBUG", "DIGEST")
+}
+
+// TestDebugReloadIdleTime: the keys DEBUG RELOAD loads are new objects, as
+// in Redis, their access time now.
+func TestDebugReloadIdleTime(t *testing.T) {
+	_, _, same := debugPair(t, "yes")
+	same("SET", "k", "v")
+	same("DEBUG", "SLEEP", "2.2")
+	same("DEBUG", "RELOAD")
+	same("OBJECT", "IDLETIME", "k")
+	same("INFO", "keyspace")
+}
+
+// TestDebugReloadFailedMerge: a file whose checksum is wrong fails DEBUG
+// RELOAD NOSAVE NOFLUSH MERGE (Redis exits) and leaves the keyspace as it
+// was: the file is read whole before anything changes.
+func TestDebugReloadFailedMerge(t *testing.T) {
+	dir := t.TempDir()
+	_, addr := startServer(t, Config{Dir: dir, Settings: map[string]string{"enable-debug-command": "yes"}})
+	rc := dialRaw(t, addr)
+	rc.do("SET", "a", "from the file")
+	rc.do("SAVE")
+	path := filepath.Join(dir, "dump.rdb")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)-1] ^= 0xff // the checksum
+	os.WriteFile(path, b, 0o644)
+	rc.do("SET", "a", "in memory")
+	if got := rc.do("DEBUG", "RELOAD", "NOSAVE", "NOFLUSH", "MERGE"); got != "-ERR Error trying to load the RDB dump\r\n" {
+		t.Fatalf("DEBUG RELOAD of a corrupt file = %q", got)
+	}
+	if got := rc.do("GET", "a"); got != "$9\r\nin memory\r\n" {
+		t.Errorf("GET a after the failed reload = %q; want the keyspace as it was", got)
+	}
+}
+
+// TestDebugReloadDuringRewrite: DEBUG RELOAD while BGREWRITEAOF is
+// walking the keyspace. The rewrite's walk goes by slot and by the
+// generation mark of each entry; the reload replaces entries (fresh
+// marks), moves keys between slots, and logs nothing to the rewrite's
+// tail. The file the rewrite makes must replay to the keyspace the server
+// has (less the keys whose time passed, which the rewrite leaves out).
+func TestDebugReloadDuringRewrite(t *testing.T) {
+	const lists = 100000
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"RELOAD", nil},
+		{"RELOAD NOSAVE NOFLUSH MERGE", []string{"nosave", "noflush", "merge"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{AppendOnly: true, Dir: t.TempDir(), Settings: map[string]string{"enable-debug-command": "yes"}}
+			s, addr := startServer(t, cfg)
+			rc := dialRaw(t, addr)
+			c := goRedis(t, addr)
+			ctx := context.Background()
+			// Keys whose time passes, in the lowest slots: a reload leaves
+			// them out, and the keys after them move down.
+			rc.do("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+			for i := range 1000 {
+				rc.do("SET", fmt.Sprint("e", i), "x", "PX", "1")
+			}
+			pipe := c.Pipeline()
+			for i := range lists {
+				pipe.RPush(ctx, fmt.Sprint("l", i), "v")
+			}
+			if _, err := pipe.Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(5 * time.Millisecond) // the e keys' time passes
+			if got := rc.do("SAVE"); got != "+OK\r\n" {
+				t.Fatalf("SAVE = %q", got)
+			}
+			onLoop(s, func() {
+				if err := s.startRewrite(); err != nil {
+					t.Errorf("startRewrite: %v", err)
+					return
+				}
+				s.aof.rw.step() // a slice of the walk, as the loop runs it
+				args := make([][]byte, len(tc.args))
+				for i, a := range tc.args {
+					args[i] = []byte(a)
+				}
+				debugReload(s, args)
+				if string(s.w.Buf) != "+OK\r\n" {
+					t.Errorf("DEBUG %s = %q", tc.name, s.w.Buf)
+				}
+				s.w.Reset()
+			})
+			waitRewritten(t, rc, 1)
+			s.Shutdown(ctx)
+
+			_, addr2 := startServer(t, cfg)
+			c2 := goRedis(t, addr2)
+			pipe = c2.Pipeline()
+			lens := make([]*redis.IntCmd, lists)
+			for i := range lens {
+				lens[i] = pipe.LLen(ctx, fmt.Sprint("l", i))
+			}
+			pipe.Exec(ctx)
+			var doubled, missing []int
+			for i, l := range lens {
+				switch l.Val() {
+				case 0:
+					missing = append(missing, i)
+				case 2:
+					doubled = append(doubled, i)
+				}
+			}
+			if len(doubled)+len(missing) > 0 {
+				t.Errorf("after the rewritten log is replayed: %d lists with their item twice (%v...), %d lists missing (%v...)",
+					len(doubled), doubled[:min(3, len(doubled))], len(missing), missing[:min(3, len(missing))])
+			}
+		})
+	}
 }

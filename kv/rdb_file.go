@@ -83,7 +83,7 @@ func (s *Server) loadSnapshot() error {
 		return fmt.Errorf("kv: reading the RDB file: %w", err)
 	}
 	start := time.Now()
-	res, err := loadRDB(f, st.Size(), s.dbs, time.Now().UnixMilli(), s.inertValue("rdbchecksum") == "yes", false)
+	res, err := loadRDB(f, st.Size(), s.dbs, time.Now().UnixMilli(), s.inertValue("rdbchecksum") == "yes")
 	if err != nil {
 		return fmt.Errorf("kv: the RDB file %s cannot be loaded: %w", path, err)
 	}
@@ -109,10 +109,8 @@ type rdbLoad struct {
 // collections with no elements skipped with a warning, and anything
 // malformed, a key twice, a database past dbs, a module's data or a
 // function library is an error. The checksum is checked unless check is
-// false or it is 0 (written without one). With merge, dbs need not be
-// empty: a key of the file's that a database holds replaces it (DEBUG
-// RELOAD's MERGE); without, such a key is an error.
-func loadRDB(r io.Reader, size int64, dbs []*db, now int64, check, merge bool) (res rdbLoad, err error) {
+// false or it is 0 (written without one).
+func loadRDB(r io.Reader, size int64, dbs []*db, now int64, check bool) (res rdbLoad, err error) {
 	rd := newRDBReader(r, size)
 	defer func() {
 		if err != nil {
@@ -217,12 +215,9 @@ func loadRDB(r io.Reader, size int64, dbs []*db, now int64, check, merge bool) (
 				return res, fmt.Errorf("key %q: %w", key, err)
 			case expireAt != -1 && expireAt < now:
 				res.expired++
-			case d.keys.get(key) != nil && !merge:
+			case d.keys.get(key) != nil:
 				return res, fmt.Errorf("key %q is in database %d twice", key, d.id)
 			default:
-				if merge {
-					d.remove(key)
-				}
 				if expireAt != -1 {
 					val.exp = expireAt
 				}

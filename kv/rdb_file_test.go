@@ -208,7 +208,7 @@ func TestRDBBadFiles(t *testing.T) {
 		for id := range 16 {
 			dbs = append(dbs, newDB(s, id))
 		}
-		if _, err := loadRDB(bytes.NewReader(b), int64(len(b)), dbs, 0, true, false); err == nil && i < len(file)-8 {
+		if _, err := loadRDB(bytes.NewReader(b), int64(len(b)), dbs, 0, true); err == nil && i < len(file)-8 {
 			t.Errorf("byte %d changed: loaded", i)
 		}
 	}
@@ -304,7 +304,7 @@ func FuzzRDB(f *testing.F) {
 			dbs = append(dbs, newDB(s, id))
 		}
 		s.dbs = dbs
-		if _, err := loadRDB(bytes.NewReader(b), int64(len(b)), dbs, 0, true, false); err != nil {
+		if _, err := loadRDB(bytes.NewReader(b), int64(len(b)), dbs, 0, true); err != nil {
 			return
 		}
 		var out bytes.Buffer
@@ -315,7 +315,7 @@ func FuzzRDB(f *testing.F) {
 		for id := range 4 {
 			s2.dbs = append(s2.dbs, newDB(s2, id))
 		}
-		if _, err := loadRDB(bytes.NewReader(out.Bytes()), int64(out.Len()), s2.dbs, 0, true, false); err != nil {
+		if _, err := loadRDB(bytes.NewReader(out.Bytes()), int64(out.Len()), s2.dbs, 0, true); err != nil {
 			t.Fatalf("a saved file does not load: %v", err)
 		}
 	})
