@@ -343,7 +343,7 @@ func (d *dict[V]) random() int { return rand.IntN(d.n) }
 // continue from, 0 when the walk is complete. Cursor 0 starts a walk.
 func (d *dict[V]) scan(cursor uint64, count int, fn func(key string, v *V)) uint64 {
 	pos := d.n - 1
-	if cursor != 0 && cursor-1 < uint64(pos) {
+	if cursor != 0 && cursor-1 < uint64(d.n) {
 		pos = int(cursor - 1)
 	}
 	for ; pos >= 0 && count > 0; pos, count = pos-1, count-1 {

@@ -121,6 +121,21 @@ func TestDictScanGuarantee(t *testing.T) {
 	}
 }
 
+// TestDictScanEmpty: a walk of an empty dict ends at once whatever the
+// cursor, as SCAN 1 of an empty database replies 0 in Redis, where the
+// cursor was taken for a position in the dict.
+func TestDictScanEmpty(t *testing.T) {
+	d := newDict[int](0)
+	d.put([]byte("gone"))
+	d.deleteAt(0)
+	for _, cursor := range []uint64{0, 1, 2, 1 << 63} {
+		visited := 0
+		if got := d.scan(cursor, 10, func(string, *int) { visited++ }); got != 0 || visited != 0 {
+			t.Errorf("scan(%d) = %d, %d visited; want 0, 0", cursor, got, visited)
+		}
+	}
+}
+
 // TestDictOrder checks that a dict without deletions keeps insertion order,
 // which the small hashes' replies rely on.
 func TestDictOrder(t *testing.T) {
