@@ -282,18 +282,30 @@ func geoSearchGeneric(s *Server, c *client, args [][]byte, src int, flags int) {
 		s.w.Array(0)
 		return
 	}
-	if q.sort != 0 {
+	byDist := func(a, b *geoFound) int {
+		switch {
+		case a.dist > b.dist:
+			return q.sort
+		case a.dist < b.dist:
+			return -q.sort
+		}
+		return 0
+	}
+	switch {
+	case q.sort == 0:
+	case q.count != 0 && int64(len(found)) > q.count:
+		// The first count, as Redis's pqsort picks them among equal
+		// distances.
+		partialSort(found, byDist, 0, int(q.count)-1)
+	default:
 		// Equal distances stay in the order found, as glibc's qsort (a
 		// merge sort) keeps them for Redis.
 		for i := range found {
 			found[i].seq = i
 		}
 		slices.SortFunc(found, func(a, b geoFound) int {
-			switch {
-			case a.dist > b.dist:
-				return q.sort
-			case a.dist < b.dist:
-				return -q.sort
+			if c := byDist(&a, &b); c != 0 {
+				return c
 			}
 			return a.seq - b.seq
 		})
@@ -395,18 +407,9 @@ func (s *Server) parseGeoQuery(z *zset, args [][]byte, flags int) (q geoQuery, o
 			byRadius = true
 			i += 2
 		case isOpt(a, "bybox") && left >= 3 && flags&geoSearch != 0 && !byRadius:
-			w, ok := s.parseDistance(args[i+1], "ERR need numeric width", "ERR height or width cannot be negative")
-			if !ok {
+			if !s.parseBox(sh, args[i+1:i+4]) {
 				return q, false
 			}
-			h, ok := s.parseDistance(args[i+2], "ERR need numeric height", "ERR height or width cannot be negative")
-			if !ok {
-				return q, false
-			}
-			if sh.toMeters, ok = s.parseUnit(args[i+3]); !ok {
-				return q, false
-			}
-			sh.box, sh.width, sh.height = true, w, h
 			byBox = true
 			i += 3
 		default:
@@ -502,6 +505,27 @@ func (s *Server) parseRadius(sh *geoShape, args [][]byte) bool {
 	}
 	sh.radius = r
 	return true
+}
+
+// parseBox parses a box's width, height and unit into sh, both numbers
+// read before either's sign is checked, as Redis's extractBoxOrReply
+// reads them.
+func (s *Server) parseBox(sh *geoShape, args [][]byte) bool {
+	w, okW := parseScore(args[0])
+	h, okH := parseScore(args[1])
+	var ok bool
+	switch {
+	case !okW:
+		s.w.Error("ERR need numeric width")
+	case !okH:
+		s.w.Error("ERR need numeric height")
+	case w < 0 || h < 0:
+		s.w.Error("ERR height or width cannot be negative")
+	default:
+		sh.toMeters, ok = s.parseUnit(args[2])
+	}
+	sh.box, sh.width, sh.height = ok, w, h
+	return ok
 }
 
 // search finds z's points in the shape, box after box in Redis's order

@@ -458,15 +458,16 @@ func (s *Server) sortStore(d *db, dst []byte, out []sortItem, gets []sortPattern
 // partialSort puts v[start..end] in place as Redis's pqsort does: the
 // quicksort of Bentley and McIlroy's "Engineering a Sort Function", which
 // skips the parts of the array outside that range. Redis uses it for BY
-// with a LIMIT; its order among equal elements (ALPHA's BY values) is
-// the one Redis replies, so it is followed step for step.
-func partialSort(v []sortItem, cmp func(a, b *sortItem) int, start, end int) {
+// with a LIMIT and for a geo search that keeps fewer points than it
+// finds; its order among equal elements (ALPHA's BY values, equal
+// distances) is the one Redis replies, so it is followed step for step.
+func partialSort[T any](v []T, cmp func(a, b *T) int, start, end int) {
 	pqsort(v, 0, len(v), cmp, start, end)
 }
 
 // pqsort sorts the n elements from lo; a part is skipped when start and
 // end are both before it or both past it (end may be start-1).
-func pqsort(v []sortItem, lo, n int, cmp func(a, b *sortItem) int, start, end int) {
+func pqsort[T any](v []T, lo, n int, cmp func(a, b *T) int, start, end int) {
 	swap := func(i, j int) { v[i], v[j] = v[j], v[i] }
 	med3 := func(a, b, c int) int {
 		if cmp(&v[a], &v[b]) < 0 {

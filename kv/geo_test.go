@@ -43,6 +43,7 @@ func TestCompatGeo(t *testing.T) {
 				{"GEOSEARCH", "Sicily", "BYRADIUS", "1", "km"}, {"GEOSEARCH", "Sicily", "FROMMEMBER", "Palermo"},
 				{"GEOSEARCH", "Sicily", "FROMMEMBER", "Palermo", "BYRADIUS", "1", "km", "BYBOX", "1", "1", "km"},
 				{"GEOSEARCH", "Sicily", "FROMMEMBER", "Palermo", "BYBOX", "-1", "1", "km"}, {"GEOSEARCH", "Sicily", "FROMMEMBER", "Palermo", "BYBOX", "1", "x", "km"},
+				{"GEOSEARCH", "Sicily", "FROMMEMBER", "Palermo", "BYBOX", "-1", "x", "km"},
 				{"GEOSEARCH", "Sicily", "FROMMEMBER", "Palermo", "BYRADIUS", "1", "km", "STORE", "x"}, {"GEOSEARCH", "none", "FROMMEMBER", "x", "BYRADIUS", "1", "km"},
 				{"GEOSEARCH", "Sicily", "FROMMEMBER", "missing", "BYRADIUS", "1", "km"},
 				{"GEOSEARCHSTORE", "dst", "Sicily", "FROMLONLAT", "15", "37", "BYBOX", "400", "400", "km", "STOREDIST"}, {"ZRANGE", "dst", "0", "-1"},
@@ -105,6 +106,29 @@ func TestGeoDifferential(t *testing.T) {
 		script = append(script, args)
 		if rng.IntN(4) == 0 {
 			script = append(script, []string{"GEORADIUS", "g", coord(-180, 180), coord(-85, 85), dist(), unit, "WITHDIST", "ASC"})
+		}
+	}
+	compareWithRedis(t, script)
+}
+
+// TestCompatGeoCountTies: a search that sorts and keeps fewer points than
+// it finds sorts them as Redis's pqsort does, so that among equal
+// distances the same points are kept, in the same order; one that keeps
+// them all keeps the order found among equal distances.
+func TestCompatGeoCountTies(t *testing.T) {
+	add := []string{"GEOADD", "g"}
+	for i := range 60 {
+		p := [][2]string{{"13.361389", "38.115556"}, {"13.4", "38.2"}, {"13.5", "38.1"}}[i%3]
+		add = append(add, p[0], p[1], "m"+strconv.Itoa(i))
+	}
+	script := [][]string{add}
+	for _, count := range []string{"1", "2", "7", "20", "41", "59", "60", "61"} {
+		for _, order := range []string{"ASC", "DESC"} {
+			script = append(script,
+				[]string{"GEOSEARCH", "g", "FROMLONLAT", "13.36", "38.11", "BYRADIUS", "100", "km", order, "COUNT", count},
+				[]string{"GEORADIUS", "g", "13.45", "38.15", "100", "km", order, "COUNT", count, "WITHDIST"},
+				[]string{"GEOSEARCHSTORE", "dst", "g", "FROMMEMBER", "m0", "BYBOX", "100", "100", "km", order, "COUNT", count},
+				[]string{"ZRANGE", "dst", "0", "-1"})
 		}
 	}
 	compareWithRedis(t, script)
