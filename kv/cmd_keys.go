@@ -438,7 +438,11 @@ func ttlGeneric(s *Server, c *client, key []byte, ms, absolute bool) {
 			v = max(v-s.now(), 0)
 		}
 		if !ms {
-			v = (v + 500) / 1000 // rounded, EXPIRETIME's too, as Redis's ttlGenericCommand
+			// rounded, EXPIRETIME's too, as Redis's ttlGenericCommand;
+			// the remainder apart, so that a deadline within 500 ms of
+			// the largest is rounded up where v+500 would wrap, as it
+			// does not in Redis's build
+			v = v/1000 + (v%1000+500)/1000
 		}
 		s.w.Int(v)
 	}

@@ -76,11 +76,14 @@ func TestCompatStringOptions(t *testing.T) {
 
 // TestCompatExpireTimeRounded: EXPIRETIME rounds the expiry to the
 // nearest second, as TTL rounds the time left, in Redis 7.0's
-// ttlGenericCommand: a key expiring at 4000000000.600 s has 4000000001.
+// ttlGenericCommand: a key expiring at 4000000000.600 s has 4000000001,
+// and one at the largest time, 2^63-1 ms, 9223372036854776.
 func TestCompatExpireTimeRounded(t *testing.T) {
 	compareWithRedis(t, [][]string{
 		{"SET", "k", "v", "PXAT", "4000000000600"}, {"EXPIRETIME", "k"}, {"PEXPIRETIME", "k"},
 		{"PEXPIREAT", "k", "4000000000499"}, {"EXPIRETIME", "k"},
 		{"PEXPIREAT", "k", "4000000000500"}, {"EXPIRETIME", "k"},
+		{"SET", "k", "v", "PXAT", "9223372036854775807"}, {"EXPIRETIME", "k"}, {"PEXPIRETIME", "k"},
+		{"PEXPIREAT", "k", "9223372036854775300"}, {"EXPIRETIME", "k"},
 	})
 }
