@@ -14,11 +14,13 @@ import (
 )
 
 // This file is a randomized differential test against a real Redis 7.0
-// (redisServer), over the non-string data types, keys, transactions and
-// argument parsing: the same pipelined batches to both, every reply and
-// the keyspace after each batch compared (where Redis's answer is random,
-// what is defined of it), a difference cut down to the fewest commands
-// that show it. DR_SEEDS sets how many seeds (3 by default).
+// (redisServer), over every data type (differential_values_test.go has
+// strings, bitmaps, HyperLogLogs, geo sets, DUMP and RESTORE), keys,
+// transactions and argument parsing: the same pipelined batches to both,
+// every reply and the keyspace after each batch compared (where Redis's
+// answer is random, what is defined of it), each key's DUMP RESTOREd on
+// the other server, a difference cut down to the fewest commands that
+// show it. DR_SEEDS sets how many seeds (3 by default).
 
 // drPair is one raw connection to evkv and one to Redis.
 type drPair struct {
@@ -46,8 +48,10 @@ func (p *drPair) batch(cmds [][]string) (got, want []string) {
 	if os.Getenv("DR_DEBUG") != "" {
 		p.t.Logf("batch %q", cmds)
 	}
-	p.ours.sendTogether(cmds...)
-	p.theirs.sendTogether(cmds...)
+	for _, rc := range []*rawConn{p.ours, p.theirs} {
+		rc.c.SetDeadline(time.Now().Add(30 * time.Second))
+		rc.sendTogether(cmds...)
+	}
 	for range cmds {
 		got = append(got, p.ours.read())
 	}
@@ -107,6 +111,8 @@ const (
 	normScan             // a SCAN-family page: cursor zero or not; elements sorted when zero
 	normRandomLen        // random picks that may repeat: compare the type and length
 	normLoose            // errors exactly, else only the reply's type
+	normIdle             // an idle time in seconds: compared to the nearest 100
+	normGeoDist          // scores that are distances STOREDIST stored: to 12 digits
 )
 
 // drNormalizeArgs is what is compared of a reply raw by n, where
@@ -155,6 +161,13 @@ func drNormalizeArgs(n drNorm, raw string, flatPairs bool) string {
 		}
 		slices.Sort(es)
 		return fmt.Sprintf("%c%v", byte(v.Type), es)
+	case normGeoDist:
+		return drCanon(drRoundScores(v))
+	case normIdle:
+		if v.Type == resp.Integer {
+			return fmt.Sprintf(":~%d", (v.Int+50)/100*100)
+		}
+		return raw
 	case normTTL:
 		if v.Type == resp.Integer && v.Int > 0 {
 			return ":positive"
@@ -180,11 +193,12 @@ func drNormalizeArgs(n drNorm, raw string, flatPairs bool) string {
 
 // drGen makes random commands.
 type drGen struct {
-	r *rand.Rand
+	r        *rand.Rand
+	payloads []string // DUMP payloads for RESTORE
 }
 
 var (
-	drKeys    = []string{"l1", "l2", "h1", "h2", "s1", "s2", "z1", "z2", "str", "nokey"}
+	drKeys    = []string{"l1", "l2", "h1", "h2", "s1", "s2", "z1", "z2", "str", "str2", "geo", "hll", "nokey"}
 	drMembers = []string{"a", "b", "c", "d", "e", "1", "2", "3", "-1", "10", "1.5", "x y", "", "0", "-0", "+1", "007"}
 	drNums    = []string{"0", "1", "-1", "2", "3", "5", "-5", "100", "1.5", "-2.5", "+1", "0x10", "1e3", " 1", "1 ", "-0",
 		"9223372036854775807", "9223372036854775808", "-9223372036854775808", "inf", "-inf", "+inf", "nan", "abc", "", "1e400", "0.1"}
@@ -263,6 +277,9 @@ func cat(parts ...[]string) []string { return slices.Concat(parts...) }
 // cmd returns a command and how to compare its reply.
 func (g *drGen) cmd() ([]string, drNorm) {
 	r := g.r
+	if r.IntN(3) == 0 {
+		return g.valueCmd()
+	}
 	k := g.key()
 	switch r.IntN(80) {
 	// lists
@@ -298,14 +315,7 @@ func (g *drGen) cmd() ([]string, drNorm) {
 		return []string{"BLMOVE", k, g.key(), g.pick([]string{"LEFT", "RIGHT"}), g.pick([]string{"LEFT", "RIGHT"}), "0.01"}, normExact
 	// hashes
 	case 12, 13:
-		args := []string{g.pick([]string{"HSET", "HMSET", "HSETNX"}), k}
-		for range r.IntN(3) + 1 {
-			args = append(args, g.mem(), g.num())
-		}
-		if r.IntN(8) == 0 {
-			args = args[:len(args)-1]
-		}
-		return args, normExact
+		return g.pairs([]string{g.pick([]string{"HSET", "HMSET", "HSETNX"}), k}, g.mem, g.num), normExact
 	case 14:
 		return []string{g.pick([]string{"HINCRBYFLOAT", "HINCRBY"}), k, g.mem(), g.num()}, normExact
 	case 15:
@@ -432,7 +442,7 @@ func (g *drGen) cmd() ([]string, drNorm) {
 		return []string{g.pick([]string{"ZSCORE", "ZRANK", "ZREVRANK", "ZREM", "ZMSCORE"}), k, g.mem()}, normExact
 	case 43:
 		if r.IntN(5) == 0 {
-			return []string{"BZPOPMIN", k, g.pick([]string{"0.01", "-1", "x", "0x10"})}, normExact
+			return []string{"BZPOPMIN", k, g.pick([]string{"0.01", "-1", "x", "0x1p-6"})}, normExact
 		}
 		return []string{g.pick([]string{"ZPOPMIN", "ZPOPMAX", "ZCARD", "ZREMRANGEBYRANK"}), k, g.int(), g.int()}[:2+r.IntN(3)], normExact
 	case 44:
@@ -544,6 +554,18 @@ func (g *drGen) cmd() ([]string, drNorm) {
 	return []string{"PING"}, normExact
 }
 
+// pairs appends one to three pairs of first and second to args, one
+// time in eight without the last second, an arity error.
+func (g *drGen) pairs(args []string, first, second func() string) []string {
+	for range g.r.IntN(3) + 1 {
+		args = append(args, first(), second())
+	}
+	if g.r.IntN(8) == 0 {
+		args = args[:len(args)-1]
+	}
+	return args
+}
+
 func (g *drGen) lexKey(k string) string {
 	if g.r.IntN(5) < 3 {
 		return "zlex"
@@ -586,13 +608,14 @@ func drSnapshot() ([][]string, []drNorm) {
 	add := func(n drNorm, args ...string) { cmds = append(cmds, args); norms = append(norms, n) }
 	for _, db := range []string{"1", "0"} {
 		add(normExact, "SELECT", db)
-		for _, k := range append(slices.Clone(drKeys), "zlex") {
+		for _, k := range append(slices.Clone(drKeys), "zlex", "geo2") {
 			add(normExact, "TYPE", k)
+			add(normExact, "GET", k)
 			add(normExact, "OBJECT", "ENCODING", k)
 			add(normExact, "LRANGE", k, "0", "-1")
 			add(normSorted, "HGETALL", k)
 			add(normSorted, "SMEMBERS", k)
-			add(normExact, "ZRANGE", k, "0", "-1", "WITHSCORES")
+			add(drScoresNorm(k), "ZRANGE", k, "0", "-1", "WITHSCORES")
 			add(normTTL, "PTTL", k)
 		}
 	}
@@ -615,7 +638,7 @@ func TestDifferentialRandom(t *testing.T) {
 
 func drRun(t *testing.T, seed uint64, proto int, batches int) {
 	p := newDRPair(t, proto)
-	g := &drGen{r: rand.New(rand.NewPCG(seed, 7))}
+	g := &drGen{r: rand.New(rand.NewPCG(seed, 7)), payloads: drPayloads(p.theirs)}
 	var history []drStep
 	fails := 0
 	for b := 0; b < batches && fails < 10; b++ {
@@ -695,6 +718,10 @@ func drRun(t *testing.T, seed uint64, proto int, batches int) {
 				t.Errorf("seed %d: full %q: evkv %s; redis %s", seed, sc, a, b)
 			}
 		}
+		for _, d := range drCrossRestore(p) {
+			t.Errorf("seed %d resp%d batch %d: %s", seed, proto, b, d)
+			fails++
+		}
 	}
 }
 
@@ -703,7 +730,7 @@ func drRun(t *testing.T, seed uint64, proto int, batches int) {
 // after them is compared by its shape.
 func anyRandom(cmds [][]string) bool {
 	text := strings.ToUpper(fmt.Sprint(cmds))
-	return slices.ContainsFunc([]string{"RAND", "SPOP", "SCAN", "TTL", "SMEMBERS", "SINTER", "SUNION", "SDIFF"},
+	return slices.ContainsFunc([]string{"RAND", "SPOP", "SCAN", "TTL", "SMEMBERS", "SINTER", "SUNION", "SDIFF", "KEYS", "DUMP", "IDLETIME"},
 		func(s string) bool { return strings.Contains(text, s) })
 }
 
@@ -875,7 +902,7 @@ func TestDifferentialEdges(t *testing.T) {
 		{"SORT", "l", "LIMIT", "0"}, {"SORT", "l", "LIMIT", "-1", "-1"}, {"SORT", "l", "BY"}, {"SORT", "l", "GET"}, {"SORT", "l", "ALPHA", "DESC", "ASC"},
 		{"SORT", "k"}, {"SORT", "h"}, {"SORT", "nok", "STORE", "l2"}, {"EXISTS", "l2"}, {"SORT_RO", "l", "STORE", "x"},
 		{"SCAN", "0", "COUNT", "0"}, {"SCAN", "0", "COUNT", "-1"}, {"SCAN", "x"}, {"SCAN", "18446744073709551616"},
-		{"SCAN", "0", "TYPE"}, {"SCAN", "0", "MATCH"}, {"HSCAN", "h", "0", "NOVALUES"}, {"SSCAN", "s", "x"}, {"ZSCAN", "z", "0", "COUNT", "0"},
+		{"SCAN", "0", "TYPE"}, {"SCAN", "0", "MATCH"}, {"SELECT", "5"}, {"SCAN", "1"}, {"SCAN", "7", "COUNT", "1"}, {"SELECT", "0"}, {"HSCAN", "h", "0", "NOVALUES"}, {"SSCAN", "s", "x"}, {"ZSCAN", "z", "0", "COUNT", "0"},
 	})
 }
 
