@@ -137,6 +137,7 @@ func (s *Server) answer(c *client, reply func() bool) (answered bool) {
 	if !reply() {
 		return false
 	}
+	s.endCommand(c, 0)
 	s.flushReply(c)
 	return true
 }
@@ -166,9 +167,10 @@ func (s *Server) unblockWithError(c *client, msg string) {
 		return
 	}
 	s.unblock(c)
-	w, send := s.to(c)
+	w, send := s.to(c, false)
 	w.Error(msg)
 	send()
+	c.nextCommand()
 	s.wake(c)
 }
 

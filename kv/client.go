@@ -15,8 +15,11 @@ const (
 	flagDirtyExec                          // a command failed to queue: EXEC aborts
 	flagCloseAfterReply                    // QUIT, a protocol error: close once the replies are out
 	flagNoEvict
-	flagMonitor     // MONITOR: sent every command run
-	flagQueuedWrite // in MULTI, a write command is queued
+	flagMonitor       // MONITOR: sent every command run
+	flagQueuedWrite   // in MULTI, a write command is queued
+	flagReplyOff      // CLIENT REPLY OFF: replies are dropped
+	flagReplySkipNext // CLIENT REPLY SKIP: the next command's reply is dropped
+	flagReplySkip     // the reply to the command being run is dropped
 )
 
 // client is one connection's state. Owned by the loop.
@@ -46,6 +49,11 @@ type client struct {
 
 	block *blockState // non-nil while blocked
 
+	// pushed holds, while c's replies are dropped, where each message
+	// pushed to it by the command being run begins and ends in the
+	// server's writer: pairs of offsets, kept by endCommand.
+	pushed []int
+
 	// softLimitSince is when, in Unix seconds, the output buffer was first
 	// seen past its soft limit (0: it is not); closeASAP marks a client
 	// to be closed before the loop flushes.
@@ -62,6 +70,19 @@ func newClient(s *Server, conn *evloop.Conn, id int64) *client {
 }
 
 func (c *client) blocked() bool { return c.block != nil }
+
+// silenced reports whether c's replies are dropped, by CLIENT REPLY OFF
+// or SKIP.
+func (c *client) silenced() bool { return c.flags&(flagReplyOff|flagReplySkip) != 0 }
+
+// nextCommand ends the silence of CLIENT REPLY SKIP, which lasts one
+// command, or begins it after CLIENT REPLY SKIP.
+func (c *client) nextCommand() {
+	c.flags &^= flagReplySkip
+	if c.flags&flagReplySkipNext != 0 {
+		c.flags ^= flagReplySkipNext | flagReplySkip
+	}
+}
 
 // peer returns the client's address as Redis names it in CLIENT LIST,
 // CLIENT KILL's matching and SLOWLOG ("127.0.0.1:5000", or for a Unix

@@ -30,6 +30,7 @@ func init() {
 			cmd("setinfo", 4, "noscript loading stale", 0, 0, 0, "", "7.2.0", "Sets information specific to the client or connection.", clientSetInfo),
 			cmd("kill", -3, "admin noscript loading stale", 0, 0, 0, "", "2.4.0", "Terminates open connections.", clientKill),
 			cmd("unblock", -3, "admin noscript loading stale", 0, 0, 0, "", "5.0.0", "Unblocks a client blocked by a blocking command from a different connection.", clientUnblock),
+			cmd("reply", 3, "noscript loading stale", 0, 0, 0, "", "3.2.0", "Instructs the server whether to reply to commands.", clientReply),
 			cmd("no-evict", 3, "admin noscript loading stale", 0, 0, 0, "", "7.0.0", "Sets the client eviction mode of the connection.", clientNoEvict),
 			cmd("help", 2, "loading stale", 0, 0, 0, "", "5.0.0", "Returns helpful text about the different subcommands.", clientHelp),
 		),
@@ -184,7 +185,7 @@ func resetCommand(s *Server, c *client, args [][]byte) {
 	c.proto = 2
 	s.w.Proto = 2
 	c.name = ""
-	c.flags &^= flagNoEvict
+	c.flags &^= flagNoEvict | flagReplyOff | flagReplySkipNext
 	c.authenticated = s.cfg.RequirePass == ""
 	s.w.Simple("RESET")
 }
@@ -470,6 +471,26 @@ func clientNoEvict(s *Server, c *client, args [][]byte) {
 	s.w.OK()
 }
 
+// clientReply is CLIENT REPLY: OFF drops the replies to c's commands
+// from then on, SKIP the reply to its next command (unless OFF), ON
+// neither; the replies dropped are written and discarded by endCommand,
+// pub/sub messages excepted.
+func clientReply(s *Server, c *client, args [][]byte) {
+	switch strings.ToLower(string(args[2])) {
+	case "on":
+		c.flags &^= flagReplySkip | flagReplyOff
+		s.w.OK()
+	case "off":
+		c.flags |= flagReplyOff
+	case "skip":
+		if c.flags&flagReplyOff == 0 {
+			c.flags |= flagReplySkipNext
+		}
+	default:
+		s.w.Error(errSyntax)
+	}
+}
+
 func clientHelp(s *Server, c *client, args [][]byte) {
 	s.help("CLIENT",
 		"ID", "    Return the ID of the current connection.",
@@ -479,6 +500,7 @@ func clientHelp(s *Server, c *client, args [][]byte) {
 		"KILL <option> <value> [<option> <value> [...]]", "    Kill connections. Options are: ID, ADDR, LADDR, TYPE, USER, SKIPME.",
 		"LIST [TYPE (NORMAL|MASTER|REPLICA|PUBSUB)] [ID <id> [<id> ...]]", "    Return information about client connections.",
 		"NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
+		"REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.",
 		"SETINFO <option> <value>", "    Set client meta attributes: LIB-NAME and LIB-VER.",
 		"SETNAME <name>", "    Assign the name <name> to the current connection.",
 		"UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client.",

@@ -71,7 +71,7 @@ func (s *Server) feedMonitors(c *client, cmd *command, args [][]byte) {
 	line = append(line, "\r\n"...)
 	s.monitorBuf = line
 	for _, m := range s.monitors {
-		w, send := s.to(m)
+		w, send := s.to(m, false)
 		w.Buf = append(w.Buf, line...)
 		send()
 	}

@@ -25,7 +25,7 @@ func init() {
 
 // subscriptionReply is the reply to (un)subscribing: kind, name, count.
 func (s *Server) subscriptionReply(c *client, kind string, name []byte, null bool) {
-	w, send := s.to(c)
+	w, send := s.to(c, true)
 	w.Push(3)
 	w.BulkString(kind)
 	if null {
@@ -143,7 +143,7 @@ func sortedKeys(m map[string]struct{}) []string {
 func (s *Server) publish(channel, msg []byte) int {
 	n := 0
 	for c := range s.channels[string(channel)] {
-		w, send := s.to(c)
+		w, send := s.to(c, true)
 		w.Push(3)
 		w.BulkString("message")
 		w.Bulk(channel)
@@ -156,7 +156,7 @@ func (s *Server) publish(channel, msg []byte) int {
 			continue
 		}
 		for c := range subs {
-			w, send := s.to(c)
+			w, send := s.to(c, true)
 			w.Push(4)
 			w.BulkString("pmessage")
 			w.BulkString(pat)

@@ -856,6 +856,9 @@ func (s *Server) serve(c *client) {
 			s.stats.netIn += int64(n)
 			s.call(c, args)
 			s.w.Proto = c.proto
+			if !c.blocked() {
+				s.endCommand(c, mark)
+			}
 		}
 		if len(s.w.Buf) >= replyBatch {
 			// A long pipeline's replies go out as they come, so that
@@ -892,6 +895,23 @@ func (s *Server) abandon(c *client, mark int) {
 		s.endExec()
 	}
 	s.forget(c)
+}
+
+// endCommand ends a command of c's whose reply begins at mark in s.w,
+// as Redis's resetClient ends one (a blocked client's once it is
+// answered): a reply CLIENT REPLY silences is dropped, but for the
+// messages pushed to c meanwhile, and CLIENT REPLY SKIP's silence,
+// which lasts one command, begins or ends.
+func (s *Server) endCommand(c *client, mark int) {
+	if c.silenced() {
+		end := mark
+		for i := 0; i < len(c.pushed); i += 2 {
+			end += copy(s.w.Buf[end:], s.w.Buf[c.pushed[i]:c.pushed[i+1]])
+		}
+		s.w.Buf = s.w.Buf[:end]
+	}
+	c.pushed = c.pushed[:0]
+	c.nextCommand()
 }
 
 // flushReply writes what the writer holds for c.
@@ -981,15 +1001,22 @@ func (s *Server) closeSoon(c *client, why string) {
 
 // to returns the writer for a message to c, and a function that sends it:
 // the current client's writer if c is being served (its message then goes
-// in order with its replies), else the writer for other clients.
-func (s *Server) to(c *client) (*resp.Writer, func()) {
+// in order with its replies), else the writer for other clients. A
+// message that is no push is dropped while CLIENT REPLY silences c; a
+// push (a pub/sub message or subscription's reply) is sent whatever
+// CLIENT REPLY says, as Redis's CLIENT_PUSHING has it.
+func (s *Server) to(c *client, push bool) (*resp.Writer, func()) {
 	if c == s.cur {
-		return &s.w, func() {}
+		if !push || !c.silenced() {
+			return &s.w, func() {}
+		}
+		from := len(s.w.Buf)
+		return &s.w, func() { c.pushed = append(c.pushed, from, len(s.w.Buf)) }
 	}
 	s.ow.Reset()
 	s.ow.Proto = c.proto
 	return &s.ow, func() {
-		if len(s.ow.Buf) > 0 && !s.replay {
+		if len(s.ow.Buf) > 0 && !s.replay && (push || !c.silenced()) {
 			s.send(c, s.ow.Buf)
 		}
 		s.ow.Reset()
