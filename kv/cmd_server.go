@@ -1139,16 +1139,26 @@ func commandDocs(s *Server, c *client, args [][]byte) {
 	}
 }
 
+// commandList is COMMAND LIST, with Redis 7.0's filters: PATTERN, a
+// glob of the names; ACLCAT, an ACL category named without its '@' in
+// any case, none listed for a category Redis does not have; MODULE, none
+// listed, as there are no modules.
 func commandList(s *Server, c *client, args [][]byte) {
-	var pattern []byte
+	listed := func(cm *command) bool { return true }
 	if len(args) > 2 {
 		if len(args) != 5 || strings.ToLower(string(args[2])) != "filterby" {
 			s.w.Error(errSyntax)
 			return
 		}
+		arg := args[4]
 		switch strings.ToLower(string(args[3])) {
 		case "pattern":
-			pattern = args[4]
+			listed = func(cm *command) bool { return globMatch(arg, []byte(cm.name), true) }
+		case "aclcat":
+			cat := "@" + strings.ToLower(string(arg))
+			listed = func(cm *command) bool { return slices.Contains(cm.categories(), cat) }
+		case "module":
+			listed = func(cm *command) bool { return false }
 		default:
 			s.w.Error(errSyntax)
 			return
@@ -1156,7 +1166,7 @@ func commandList(s *Server, c *client, args [][]byte) {
 	}
 	var out []string
 	for _, cm := range allCommands() {
-		if pattern == nil || globMatch(pattern, []byte(cm.name), true) {
+		if listed(cm) {
 			out = append(out, cm.name)
 		}
 	}

@@ -212,6 +212,55 @@ func TestCompatCommandGetkeysAll(t *testing.T) {
 	compareAll(t, ours, theirs, cmds)
 }
 
+// TestCompatCommandListFilters compares COMMAND LIST's filters with
+// Redis's: FILTERBY ACLCAT lists, of the commands evkv has, those Redis
+// lists for each category, named in any case; a category Redis lacks
+// (or named with its '@') and FILTERBY MODULE list none; a filter Redis
+// lacks and a missing argument are syntax errors.
+func TestCompatCommandListFilters(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	ours, theirs := dialRaw(t, addr), dialRaw(t, redisServer(t))
+	names := func(reply string) []string {
+		t.Helper()
+		v, _, err := resp.Parse([]byte(reply))
+		if err != nil || v.Type != '*' {
+			t.Fatalf("COMMAND LIST = %q, %v", reply, err)
+		}
+		var out []string
+		for _, e := range v.Elems {
+			out = append(out, string(e.Str))
+		}
+		slices.Sort(out)
+		return out
+	}
+	// Of the commands both have: not CLIENT SETINFO, newer than Redis 7.0.
+	ourAll, theirAll := names(ours.do("COMMAND", "LIST")), names(theirs.do("COMMAND", "LIST"))
+	both := func(list []string) []string {
+		return slices.DeleteFunc(list, func(n string) bool {
+			_, ours := slices.BinarySearch(ourAll, n)
+			_, theirs := slices.BinarySearch(theirAll, n)
+			return !ours || !theirs
+		})
+	}
+	for _, cat := range aclCategories {
+		for _, name := range []string{cat[1:], strings.ToUpper(cat[1:])} {
+			got := both(names(ours.do("COMMAND", "LIST", "FILTERBY", "ACLCAT", name)))
+			want := both(names(theirs.do("COMMAND", "LIST", "FILTERBY", "ACLCAT", name)))
+			if len(want) == 0 && cat != "@stream" && cat != "@scripting" {
+				t.Errorf("Redis lists no command of evkv's for %s", name)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("COMMAND LIST FILTERBY ACLCAT %s = %q; Redis %q", name, got, want)
+			}
+		}
+	}
+	compareAll(t, ours, theirs, [][]string{
+		{"COMMAND", "LIST", "FILTERBY", "ACLCAT", "nosuch"}, {"COMMAND", "LIST", "FILTERBY", "ACLCAT", "@read"},
+		{"COMMAND", "LIST", "FILTERBY", "MODULE", "nosuch"}, {"COMMAND", "LIST", "FILTERBY", "NOSUCH", "x"},
+		{"COMMAND", "LIST", "FILTERBY", "ACLCAT"}, {"COMMAND", "LIST", "FILTERBY", "PATTERN", "nosuch*"},
+	})
+}
+
 // TestCompatCommandInfoAll compares COMMAND INFO's name, arity, flags (in
 // Redis's order, may_replicate hidden as Redis hides it), first key, last
 // key, step and ACL categories (in Redis's order) for every command and
