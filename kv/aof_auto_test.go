@@ -193,6 +193,9 @@ func TestCompatRedisParameters(t *testing.T) {
 		{"CONFIG", "SET", "repl-backlog-size", "1k"}, {"CONFIG", "GET", "repl-backlog-size"},
 		{"CONFIG", "GET", "MAXMEMORY", "maxmemory"},
 		{"CONFIG", "SET", "min-slaves-to-write", "3"}, {"CONFIG", "GET", "min-replicas-to-write"},
+		// A master's replicaof, immutable in Redis too.
+		{"CONFIG", "GET", "replicaof"}, {"CONFIG", "GET", "SLAVEOF"},
+		{"CONFIG", "SET", "replicaof", "no one"}, {"CONFIG", "SET", "slaveof", ""},
 	}...)
 	compareWithRedis(t, script)
 }

@@ -420,6 +420,7 @@ var configParams = []configParam{
 		s.autoRewritePerc = n
 	})},
 	{"maxmemory", func(s *Server) string { return "0" }, nil},
+	{"replicaof", func(s *Server) string { return "" }, nil}, // a master's, as Redis's: immutable there too
 	{"maxmemory-policy", func(s *Server) string { return "noeviction" }, nil},
 	{"timeout", func(s *Server) string { return "0" }, nil},
 	{"hz", func(s *Server) string { return "10" }, nil},
@@ -747,6 +748,7 @@ func findParam(name string) *configParam {
 // configAliases are the old names Redis 7.0 still takes for parameters,
 // from the days of slaves and ziplists, by old name.
 var configAliases = map[string]string{
+	"slaveof":                  "replicaof",
 	"slave-serve-stale-data":   "replica-serve-stale-data",
 	"slave-read-only":          "replica-read-only",
 	"slave-ignore-maxmemory":   "replica-ignore-maxmemory",
