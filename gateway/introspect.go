@@ -47,7 +47,7 @@ func introspect(schema *ast.Schema, op *ast.OperationDefinition, vars map[string
 		case "__type":
 			// A type types does not show is not found either.
 			name, _ := in.arg(f, "name").(string)
-			if _, found := slices.BinarySearch(in.reachable(), name); !found {
+			if !in.shows(name) {
 				return append(dst, "null"...), nil
 			}
 			return in.typeObject(dst, ast.NamedType(name, nil), sub)
@@ -365,14 +365,20 @@ func (in *introspection) reachable() []string {
 	return names
 }
 
+// shows reports whether the type named name is among those introspection
+// shows (reachable).
+func (in *introspection) shows(name string) bool {
+	_, found := slices.BinarySearch(in.reachable(), name)
+	return found
+}
+
 // visible reports whether a field or argument with dirs, of type t, is
 // shown: not @inaccessible, nor of a type that is.
 func (in *introspection) visible(dirs ast.DirectiveList, t *ast.Type) bool {
 	for t.Elem != nil {
 		t = t.Elem
 	}
-	_, found := slices.BinarySearch(in.reachable(), t.NamedType)
-	return found && !inaccessible(dirs)
+	return in.shows(t.NamedType) && !inaccessible(dirs)
 }
 
 // inaccessible reports whether dirs hide what they are on from clients
@@ -448,10 +454,7 @@ func (in *introspection) typeObject(dst []byte, t *ast.Type, set ast.SelectionSe
 			if def.Kind != ast.Object && def.Kind != ast.Interface {
 				return append(dst, "null"...), nil
 			}
-			names := slices.DeleteFunc(slices.Clone(def.Interfaces), func(name string) bool {
-				_, found := slices.BinarySearch(in.reachable(), name)
-				return !found
-			})
+			names := slices.DeleteFunc(slices.Clone(def.Interfaces), func(name string) bool { return !in.shows(name) })
 			return list(dst, len(names), func(dst []byte, i int) ([]byte, error) {
 				return in.typeObject(dst, ast.NamedType(names[i], nil), sub)
 			})
@@ -459,10 +462,7 @@ func (in *introspection) typeObject(dst []byte, t *ast.Type, set ast.SelectionSe
 			if def.Kind != ast.Interface && def.Kind != ast.Union {
 				return append(dst, "null"...), nil
 			}
-			types := slices.DeleteFunc(slices.Clone(in.schema.PossibleTypes[def.Name]), func(t *ast.Definition) bool {
-				_, found := slices.BinarySearch(in.reachable(), t.Name)
-				return !found
-			})
+			types := slices.DeleteFunc(slices.Clone(in.schema.PossibleTypes[def.Name]), func(t *ast.Definition) bool { return !in.shows(t.Name) })
 			return list(dst, len(types), func(dst []byte, i int) ([]byte, error) {
 				return in.typeObject(dst, ast.NamedType(types[i].Name, nil), sub)
 			})

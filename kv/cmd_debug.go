@@ -220,20 +220,11 @@ func (s *Server) stageSnapshot(replace bool) ([]*db, error) {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	staged := make([]*db, len(s.dbs))
 	for i := range staged {
 		staged[i] = newDB(s, i)
 	}
-	s.replay = true // no keyspace events
-	res, err := loadRDB(f, st.Size(), staged, s.now(), s.inertValue("rdbchecksum") == "yes")
-	s.replay = false
-	for _, w := range res.warnings {
-		s.log.Warn("kv: " + w)
-	}
+	res, err := s.readSnapshot(f, staged)
 	if err != nil {
 		return nil, err
 	}
@@ -262,14 +253,10 @@ func debugObject(s *Server, c *client, key []byte) {
 		s.w.Error(errNoKey)
 		return
 	}
-	refcount := 1
-	if e.obj == nil && isShared(e.str) {
-		refcount = 1<<31 - 1
-	}
 	w := rdbWriter{compress: s.compress()}
 	w.value(e)
 	line := fmt.Sprintf("Value at:%p refcount:%d encoding:%s serializedlength:%d lru:%d lru_seconds_idle:%d",
-		e, refcount, e.encoding(), len(w.buf), e.lru&(1<<24-1), s.clock()-e.lru)
+		e, refcount(e), e.encoding(), len(w.buf), e.lru&(1<<24-1), s.clock()-e.lru)
 	if l, ok := e.obj.(*list); ok {
 		nodes, size := 0, 0
 		for i := range l.count {
@@ -278,11 +265,7 @@ func debugObject(s *Server, c *client, key []byte) {
 				continue
 			}
 			nodes++
-			lp := newListpack()
-			for j := range nd.size() {
-				lp.add(nd.get(j))
-			}
-			size += len(lp.bytes())
+			size += len(nd.listpack())
 		}
 		avg := 0.0
 		if nodes > 0 {
@@ -324,13 +307,15 @@ func debugPopulate(s *Server, c *client, args [][]byte) {
 			continue
 		}
 		val = strconv.AppendInt(append(val[:0], "value:"...), j, 10)
-		v := string(val)
-		if size > 0 {
-			b := make([]byte, size)
-			copy(b, val)
-			v = string(b)
+		if n := int(size); n > 0 {
+			// That many bytes: the text cut, or zeros after it.
+			if len(val) >= n {
+				val = val[:n]
+			} else {
+				val = append(val, make([]byte, n-len(val))...)
+			}
 		}
-		d.setString(key, v, false)
+		d.setString(key, string(val), false)
 		s.touchWatched(d, key) // as Redis's signalModifiedKey; no change counted
 	}
 	s.w.OK()

@@ -693,12 +693,17 @@ func objectEncoding(s *Server, c *client, args [][]byte) {
 
 func objectRefcount(s *Server, c *client, args [][]byte) {
 	if e := s.objectEntry(c, args[2]); e != nil {
-		if e.obj == nil && isShared(e.str) {
-			s.w.Int(math.MaxInt32) // Redis's count for its shared objects
-			return
-		}
-		s.w.Int(1)
+		s.w.Int(refcount(e))
 	}
+}
+
+// refcount is e's reference count as Redis reports it: its shared
+// objects' count for a small integer it shares, else 1.
+func refcount(e *entry) int64 {
+	if e.obj == nil && isShared(e.str) {
+		return math.MaxInt32
+	}
+	return 1
 }
 
 func objectIdletime(s *Server, c *client, args [][]byte) {

@@ -78,22 +78,32 @@ func (s *Server) loadSnapshot() error {
 		return fmt.Errorf("kv: reading the RDB file: %w", err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("kv: reading the RDB file: %w", err)
-	}
 	start := time.Now()
-	res, err := loadRDB(f, st.Size(), s.dbs, time.Now().UnixMilli(), s.inertValue("rdbchecksum") == "yes")
+	res, err := s.readSnapshot(f, s.dbs)
 	if err != nil {
 		return fmt.Errorf("kv: the RDB file %s cannot be loaded: %w", path, err)
 	}
 	s.snap.loaded, s.snap.expired = res.loaded, res.expired
-	for _, w := range res.warnings {
-		s.log.Warn("kv: " + w)
-	}
 	s.log.Info("kv: RDB file loaded", "file", path, "version", res.version, "created_by", res.createdBy,
 		"keys", res.loaded, "expired", res.expired, "took", time.Since(start))
 	return nil
+}
+
+// readSnapshot loads the open RDB file f into dbs, which must be empty,
+// as loadRDB loads it, keys whose time has passed left out, without
+// keyspace events, and logs the file's warnings.
+func (s *Server) readSnapshot(f *os.File, dbs []*db) (rdbLoad, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return rdbLoad{}, err
+	}
+	s.replay = true
+	res, err := loadRDB(f, st.Size(), dbs, s.now(), s.inertValue("rdbchecksum") == "yes")
+	s.replay = false
+	for _, w := range res.warnings {
+		s.log.Warn("kv: " + w)
+	}
+	return res, err
 }
 
 // rdbLoad is what loadRDB found.

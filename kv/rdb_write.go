@@ -132,6 +132,16 @@ func (w *rdbWriter) value(e *entry) {
 	}
 }
 
+// listpack returns the node's items as a listpack, as Redis's quicklist
+// node holds them.
+func (nd *listNode) listpack() []byte {
+	lp := newListpack()
+	for j := range nd.size() {
+		lp.add(nd.get(j))
+	}
+	return lp.bytes()
+}
+
 // list writes a list's nodes, each a listpack.
 func (w *rdbWriter) list(l *list) {
 	nodes := 0
@@ -147,11 +157,7 @@ func (w *rdbWriter) list(l *list) {
 			continue
 		}
 		w.length(quicklistPacked)
-		lp := newListpack()
-		for j := range nd.size() {
-			lp.add(nd.get(j))
-		}
-		w.string(lp.bytes())
+		w.string(nd.listpack())
 	}
 }
 
