@@ -45,6 +45,7 @@ const (
 	fHungUp                        // readiness reported the peer's hang-up: read until EOF
 	fWritable                      // write-armed, and reported writable: flush at the iteration's end
 	fNoBuffers                     // on its loop's list to flush again: a write met ENOBUFS
+	fWroteLast                     // WriteLast: no more writes, the connection stays open
 )
 
 // segment is a run of outbound bytes: copied by Write into the loop's write
@@ -399,9 +400,36 @@ func (c *Conn) Writev(bs [][]byte) (int, error) {
 	return n, nil
 }
 
-func (c *Conn) canWrite(n int) error {
-	if c.state != open || c.flags&fWriteShut != 0 {
+// WriteLast queues a copy of b as the last bytes the connection writes,
+// even if the queue would pass Options.MaxOutbound, and returns len(b):
+// a protocol's final word — a WebSocket close frame, an error answer —
+// reaches a peer that reads slowly, after everything queued before it,
+// where Write would drop it. Later writes fail with ErrClosed; the
+// connection stays open, reading, until it is closed. The queue's bound is
+// passed by one WriteLast at most, and only while the peer has not taken
+// the bytes before it. It fails with ErrClosed after Close, CloseWrite or
+// another WriteLast.
+func (c *Conn) WriteLast(b []byte) (int, error) {
+	if err := c.writeOpen(); err != nil {
+		return 0, err
+	}
+	c.flags |= fWroteLast
+	c.appendCopy(b)
+	c.queued(len(b))
+	return len(b), nil
+}
+
+// writeOpen returns ErrClosed if the connection takes no more writes.
+func (c *Conn) writeOpen() error {
+	if c.state != open || c.flags&(fWriteShut|fWroteLast) != 0 {
 		return ErrClosed
+	}
+	return nil
+}
+
+func (c *Conn) canWrite(n int) error {
+	if err := c.writeOpen(); err != nil {
+		return err
 	}
 	if c.outLen+n > c.ls.s.opts.MaxOutbound {
 		return ErrOutboundFull

@@ -298,6 +298,73 @@ func TestOutboundLimit(t *testing.T) {
 	}
 }
 
+// WriteLast queues its bytes past MaxOutbound, after everything queued
+// before them, and no write follows them; the connection goes on reading
+// until it is closed.
+func TestWriteLast(t *testing.T) {
+	type result struct {
+		queued             int // bytes queued before WriteLast
+		full, last         error
+		after, secondLast  error
+		buffered, maxBound int
+	}
+	results := make(chan result, 1)
+	got := make(chan string, 1)
+	closed := make(chan error, 1)
+	const bound = 1 << 20
+	h := &funcHandler{
+		open: func(c *Conn) {
+			var r result
+			block := bytes.Repeat([]byte("b"), 60<<10)
+			for {
+				if _, err := c.Write(block); err != nil {
+					r.full = err
+					break
+				}
+				r.queued += len(block)
+			}
+			_, r.last = c.WriteLast([]byte("LAST"))
+			_, r.after = c.Write([]byte("x"))
+			_, r.secondLast = c.WriteLast([]byte("y"))
+			r.buffered, r.maxBound = c.OutboundBuffered(), bound
+			results <- r
+		},
+		data: func(c *Conn) {
+			b, _ := c.Next(c.InboundBuffered())
+			got <- string(b)
+		},
+		close: func(c *Conn, err error) { closed <- err },
+	}
+	_, addr := serve(t, h, Options{Loops: 1, MaxOutbound: bound})
+	c := dial(t, addr)
+	r := <-results
+	if !errors.Is(r.full, ErrOutboundFull) || r.last != nil || !errors.Is(r.after, ErrClosed) || !errors.Is(r.secondLast, ErrClosed) {
+		t.Fatalf("Write past the bound = %v, WriteLast = %v, Write after = %v, WriteLast again = %v; want ErrOutboundFull, nil, ErrClosed, ErrClosed",
+			r.full, r.last, r.after, r.secondLast)
+	}
+	if r.buffered != r.queued+4 || r.buffered <= r.maxBound-60<<10 {
+		t.Fatalf("OutboundBuffered = %d after %d bytes and WriteLast's 4", r.buffered, r.queued)
+	}
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	all := make([]byte, r.queued+4)
+	if _, err := io.ReadFull(c, all); err != nil {
+		t.Fatal(err)
+	}
+	if string(all[r.queued:]) != "LAST" || bytes.Count(all[:r.queued], []byte("b")) != r.queued {
+		t.Fatalf("read %q at the end; want the blocks, then LAST", all[max(0, r.queued-8):])
+	}
+	if _, err := c.Write([]byte("still read")); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; s != "still read" {
+		t.Fatalf("OnData got %q after WriteLast; want %q", s, "still read")
+	}
+	c.Close()
+	if err := <-closed; !errors.Is(err, io.EOF) {
+		t.Fatalf("OnClose = %v; want io.EOF", err)
+	}
+}
+
 func TestInboundLimit(t *testing.T) {
 	closed := make(chan error, 1)
 	h := &funcHandler{

@@ -39,6 +39,9 @@
 // reading the connection (and tells a BackPressureHandler), below
 // Options.LowWater it reads again, and Options.MaxOutbound bounds the queue:
 // a peer that never reads cannot make the server buffer without bound.
+// WriteLast queues a protocol's final word (a close frame, an error
+// answer) past that bound, once, after which the connection takes no more
+// writes, so that a slow reader still learns why it is being closed.
 // Close writes what is queued, then closes with a FIN; Abort resets. OnClose
 // runs exactly once per connection, whatever closed it, and only the
 // connection's loop ever closes its fd, so a reused fd number can never

@@ -522,10 +522,11 @@ func (wc *Conn) caughtUp() {
 func (wc *Conn) control(op Opcode, payload []byte) {
 	switch op {
 	case Ping:
-		if wc.flags&fCloseSent == 0 && wc.writeFrame(Pong, payload, false) != nil {
-			// The outbound queue is full: the peer, which does not read,
-			// would wait for the pong in vain (RFC 6455 section 5.5.2).
-			wc.c.Close()
+		if wc.flags&fCloseSent == 0 {
+			// With the outbound queue full, the peer, which does not
+			// read, would wait for the pong in vain (RFC 6455 section
+			// 5.5.2).
+			wc.wrote(wc.writeFrame(Pong, payload, false))
 		}
 	case Pong:
 		if ph, ok := wc.h.(PongHandler); ok {
@@ -544,7 +545,7 @@ func (wc *Conn) control(op Opcode, payload []byte) {
 		if wc.flags&fCloseSent == 0 {
 			// Echo the code (RFC 6455 section 5.5.1); none if none came.
 			wc.flags |= fCloseSent
-			wc.writeFrame(CloseFrame, appendClosePayload(nil, ce.Code, ""), false)
+			wc.writeClose(ce.Code, "")
 			if wc.client {
 				wc.c.AfterFunc(wc.o.closeTimeout(), wc.closeTimedOut)
 			}
@@ -571,10 +572,25 @@ func (wc *Conn) fail(cerr *CloseError) {
 	}
 	if wc.flags&fCloseSent == 0 {
 		wc.flags |= fCloseSent
-		wc.writeFrame(CloseFrame, appendClosePayload(nil, cerr.Code, cerr.Reason), false)
+		wc.writeClose(cerr.Code, cerr.Reason)
 	}
 	wc.msg = nil
 	wc.c.Close()
+}
+
+// wrote ends the connection if err says a frame could not be queued:
+// with the outbound queue full, the frames queued before it go out, then a
+// close frame, 1008 (the gateway's slow consumer's code), so that the peer
+// learns why; a later frame must not go out in its place, which would leave
+// the peer a stream with a message missing.
+func (wc *Conn) wrote(err error) {
+	switch {
+	case err == nil:
+	case errors.Is(err, evloop.ErrOutboundFull):
+		wc.fail(&CloseError{Code: ClosePolicyViolation, Reason: "outbound queue full: the peer reads too slowly"})
+	default:
+		wc.c.Close()
+	}
 }
 
 // OnClose implements http1.Protocol.
@@ -657,6 +673,23 @@ func (wc *Conn) writeFrame(op Opcode, payload []byte, rsv1 bool) error {
 	return err
 }
 
+// writeClose queues the close frame for code and reason as the
+// connection's last bytes (evloop.Conn.WriteLast): it goes out after the
+// messages queued before it even when they fill the outbound queue, where
+// it would be dropped and the peer, having read every message, would see
+// the connection end without a close (1006).
+func (wc *Conn) writeClose(code int, reason string) {
+	var pb [125]byte
+	var fb [maxHeader + 125]byte
+	var mask *[4]byte
+	if wc.client {
+		m := newMask()
+		mask = &m
+	}
+	payload := appendClosePayload(pb[:0], code, reason)
+	wc.c.WriteLast(appendFrame(fb[:0], true, false, CloseFrame, payload, mask))
+}
+
 // writeMasked writes a client's frame: masked with a fresh key, so that
 // the payload is copied, masked, into a pooled buffer first.
 func (wc *Conn) writeMasked(op Opcode, payload []byte, rsv1 bool) error {
@@ -713,7 +746,8 @@ func (wc *Conn) Ping(payload []byte) error {
 }
 
 // Close starts the close handshake with code and reason: the close frame
-// goes out, and the connection closes when the peer answers, or after
+// goes out after the messages queued before it, even those that fill the
+// outbound queue, and the connection closes when the peer answers, or after
 // Options.CloseTimeout (with a reset if the peer has not read up to the
 // close frame by then). A reason longer than a control frame holds (123
 // bytes) is cut at a character boundary. It fails, sending nothing, for a
@@ -730,7 +764,7 @@ func (wc *Conn) Close(code int, reason string) error {
 	}
 	wc.flags |= fCloseSent
 	wc.closeErr = &CloseError{Code: code, Reason: reason}
-	wc.writeFrame(CloseFrame, appendClosePayload(nil, code, reason), false)
+	wc.writeClose(code, reason)
 	wc.c.AfterFunc(wc.o.closeTimeout(), wc.closeTimedOut)
 	return nil
 }
@@ -757,9 +791,10 @@ func (wc *Conn) closeTimedOut() {
 // there cannot be returned: a message sent
 // once this side sent its close frame, after which no message may follow
 // (RFC 6455 section 5.5.1), or once the connection closed, is dropped;
-// one that does not fit in the outbound queue closes the connection,
-// after the messages queued before it (the peer would otherwise get a
-// stream with one missing), and OnClose follows. A sender that must know
+// one that does not fit in the outbound queue ends the connection: the
+// messages queued before it go out, then a close frame with 1008,
+// ClosePolicyViolation (the peer would otherwise get a stream with one
+// missing), and OnClose follows with that code. A sender that must know
 // uses WriteMessage on the loop (Submit).
 func (wc *Conn) Send(op Opcode, data []byte) error {
 	if err := checkMessage(op, data); err != nil {
@@ -780,9 +815,8 @@ func (wc *Conn) Send(op Opcode, data []byte) error {
 	}
 	err := wc.c.Submit(func() {
 		if wc.flags&fCloseSent == 0 && !wc.c.Closed() {
-			if _, err := wc.c.Write(b); err != nil {
-				wc.c.Close()
-			}
+			_, err := wc.c.Write(b)
+			wc.wrote(err)
 		}
 		putFrameBuffer(bp, b)
 	})

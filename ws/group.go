@@ -102,9 +102,9 @@ var memberLists sync.Pool
 // were opened with. A client's connection (from Dialer.Dial) gets a frame
 // of its own, as it masks each with a fresh key, compressed as its own
 // Options say. A member whose outbound queue
-// cannot take the message is closed, after the messages queued before it,
-// as Send closes it: its peer would otherwise get a stream with one
-// missing. data is copied: the frames are held until every loop has
+// cannot take the message is closed as Send closes it: the messages
+// queued before it go out, then a close frame with 1008; its peer would
+// otherwise get a stream with one missing. data is copied: the frames are held until every loop has
 // queued them, each member's queue taking a copy of its own. done, if not
 // nil, is called once every loop has queued it (on the last loop to do
 // so, or before Broadcast returns if no loop took it: the group is empty,
@@ -178,9 +178,7 @@ func (g *Group) Broadcast(op Opcode, data []byte, o *Options, done func()) error
 				default:
 					_, err = c.c.Write(plain)
 				}
-				if err != nil {
-					c.c.Close()
-				}
+				c.wrote(err)
 			}
 		})
 		if err != nil {

@@ -121,7 +121,9 @@ func (b *sendBurst) OnMessage(c *ws.Conn, op ws.Opcode, data []byte) {
 func (b *sendBurst) OnClose(c *ws.Conn, err error) { b.closed <- err }
 
 // A Send the outbound queue has no room for closes the connection after
-// the messages queued before it, rather than leave a gap in the stream.
+// the messages queued before it, rather than leave a gap in the stream,
+// and the peer reads why: a close frame with 1008, where the connection
+// ended without one.
 func TestSendOutboundFullCloses(t *testing.T) {
 	b := &sendBurst{errs: make(chan []error, 1), closed: make(chan error, 1)}
 	// Small socket buffers on both ends, so that the kernel cannot take
@@ -140,22 +142,15 @@ func TestSendOutboundFullCloses(t *testing.T) {
 	}
 	// The client reads late: what was queued comes, in order, then the end.
 	c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-	got := 0
-	for {
-		b0, p := c.readOrEOF()
-		if p == nil {
-			break
-		}
-		if b0 != 0x82 || !bytes.Equal(p, bytes.Repeat([]byte{byte('a' + got)}, 20000)) {
-			t.Fatalf("frame %d: %#x, %d bytes; want binary, 20000 bytes of %q", got, b0, len(p), rune('a'+got))
-		}
-		got++
-	}
+	got := c.readUntilOverflow()
 	if got == 0 || got == 16 {
 		t.Fatalf("%d messages arrived; want some of sixteen, for a 64 KiB queue", got)
 	}
 	c.nc.Close() // the server waits for this EOF, a second at most
-	recv(t, b.closed, "OnClose")
+	var ce *ws.CloseError
+	if err := recv(t, b.closed, "OnClose"); !errors.As(err, &ce) || ce.Code != ws.ClosePolicyViolation {
+		t.Fatalf("OnClose = %v; want 1008", err)
+	}
 }
 
 // A message is Text or Binary: WriteMessage and Send refuse another
@@ -278,5 +273,82 @@ func TestWritesAfterCloseBegan(t *testing.T) {
 	case m := <-r.msgs:
 		t.Fatalf("message after Close: %q", m.data)
 	default:
+	}
+}
+
+// readUntilOverflow reads binary messages of 20000 bytes, the i-th of them
+// all 'a'+i, then the close frame of a connection whose outbound queue
+// overflowed (1008), then EOF, and returns how many messages came.
+func (c *rawConn) readUntilOverflow() int {
+	c.t.Helper()
+	got := 0
+	for {
+		b0, p := c.readOrEOF()
+		switch {
+		case p == nil:
+			c.t.Fatalf("EOF after %d messages; want a close frame first", got)
+		case b0 == 0x88:
+			if len(p) < 2 || binary.BigEndian.Uint16(p) != ws.ClosePolicyViolation {
+				c.t.Fatalf("close frame %q after %d messages; want 1008", p, got)
+			}
+			if rest, err := io.ReadAll(c.br); len(rest) > 0 || err != nil {
+				c.t.Fatalf("after the close frame: %q, %v; want nothing, then EOF", rest, err)
+			}
+			return got
+		case b0 != 0x82 || !bytes.Equal(p, bytes.Repeat([]byte{byte('a' + got)}, 20000)):
+			c.t.Fatalf("frame %d: %#x, %d bytes; want binary, 20000 bytes of %q", got, b0, len(p), rune('a'+got))
+		}
+		got++
+	}
+}
+
+// closeWhenFull answers "fill" by writing binary messages until the
+// outbound queue has no room for even a byte's message, then starting the
+// close handshake; it tells the test the lengths it queued.
+type closeWhenFull struct {
+	echo
+	queued chan []int
+}
+
+func (h *closeWhenFull) OnMessage(c *ws.Conn, op ws.Opcode, data []byte) {
+	var sizes []int
+	for n := 20000; n > 0; {
+		if c.WriteMessage(ws.Binary, bytes.Repeat([]byte{byte('a' + len(sizes)%26)}, n)) != nil {
+			n /= 2
+			continue
+		}
+		sizes = append(sizes, n)
+	}
+	if err := c.Close(4001, "done"); err != nil {
+		panic(err)
+	}
+	h.queued <- sizes
+}
+
+// Close's frame goes out after the messages queued before it even when
+// they fill the outbound queue: a peer that reads them late gets every
+// one and then the close, where the frame was dropped and the peer saw
+// the connection end without one.
+func TestCloseAfterFullQueue(t *testing.T) {
+	h := &closeWhenFull{queued: make(chan []int, 1)}
+	_, addr := startServerEngine(t, h, &ws.Options{CloseTimeout: 10 * time.Second}, evloop.Options{MaxOutbound: 64 << 10, SendBuffer: 8 << 10})
+	c := dialRaw(t, addr, "/fast", "")
+	if err := c.nc.(*net.TCPConn).SetReadBuffer(8 << 10); err != nil {
+		t.Fatal(err)
+	}
+	c.frame(0x81, []byte("fill"), false)
+	sizes := recv(t, h.queued, "the messages queued")
+	c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for i, n := range sizes {
+		if b0, p := c.read(); b0 != 0x82 || !bytes.Equal(p, bytes.Repeat([]byte{byte('a' + i%26)}, n)) {
+			t.Fatalf("frame %d of %d: %#x, %d bytes; want binary, %d bytes", i, len(sizes), b0, len(p), n)
+		}
+	}
+	if b0, p := c.read(); b0 != 0x88 || len(p) < 2 || binary.BigEndian.Uint16(p) != 4001 || string(p[2:]) != "done" {
+		t.Fatalf("after %d messages: %#x %q; want the close frame, 4001 done", len(sizes), b0, p)
+	}
+	c.frame(0x88, []byte{0x0f, 0xa1}, false)
+	if rest, err := io.ReadAll(c.br); len(rest) > 0 || err != nil {
+		t.Fatalf("after the close frame: %q, %v; want nothing, then EOF", rest, err)
 	}
 }
