@@ -520,6 +520,7 @@ func (hc *conn) switchTo(p Protocol) {
 	ls := hc.ls
 	ls.flushOut()
 	ls.timeouts.remove(hc)
+	hc.connState(http.StateHijacked)
 	c := hc.c
 	c.SetContext(p)
 	eof := hc.eof
@@ -653,6 +654,9 @@ func (hc *conn) dropChunks() (ended, ok bool) {
 
 // fail answers a request the server refuses with status, and closes.
 func (hc *conn) fail(status int) {
+	if hc.phase == idle {
+		hc.connState(http.StateActive) // a request's bytes came
+	}
 	hc.fast, hc.need = nil, 0
 	hc.answerStatus(nil, status, false)
 	hc.close()
@@ -671,6 +675,11 @@ func (hc *conn) readEOF() {
 
 // closed runs when the connection is gone.
 func (hc *conn) closed(err error) {
+	if errors.Is(err, evloop.ErrDetached) {
+		hc.connState(http.StateHijacked)
+	} else {
+		hc.connState(http.StateClosed)
+	}
 	hc.settle()
 	hc.ls.timeouts.remove(hc)
 	if hc.std != nil {
@@ -698,6 +707,14 @@ func (hc *conn) release() {
 	hc.ls.recycle(hc)
 }
 
+// connState tells Server.ConnState, if it is set, of the connection's
+// new state.
+func (hc *conn) connState(st http.ConnState) {
+	if f := hc.ls.s.ConnState; f != nil {
+		f(hc.c, st)
+	}
+}
+
 // enter moves the connection to phase p and starts the timeout that goes
 // with it: the connection goes to the end of its loop's list for that
 // timeout, which the loop checks every tick.
@@ -713,6 +730,13 @@ func (hc *conn) enter(p phase) {
 // switchPhase is enter's change of phase: the timeout of the new one.
 func (hc *conn) switchPhase(p phase) {
 	ls := hc.ls
+	if (p == idle) != (hc.phase == idle) && !hc.c.Closed() {
+		if p == idle {
+			hc.connState(http.StateIdle)
+		} else {
+			hc.connState(http.StateActive)
+		}
+	}
 	if !hc.arriving() {
 		hc.began = ls.now // a request begins (with ReadTimeout's wait)
 	}

@@ -102,6 +102,28 @@ type Server struct {
 	// slog.Default()).
 	Logger *slog.Logger
 
+	// BaseContext, if set, returns the context that pooled requests'
+	// contexts derive from (Request.Context), as net/http's Server's
+	// does: called once, with the listener Serve or Start was given,
+	// before the first connection is accepted; a nil context fails Serve
+	// and Start. The contexts are cancelled when it is, when their
+	// clients go away, and when Shutdown gives up on their requests.
+	BaseContext func(net.Listener) context.Context
+
+	// ConnState, if set, is called as a connection changes state, as
+	// net/http's Server's is: http.StateNew once accepted, StateActive when
+	// the first bytes of a request arrive, StateIdle once its answers are
+	// written and it waits for the next request (a pipelined burst is
+	// active until the last answer is written), and, once, StateClosed
+	// when it closes, or StateHijacked when it is handed on (Hijack, or a
+	// switch to a Protocol such as a WebSocket upgrade), after which it is
+	// not called again for the connection. It runs on the connection's
+	// loop and must not block; c identifies the connection until
+	// StateClosed or StateHijacked (c.RemoteAddr is nil by StateClosed: a
+	// hook that keeps figures by address takes it at StateNew) and is not
+	// to be written to or closed by it.
+	ConnState func(c *evloop.Conn, state http.ConnState)
+
 	routes router
 
 	mu      sync.Mutex
@@ -111,6 +133,8 @@ type Server struct {
 	started bool
 	ctx     context.Context // Request.Context's parent
 	cancel  context.CancelFunc
+	served  context.Context // done once Shutdown or Close is: Serve returns
+	finish  context.CancelFunc
 	active  drain.Count            // pooled requests not finished
 	date    atomic.Pointer[[]byte] // loop 0's Date field, for the workers
 	closing atomic.Bool            // Shutdown began; read by workers too
@@ -170,7 +194,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	if err := s.Start(ln); err != nil {
 		return err
 	}
-	<-s.ctx.Done()
+	<-s.served.Done()
 	return ErrServerClosed
 }
 
@@ -178,7 +202,7 @@ func (s *Server) Serve(ln net.Listener) error {
 // once; Shutdown or Close stop it. On a server shut down already, it
 // closes ln and returns ErrServerClosed.
 func (s *Server) Start(ln net.Listener) error {
-	if err := s.init(); err != nil {
+	if err := s.init(ln); err != nil {
 		ln.Close()
 		return err
 	}
@@ -200,7 +224,7 @@ func (s *Server) Addrs() []net.Addr {
 	return srv.Addrs()
 }
 
-func (s *Server) init() error {
+func (s *Server) init(ln net.Listener) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -208,6 +232,12 @@ func (s *Server) init() error {
 		return ErrServerClosed
 	case s.started:
 		return errors.New("http1: Server already serving")
+	}
+	base := context.Background()
+	if s.BaseContext != nil {
+		if base = s.BaseContext(ln); base == nil {
+			return errors.New("http1: BaseContext returned a nil context")
+		}
 	}
 	if s.ReadHeaderTimeout == 0 {
 		s.ReadHeaderTimeout = DefaultReadHeaderTimeout
@@ -239,7 +269,8 @@ func (s *Server) init() error {
 		return err
 	}
 	s.srv = srv
-	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.ctx, s.cancel = context.WithCancel(base)
+	s.served, s.finish = context.WithCancel(context.Background())
 	s.pool = workpool.New(s.Workers)
 	s.loops = make([]*loopState, srv.Loops())
 	start := time.Now()
@@ -329,6 +360,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		err = serr
 	}
 	s.cancel()
+	s.finish()
 	s.pool.Close()
 	return err
 }
@@ -441,6 +473,7 @@ func (s *Server) OnOpen(c *evloop.Conn) {
 	hc.ls, hc.c = ls, c
 	hc.p.Limits = s.Limits
 	c.SetContext(hc)
+	hc.connState(http.StateNew)
 	hc.enter(idle)
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -140,8 +141,11 @@ func (u *upper) OnOpen(c *evloop.Conn) {}
 
 func (u *upper) OnClose(c *evloop.Conn, err error) { u.closed <- err }
 
+// A connection switched to another protocol, from either kind of handler,
+// is served by it; ConnState reports it hijacked, and nothing after.
 func TestSwitchProtocols(t *testing.T) {
-	srv := &http1.Server{}
+	cs := newConnStates()
+	srv := &http1.Server{ConnState: cs.recordConn}
 	fastDone := make(chan error, 1)
 	stdDone := make(chan error, 1)
 	srv.HandleFastFunc("/fast-upgrade", func(w *http1.Response, r *http1.Request) {
@@ -175,12 +179,23 @@ func TestSwitchProtocols(t *testing.T) {
 			}
 		}
 		c.nc.Close()
+		want := []http.ConnState{http.StateNew, http.StateActive, http.StateHijacked}
+		if got := cs.of(t, c.nc.LocalAddr().String()); !slices.Equal(got, want) {
+			t.Errorf("%s: states %v; want %v", path, got, want)
+		}
 	}
 	for _, ch := range []chan error{fastDone, stdDone} {
 		select {
 		case <-ch:
 		case <-time.After(5 * time.Second):
 			t.Fatal("the protocol's OnClose did not run")
+		}
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for addr, st := range cs.states {
+		if st[len(st)-1] != http.StateHijacked {
+			t.Errorf("connection from %s: states %v after the protocol closed it; want none after hijacked", addr, st)
 		}
 	}
 }
