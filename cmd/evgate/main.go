@@ -16,7 +16,9 @@
 // GraphiQL and code generators, unless --no-introspection.
 //
 // /metrics serves Prometheus metrics and /healthz says whether the NATS
-// connection is up (200, or 503 while it is lost and being retried);
+// connection is up (200, or 503 while it is lost and being retried, or
+// while the --nats servers are not yet reachable at start: evgate serves
+// meanwhile, and its subscriptions wait for them);
 // profiles (/debug/pprof) are served only on --debug-listen, apart from
 // the clients' address. The token and JWT secret may come from
 // EVGATE_TOKEN and EVGATE_JWT_SECRET rather than the command line, which
@@ -179,7 +181,13 @@ const shutdownGrace = 10 * time.Second
 // connectNATS connects to the --nats servers, or starts an embedded one.
 func connectNATS(o options, log *slog.Logger) (*nats.Conn, func(), error) {
 	if o.natsURLs != "" {
+		// Servers not up yet are waited for, as lost ones are: evgate may
+		// start before NATS does (a machine's boot, a cluster's rollout).
 		nc, err := nats.Connect(o.natsURLs, nats.Name("evgate"), nats.MaxReconnects(-1),
+			nats.RetryOnFailedConnect(true),
+			nats.ConnectHandler(func(nc *nats.Conn) {
+				log.Info("NATS connected", "url", nc.ConnectedUrlRedacted())
+			}),
 			nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 				log.Warn("NATS connection lost: reconnecting; subscriptions wait", "err", err)
 			}),
@@ -189,6 +197,9 @@ func connectNATS(o options, log *slog.Logger) (*nats.Conn, func(), error) {
 			nats.ClosedHandler(func(*nats.Conn) { log.Info("NATS connection closed") }))
 		if err != nil {
 			return nil, nil, fmt.Errorf("nats %s: %w", o.natsURLs, err)
+		}
+		if !nc.IsConnected() {
+			log.Warn("NATS not reachable: retrying; subscriptions wait and /healthz answers 503 until it is", "nats", o.natsURLs)
 		}
 		return nc, nc.Close, nil
 	}

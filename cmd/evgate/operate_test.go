@@ -70,6 +70,37 @@ func TestNATSLossReported(t *testing.T) {
 	bin := build(t)
 	natsAddr := freeAddr(t)
 	upstream, _ := start(t, bin, "--listen", freeAddr(t), "--nats-listen", natsAddr)
+	addr, log := startOnNATS(t, bin, natsAddr)
+	waitHealth(t, log, addr, http.StatusOK, "healthy start")
+	stopGracefully(upstream)
+	waitHealth(t, log, addr, http.StatusServiceUnavailable, "503 once NATS is gone")
+	if !strings.Contains(log.String(), "NATS connection lost") {
+		t.Errorf("the loss is not logged:\n%s", log.String())
+	}
+}
+
+// NATS servers not yet reachable at start are waited for: evgate serves,
+// says so, and answers 503 at /healthz until they come up; it exited at
+// once, where a boot or a rollout may start it before NATS.
+func TestNATSLateStart(t *testing.T) {
+	bin := build(t)
+	natsAddr := freeAddr(t)
+	addr, log := startOnNATS(t, bin, natsAddr)
+	waitHealth(t, log, addr, http.StatusServiceUnavailable, "503 before NATS is up")
+	if !strings.Contains(log.String(), "NATS not reachable") {
+		t.Errorf("the wait is not logged:\n%s", log.String())
+	}
+	start(t, bin, "--listen", freeAddr(t), "--nats-listen", natsAddr)
+	waitHealth(t, log, addr, http.StatusOK, "200 once NATS is up")
+	if !strings.Contains(log.String(), "NATS connected") {
+		t.Errorf("the connection is not logged:\n%s", log.String())
+	}
+}
+
+// startOnNATS starts evgate on the NATS server at natsAddr, without
+// waiting for it to serve, and returns its address and its log.
+func startOnNATS(t *testing.T, bin, natsAddr string) (string, *testpeer.Output) {
+	t.Helper()
 	addr := freeAddr(t)
 	cmd := exec.Command(bin, "--listen", addr, "--nats", "nats://"+natsAddr, "--demo=false")
 	log := new(testpeer.Output)
@@ -78,26 +109,27 @@ func TestNATSLossReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { stopGracefully(cmd) })
-	health := func() int {
-		resp, err := http.Get("http://" + addr + "/healthz")
-		if err != nil {
-			return 0
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		for deadline := time.Now().Add(15 * time.Second); !cond(); time.Sleep(50 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no %s:\n%s", what, log.String())
-			}
+	return addr, log
+}
+
+// waitHealth waits up to 15 s for evgate at addr to answer /healthz with
+// status, failing with what and evgate's log if it does not.
+func waitHealth(t *testing.T, log *testpeer.Output, addr string, status int, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); healthz(addr) != status; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s:\n%s", what, log.String())
 		}
 	}
-	waitFor("healthy start", func() bool { return health() == http.StatusOK })
-	stopGracefully(upstream)
-	waitFor("503 from /healthz", func() bool { return health() == http.StatusServiceUnavailable })
-	if !strings.Contains(log.String(), "NATS connection lost") {
-		t.Errorf("the loss is not logged:\n%s", log.String())
+}
+
+// healthz returns the status of evgate's /healthz at addr, 0 if it does
+// not answer.
+func healthz(addr string) int {
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		return 0
 	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
