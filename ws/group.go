@@ -20,8 +20,21 @@ type Group struct {
 	loops map[loopKey]*groupLoop
 	// deflaters counts the server's members that negotiated
 	// permessage-deflate, for which a broadcast is compressed (a
-	// client's member compresses its own).
-	deflaters int
+	// client's member compresses its own), by the window their clients
+	// allowed (Conn.window; 0: none named).
+	deflaters [16]int
+}
+
+// compressesFor reports whether a broadcast of n bytes is compressed for
+// some member: one that negotiated permessage-deflate with a window that
+// takes n bytes.
+func (g *Group) compressesFor(n int) bool {
+	for w, count := range g.deflaters {
+		if count > 0 && (w == 0 || n <= 1<<w) {
+			return true
+		}
+	}
+	return false
 }
 
 // takesCompressed reports whether c is written Broadcast's compressed frame.
@@ -58,7 +71,7 @@ func (g *Group) Add(c *Conn) {
 		g.loops[k] = gl
 	}
 	if _, ok := gl.members[c]; !ok && takesCompressed(c) {
-		g.deflaters++
+		g.deflaters[c.window]++
 	}
 	gl.members[c] = struct{}{}
 }
@@ -72,7 +85,7 @@ func (g *Group) Remove(c *Conn) {
 	k := keyOf(c)
 	if gl := g.loops[k]; gl != nil {
 		if _, ok := gl.members[c]; ok && takesCompressed(c) {
-			g.deflaters--
+			g.deflaters[c.window]--
 		}
 		delete(gl.members, c)
 		if len(gl.members) == 0 {
@@ -95,8 +108,8 @@ func (g *Group) membersOf(gl *groupLoop, to []*Conn) []*Conn {
 var memberLists sync.Pool
 
 // Broadcast sends a message to every member. The frame is built once,
-// uncompressed and, if some member negotiated permessage-deflate and the
-// message is long enough, compressed; each loop then queues it on its
+// uncompressed and, if the message is long enough and some member
+// negotiated permessage-deflate with a window that takes it, compressed; each loop then queues it on its
 // members. o gives that frame's CompressionThreshold and
 // CompressionLevel (nil: the defaults), whatever the Options the members
 // were opened with. A client's connection (from Dialer.Dial) gets a frame
@@ -133,10 +146,10 @@ func (g *Group) Broadcast(op Opcode, data []byte, o *Options, done func()) error
 	for _, gl := range g.loops {
 		loops = append(loops, gl)
 	}
-	deflaters := g.deflaters
+	compressing := len(data) >= o.threshold() && g.compressesFor(len(data))
 	g.mu.Unlock()
 	var compressed []byte
-	if deflaters > 0 && len(data) >= o.threshold() {
+	if compressing {
 		z := compress(nil, data, o.CompressionLevel)
 		compressed = appendFrame(make([]byte, 0, len(z)+maxHeader), true, true, op, z, nil)
 	}

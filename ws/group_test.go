@@ -184,38 +184,45 @@ func TestGroupForgetsClosedDialers(t *testing.T) {
 	}
 }
 
-// A Group none of whose members negotiated permessage-deflate sends a
-// broadcast uncompressed, and compresses it for nobody: what Broadcast
-// allocates is about the frame, not a compressed one besides.
+// A Group none of whose members takes a broadcast compressed — none
+// negotiated permessage-deflate, or their clients' windows
+// (server_max_window_bits) are smaller than the message — sends it
+// uncompressed and compresses it for nobody: what Broadcast allocates is
+// about the frame, not a compressed one besides.
 func TestBroadcastCompressesForDeflateMembersOnly(t *testing.T) {
-	g := &ws.Group{}
-	o := &ws.Options{Compression: true}
-	addr := serve(t, &echo{group: g}, o)
-	c := dialRaw(t, addr, "/fast", "") // offers no compression
-	c.frame(0x81, []byte("joined"), false)
-	if b0, p := c.read(); b0 != 0x81 || string(p) != "joined" {
-		t.Fatalf("echo %#x %q", b0, p)
-	}
-	msg := make([]byte, 1<<20)
-	mrand.NewChaCha8([32]byte{}).Read(msg) // deflate makes it no shorter
-	got := make(chan []byte)
-	go func() {
-		_, p := c.read()
-		got <- p
-	}()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	done := make(chan struct{})
-	g.Broadcast(ws.Binary, msg, o, func() { close(done) })
-	recv(t, done, "Broadcast's done")
-	runtime.ReadMemStats(&after)
-	if p := recv(t, got, "the broadcast"); !bytes.Equal(p, msg) {
-		t.Fatalf("member got %d bytes, not the message", len(p))
-	}
-	// The frame, and what the member's queue and reader took: a
-	// compressed frame besides came to 9 MiB, deflate's buffers included.
-	if n := after.TotalAlloc - before.TotalAlloc; n > 4<<20 {
-		t.Errorf("Broadcast of %d bytes to one member without compression allocated %d bytes; want under 4 MiB", len(msg), n)
+	for _, offer := range []string{
+		"", // no compression
+		"Sec-WebSocket-Extensions: permessage-deflate; server_max_window_bits=10\r\n",
+	} {
+		g := &ws.Group{}
+		o := &ws.Options{Compression: true}
+		addr := serve(t, &echo{group: g}, o)
+		c := dialRaw(t, addr, "/fast", offer)
+		c.frame(0x81, []byte("joined"), false)
+		if b0, p := c.read(); b0 != 0x81 || string(p) != "joined" {
+			t.Fatalf("echo %#x %q", b0, p)
+		}
+		msg := make([]byte, 1<<20)
+		mrand.NewChaCha8([32]byte{}).Read(msg) // deflate makes it no shorter
+		got := make(chan []byte)
+		go func() {
+			_, p := c.read()
+			got <- p
+		}()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		done := make(chan struct{})
+		g.Broadcast(ws.Binary, msg, o, func() { close(done) })
+		recv(t, done, "Broadcast's done")
+		runtime.ReadMemStats(&after)
+		if p := recv(t, got, "the broadcast"); !bytes.Equal(p, msg) {
+			t.Fatalf("offer %q: member got %d bytes, not the message", offer, len(p))
+		}
+		// The frame, and what the member's queue and reader took: a
+		// compressed frame besides came to 9 MiB, deflate's buffers included.
+		if n := after.TotalAlloc - before.TotalAlloc; n > 4<<20 {
+			t.Errorf("offer %q: Broadcast of %d bytes to one member it goes to uncompressed allocated %d bytes; want under 4 MiB", offer, len(msg), n)
+		}
 	}
 }
 
