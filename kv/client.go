@@ -17,6 +17,7 @@ const (
 	flagNoEvict
 	flagMonitor       // MONITOR: sent every command run
 	flagQueuedWrite   // in MULTI, a write command is queued
+	flagQueuedDenyOOM // in MULTI, a command refused past maxmemory is queued
 	flagReplyOff      // CLIENT REPLY OFF: replies are dropped
 	flagReplySkipNext // CLIENT REPLY SKIP: the next command's reply is dropped
 	flagReplySkip     // the reply to the command being run is dropped

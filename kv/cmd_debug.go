@@ -194,7 +194,7 @@ func debugReload(s *Server, opts [][]byte) {
 		}
 	}
 	s.replay = true // no keyspace events
-	clock := s.clock()
+	lru := s.newLRU()
 	for i, sd := range staged {
 		d := s.dbs[i]
 		for j := range sd.keys.len() {
@@ -202,7 +202,7 @@ func debugReload(s *Server, opts [][]byte) {
 			key := []byte(k)
 			d.remove(key) // MERGE: the file's replaces it
 			v := *e
-			v.lru = clock // a new object, as Redis's load makes it
+			v.lru = lru // a new object, as Redis's load makes it
 			d.insert(key, v)
 		}
 	}

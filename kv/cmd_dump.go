@@ -62,8 +62,9 @@ func (t errRDBBadType) Error() string { return "unknown value type " + strconv.I
 // first, then that the key is absent (unless REPLACE), the TTL, and the
 // payload. A TTL already past makes no key (deleting the one REPLACE
 // replaces, logged as DEL); a relative one is logged as absolute, with
-// ABSTTL. FREQ is checked and has no effect: the eviction policy is
-// noeviction, which counts no frequencies.
+// ABSTTL. IDLETIME sets the key's idle time unless an LFU policy is
+// set, and FREQ its access frequency only then, as Redis's
+// objectSetLRUOrLFU.
 func restoreCommand(s *Server, c *client, args [][]byte) {
 	key := args[1]
 	replace, absTTL := false, false
@@ -126,8 +127,11 @@ func restoreCommand(s *Server, c *client, args [][]byte) {
 		return
 	}
 	val.exp = ttl
-	val.lru = s.clock()
-	if idle >= 0 {
+	val.lru = s.newLRU()
+	switch lfu := s.evict.policy.lfu(); {
+	case lfu && freq >= 0:
+		val.lru = s.lfuMinutes()<<8 | uint32(freq)
+	case !lfu && idle >= 0:
 		val.lru -= uint32(idle)
 	}
 	d.insert(key, val)

@@ -547,7 +547,7 @@ func copyCommand(s *Server, c *client, args [][]byte) {
 	}
 	// Looked up again: deleting dst, expired or replaced, moves entries.
 	val := cloneValue(*c.db.keys.get(src))
-	val.lru = s.clock()
+	val.lru = s.newLRU()
 	target.insert(dst, val)
 	s.modified(target, dst)
 	s.notify(notifyGeneric, "copy_to", dst, target.id)
@@ -707,14 +707,24 @@ func refcount(e *entry) int64 {
 }
 
 func objectIdletime(s *Server, c *client, args [][]byte) {
-	if e := s.objectEntry(c, args[2]); e != nil {
+	e := s.objectEntry(c, args[2])
+	switch {
+	case e == nil:
+	case s.evict.policy.lfu():
+		s.w.Error("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+	default:
 		s.w.Int(int64(s.clock() - e.lru))
 	}
 }
 
 func objectFreq(s *Server, c *client, args [][]byte) {
-	if s.objectEntry(c, args[2]) != nil {
+	e := s.objectEntry(c, args[2])
+	switch {
+	case e == nil:
+	case !s.evict.policy.lfu():
 		s.w.Error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+	default:
+		s.w.Int(int64(s.lfuDecayed(e)))
 	}
 }
 

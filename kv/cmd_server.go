@@ -419,9 +419,7 @@ var configParams = []configParam{
 	{"auto-aof-rewrite-percentage", func(s *Server) string { return strconv.FormatInt(s.autoRewritePerc, 10) }, setInt(0, math.MaxInt32, func(s *Server, n int64) {
 		s.autoRewritePerc = n
 	})},
-	{"maxmemory", func(s *Server) string { return "0" }, nil},
 	{"replicaof", func(s *Server) string { return "" }, nil}, // a master's, as Redis's: immutable there too
-	{"maxmemory-policy", func(s *Server) string { return "noeviction" }, nil},
 	{"timeout", func(s *Server) string { return "0" }, nil},
 	{"hz", func(s *Server) string { return "10" }, nil},
 	{"active-expire-effort", func(s *Server) string { return strconv.Itoa(s.expiry.effort) }, setInt(1, 10, func(s *Server, n int64) {
@@ -527,12 +525,8 @@ var inertParams = []inertParam{
 	// does its own way or not at all.
 	{"save", "", checkSave, false, false},
 	{"shutdown-timeout", "10", checkInt(0, math.MaxInt32), false, false},
-	{"maxmemory-samples", "5", checkInt(1, 64), false, false},
-	{"maxmemory-eviction-tenacity", "10", checkInt(0, 100), false, false},
 	{"maxmemory-clients", "0", nil, false, false},
 	{"activedefrag", "no", checkBool, false, false},
-	{"lfu-log-factor", "10", checkInt(0, math.MaxInt32), false, false},
-	{"lfu-decay-time", "1", checkInt(0, math.MaxInt32), false, false},
 	{"syslog-enabled", "no", checkBool, true, false},
 	{"syslog-ident", "redis", nil, true, false},
 	{"crash-log-enabled", "yes", checkBool, false, false},
@@ -558,6 +552,7 @@ type inertParam struct {
 }
 
 func init() {
+	configParams = append(configParams, evictionParams...)
 	for _, ip := range inertParams {
 		name, def, check := ip.name, ip.def, ip.check
 		configParams = append(configParams, configParam{
@@ -1300,8 +1295,11 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 		field("used_memory_peak_human", human(peak))
 		field("used_memory_startup", s.memStartup)
 		field("used_memory_go_sys", sys)
-		field("maxmemory", 0)
-		field("maxmemory_policy", "noeviction")
+		field("maxmemory", s.evict.max)
+		field("maxmemory_human", human(s.evict.max))
+		field("maxmemory_policy", s.evict.policy.String())
+		// What maxmemory is compared with (see memEstimate), evkv's own.
+		field("mem_counted_for_evict", s.usedMemory())
 		field("mem_allocator", "go")
 	}
 	if want("persistence") {
@@ -1359,7 +1357,7 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 		field("expired_stale_perc", strconv.FormatFloat(s.expiry.stale*100, 'f', 2, 64))
 		field("expired_time_cap_reached_count", s.expiry.capped)
 		field("expire_cycle_cpu_milliseconds", s.expiry.timeSpent.Milliseconds())
-		field("evicted_keys", 0)
+		field("evicted_keys", s.stats.evictedKeys)
 		field("keyspace_hits", s.stats.keyspaceHits)
 		field("keyspace_misses", s.stats.keyspaceMiss)
 		field("pubsub_channels", len(s.channels))

@@ -351,6 +351,10 @@ func (s *Server) call(c *client, args [][]byte) {
 		s.reject(c, cmd, args, errNotInMulti)
 		return
 	}
+	if s.evict.max > 0 && s.outOfMemory(c, cmd, args) {
+		s.reject(c, cmd, args, errOOM)
+		return
+	}
 	if s.snap.bgsaveErr != nil && deniedOnWriteError(c, cmd) && s.stopWrites() {
 		s.reject(c, cmd, args, bgsaveError)
 		return
@@ -372,6 +376,9 @@ func (s *Server) call(c *client, args [][]byte) {
 		c.multi = append(c.multi, copyArgs(args))
 		if cmd.flags&cmdWrite != 0 {
 			c.flags |= flagQueuedWrite
+		}
+		if cmd.flags&cmdDenyOOM != 0 {
+			c.flags |= flagQueuedDenyOOM
 		}
 		s.w.Simple("QUEUED")
 		s.skipTime()

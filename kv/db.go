@@ -96,7 +96,7 @@ func (d *db) miss(key []byte) {
 func (d *db) lookup(key []byte) *entry {
 	e := d.peek(key)
 	if e != nil {
-		e.lru = d.s.clock()
+		d.s.touch(e)
 	}
 	return e
 }
@@ -201,7 +201,7 @@ func (d *db) setString(key []byte, val string, keepTTL bool) *entry {
 		e, added = d.keys.put(key)
 	}
 	exp := e.exp
-	*e = entry{str: val, lru: d.s.clock()}
+	*e = entry{str: val, lru: d.s.newLRU()}
 	if keepTTL && !added {
 		e.exp = exp
 	} else if exp != 0 {
@@ -217,7 +217,7 @@ func (d *db) setString(key []byte, val string, keepTTL bool) *entry {
 // with the new event, as Redis's dbAdd.
 func (d *db) add(key []byte, obj any) *entry {
 	e, _ := d.keys.put(key)
-	*e = entry{obj: obj, lru: d.s.clock()}
+	*e = entry{obj: obj, lru: d.s.newLRU()}
 	d.created(key)
 	return e
 }
@@ -236,7 +236,7 @@ func (d *db) set(key []byte, obj any) (added bool) {
 	if e.exp != 0 {
 		d.expires.delete(key)
 	}
-	*e = entry{obj: obj, lru: d.s.clock()}
+	*e = entry{obj: obj, lru: d.s.newLRU()}
 	return false
 }
 

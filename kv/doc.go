@@ -22,6 +22,25 @@
 //     the AOF file: " and the system's text for the error, as Redis
 //     refuses them.
 //
+// # Maxmemory
+//
+// With maxmemory set, keys are evicted before each command, as Redis's
+// maxmemory-policy picks them (noeviction, allkeys-lru, volatile-lru,
+// allkeys-lfu, volatile-lfu, allkeys-random, volatile-random,
+// volatile-ttl, sampling maxmemory-samples keys into a pool of sixteen
+// candidates, for as long as maxmemory-eviction-tenacity allows, the cron
+// going on), and a command that may add to the memory used is refused with
+// Redis's OOM error when nothing can go. An evicted key is logged as a DEL,
+// sends the evicted event and is seen by the WATCHes on it. The memory
+// used is the Go heap's: its live bytes at the last collection, plus what
+// was allocated since, less what the keys evicted since held (INFO's
+// mem_counted_for_evict). Garbage counts until the collector takes it: an
+// excess of up to a sixteenth of maxmemory that garbage may explain starts
+// a collection rather than evict keys, and while one runs the memory used
+// may pass maxmemory by an eighth. The process's resident memory is more:
+// the collector lets the heap grow past the live data (GOGC), which
+// GOMEMLIMIT bounds.
+//
 // # Snapshots
 //
 // The keyspace is also kept in Redis's RDB format, version 10, as Redis
@@ -91,8 +110,9 @@
 //   - DUMP and RESTORE (REPLACE, ABSTTL, IDLETIME, FREQ) take and give
 //     Redis 7.0's payloads: a value, the version, a CRC-64. RESTORE's
 //     checks, replies, events and logging are Redis's; a relative TTL is
-//     logged as absolute, with ABSTTL. FREQ is checked and dropped: the
-//     eviction policy counts no frequencies.
+//     logged as absolute, with ABSTTL. FREQ sets the key's access
+//     frequency under an LFU maxmemory-policy, IDLETIME its idle time
+//     under the others, as Redis's.
 //
 // Every type is written in the encoding Redis would hold it in (a list's
 // nodes as listpacks, small hashes and sorted sets as listpacks, a set of

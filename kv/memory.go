@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"slices"
 	"strings"
 	"unsafe"
 )
@@ -72,22 +73,30 @@ func memoryHelp(s *Server, c *client, args [][]byte) {
 	)
 }
 
-// heapBytes is what the allocator hands out for n bytes: Go's size
-// classes, approximately (multiples of 16 to 1 KiB, of 128 to 8 KiB, of
-// pages beyond).
+// heapBytes is what the allocator hands out for n bytes: the size class
+// n falls in (Go's, up to 32 KiB), or whole pages beyond.
 func heapBytes(n int) int {
-	switch {
-	case n == 0:
+	if n == 0 {
 		return 0
-	case n <= 8:
-		return 8
-	case n <= 1024:
-		return (n + 15) &^ 15
-	case n <= 8192:
-		return (n + 127) &^ 127
 	}
-	return (n + 8191) &^ 8191
+	if n > maxSizeClass {
+		return (n + 8191) &^ 8191
+	}
+	i, _ := slices.BinarySearch(sizeClasses[:], n)
+	return sizeClasses[i]
 }
+
+// sizeClasses are the Go runtime's size classes for small objects
+// (internal/runtime/gc's table).
+var sizeClasses = [...]int{
+	8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256,
+	288, 320, 352, 384, 416, 448, 480, 512, 576, 640, 704, 768, 896, 1024, 1152, 1280,
+	1408, 1536, 1792, 2048, 2304, 2688, 3072, 3200, 3456, 4096, 4864, 5376, 6144, 6528,
+	6784, 6912, 8192, 9472, 9728, 10240, 10880, 12288, 13568, 14336, 16384, 18432,
+	19072, 20480, 21760, 24576, 27264, 28672, 32768,
+}
+
+const maxSizeClass = 32768
 
 // slotBytes is what one entry of d costs besides its key's and value's
 // own bytes: its slot and its share of the index.

@@ -180,6 +180,7 @@ type Server struct {
 	ticked   bool
 	stats    stats
 	expiry   activeExpiry
+	evict    eviction
 	cmdStats []cmdStat // by command id
 	slowlog  slowlog
 	latency  latencyMonitor
@@ -244,6 +245,7 @@ type stats struct {
 	connections       int64
 	commands          int64
 	expiredKeys       int64
+	evictedKeys       int64
 	rejectedConns     int64
 	outputLimitCloses int64 // clients closed for their output buffers
 	errorReplies      int64
@@ -291,6 +293,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.epoch = s.start
 	s.setExpireEffort(1)
+	s.evict.samples, s.evict.tenacity, s.evict.lfuLogFactor, s.evict.lfuDecayTime = 5, 10, 10, 1
 	s.w.OnError, s.ow.OnError = s.countError, s.countError
 	var inert []string
 	for _, name := range slices.Sorted(maps.Keys(cfg.Settings)) {
@@ -669,6 +672,9 @@ func (s *Server) cron() {
 		s.aof.cron(start)
 	}
 	s.saveCron(start)
+	if s.evict.max > 0 {
+		s.performEvictions() // what a command's ran out of time for, or a CONFIG SET left
+	}
 	s.notePeak(readHeap().objects)
 	// As Redis's clientsCron: a client past its soft limit that is sent
 	// nothing more is closed when its seconds are up; the biggest buffers

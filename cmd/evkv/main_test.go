@@ -154,7 +154,9 @@ func TestConfigFileAndSIGTERM(t *testing.T) {
 		"slowlog-log-slower-than x":    bad + ":2: slowlog-log-slower-than: argument couldn't be parsed into an integer",
 		"latency-monitor-threshold -1": bad + ":2: latency-monitor-threshold: argument must be between 0",
 		"daemonize yes":                bad + ":2: daemonize: evkv does not daemonize itself",
-		"maxmemory 1gb":                bad + ":2: maxmemory: cannot be set: evkv has it fixed at \"0\"",
+		"maxmemory lots":               bad + ":2: maxmemory: argument must be a memory value",
+		"maxmemory-policy most":        bad + ":2: maxmemory-policy: argument(s) must be one of the following: volatile-lru,",
+		"hz 100":                       bad + ":2: hz: cannot be set: evkv has it fixed at \"10\"",
 		"rdbcompression maybe":         bad + ":2: rdbcompression: argument must be 'yes' or 'no'",
 		"cluster-enabled yes":          bad + ":2: cluster-enabled: unknown setting",
 	} {

@@ -1,0 +1,499 @@
+package kv
+
+import (
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// An evictPolicy is maxmemory-policy: which keys go when the memory used
+// passes maxmemory, as Redis's evict.c chooses them.
+type evictPolicy uint8
+
+const (
+	noEviction evictPolicy = iota
+	allKeysLRU
+	volatileLRU
+	allKeysLFU
+	volatileLFU
+	allKeysRandom
+	volatileRandom
+	volatileTTL
+)
+
+var evictPolicyNames = [...]string{
+	noEviction:     "noeviction",
+	allKeysLRU:     "allkeys-lru",
+	volatileLRU:    "volatile-lru",
+	allKeysLFU:     "allkeys-lfu",
+	volatileLFU:    "volatile-lfu",
+	allKeysRandom:  "allkeys-random",
+	volatileRandom: "volatile-random",
+	volatileTTL:    "volatile-ttl",
+}
+
+func (p evictPolicy) String() string { return evictPolicyNames[p] }
+
+// volatile reports whether p takes only keys with a TTL.
+func (p evictPolicy) volatile() bool {
+	return p == volatileLRU || p == volatileLFU || p == volatileRandom || p == volatileTTL
+}
+
+// lfu reports whether p keeps access frequencies (an entry's lru field
+// holds them then, as Redis's lru field does).
+func (p evictPolicy) lfu() bool { return p == allKeysLFU || p == volatileLFU }
+
+func parseEvictPolicy(v string) (evictPolicy, bool) {
+	for p, name := range evictPolicyNames {
+		if strings.EqualFold(v, name) {
+			return evictPolicy(p), true
+		}
+	}
+	return 0, false
+}
+
+// eviction is maxmemory and its policy, and what they need.
+type eviction struct {
+	max      int64 // maxmemory, bytes; 0: none
+	policy   evictPolicy
+	samples  int // maxmemory-samples
+	tenacity int // maxmemory-eviction-tenacity
+
+	lfuLogFactor int64 // lfu-log-factor
+	lfuDecayTime int64 // lfu-decay-time, minutes
+
+	nextDB int // the random policies' next database
+	pool   [evictPoolSize]evictCandidate
+	mem    memEstimate
+}
+
+// memEstimate is the memory the server uses, as maxmemory counts it: the
+// heap's live bytes when the collector last marked them, plus what was
+// allocated since (the arguments of the commands that will store them
+// until the next reading of the runtime's counters), less what the keys
+// evicted since were estimated to hold. Garbage made since the last
+// collection counts until the next (see waitForCollection).
+type memEstimate struct {
+	cycles  uint64 // the collections seen
+	live    int64  // the live heap they left
+	allocs  int64  // the allocation counter when the last was seen
+	now     int64  // the allocation counter at the last reading
+	readAt  int64  // the server's time of the last reading, Unix ms
+	pending int64  // argument bytes of commands since then
+	freed   int64  // evicted keys' estimated bytes since the last collection
+	gc      atomic.Bool
+}
+
+// memMetrics are the runtime's counters memEstimate reads.
+var memMetrics = [...]string{"/gc/cycles/total:gc-cycles", "/gc/heap/live:bytes", "/gc/heap/allocs:bytes", "/memory/classes/heap/objects:bytes"}
+
+// read reads the runtime's counters: a collection that ended since the
+// last reading restarts the count from the heap it left. What was
+// allocated between its end and this reading is what the heap's objects
+// hold beyond the live ones it marked, or less: the objects not yet swept
+// count too, which errs on the side of evicting.
+func (m *memEstimate) read() {
+	var samples [len(memMetrics)]metrics.Sample
+	for i, name := range memMetrics {
+		samples[i].Name = name
+	}
+	metrics.Read(samples[:])
+	cycles, live := samples[0].Value.Uint64(), int64(samples[1].Value.Uint64())
+	allocs, objects := int64(samples[2].Value.Uint64()), int64(samples[3].Value.Uint64())
+	if cycles != m.cycles {
+		m.cycles, m.live, m.allocs, m.freed = cycles, live, allocs-max(0, objects-live), 0
+	}
+	m.now, m.pending = allocs, 0
+}
+
+// used returns the estimate.
+func (m *memEstimate) used() int64 {
+	return max(0, m.live+m.now-m.allocs+m.pending-m.freed)
+}
+
+// usedMemory returns the memory maxmemory is compared with, the runtime's
+// counters read at most once a millisecond.
+func (s *Server) usedMemory() int64 {
+	m := &s.evict.mem
+	if m.readAt != s.ms || m.cycles == 0 {
+		m.read()
+		m.readAt = s.ms
+	}
+	return m.used()
+}
+
+// unaccounted returns the bytes allocated since the last collection
+// that the estimate cannot tell from garbage: those not offset by
+// evictions.
+func (m *memEstimate) unaccounted() int64 { return m.now - m.allocs + m.pending - m.freed }
+
+// collectInstead reports whether an excess of the estimate over
+// maxmemory is to be left to a collection rather than taken from the
+// keys: while it is within a sixteenth of maxmemory and garbage may make
+// it up (as much was allocated since the last collection as a sixteenth
+// of maxmemory), a collection is started on a goroutine of its own and the
+// keys are kept. Values overwritten, keys deleted and buffers let go would
+// otherwise pass for data until the runtime's own collector came round, up
+// to a heap as large again, and push keys out of a cache that holds less
+// than maxmemory.
+func (s *Server) collectInstead(excess int64) bool {
+	m, slack := &s.evict.mem, s.evict.max/16
+	if excess > slack || m.unaccounted() < slack {
+		return false
+	}
+	m.gc.Store(true)
+	go func() {
+		runtime.GC()
+		m.gc.Store(false)
+	}()
+	return true
+}
+
+// Results of performEvictions, as Redis's.
+const (
+	evictOK      = iota // within maxmemory
+	evictRunning        // keys went, more must: the time for it ran out
+	evictFail           // past maxmemory and nothing can go
+)
+
+// performEvictions evicts keys, as the policy picks them, until the
+// memory used is back within maxmemory, or the time
+// maxmemory-eviction-tenacity allows is up, as Redis's performEvictions.
+// It runs before each command while maxmemory is set, and in the cron.
+func (s *Server) performEvictions() int {
+	ev := &s.evict
+	if ev.max == 0 || s.replay {
+		return evictOK
+	}
+	// While a collection runs, which will take garbage off the estimate,
+	// it may pass maxmemory by an eighth, as garbage goes on being made.
+	bound := ev.max
+	collecting := ev.mem.gc.Load()
+	if collecting {
+		bound += ev.max / 8
+	}
+	used := s.usedMemory()
+	if used <= bound || !collecting && s.collectInstead(used-bound) {
+		return evictOK
+	}
+	if ev.policy == noEviction {
+		return evictFail
+	}
+	toFree := used - bound
+	limit := ev.timeLimit()
+	start := time.Now()
+	var freed int64
+	for n := 1; freed < toFree; n++ {
+		d, key := s.evictionVictim()
+		if d == nil {
+			return evictFail
+		}
+		freed += s.evictKey(d, key)
+		if limit > 0 && n%16 == 0 && time.Since(start) > limit {
+			return evictRunning // the cron goes on
+		}
+	}
+	return evictOK
+}
+
+// outOfMemory evicts what the policy lets go, if the memory used is past
+// maxmemory, and reports whether cmd is to be refused, as Redis's
+// processCommand does: past maxmemory with nothing left to evict, a
+// command that may add to the memory used (denyoom, or an EXEC of one) is
+// refused, and so is any queued in MULTI but EXEC, DISCARD, QUIT and
+// RESET. The arguments of a command that may add to the memory used count
+// in the estimate until the runtime's counters are read again.
+func (s *Server) outOfMemory(c *client, cmd *command, args [][]byte) bool {
+	oom := s.performEvictions() == evictFail
+	if cmd.flags&cmdDenyOOM != 0 {
+		for _, a := range args {
+			s.evict.mem.pending += int64(len(a))
+		}
+	}
+	if !oom {
+		return false
+	}
+	switch {
+	case cmd.flags&cmdDenyOOM != 0:
+		return true
+	case cmd.name == "exec":
+		return c.flags&flagQueuedDenyOOM != 0
+	case c.flags&flagMulti != 0:
+		return cmd.name != "discard" && cmd.name != "quit" && cmd.name != "reset"
+	}
+	return false
+}
+
+// timeLimit is how long one performEvictions may evict keys for
+// maxmemory-eviction-tenacity, as Redis's evictionTimeLimitUs: 50 µs a
+// point up to 10, growing 15% a point beyond, none at 100.
+func (ev *eviction) timeLimit() time.Duration {
+	t := ev.tenacity
+	switch {
+	case t <= 10:
+		return time.Duration(50*t) * time.Microsecond
+	case t < 100:
+		return time.Duration(500*math.Pow(1.15, float64(t-10))) * time.Microsecond
+	}
+	return 0
+}
+
+// evictKey deletes key from d for maxmemory, as Redis's eviction does: the
+// log gets a DEL, the evicted event is sent, WATCHes see a change. It
+// returns the bytes the key was estimated to hold.
+func (s *Server) evictKey(d *db, key []byte) int64 {
+	e := d.keys.get(key)
+	size := int64(d.keyBytes(key, e, memorySamples))
+	s.evict.mem.freed += size
+	d.expiring(key) // the rewrite under way is told, as of an expired key
+	d.remove(key)
+	s.stats.evictedKeys++
+	if s.aof != nil {
+		s.propagate(d.id, [][]byte{[]byte("DEL"), key})
+	}
+	s.notify(notifyEvicted, "evicted", key, d.id)
+	s.touchWatched(d, key)
+	return size
+}
+
+// keyBytes estimates the bytes key and its entry e take in d, the
+// elements of an aggregate sampled as MEMORY USAGE samples them.
+func (d *db) keyBytes(key []byte, e *entry, samples int) int {
+	size := d.keys.slotBytes() + heapBytes(len(key)) + valueBytes(e, samples)
+	if e.exp != 0 {
+		size += d.expires.slotBytes()
+	}
+	return size
+}
+
+// evictPoolSize is how many candidates the pool keeps, as Redis's
+// EVPOOL_SIZE.
+const evictPoolSize = 16
+
+// An evictCandidate is a key the pool holds, with its score: the higher,
+// the sooner it goes.
+type evictCandidate struct {
+	score uint64
+	db    int
+	key   string // "": an empty place
+}
+
+// evictionVictim returns the key to evict next and its database, or nil
+// if no key can go: for the LRU, LFU and TTL policies the best of the
+// pool, which each call refills with keys sampled from every database, as
+// Redis's evictionPoolPopulate; for the random ones a random key of the
+// next database that has one.
+func (s *Server) evictionVictim() (*db, []byte) {
+	ev := &s.evict
+	volatile := ev.policy.volatile()
+	if ev.policy == allKeysRandom || ev.policy == volatileRandom {
+		for range s.dbs {
+			d := s.dbs[ev.nextDB%len(s.dbs)]
+			ev.nextDB++
+			if volatile && d.expires.len() > 0 {
+				k, _ := d.expires.at(d.expires.random())
+				return d, []byte(k)
+			}
+			if !volatile && d.keys.len() > 0 {
+				k, _ := d.keys.at(d.keys.random())
+				return d, []byte(k)
+			}
+		}
+		return nil, nil
+	}
+	for {
+		keys := 0
+		for _, d := range s.dbs {
+			if volatile {
+				keys += d.expires.len()
+			} else {
+				keys += d.keys.len()
+			}
+			s.populatePool(d, volatile)
+		}
+		if keys == 0 {
+			return nil, nil
+		}
+		// The best candidate still there; one deleted since it was
+		// sampled is passed over, and when all were, the pool is filled
+		// again.
+		for k := evictPoolSize - 1; k >= 0; k-- {
+			c := &ev.pool[k]
+			if c.key == "" {
+				continue
+			}
+			d, key := s.dbs[c.db], []byte(c.key)
+			c.key = ""
+			if e := d.keys.get(key); e != nil && (!volatile || e.exp != 0) {
+				return d, key
+			}
+		}
+	}
+}
+
+// populatePool samples maxmemory-samples keys of d (of those with a TTL
+// if volatile) into the pool, each in the place its score gives it among
+// those there, the pool's worst dropped when it is full.
+func (s *Server) populatePool(d *db, volatile bool) {
+	ev := &s.evict
+	n := d.keys.len()
+	if volatile {
+		n = d.expires.len()
+	}
+	for range min(ev.samples, n) {
+		var key string
+		var e *entry
+		if volatile {
+			key, _ = d.expires.at(d.expires.random())
+			e = d.keys.get(stringBytes(key))
+		} else {
+			key, e = d.keys.at(d.keys.random())
+		}
+		if e == nil {
+			continue
+		}
+		ev.insertCandidate(s.evictScore(e), d.id, key)
+	}
+}
+
+// evictScore is e's score: how long it has been idle, how rarely it is
+// used, or how soon it expires, as the policy counts.
+func (s *Server) evictScore(e *entry) uint64 {
+	switch {
+	case s.evict.policy.lfu():
+		return 255 - uint64(s.lfuDecayed(e))
+	case s.evict.policy == volatileTTL:
+		return math.MaxUint64 - uint64(e.exp)
+	}
+	return uint64(s.clock() - e.lru)
+}
+
+// insertCandidate puts key in the pool, kept in ascending order of score,
+// as Redis's evictionPoolPopulate does: past the worst of a full pool it
+// is not taken.
+func (ev *eviction) insertCandidate(score uint64, db int, key string) {
+	p := &ev.pool
+	k := 0
+	for k < evictPoolSize && p[k].key != "" && p[k].score < score {
+		k++
+	}
+	switch {
+	case k == 0 && p[evictPoolSize-1].key != "":
+		return // no better than the worst of a full pool
+	case k < evictPoolSize && p[k].key == "":
+		// an empty place
+	case p[evictPoolSize-1].key == "":
+		copy(p[k+1:], p[k:evictPoolSize-1]) // room on the right
+	default:
+		k--
+		copy(p[:k], p[1:k+1]) // the worst goes
+	}
+	p[k] = evictCandidate{score: score, db: db, key: key}
+}
+
+// The LFU counter, as Redis's: an entry's lru field holds the minutes
+// (16 bits) when its counter was last decremented and the counter (8
+// bits), a logarithm of its accesses.
+const lfuInitVal = 5
+
+// lfuMinutes is the server's time in minutes, 16 bits of it.
+func (s *Server) lfuMinutes() uint32 { return uint32(s.now()/60000) & 0xffff }
+
+// lfuNew is the lru field of a new entry under an LFU policy.
+func (s *Server) lfuNew() uint32 { return s.lfuMinutes()<<8 | lfuInitVal }
+
+// lfuDecayed returns e's counter less a point for each lfu-decay-time
+// minutes since it was last decremented, as Redis's LFUDecrAndReturn.
+func (s *Server) lfuDecayed(e *entry) uint32 {
+	ldt, counter := e.lru>>8&0xffff, e.lru&0xff
+	now := s.lfuMinutes()
+	elapsed := now - ldt
+	if now < ldt {
+		elapsed = 0xffff - ldt + now
+	}
+	if s.evict.lfuDecayTime > 0 {
+		periods := int64(elapsed) / s.evict.lfuDecayTime
+		counter = uint32(max(0, int64(counter)-periods))
+	}
+	return counter
+}
+
+// lfuTouch counts an access to e, as Redis's updateLFU: the counter
+// decays, then grows with a probability that falls as it grows.
+func (s *Server) lfuTouch(e *entry) {
+	counter := s.lfuDecayed(e)
+	if counter < 255 {
+		base := float64(counter) - lfuInitVal
+		if base < 0 {
+			base = 0
+		}
+		if p := 1 / (base*float64(s.evict.lfuLogFactor) + 1); rand.Float64() < p {
+			counter++
+		}
+	}
+	e.lru = s.lfuMinutes()<<8 | counter
+}
+
+// touch records an access to e for the eviction policy: its time, or its
+// frequency under an LFU policy.
+func (s *Server) touch(e *entry) {
+	if s.evict.policy.lfu() {
+		s.lfuTouch(e)
+		return
+	}
+	e.lru = s.clock()
+}
+
+// newLRU is the lru field of a new entry: now, or an LFU policy's
+// initial counter.
+func (s *Server) newLRU() uint32 {
+	if s.evict.policy.lfu() {
+		return s.lfuNew()
+	}
+	return s.clock()
+}
+
+// evictionParams are the configuration parameters of eviction.
+var evictionParams = []configParam{
+	{"maxmemory", func(s *Server) string { return strconv.FormatInt(s.evict.max, 10) }, func(s *Server, v string) error {
+		n, err := memoryParam(v)
+		if err != nil {
+			return err
+		}
+		s.evict.max = n
+		if n > 0 && s.usedMemory() > n {
+			s.log.Warn("kv: maxmemory is below the memory in use: keys are evicted as the policy says, or writes refused", "maxmemory", n, "used", s.usedMemory(), "policy", s.evict.policy.String())
+			s.performEvictions()
+		}
+		return nil
+	}},
+	{"maxmemory-policy", func(s *Server) string { return s.evict.policy.String() }, func(s *Server, v string) error {
+		p, ok := parseEvictPolicy(v)
+		if !ok {
+			return configError("argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction")
+		}
+		s.evict.policy = p
+		return nil
+	}},
+	{"maxmemory-samples", func(s *Server) string { return strconv.Itoa(s.evict.samples) }, setInt(1, math.MaxInt32, func(s *Server, n int64) {
+		s.evict.samples = int(n)
+	})},
+	{"maxmemory-eviction-tenacity", func(s *Server) string { return strconv.Itoa(s.evict.tenacity) }, setInt(0, 100, func(s *Server, n int64) {
+		s.evict.tenacity = int(n)
+	})},
+	{"lfu-log-factor", func(s *Server) string { return strconv.FormatInt(s.evict.lfuLogFactor, 10) }, setInt(0, math.MaxInt32, func(s *Server, n int64) {
+		s.evict.lfuLogFactor = n
+	})},
+	{"lfu-decay-time", func(s *Server) string { return strconv.FormatInt(s.evict.lfuDecayTime, 10) }, setInt(0, math.MaxInt32, func(s *Server, n int64) {
+		s.evict.lfuDecayTime = n
+	})},
+}
+
+// errOOM refuses a command that may add to the memory used while it is
+// past maxmemory and nothing can be evicted.
+const errOOM = "OOM command not allowed when used memory > 'maxmemory'."
