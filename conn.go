@@ -373,8 +373,8 @@ func (c *Conn) Discard(n int) int {
 
 // Write queues a copy of b to be written at the end of the loop's current
 // iteration, after the bytes queued before it, and returns len(b). It fails
-// with ErrClosed after Close or CloseWrite, and with ErrOutboundFull if
-// the queue would pass Options.MaxOutbound.
+// with ErrClosed after Close, CloseWrite or WriteLast, and with
+// ErrOutboundFull if the queue would pass Options.MaxOutbound.
 func (c *Conn) Write(b []byte) (int, error) {
 	if err := c.canWrite(len(b)); err != nil {
 		return 0, err
@@ -407,8 +407,9 @@ func (c *Conn) Writev(bs [][]byte) (int, error) {
 // where Write would drop it. Later writes fail with ErrClosed; the
 // connection stays open, reading, until it is closed. The queue's bound is
 // passed by one WriteLast at most, and only while the peer has not taken
-// the bytes before it. It fails with ErrClosed after Close, CloseWrite or
-// another WriteLast.
+// the bytes before it; past Options.HighWater, reading pauses until the
+// queue drains to LowWater, as for any write. It fails with ErrClosed after
+// Close, CloseWrite or another WriteLast.
 func (c *Conn) WriteLast(b []byte) (int, error) {
 	if err := c.writeOpen(); err != nil {
 		return 0, err
@@ -512,7 +513,8 @@ func (c *Conn) markDirty() {
 // queued before it on this connection. b is not copied: it must not be
 // modified until done is called. done, if not nil, is called exactly once
 // on the loop goroutine: with nil once all of b reached the kernel, or with
-// the error that stopped it (ErrClosed if the connection closed first). If
+// the error that stopped it (ErrClosed if the connection closed first, or
+// takes no more writes: CloseWrite, WriteLast). If
 // the loop is gone, done is called with ErrClosed before AsyncWrite returns.
 // On the loop goroutine itself, use Write: an AsyncWrite made there is
 // queued behind whatever the running handler writes after it.
@@ -888,9 +890,10 @@ func (c *Conn) Abort() error {
 // connection — no FIN is sent, the socket lives on in the returned
 // net.Conn — and OnClose runs with ErrDetached. It must be called on the
 // loop, with nothing queued to write (else ErrOutboundPending: wait for
-// the queue to drain, as AsyncWrite's completion tells).
+// the queue to drain, as AsyncWrite's completion tells), and not after
+// CloseWrite or WriteLast, which ended its writes (else ErrClosed).
 func (c *Conn) Detach() (net.Conn, []byte, error) {
-	if c.state != open || c.flags&fWriteShut != 0 {
+	if c.state != open || c.flags&(fWriteShut|fWroteLast) != 0 {
 		return nil, nil, ErrClosed
 	}
 	if c.outLen > 0 {

@@ -306,6 +306,7 @@ func TestWriteLast(t *testing.T) {
 		queued             int // bytes queued before WriteLast
 		full, last         error
 		after, secondLast  error
+		detach             error
 		buffered, maxBound int
 	}
 	results := make(chan result, 1)
@@ -326,6 +327,10 @@ func TestWriteLast(t *testing.T) {
 			_, r.last = c.WriteLast([]byte("LAST"))
 			_, r.after = c.Write([]byte("x"))
 			_, r.secondLast = c.WriteLast([]byte("y"))
+			var nc net.Conn
+			if nc, _, r.detach = c.Detach(); nc != nil {
+				nc.Close()
+			}
 			r.buffered, r.maxBound = c.OutboundBuffered(), bound
 			results <- r
 		},
@@ -341,6 +346,9 @@ func TestWriteLast(t *testing.T) {
 	if !errors.Is(r.full, ErrOutboundFull) || r.last != nil || !errors.Is(r.after, ErrClosed) || !errors.Is(r.secondLast, ErrClosed) {
 		t.Fatalf("Write past the bound = %v, WriteLast = %v, Write after = %v, WriteLast again = %v; want ErrOutboundFull, nil, ErrClosed, ErrClosed",
 			r.full, r.last, r.after, r.secondLast)
+	}
+	if !errors.Is(r.detach, ErrClosed) {
+		t.Fatalf("Detach after WriteLast = %v; want ErrClosed", r.detach)
 	}
 	if r.buffered != r.queued+4 || r.buffered <= r.maxBound-60<<10 {
 		t.Fatalf("OutboundBuffered = %d after %d bytes and WriteLast's 4", r.buffered, r.queued)
