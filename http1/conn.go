@@ -66,6 +66,9 @@ type conn struct {
 	pressed  bool
 	released bool // closed or switched while serving: recycle when it returns
 	awaited  bool // Shutdown waits for its request under way (Server.finishing)
+	// reported is the last state told to Server.ConnState, plus one (0:
+	// none yet).
+	reported uint8
 }
 
 // A connection's phase decides which timeout applies.
@@ -148,7 +151,7 @@ func (hc *conn) serve() {
 			}
 		}
 		hc.ls.flushOut()
-		if hc.pressed && hc.std == nil && hc.phase == handling && !c.Closed() {
+		if hc.pressed && hc.std == nil && hc.phase == handling && !c.Closed() && !hc.released {
 			// Waiting for the client to read its answers: as long as
 			// it may take to send another request.
 			hc.waitNext()
@@ -156,7 +159,9 @@ func (hc *conn) serve() {
 		hc.serving = false
 		if hc.released {
 			hc.ls.recycle(hc)
+			return
 		}
+		hc.noteIdle()
 	}()
 	for !c.Closed() && !hc.pressed {
 		if hc.std != nil {
@@ -181,6 +186,9 @@ func (hc *conn) serve() {
 			hc.enter(handling) // the request is done: the next begins afresh
 		}
 		in, _ := c.Peek(0)
+		if len(in) > 0 {
+			hc.connState(http.StateActive) // a request's bytes came
+		}
 		switch {
 		case hc.fast != nil:
 			if !hc.decodeFast() {
@@ -654,9 +662,6 @@ func (hc *conn) dropChunks() (ended, ok bool) {
 
 // fail answers a request the server refuses with status, and closes.
 func (hc *conn) fail(status int) {
-	if hc.phase == idle {
-		hc.connState(http.StateActive) // a request's bytes came
-	}
 	hc.fast, hc.need = nil, 0
 	hc.answerStatus(nil, status, false)
 	hc.close()
@@ -708,10 +713,25 @@ func (hc *conn) release() {
 }
 
 // connState tells Server.ConnState, if it is set, of the connection's
-// new state.
+// new state, once: a state it is in already, or any after it closed or
+// was handed on, is not told.
 func (hc *conn) connState(st http.ConnState) {
-	if f := hc.ls.s.ConnState; f != nil {
-		f(hc.c, st)
+	f := hc.ls.s.ConnState
+	last := http.ConnState(hc.reported) - 1
+	if f == nil || hc.reported != 0 && (st == last || last == http.StateClosed || last == http.StateHijacked) {
+		return
+	}
+	hc.reported = uint8(st) + 1
+	f(hc.c, st)
+}
+
+// noteIdle reports the connection idle if it waits for a request with
+// nothing of one received, no body being dropped, and every answer queued
+// (a pooled handler's too), none waiting for a slow client to take it.
+func (hc *conn) noteIdle() {
+	if hc.ls.s.ConnState != nil && hc.idle() && !hc.dropping() && hc.unsent == nil &&
+		hc.phase != flushing && !hc.c.Closed() {
+		hc.connState(http.StateIdle)
 	}
 }
 
@@ -730,13 +750,6 @@ func (hc *conn) enter(p phase) {
 // switchPhase is enter's change of phase: the timeout of the new one.
 func (hc *conn) switchPhase(p phase) {
 	ls := hc.ls
-	if (p == idle) != (hc.phase == idle) && !hc.c.Closed() {
-		if p == idle {
-			hc.connState(http.StateIdle)
-		} else {
-			hc.connState(http.StateActive)
-		}
-	}
 	if !hc.arriving() {
 		hc.began = ls.now // a request begins (with ReadTimeout's wait)
 	}
@@ -838,6 +851,7 @@ func (hc *conn) written() {
 	}
 	hc.began = hc.ls.now
 	hc.switchPhase(p)
+	hc.noteIdle()
 }
 
 // maxInsertSteps bounds timeouts.insert's search.

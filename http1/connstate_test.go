@@ -230,6 +230,15 @@ func TestBaseContext(t *testing.T) {
 		t.Fatalf("after BaseContext's cancel: %q; want the server still serving, with a cancelled context", body)
 	}
 
+	// BaseContext may ask the server, as net/http's may: it is not called
+	// under the server's lock, which it deadlocked on.
+	var asking *http1.Server
+	asking = &http1.Server{BaseContext: func(ln net.Listener) context.Context {
+		asking.Addrs()
+		return context.Background()
+	}}
+	serve(t, asking)
+
 	bad := &http1.Server{BaseContext: func(net.Listener) context.Context { return nil }}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -242,5 +251,92 @@ func TestBaseContext(t *testing.T) {
 	if nc, err := net.Dial("tcp", ln.Addr().String()); err == nil {
 		nc.Close()
 		t.Error("the listener of a failed Start still accepts")
+	}
+}
+
+// A fast answer a slow client takes longer than IdleTimeout to read
+// keeps its connection active until it is written, whether the next
+// request comes after it or while it is still going out: one idle
+// between the two requests, as net/http's, where the wait past
+// IdleTimeout reported idle twice and a request read meanwhile was not
+// reported active.
+func TestConnStateSlowReader(t *testing.T) {
+	const idle = 200 * time.Millisecond
+	for _, when := range []string{"after it is written", "while it goes out"} {
+		cs := newConnStates()
+		twins := serveQueued(t, bigFastThenNext, queuedTimeouts{idle: idle}, bigFast, func(s *http1.Server) {
+			s.Engine.CloseTimeout = idle / 4
+			s.ConnState = cs.recordConn
+		})
+		t.Run(when, func(t *testing.T) {
+			c := dialNotReading(t, twins[0].addr)
+			c.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+			if when == "while it goes out" {
+				time.Sleep(idle + idle/2) // past IdleTimeout
+				c.send("GET /next HTTP/1.1\r\nHost: x\r\n\r\n")
+			}
+			c.readBigSlowly(50*time.Millisecond, 128<<10)
+			if when == "after it is written" {
+				c.send("GET /next HTTP/1.1\r\nHost: x\r\n\r\n")
+			}
+			if _, body := c.read("GET"); body != "next" {
+				t.Fatalf("next answer %q", body)
+			}
+			cs.idle(t, c.nc.LocalAddr().String())
+			c.nc.Close()
+			want := []http.ConnState{http.StateNew, http.StateActive, http.StateIdle, http.StateActive, http.StateIdle, http.StateClosed}
+			if got := cs.of(t, c.nc.LocalAddr().String()); !slices.Equal(got, want) {
+				t.Errorf("states %v; want %v", got, want)
+			}
+		})
+	}
+}
+
+// A request whose body the server does not wait for (its own 404 answered
+// early) is reported active, and a body a pooled handler left unread keeps
+// the connection active while it is dropped, as net/http's: the first was
+// never reported active, the second went idle and active again with each
+// piece of the body.
+func TestConnStateBodies(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		io.WriteString(w, "ok")
+	})
+	ev, std := newConnStates(), newConnStates()
+	twins := serveTwins(t, h, func(s *http1.Server) {
+		s.HandleFastFunc("POST /fast", func(w *http1.Response, r *http1.Request) { w.WriteString("ok") })
+		s.HandleFunc("POST /{$}", h.ServeHTTP)
+		s.Handler = nil // the server's own 404 elsewhere
+		s.ConnState = ev.recordConn
+	}, func(s *http.Server) {
+		s.ConnState = func(c net.Conn, st http.ConnState) { std.record(c.RemoteAddr().String(), st) }
+	})
+	for i, tw := range twins {
+		cs := [...]*connStates{ev, std}[i]
+		t.Run("own answer/"+tw.name, func(t *testing.T) {
+			c := dialRaw(t, tw.addr)
+			c.send("POST /nowhere HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n12345")
+			time.Sleep(100 * time.Millisecond) // the client gives up on the rest
+			c.nc.Close()
+			if got := cs.of(t, c.nc.LocalAddr().String()); !slices.Contains(got, http.StateActive) {
+				t.Errorf("states %v: a request was read and answered, but never active", got)
+			}
+		})
+		t.Run("dropped body/"+tw.name, func(t *testing.T) {
+			c := dialRaw(t, tw.addr)
+			c.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n12345")
+			time.Sleep(100 * time.Millisecond)
+			c.send("67890")
+			c.read("POST")
+			time.Sleep(100 * time.Millisecond)
+			c.nc.Close()
+			want := []http.ConnState{http.StateNew, http.StateActive, http.StateIdle, http.StateClosed}
+			if got := cs.of(t, c.nc.LocalAddr().String()); !slices.Equal(got, want) {
+				t.Errorf("states %v; want %v", got, want)
+			}
+		})
 	}
 }

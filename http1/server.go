@@ -112,12 +112,15 @@ type Server struct {
 
 	// ConnState, if set, is called as a connection changes state, as
 	// net/http's Server's is: http.StateNew once accepted, StateActive when
-	// the first bytes of a request arrive, StateIdle once its answers are
-	// written and it waits for the next request (a pipelined burst is
-	// active until the last answer is written), and, once, StateClosed
-	// when it closes, or StateHijacked when it is handed on (Hijack, or a
-	// switch to a Protocol such as a WebSocket upgrade), after which it is
-	// not called again for the connection. It runs on the connection's
+	// the first bytes of a request arrive, StateIdle once it waits for the
+	// next request with nothing of it received, every answer queued and
+	// none held up by a client slow to take it (written at the end of the
+	// loop's iteration; a pipelined burst, or a request that comes before
+	// the last answer is queued, is one stretch of activity; a body being
+	// dropped keeps it active), and, once, StateClosed when it closes, or
+	// StateHijacked when it is handed on (Hijack, or a switch to a Protocol
+	// such as a WebSocket upgrade), after which it is not called again for
+	// the connection. It runs on the connection's
 	// loop and must not block; c identifies the connection until
 	// StateClosed or StateHijacked (c.RemoteAddr is nil by StateClosed: a
 	// hook that keeps figures by address takes it at StateNew) and is not
@@ -202,7 +205,14 @@ func (s *Server) Serve(ln net.Listener) error {
 // once; Shutdown or Close stop it. On a server shut down already, it
 // closes ln and returns ErrServerClosed.
 func (s *Server) Start(ln net.Listener) error {
-	if err := s.init(ln); err != nil {
+	base := context.Background()
+	if s.BaseContext != nil { // called without the lock, as it may ask the server
+		if base = s.BaseContext(ln); base == nil {
+			ln.Close()
+			return errors.New("http1: BaseContext returned a nil context")
+		}
+	}
+	if err := s.init(base); err != nil {
 		ln.Close()
 		return err
 	}
@@ -224,7 +234,7 @@ func (s *Server) Addrs() []net.Addr {
 	return srv.Addrs()
 }
 
-func (s *Server) init(ln net.Listener) error {
+func (s *Server) init(base context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -232,12 +242,6 @@ func (s *Server) init(ln net.Listener) error {
 		return ErrServerClosed
 	case s.started:
 		return errors.New("http1: Server already serving")
-	}
-	base := context.Background()
-	if s.BaseContext != nil {
-		if base = s.BaseContext(ln); base == nil {
-			return errors.New("http1: BaseContext returned a nil context")
-		}
 	}
 	if s.ReadHeaderTimeout == 0 {
 		s.ReadHeaderTimeout = DefaultReadHeaderTimeout
@@ -435,6 +439,7 @@ func (ls *loopState) newConn() *conn {
 
 // recycle keeps hc for a new connection; nothing may refer to it.
 func (ls *loopState) recycle(hc *conn) {
+	ls.timeouts.remove(hc) // on no list by now; were it, zeroed, the list would break
 	if len(ls.free) < maxFree {
 		*hc = conn{}
 		ls.free = append(ls.free, hc)

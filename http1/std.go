@@ -507,6 +507,7 @@ func (sr *stdRequest) sent() {
 		return
 	}
 	hc.enter(idle)
+	hc.noteIdle()
 }
 
 // bodyPipe carries a request's body from the loop to the handler, a

@@ -1,6 +1,7 @@
 package http1_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -352,5 +353,51 @@ func TestStdRefusedAnswerCloses(t *testing.T) {
 	}
 	if i := strings.Index(body, "HTTP/1.1 200 OK"); i >= 0 {
 		t.Fatalf("the chunked answer is cut after %d bytes, and the next answer follows on the connection", i)
+	}
+}
+
+// A fast handler's switch whose answers, queued as it switches, take the
+// outbound queue past HighWater (a client pipelining requests and an
+// upgrade without reading) leaves the loop serving its other connections,
+// and the switched connection reported hijacked last: the connection's
+// state was put on the idle timeouts' list as it was recycled, and the
+// loop's clock then went round that list for ever, serving nobody.
+func TestSwitchWhilePressed(t *testing.T) {
+	cs := newConnStates()
+	srv := &http1.Server{IdleTimeout: 300 * time.Millisecond, ConnState: cs.recordConn}
+	srv.Engine.HighWater = 32 << 10
+	srv.Engine.Loops = 1
+	small := bytes.Repeat([]byte("x"), 4<<10)
+	srv.HandleFastFunc("/small", func(w *http1.Response, r *http1.Request) { w.Write(small) })
+	srv.HandleFastFunc("/ok", func(w *http1.Response, r *http1.Request) { w.WriteString("ok") })
+	done := make(chan error, 1)
+	srv.HandleFastFunc("/fast-upgrade", func(w *http1.Response, r *http1.Request) {
+		w.AddHeader("Upgrade", "upper")
+		w.AddHeader("Connection", "Upgrade")
+		w.SwitchProtocols(&upper{closed: done})
+	})
+	addr := serve(t, srv)
+	c := dialRaw(t, addr)
+	c.send(strings.Repeat("GET /small HTTP/1.1\r\nHost: x\r\n\r\n", 10) +
+		"GET /fast-upgrade HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: upper\r\n\r\n")
+	for range 10 {
+		c.read("GET")
+	}
+	if resp, err := http.ReadResponse(c.br, nil); err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("upgrade: %v %v", resp, err)
+	}
+	// Connections on the same loop, past the switched one's IdleTimeout.
+	for i := range 3 {
+		time.Sleep(400 * time.Millisecond)
+		c2 := dialRaw(t, addr)
+		c2.nc.SetDeadline(time.Now().Add(3 * time.Second))
+		if _, _, body := c2.get("/ok"); body != "ok" {
+			t.Fatalf("connection %d on the loop: %q", i, body)
+		}
+	}
+	c.nc.Close()
+	want := []http.ConnState{http.StateNew, http.StateActive, http.StateHijacked}
+	if got := cs.of(t, c.nc.LocalAddr().String()); !slices.Equal(got, want) {
+		t.Errorf("states %v; want %v", got, want)
 	}
 }
