@@ -17,8 +17,11 @@
 //
 // /metrics serves Prometheus metrics and /healthz says whether the NATS
 // connection is up (200, or 503 while it is lost and being retried, or
-// while the --nats servers are not yet reachable at start: evgate serves
-// meanwhile, and its subscriptions wait for them);
+// while no --nats server answers yet at start: evgate serves meanwhile,
+// and a subscription made before NATS is reached fails after the
+// upstream timeout, as one made while the connection is lost; a --nats
+// whose name does not resolve or whose server refuses evgate's
+// credentials stops the start);
 // profiles (/debug/pprof) are served only on --debug-listen, apart from
 // the clients' address. The token and JWT secret may come from
 // EVGATE_TOKEN and EVGATE_JWT_SECRET rather than the command line, which
@@ -40,6 +43,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -181,25 +185,42 @@ const shutdownGrace = 10 * time.Second
 // connectNATS connects to the --nats servers, or starts an embedded one.
 func connectNATS(o options, log *slog.Logger) (*nats.Conn, func(), error) {
 	if o.natsURLs != "" {
-		// Servers not up yet are waited for, as lost ones are: evgate may
-		// start before NATS does (a machine's boot, a cluster's rollout).
-		nc, err := nats.Connect(o.natsURLs, nats.Name("evgate"), nats.MaxReconnects(-1),
-			nats.RetryOnFailedConnect(true),
+		if err := checkNATSURLs(o.natsURLs); err != nil {
+			return nil, nil, err
+		}
+		var mu sync.Mutex
+		lastErr := ""
+		opts := []nats.Option{nats.Name("evgate"), nats.MaxReconnects(-1),
 			nats.ConnectHandler(func(nc *nats.Conn) {
 				log.Info("NATS connected", "url", nc.ConnectedUrlRedacted())
 			}),
 			nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 				log.Warn("NATS connection lost: reconnecting; subscriptions wait", "err", err)
 			}),
+			nats.ReconnectErrHandler(func(_ *nats.Conn, err error) {
+				// Why the servers cannot be reached, once until it changes.
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil && err.Error() != lastErr {
+					lastErr = err.Error()
+					log.Warn("NATS connection attempt failed", "err", err)
+				}
+			}),
 			nats.ReconnectHandler(func(nc *nats.Conn) {
 				log.Info("NATS connection back", "url", nc.ConnectedUrlRedacted())
 			}),
-			nats.ClosedHandler(func(*nats.Conn) { log.Info("NATS connection closed") }))
+			nats.ClosedHandler(func(*nats.Conn) { log.Info("NATS connection closed") })}
+		nc, err := nats.Connect(o.natsURLs, opts...)
+		if errors.Is(err, nats.ErrNoServers) {
+			// No server answers yet (refused, timed out): evgate may start
+			// before NATS does (a machine's boot, a cluster's rollout), and
+			// waits for it as for a lost one. A name that does not resolve,
+			// refused credentials or a server that is not NATS fail at once.
+			log.Warn("NATS not reachable: retrying; /healthz answers 503 until it is", "nats", o.natsURLs, "err", err)
+			nc, err = nats.Connect(o.natsURLs, append(opts, nats.RetryOnFailedConnect(true))...)
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("nats %s: %w", o.natsURLs, err)
-		}
-		if !nc.IsConnected() {
-			log.Warn("NATS not reachable: retrying; subscriptions wait and /healthz answers 503 until it is", "nats", o.natsURLs)
 		}
 		return nc, nc.Close, nil
 	}
@@ -216,6 +237,24 @@ func connectNATS(o options, log *slog.Logger) (*nats.Conn, func(), error) {
 		return nil, nil, err
 	}
 	return nc, func() { nc.Close(); stopServer() }, nil
+}
+
+// checkNATSURLs checks --nats: URLs of the schemes nats.go dials (nats,
+// tls, ws, wss), or host:port, which it takes for nats://; nats.go would
+// take any other scheme for nats:// too, and a typo would wait for ever.
+func checkNATSURLs(urls string) error {
+	for u := range strings.SplitSeq(urls, ",") {
+		u = strings.TrimSpace(u)
+		scheme, _, ok := strings.Cut(u, "://")
+		scheme = strings.ToLower(scheme)
+		switch {
+		case !ok:
+		case scheme == "nats", scheme == "tls", scheme == "ws", scheme == "wss":
+		default:
+			return fmt.Errorf("nats %s: unknown scheme %q (nats, tls, ws or wss)", u, scheme)
+		}
+	}
+	return nil
 }
 
 // publishTicks publishes {"n":…, "time":…} on demo.tick each second.

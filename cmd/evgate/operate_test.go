@@ -2,8 +2,11 @@ package main
 
 import (
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/evloop/evloop/internal/testpeer"
 	"github.com/gorilla/websocket"
+	"github.com/nats-io/nats-server/v2/server"
 )
 
 // Profiles, and the command line that may hold --token, are served only
@@ -132,4 +136,33 @@ func healthz(addr string) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// A --nats that cannot work stops the start with the reason, as it did
+// before servers not yet up were waited for: credentials the server
+// refuses, a name that does not resolve, a scheme nats.go does not know.
+func TestNATSBadURLFailsFast(t *testing.T) {
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, Username: "u", Password: "p", NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	defer ns.Shutdown()
+	if !ns.ReadyForConnections(5 * time.Second) {
+		t.Fatal("nats-server not ready")
+	}
+	port := strconv.Itoa(ns.Addr().(*net.TCPAddr).Port)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, url := range []string{"nats://u:wrong@127.0.0.1:" + port, "nats://no-such-host.invalid:4222", "foo://127.0.0.1:4222"} {
+		if nc, stop, err := connectNATS(options{natsURLs: url}, log); err == nil {
+			connected := nc.IsConnected()
+			stop()
+			t.Errorf("connectNATS(%q) = nil error (connected %v); want the reason it cannot work", url, connected)
+		}
+	}
+	nc, stop, err := connectNATS(options{natsURLs: "nats://u:p@127.0.0.1:" + port}, log)
+	if err != nil || !nc.IsConnected() {
+		t.Fatalf("connectNATS with the right credentials: %v", err)
+	}
+	stop()
 }
