@@ -256,7 +256,7 @@ func debugObject(s *Server, c *client, key []byte) {
 	w := rdbWriter{compress: s.compress()}
 	w.value(e)
 	line := fmt.Sprintf("Value at:%p refcount:%d encoding:%s serializedlength:%d lru:%d lru_seconds_idle:%d",
-		e, refcount(e), e.encoding(), len(w.buf), e.lru&(1<<24-1), s.clock()-e.lru)
+		e, s.refcount(e), e.encoding(), len(w.buf), e.lru&(1<<24-1), s.clock()-e.lru)
 	if l, ok := e.obj.(*list); ok {
 		nodes, size := 0, 0
 		for i := range l.count {

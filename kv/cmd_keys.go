@@ -693,14 +693,17 @@ func objectEncoding(s *Server, c *client, args [][]byte) {
 
 func objectRefcount(s *Server, c *client, args [][]byte) {
 	if e := s.objectEntry(c, args[2]); e != nil {
-		s.w.Int(refcount(e))
+		s.w.Int(s.refcount(e))
 	}
 }
 
 // refcount is e's reference count as Redis reports it: its shared
-// objects' count for a small integer it shares, else 1.
-func refcount(e *entry) int64 {
-	if e.obj == nil && isShared(e.str) {
+// objects' count for a small integer it shares, else 1. Redis shares none
+// while maxmemory is set with an LRU or LFU policy, where each key keeps
+// its own access time.
+func (s *Server) refcount(e *entry) int64 {
+	ownLRU := s.evict.max > 0 && s.evict.policy != noEviction && s.evict.policy != volatileTTL && s.evict.policy != allKeysRandom && s.evict.policy != volatileRandom
+	if e.obj == nil && isShared(e.str) && !ownLRU {
 		return math.MaxInt32
 	}
 	return 1

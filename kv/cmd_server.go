@@ -1285,12 +1285,13 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 	}
 	if want("memory") {
 		section("Memory")
-		heap, sys := memoryUsed()
+		_, sys := memoryUsed()
+		heap := s.usedMemory()
 		field("used_memory", heap)
-		field("used_memory_human", human(int64(heap)))
+		field("used_memory_human", human(heap))
 		field("used_memory_rss", rss())
 		field("used_memory_rss_human", human(rss()))
-		peak := s.notePeak(int64(heap))
+		peak := s.notePeak(heap)
 		field("used_memory_peak", peak)
 		field("used_memory_peak_human", human(peak))
 		field("used_memory_startup", s.memStartup)
@@ -1298,8 +1299,6 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 		field("maxmemory", s.evict.max)
 		field("maxmemory_human", human(s.evict.max))
 		field("maxmemory_policy", s.evict.policy.String())
-		// What maxmemory is compared with (see memEstimate), evkv's own.
-		field("mem_counted_for_evict", s.usedMemory())
 		field("mem_allocator", "go")
 	}
 	if want("persistence") {

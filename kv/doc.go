@@ -34,7 +34,7 @@
 // sends the evicted event and is seen by the WATCHes on it. The memory
 // used is the Go heap's: its live bytes at the last collection, plus what
 // was allocated since, less what the keys evicted since held (INFO's
-// mem_counted_for_evict). Garbage counts until the collector takes it: an
+// used_memory). Garbage counts until the collector takes it: an
 // excess of up to a sixteenth of maxmemory that garbage may explain starts
 // a collection rather than evict keys, and while one runs the memory used
 // may pass maxmemory by an eighth. The process's resident memory is more:

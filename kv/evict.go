@@ -93,10 +93,14 @@ type memEstimate struct {
 var memMetrics = [...]string{"/gc/cycles/total:gc-cycles", "/gc/heap/live:bytes", "/gc/heap/allocs:bytes", "/memory/classes/heap/objects:bytes"}
 
 // read reads the runtime's counters: a collection that ended since the
-// last reading restarts the count from the heap it left. What was
-// allocated between its end and this reading is what the heap's objects
-// hold beyond the live ones it marked, or less: the objects not yet swept
-// count too, which errs on the side of evicting.
+// last reading restarts the count from the heap it left and from the
+// allocations of the last reading, so that what was allocated between
+// that reading and the collection's end counts twice (when it is live):
+// while commands run, the counters are read every millisecond, and the
+// error, on the side of evicting, is what the collection's own run lets
+// be allocated. (The heap's objects beyond the live ones would tell what
+// was allocated since the end exactly, but for the dead objects not yet
+// swept, as many as the live ones under GOGC's default.)
 func (m *memEstimate) read() {
 	var samples [len(memMetrics)]metrics.Sample
 	for i, name := range memMetrics {
@@ -105,8 +109,11 @@ func (m *memEstimate) read() {
 	metrics.Read(samples[:])
 	cycles, live := samples[0].Value.Uint64(), int64(samples[1].Value.Uint64())
 	allocs, objects := int64(samples[2].Value.Uint64()), int64(samples[3].Value.Uint64())
-	if cycles != m.cycles {
-		m.cycles, m.live, m.allocs, m.freed = cycles, live, allocs-max(0, objects-live), 0
+	switch {
+	case m.cycles == 0: // the first reading: the heap is what there is
+		m.cycles, m.live, m.allocs = cycles, objects, allocs
+	case cycles != m.cycles:
+		m.cycles, m.live, m.allocs, m.freed = cycles, live, m.now, 0
 	}
 	m.now, m.pending = allocs, 0
 }
@@ -136,15 +143,22 @@ func (m *memEstimate) unaccounted() int64 { return m.now - m.allocs + m.pending 
 // maxmemory is to be left to a collection rather than taken from the
 // keys: while it is within a sixteenth of maxmemory and garbage may make
 // it up (as much was allocated since the last collection as a sixteenth
-// of maxmemory), a collection is started on a goroutine of its own and the
-// keys are kept. Values overwritten, keys deleted and buffers let go would
-// otherwise pass for data until the runtime's own collector came round, up
-// to a heap as large again, and push keys out of a cache that holds less
-// than maxmemory.
+// of maxmemory), a collection is made and the keys are kept. Values
+// overwritten, keys deleted and buffers let go would otherwise pass for
+// data until the runtime's own collector came round, up to a heap as
+// large again, and push keys out of a cache that holds less than
+// maxmemory. A small heap (below syncCollect) is collected at once, on the
+// loop, which then reads the estimate again and evicts what is still past
+// maxmemory; a larger one on a goroutine of its own, the loop going on.
 func (s *Server) collectInstead(excess int64) bool {
 	m, slack := &s.evict.mem, s.evict.max/16
 	if excess > slack || m.unaccounted() < slack {
 		return false
+	}
+	if m.live < syncCollect {
+		runtime.GC()
+		m.read()
+		return m.used() <= s.evict.max
 	}
 	m.gc.Store(true)
 	go func() {
@@ -153,6 +167,10 @@ func (s *Server) collectInstead(excess int64) bool {
 	}()
 	return true
 }
+
+// syncCollect is the live heap below which a collection is made on the
+// loop: a few milliseconds at most.
+const syncCollect = 8 << 20
 
 // Results of performEvictions, as Redis's.
 const (
@@ -468,7 +486,11 @@ var evictionParams = []configParam{
 		s.evict.max = n
 		if n > 0 && s.usedMemory() > n {
 			s.log.Warn("kv: maxmemory is below the memory in use: keys are evicted as the policy says, or writes refused", "maxmemory", n, "used", s.usedMemory(), "policy", s.evict.policy.String())
-			s.performEvictions()
+		}
+		if n > 0 && s.ev != nil {
+			// After the command, as Redis's startEvictionTimeProc: the
+			// commands of an EXEC that set it run first.
+			s.ev.Submit(0, func() { s.performEvictions() })
 		}
 		return nil
 	}},

@@ -43,6 +43,11 @@ func TestCompatMaxmemoryConfig(t *testing.T) {
 // servers past it whatever their figures.
 func TestCompatMaxmemoryOOM(t *testing.T) {
 	compareWithRedis(t, [][]string{
+		// Set in a transaction, maxmemory evicts once it is over, as
+		// Redis's startEvictionTimeProc: the INCR after it counts on.
+		{"CONFIG", "SET", "maxmemory-policy", "allkeys-lru"},
+		{"MULTI"}, {"INCR", "x"}, {"CONFIG", "SET", "maxmemory", "1"}, {"INCR", "x"}, {"EXEC"},
+		{"DBSIZE"}, {"CONFIG", "SET", "maxmemory", "0"},
 		{"SET", "a", "1"}, {"SET", "b", "2"}, {"SET", "v", "3", "EX", "1000"},
 		{"CONFIG", "SET", "maxmemory-policy", "noeviction"}, {"CONFIG", "SET", "maxmemory", "1"},
 		{"SET", "c", "3"}, {"INCR", "a"}, {"RPUSH", "l", "x"}, {"GET", "a"}, {"DBSIZE"}, {"PING"},
@@ -138,7 +143,7 @@ func fillToEvict(t *testing.T, policy string, cold func(c *redis.Client, key, va
 		coldLeft += int(c.Exists(ctx, "cold:"+strconv.Itoa(i)).Val())
 		hotLeft += int(c.Exists(ctx, "hot:"+strconv.Itoa(i)).Val())
 	}
-	counted, _ := strconv.ParseInt(infoField(c.Info(ctx, "memory").Val(), "mem_counted_for_evict"), 10, 64)
+	counted, _ := strconv.ParseInt(infoField(c.Info(ctx, "memory").Val(), "used_memory"), 10, 64)
 	t.Logf("%s: %d keys of 10 KiB left, %d idle or rare or soon to expire; %d bytes counted for a maxmemory of %d", policy, coldLeft+hotLeft, coldLeft, counted, base+n*3/2*size)
 	if coldLeft+hotLeft > n*3/2+n/20 || coldLeft+hotLeft < n {
 		t.Errorf("%s: %d keys of 10 KiB left under a maxmemory that holds about %d", policy, coldLeft+hotLeft, n*3/2)
@@ -215,5 +220,21 @@ func TestCompatObjectFreq(t *testing.T) {
 		{"RESTORE", "r", "0", "\x00\x01v\n\x00\x91\x08\xce\xb2\x198\x8a\xce", "FREQ", "100"}, {"OBJECT", "FREQ", "r"},
 		{"CONFIG", "SET", "lfu-log-factor", "0"}, {"GET", "n"}, {"GET", "n"}, {"OBJECT", "FREQ", "n"},
 		{"CONFIG", "SET", "maxmemory-policy", "noeviction"},
+	})
+}
+
+// Small integers are shared objects but while maxmemory is set with an
+// LRU or LFU policy, where each key keeps its own access time, as in
+// Redis's OBJECT REFCOUNT.
+func TestCompatMaxmemorySharedIntegers(t *testing.T) {
+	compareWithRedis(t, [][]string{
+		{"SET", "a", "1"}, {"OBJECT", "REFCOUNT", "a"},
+		{"CONFIG", "SET", "maxmemory", "1gb"}, {"CONFIG", "SET", "maxmemory-policy", "allkeys-random"},
+		{"SET", "b", "1"}, {"OBJECT", "REFCOUNT", "b"},
+		{"CONFIG", "SET", "maxmemory-policy", "allkeys-lru"},
+		{"SET", "c", "1"}, {"OBJECT", "REFCOUNT", "c"},
+		{"CONFIG", "SET", "maxmemory-policy", "volatile-lfu"},
+		{"SET", "d", "1"}, {"OBJECT", "REFCOUNT", "d"},
+		{"CONFIG", "SET", "maxmemory", "0"}, {"CONFIG", "SET", "maxmemory-policy", "noeviction"},
 	})
 }
