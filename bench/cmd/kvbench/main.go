@@ -12,6 +12,7 @@
 //	go run ./cmd/kvbench -n 100000 -runs 3 -tests set,get   # quicker
 //	go run ./cmd/kvbench -configs "" -memkeys 0 -memitems 0 -bigargs 1000000 -runs 9   # one big RPUSH
 //	go run ./cmd/kvbench -n 100000 -runs 3 -configs P1 -tests append_100b,setrange_1mib,bitfield_1mib -memkeys 0 -memitems 0 -memsmall 0
+//	go run ./cmd/kvbench -n 300000 -runs 3 -configs P1,P16 -tests set,get -d 1000 -serverargs "--maxmemory 32mb --maxmemory-policy allkeys-lru" -memkeys 0 -memitems 0 -memsmall 0   # evicting
 //
 // Each server runs as its own process pinned to CPU 0 (redis-server from
 // Debian's package with persistence off; evkv built from ../cmd/evkv),
@@ -71,6 +72,12 @@ func geoPoints(n int) []string {
 	return cmds
 }
 
+// valueSize and serverArgs are -d and -serverargs.
+var (
+	valueSize  = 3
+	serverArgs []string
+)
+
 type server struct {
 	name string
 	argv func(port int) []string
@@ -97,6 +104,11 @@ func main() {
 	memSmall := flag.Int("memsmall", 100000, "small sets and hashes for their memory comparison (0: skip)")
 	bigArgs := flag.Int("bigargs", 0, "items of one RPUSH to time, arriving in 64 KiB writes, -runs times per server (0: skip)")
 	pin := flag.Bool("pin", true, "pin servers to CPU 0 and redis-benchmark to CPU 1 with taskset")
+	flag.IntVar(&valueSize, "d", 3, "value size of redis-benchmark's tests (redis-benchmark -d)")
+	flag.Func("serverargs", "`arguments` given to every server, space-separated (\"--maxmemory 32mb --maxmemory-policy allkeys-lru\")", func(v string) error {
+		serverArgs = strings.Fields(v)
+		return nil
+	})
 	var also []server
 	flag.Func("also", "`name=path` of another evkv binary to run in turn with the others and compare with this tree's (repeatable)", func(v string) error {
 		name, bin, ok := strings.Cut(v, "=")
@@ -132,7 +144,7 @@ func run(n, runs int, tests, configNames []string, memKeys, memItems, memSmall, 
 	}
 	servers := []server{
 		{"redis", func(port int) []string {
-			return []string{redisBin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--maxclients", "10000", "--dir", os.TempDir()}
+			return append([]string{redisBin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--maxclients", "10000", "--dir", os.TempDir()}, serverArgs...)
 		}},
 		evkvServer("evkv", evkv),
 	}
@@ -294,7 +306,7 @@ func bigCommands(servers []server, n, runs int, pin bool) error {
 
 func evkvServer(name, bin string) server {
 	return server{name, func(port int) []string {
-		return []string{bin, "--port", strconv.Itoa(port), "--appendonly", "no"}
+		return append([]string{bin, "--port", strconv.Itoa(port), "--appendonly", "no"}, serverArgs...)
 	}}
 }
 
@@ -408,7 +420,7 @@ func benchTest(pid, port int, cfg config, n int, t string, pin bool, done map[st
 		return result{}, err
 	}
 	argv := []string{"redis-benchmark", "-p", strconv.Itoa(port), "-n", strconv.Itoa(n), "-c", strconv.Itoa(cfg.clients),
-		"-P", strconv.Itoa(cfg.pipelined), "-r", "100000", "--csv"}
+		"-P", strconv.Itoa(cfg.pipelined), "-r", "100000", "-d", strconv.Itoa(valueSize), "--csv"}
 	if et, ok := valueTests[t]; ok {
 		if err := inline(port, et.setup); err != nil {
 			return result{}, fmt.Errorf("%s's setup: %v", t, err)
@@ -420,9 +432,12 @@ func benchTest(pid, port int, cfg config, n int, t string, pin bool, done map[st
 	if pin {
 		argv = append([]string{"taskset", "-c", "1"}, argv...)
 	}
-	raw, err := exec.Command(argv[0], argv[1:]...).Output()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	raw, err := cmd.Output()
 	if err != nil {
-		return result{}, fmt.Errorf("redis-benchmark -t %s: %v", t, err)
+		return result{}, fmt.Errorf("redis-benchmark -t %s: %v: %s%s", t, err, raw, stderr.String())
 	}
 	after, err := proc.CPUTime(pid)
 	if err != nil {
