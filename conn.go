@@ -969,6 +969,17 @@ func (c *Conn) Loop() int { return c.ls.index }
 // connections from Dial and a listener's, say).
 func (c *Conn) Server() *Server { return c.ls.s }
 
+// Fd returns the connection's file descriptor, or -1 once closed: for
+// what identifies a connection to its operators (Redis's CLIENT LIST
+// shows it) and for socket options the package does not set. The loop
+// owns it: it must not be read, written or closed.
+func (c *Conn) Fd() int {
+	if c.state == closed {
+		return -1
+	}
+	return int(c.fd)
+}
+
 // Closed reports whether the connection is closed or closing.
 func (c *Conn) Closed() bool { return c.state >= closing }
 

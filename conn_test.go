@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"net"
@@ -307,6 +308,7 @@ func TestWriteLast(t *testing.T) {
 		full, last         error
 		after, secondLast  error
 		detach             error
+		fd                 int
 		buffered, maxBound int
 	}
 	results := make(chan result, 1)
@@ -331,14 +333,19 @@ func TestWriteLast(t *testing.T) {
 			if nc, _, r.detach = c.Detach(); nc != nil {
 				nc.Close()
 			}
-			r.buffered, r.maxBound = c.OutboundBuffered(), bound
+			r.buffered, r.maxBound, r.fd = c.OutboundBuffered(), bound, c.Fd()
 			results <- r
 		},
 		data: func(c *Conn) {
 			b, _ := c.Next(c.InboundBuffered())
 			got <- string(b)
 		},
-		close: func(c *Conn, err error) { closed <- err },
+		close: func(c *Conn, err error) {
+			if c.Fd() != -1 {
+				err = fmt.Errorf("Fd %d in OnClose; want -1", c.Fd())
+			}
+			closed <- err
+		},
 	}
 	_, addr := serve(t, h, Options{Loops: 1, MaxOutbound: bound})
 	c := dial(t, addr)
@@ -346,6 +353,9 @@ func TestWriteLast(t *testing.T) {
 	if !errors.Is(r.full, ErrOutboundFull) || r.last != nil || !errors.Is(r.after, ErrClosed) || !errors.Is(r.secondLast, ErrClosed) {
 		t.Fatalf("Write past the bound = %v, WriteLast = %v, Write after = %v, WriteLast again = %v; want ErrOutboundFull, nil, ErrClosed, ErrClosed",
 			r.full, r.last, r.after, r.secondLast)
+	}
+	if r.fd <= 0 {
+		t.Errorf("Fd %d on an open connection", r.fd)
 	}
 	if !errors.Is(r.detach, ErrClosed) {
 		t.Fatalf("Detach after WriteLast = %v; want ErrClosed", r.detach)
