@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // serverVersion is the Redis version whose behaviour evkv follows, as
@@ -267,11 +268,52 @@ func (s *Server) describe(c *client, now time.Time) string {
 	if cmdName == "" {
 		cmdName = "NULL"
 	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=0 multi=%d qbuf=%d omem=%d cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
-		c.id, addr, laddr, c.name, int64(now.Sub(c.created).Seconds()), max(0, (now.UnixMilli()-c.lastActive)/1000),
-		flags, c.db.id, len(c.channels), len(c.patterns), multi, c.conn.InboundBuffered(), c.conn.OutboundBuffered(),
-		cmdName, c.proto, c.libName, c.libVer)
+	// Redis's memory figures, as evkv holds them: the query buffer is the
+	// bytes received and not yet run (qbuf-free, the room left in the
+	// chunk that holds them); the arguments are those of the command
+	// running (CLIENT LIST's own, for the client that sent it) and, in
+	// MULTI, those queued; replies are queued on the connection, in 16
+	// KiB blocks as Redis counts its reply list (obl, the fixed reply
+	// buffer, and rbs, rbp, its size and peak, are evkv's loop's, not the
+	// client's: 0).
+	qbuf := c.conn.InboundBuffered()
+	qfree := 0
+	if qbuf > 0 {
+		qfree = (qbuf+queryChunk-1)/queryChunk*queryChunk - qbuf
+	}
+	argvMem := 0
+	if c == s.cur {
+		for _, a := range s.curArgs {
+			argvMem += len(a)
+		}
+	}
+	multiMem := 0
+	for _, q := range c.multi {
+		multiMem += int(unsafe.Sizeof(q)) + len(q)*int(unsafe.Sizeof(q[0]))
+		for _, a := range q {
+			multiMem += len(a)
+		}
+	}
+	omem := c.conn.OutboundBuffered()
+	oll := (omem + replyBlock - 1) / replyBlock
+	totMem := int(unsafe.Sizeof(*c)) + qbuf + qfree + argvMem + multiMem + omem
+	events := "r"
+	if omem > 0 {
+		events = "rw"
+	}
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=0 multi=%d qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=%d rbs=0 rbp=0 obl=0 oll=%d omem=%d tot-mem=%d events=%s cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
+		c.id, addr, laddr, c.conn.Fd(), c.name, int64(now.Sub(c.created).Seconds()), max(0, (now.UnixMilli()-c.lastActive)/1000),
+		flags, c.db.id, len(c.channels), len(c.patterns), multi, qbuf, qfree, argvMem, multiMem,
+		oll, omem, totMem, events, cmdName, c.proto, c.libName, c.libVer)
 }
+
+// queryChunk and replyBlock are the sizes CLIENT LIST counts a query
+// buffer's room and a reply list's blocks in: evloop's chunk, Redis's
+// PROTO_REPLY_CHUNK_BYTES.
+const (
+	queryChunk = 16 << 10
+	replyBlock = 16 << 10
+)
 
 // sortedClients returns the clients by id.
 func (s *Server) sortedClients() []*client {

@@ -312,6 +312,7 @@ func arityOK(arity, n int) bool {
 // call runs one request of c's, with the checks Redis makes first.
 func (s *Server) call(c *client, args [][]byte) {
 	c.lastActive = s.ms
+	s.curArgs = args
 	cmd := c.lastTop
 	if cmd == nil || !isName(args[0], cmd.name) {
 		// A client mostly sends one command over and over: the map only

@@ -460,3 +460,53 @@ func replayAndRewrite(t *testing.T, cfg Config, check func(when string, c *redis
 	_, addr = startServer(t, cfg)
 	check("after the rewrite", goRedis(t, addr))
 }
+
+// CLIENT LIST and CLIENT INFO give Redis 7.0's fields in its order (evkv
+// adds 7.2's lib-name and lib-ver at the end), with the figures a
+// client's line is read for: the fd, the command's arguments, a
+// transaction's queued ones, the query buffer's room and the events.
+func TestCompatClientListFields(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	ours, theirs := dialRaw(t, addr), dialRaw(t, redisServer(t))
+	fields := func(line string) (names []string, vals map[string]string) {
+		vals = map[string]string{}
+		for f := range strings.FieldsSeq(line) {
+			k, v, _ := strings.Cut(f, "=")
+			names = append(names, k)
+			vals[k] = v
+		}
+		return names, vals
+	}
+	for _, cmd := range [][]string{{"CLIENT", "LIST"}, {"CLIENT", "INFO"}} {
+		var got, want []string
+		for i, rc := range []*rawConn{ours, theirs} {
+			rc.do("MULTI")
+			rc.do("SET", "k", "value")
+			rc.do("EXEC")
+			reply := rc.do(cmd...)
+			_, line, _ := strings.Cut(reply, "\r\n")
+			names, vals := fields(line)
+			if i == 0 {
+				got = names
+				if vals["argv-mem"] != strconv.Itoa(len(cmd[0])+len(cmd[1])) || vals["multi-mem"] != "0" || vals["events"] != "r" || vals["fd"] == "-1" || vals["qbuf"] == "0" {
+					t.Errorf("%s: evkv's line %q", cmd, line)
+				}
+			} else {
+				want = names
+			}
+		}
+		if i := slices.Index(got, "lib-name"); i >= 0 {
+			got = got[:i]
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s fields: evkv %v; Redis %v", cmd, got, want)
+		}
+	}
+	id := strings.Trim(ours.do("CLIENT", "ID"), ":\r\n")
+	ours.do("MULTI")
+	ours.do("SET", "k", "value")
+	_, line, _ := strings.Cut(dialRaw(t, addr).do("CLIENT", "LIST", "ID", id), "\r\n")
+	if _, vals := fields(line); vals["multi-mem"] == "0" || vals["multi"] != "1" || vals["argv-mem"] != "0" {
+		t.Errorf("a client in MULTI with a command queued, seen by another: %q; want multi-mem counted, no argv-mem", line)
+	}
+}

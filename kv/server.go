@@ -168,6 +168,7 @@ type Server struct {
 	recentBuffers       recentMax // the biggest client buffers of the last seconds
 	bw                  []byte    // s.w's buffer while a blocked client is answered; see answer
 	cur                 *client
+	curArgs             [][]byte // the arguments of the command running, for CLIENT LIST's argv-mem
 	ms                  int64 // the time of the command being run, Unix ms
 	start               time.Time
 	runID               string        // INFO's run_id
@@ -875,7 +876,7 @@ func (s *Server) serve(c *client) {
 	}
 	c.conn.Discard(off)
 	c.parser.Release()
-	s.cur = nil
+	s.cur, s.curArgs = nil, nil
 	s.flushReply(c)
 	if !c.closed && c.conn.InboundBuffered() > s.cfg.QueryBufferLimit {
 		// As Redis's readQueryFromClient: closed at once, without a reply.
@@ -893,7 +894,7 @@ func (s *Server) serve(c *client) {
 // is in memory, not in the log). c is forgotten at once.
 func (s *Server) abandon(c *client, mark int) {
 	s.w.Buf = s.w.Buf[:mark]
-	s.cur = nil
+	s.cur, s.curArgs = nil, nil
 	s.flushReply(c)
 	s.ow.Reset()
 	if s.inExec {
