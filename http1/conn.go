@@ -1,6 +1,7 @@
 package http1
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"time"
@@ -69,6 +70,9 @@ type conn struct {
 	// reported is the last state told to Server.ConnState, plus one (0:
 	// none yet).
 	reported uint8
+	// ctx is what Server.ConnContext returned: the parent of the pooled
+	// requests' contexts (nil: the server's).
+	ctx context.Context
 }
 
 // A connection's phase decides which timeout applies.

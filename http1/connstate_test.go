@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -338,5 +339,45 @@ func TestConnStateBodies(t *testing.T) {
 				t.Errorf("states %v; want %v", got, want)
 			}
 		})
+	}
+}
+
+// Pooled requests' contexts derive from ConnContext's for their
+// connection, which derives from BaseContext's; a nil one drops that
+// connection alone.
+func TestConnContext(t *testing.T) {
+	type key struct{}
+	var n atomic.Int64
+	srv := &http1.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprint(w, r.Context().Value(key{}))
+		}),
+		BaseContext: func(net.Listener) context.Context {
+			return context.WithValue(context.Background(), key{}, "base")
+		},
+		ConnContext: func(ctx context.Context, c *evloop.Conn) context.Context {
+			i := n.Add(1)
+			if i == 3 {
+				return nil
+			}
+			return context.WithValue(ctx, key{}, fmt.Sprint(ctx.Value(key{}), " conn ", i))
+		},
+	}
+	addr := serve(t, srv)
+	for i := 1; i <= 2; i++ {
+		c := dialRaw(t, addr)
+		for range 2 {
+			if _, _, body := c.get("/"); body != fmt.Sprint("base conn ", i) {
+				t.Fatalf("connection %d's request saw %q", i, body)
+			}
+		}
+	}
+	c := dialRaw(t, addr)
+	c.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	if b, err := c.br.ReadByte(); err == nil {
+		t.Fatalf("a connection whose ConnContext is nil answered (%q)", b)
+	}
+	if _, _, body := dialRaw(t, addr).get("/"); body != "base conn 4" {
+		t.Fatalf("the next connection's request saw %q", body)
 	}
 }

@@ -110,6 +110,14 @@ type Server struct {
 	// clients go away, and when Shutdown gives up on their requests.
 	BaseContext func(net.Listener) context.Context
 
+	// ConnContext, if set, returns the context the pooled requests of a
+	// connection derive theirs from, given the server's (BaseContext's), as
+	// net/http's Server's does: called once, as the connection is accepted,
+	// on its loop, where it must not block; c identifies the connection
+	// and is not to be written to or closed by it. A nil context drops the
+	// connection.
+	ConnContext func(ctx context.Context, c *evloop.Conn) context.Context
+
 	// ConnState, if set, is called as a connection changes state, as
 	// net/http's Server's is: http.StateNew once accepted, StateActive when
 	// the first bytes of a request arrive, StateIdle once it waits for the
@@ -478,6 +486,14 @@ func (s *Server) OnOpen(c *evloop.Conn) {
 	hc.ls, hc.c = ls, c
 	hc.p.Limits = s.Limits
 	c.SetContext(hc)
+	if s.ConnContext != nil {
+		if hc.ctx = s.ConnContext(s.ctx, c); hc.ctx == nil {
+			s.Logger.Error("http1: ConnContext returned a nil context: connection dropped", "remote", c.RemoteAddr())
+			hc.reported = uint8(http.StateClosed) + 1 // never told new: not told closed
+			c.Abort()
+			return
+		}
+	}
 	hc.connState(http.StateNew)
 	hc.enter(idle)
 }

@@ -68,7 +68,11 @@ func (hc *conn) startStd(h http.Handler, req *Request) {
 		hc.fail(http.StatusBadRequest)
 		return
 	}
-	ctx, cancel := context.WithCancel(s.ctx)
+	parent := s.ctx
+	if hc.ctx != nil {
+		parent = hc.ctx
+	}
+	ctx, cancel := context.WithCancel(parent)
 	sr.cancel = cancel
 	if sr.local != nil {
 		ctx = context.WithValue(ctx, http.LocalAddrContextKey, sr.local)
