@@ -1,7 +1,6 @@
 package http1
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"time"
@@ -70,9 +69,6 @@ type conn struct {
 	// reported is the last state told to Server.ConnState, plus one (0:
 	// none yet).
 	reported uint8
-	// ctx is what Server.ConnContext returned: the parent of the pooled
-	// requests' contexts (nil: the server's).
-	ctx context.Context
 }
 
 // A connection's phase decides which timeout applies.
@@ -691,6 +687,9 @@ func (hc *conn) closed(err error) {
 	}
 	hc.settle()
 	hc.ls.timeouts.remove(hc)
+	if hc.ls.connCtx != nil {
+		delete(hc.ls.connCtx, hc) // a pooled handler still running keeps hc unrecycled
+	}
 	if hc.std != nil {
 		hc.std.connClosed(err) // the worker still refers to hc
 		return

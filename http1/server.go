@@ -422,6 +422,11 @@ type loopState struct {
 	// requests mostly go where the previous one went.
 	route *routeSet
 
+	// connCtx holds what Server.ConnContext returned for each connection
+	// (only while it is set): the parent of its pooled requests' contexts,
+	// kept here so that a connection without it costs no more.
+	connCtx map[*conn]context.Context
+
 	timeouts     timeouts
 	deadlines    deadlines // pooled handlers' read and write deadlines
 	shuttingDown bool
@@ -448,6 +453,9 @@ func (ls *loopState) newConn() *conn {
 // recycle keeps hc for a new connection; nothing may refer to it.
 func (ls *loopState) recycle(hc *conn) {
 	ls.timeouts.remove(hc) // on no list by now; were it, zeroed, the list would break
+	if ls.connCtx != nil {
+		delete(ls.connCtx, hc)
+	}
 	if len(ls.free) < maxFree {
 		*hc = conn{}
 		ls.free = append(ls.free, hc)
@@ -487,12 +495,17 @@ func (s *Server) OnOpen(c *evloop.Conn) {
 	hc.p.Limits = s.Limits
 	c.SetContext(hc)
 	if s.ConnContext != nil {
-		if hc.ctx = s.ConnContext(s.ctx, c); hc.ctx == nil {
+		ctx := s.ConnContext(s.ctx, c)
+		if ctx == nil {
 			s.Logger.Error("http1: ConnContext returned a nil context: connection dropped", "remote", c.RemoteAddr())
 			hc.reported = uint8(http.StateClosed) + 1 // never told new: not told closed
 			c.Abort()
 			return
 		}
+		if ls.connCtx == nil {
+			ls.connCtx = make(map[*conn]context.Context)
+		}
+		ls.connCtx[hc] = ctx
 	}
 	hc.connState(http.StateNew)
 	hc.enter(idle)

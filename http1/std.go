@@ -69,8 +69,8 @@ func (hc *conn) startStd(h http.Handler, req *Request) {
 		return
 	}
 	parent := s.ctx
-	if hc.ctx != nil {
-		parent = hc.ctx
+	if ctx, ok := hc.ls.connCtx[hc]; ok {
+		parent = ctx
 	}
 	ctx, cancel := context.WithCancel(parent)
 	sr.cancel = cancel
