@@ -31,7 +31,7 @@ func dumpCommand(s *Server, c *client, args [][]byte) {
 // parsePayload checks a DUMP payload's version and checksum, as Redis's
 // verifyDumpPayload, and reads its value. ok is false for a payload whose
 // footer is wrong; err is the value's error otherwise.
-func parsePayload(p []byte) (e entry, ok bool, err error) {
+func parsePayload(p []byte, lim *encodingLimits) (e entry, ok bool, err error) {
 	if len(p) < 10 {
 		return entry{}, false, nil
 	}
@@ -42,6 +42,9 @@ func parsePayload(p []byte) (e entry, ok bool, err error) {
 	// The value is read from the whole payload, footer included, as
 	// Redis reads it: a value may end inside the footer.
 	r := newRDBReader(bytes.NewReader(p), int64(len(p)))
+	if lim != nil {
+		r.limits = lim
+	}
 	t, err := r.byte()
 	if err != nil {
 		return entry{}, true, err
@@ -104,7 +107,7 @@ func restoreCommand(s *Server, c *client, args [][]byte) {
 	if !ok {
 		return
 	}
-	val, ok, err := parsePayload(args[3])
+	val, ok, err := parsePayload(args[3], &s.limits)
 	if !ok {
 		s.w.Error("ERR DUMP payload version or checksum are wrong")
 		return

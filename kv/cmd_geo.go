@@ -451,7 +451,7 @@ func (s *Server) memberPoint(z *zset, member []byte, sh *geoShape) bool {
 // storeGeoFound stores the points found as a sorted set under q.store, by
 // geohash or (STOREDIST) by distance, and replies with their number.
 func (s *Server) storeGeoFound(c *client, q *geoQuery, found []geoFound, event string) {
-	out := newZset()
+	out := newZset(&s.limits)
 	for _, f := range found {
 		score := f.score
 		if q.storeDist {

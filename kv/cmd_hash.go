@@ -40,7 +40,7 @@ func hashForUpdate(s *Server, c *client, key []byte) (h *hash, ok bool) {
 	if !ok || h != nil {
 		return h, ok
 	}
-	h = newHash()
+	h = newHash(&s.limits)
 	c.db.add(key, h)
 	return h, true
 }

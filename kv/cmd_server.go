@@ -453,11 +453,42 @@ func (s *Server) setLogLevel(v string) error {
 	return nil
 }
 
+// encodingParams are the thresholds of the compact encodings that act:
+// a sorted set's, a hash's (its values at most hashPackMax bytes, however
+// long the setting) and an intset's; a list's nodes keep Redis's default
+// size.
+var encodingParams = []configParam{
+	limitParam("hash-max-listpack-entries", func(l *encodingLimits) *int { return &l.hashEntries }, false),
+	limitParam("hash-max-listpack-value", func(l *encodingLimits) *int { return &l.hashValue }, true),
+	limitParam("set-max-intset-entries", func(l *encodingLimits) *int { return &l.intsetEntries }, false),
+	limitParam("zset-max-listpack-entries", func(l *encodingLimits) *int { return &l.zsetEntries }, false),
+	limitParam("zset-max-listpack-value", func(l *encodingLimits) *int { return &l.zsetValue }, true),
+}
+
+// limitParam is the parameter name of the threshold field gives: a count,
+// or a memory value ("64", "1kb").
+func limitParam(name string, field func(*encodingLimits) *int, memory bool) configParam {
+	return configParam{name, func(s *Server) string { return strconv.Itoa(*field(&s.limits)) }, func(s *Server, v string) error {
+		var n int64
+		var err error
+		if memory {
+			n, err = memoryParam(v)
+		} else {
+			n, err = intParam(v, 0, math.MaxInt64)
+		}
+		if err == nil {
+			*field(&s.limits) = int(n)
+		}
+		return err
+	}}
+}
+
 // inertParams are Redis 7.0 parameters of what evkv has no counterpart
 // for, or keeps its own way: replication, the ACL log, lazy freeing (the
 // collector frees), the allocator, the process's title and OOM score, the
-// encodings of lists, sorted sets and streams and the thresholds of the
-// compact ones (evkv's are Redis 7.0's defaults, fixed). They are taken,
+// encodings of lists and streams (a list's node size is Redis 7.0's
+// default, fixed; the other compact encodings' thresholds act, see
+// encodingParams). They are taken,
 // checked as Redis checks them, and kept for CONFIG GET, so that a Redis
 // configuration file starts evkv; they have no effect, and New logs the
 // ones Config.Settings gives, but for actingParams, which the RDB file
@@ -510,11 +541,6 @@ var inertParams = []inertParam{
 	{"aof-use-rdb-preamble", "yes", checkBool, false, false},
 	{"aof-timestamp-enabled", "no", checkBool, false, false},
 	{"aof-rewrite-incremental-fsync", "yes", checkBool, false, false},
-	{"hash-max-listpack-entries", "512", checkInt(0, math.MaxInt64), false, false},
-	{"hash-max-listpack-value", "64", checkMemory, false, false},
-	{"set-max-intset-entries", "512", checkInt(0, math.MaxInt64), false, false},
-	{"zset-max-listpack-entries", "128", checkInt(0, math.MaxInt64), false, false},
-	{"zset-max-listpack-value", "64", checkMemory, false, false},
 	{"list-max-listpack-size", "-2", checkInt(math.MinInt32, math.MaxInt32), false, false},
 	{"list-compress-depth", "0", checkInt(0, math.MaxInt32), false, false},
 	{"stream-node-max-bytes", "4096", checkMemory, false, false},
@@ -553,6 +579,7 @@ type inertParam struct {
 
 func init() {
 	configParams = append(configParams, evictionParams...)
+	configParams = append(configParams, encodingParams...)
 	for _, ip := range inertParams {
 		name, def, check := ip.name, ip.def, ip.check
 		configParams = append(configParams, configParam{

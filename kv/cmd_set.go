@@ -50,7 +50,7 @@ func saddCommand(s *Server, c *client, args [][]byte) {
 	}
 	added := 0
 	for _, m := range args[2:] {
-		if o.add(m) {
+		if o.add(m, s.limits.intsetEntries) {
 			added++
 		}
 	}
@@ -276,7 +276,7 @@ func spopCommand(s *Server, c *client, args [][]byte) {
 		kept := distinctRandom(o, remaining)
 		rest := newSet([]byte(kept[0]))
 		for _, m := range kept {
-			rest.add([]byte(m))
+			rest.add([]byte(m), s.limits.intsetEntries)
 		}
 		popped = make([]string, 0, n)
 		for _, m := range o.list() {
@@ -335,7 +335,7 @@ func smoveCommand(s *Server, c *client, args [][]byte) {
 		c.db.add(dst, to)
 	}
 	s.modified(c.db, src)
-	if to.add(member) {
+	if to.add(member, s.limits.intsetEntries) {
 		s.modified(c.db, dst)
 		s.notify(notifySet, "sadd", dst, c.db.id)
 	}
@@ -398,8 +398,9 @@ func sortBySize(sets []*set) {
 }
 
 // unionOrDiff builds the union of sets, or the first minus the others, as
-// a new set, whose encoding follows from its members as Redis's would.
-func unionOrDiff(sets []*set, diff bool) *set {
+// a new set, whose encoding follows from its members as Redis's would, an
+// intset of at most maxInts.
+func unionOrDiff(sets []*set, diff bool, maxInts int) *set {
 	out := &set{}
 	if diff {
 		if sets[0] == nil {
@@ -414,7 +415,7 @@ func unionOrDiff(sets []*set, diff bool) *set {
 				}
 			}
 			if !in {
-				out.add([]byte(m))
+				out.add([]byte(m), maxInts)
 			}
 		}
 		return out
@@ -424,7 +425,7 @@ func unionOrDiff(sets []*set, diff bool) *set {
 			continue
 		}
 		for i := range o.len() {
-			out.add([]byte(o.at(i)))
+			out.add([]byte(o.at(i)), maxInts)
 		}
 	}
 	return out
@@ -446,7 +447,7 @@ func setAlgebra(s *Server, c *client, keys [][]byte, diff bool) {
 	if !ok {
 		return
 	}
-	s.replySet(unionOrDiff(sets, diff).list())
+	s.replySet(unionOrDiff(sets, diff, s.limits.intsetEntries).list())
 }
 
 func sintercardCommand(s *Server, c *client, args [][]byte) {
@@ -487,7 +488,7 @@ func sinterstoreCommand(s *Server, c *client, args [][]byte) {
 	}
 	out := &set{}
 	for _, m := range intersect(sets, 0) {
-		out.add([]byte(m))
+		out.add([]byte(m), s.limits.intsetEntries)
 	}
 	s.storeSet(c, args[1], out, "sinterstore")
 }
@@ -504,7 +505,7 @@ func setAlgebraStore(s *Server, c *client, args [][]byte, diff bool) {
 	if diff {
 		event = "sdiffstore"
 	}
-	s.storeSet(c, args[1], unionOrDiff(sets, diff), event)
+	s.storeSet(c, args[1], unionOrDiff(sets, diff, s.limits.intsetEntries), event)
 }
 
 // storeSet makes o the value of key, replacing what it held, or deletes

@@ -354,7 +354,7 @@ func zaddGeneric(s *Server, c *client, args [][]byte, zincrby bool) {
 				continue
 			}
 			if z == nil {
-				z = newZset()
+				z = newZset(&s.limits)
 				c.db.add(key, z)
 				created = true
 			}
@@ -648,8 +648,8 @@ func zrangeGeneric(s *Server, c *client, args [][]byte, at int, dst []byte, kind
 	if dst != nil {
 		// Redis 7.0 fills a compact set unless the rank range is known
 		// to be large, converting it on the way when it outgrows it.
-		out := newZset()
-		out.big = kind == byRank && len(nodes) > zsetListpackEntries
+		out := newZset(&s.limits)
+		out.big = kind == byRank && len(nodes) > s.limits.zsetEntries
 		for _, n := range nodes {
 			out.set([]byte(n.member), n.score)
 		}
@@ -1247,7 +1247,7 @@ func zsetOp(s *Server, c *client, args [][]byte, dst []byte, op int, cardOnly bo
 		s.w.Int(int64(zinterCard(srcs, limit)))
 		return
 	}
-	out := newZset()
+	out := newZset(&s.limits)
 	out.big = true // until stored: Redis computes in a skiplist
 	switch op {
 	case zsetUnion:

@@ -312,7 +312,6 @@ func arityOK(arity, n int) bool {
 // call runs one request of c's, with the checks Redis makes first.
 func (s *Server) call(c *client, args [][]byte) {
 	c.lastActive = s.ms
-	s.curArgs = args
 	cmd := c.lastTop
 	if cmd == nil || !isName(args[0], cmd.name) {
 		// A client mostly sends one command over and over: the map only
@@ -402,7 +401,10 @@ func (s *Server) exec(c *client, cmd *command, args [][]byte) {
 	if s.bg != nil {
 		s.bg.beginCommand(c, cmd, args)
 	}
+	prevArgs := s.curArgs // EXEC's, around a command it runs
+	s.curArgs = args
 	cmd.fn(s, c, args)
+	s.curArgs = prevArgs
 	s.writing = false
 	end := s.tick()
 	st := &s.cmdStats[cmd.id]

@@ -93,14 +93,13 @@ type memEstimate struct {
 var memMetrics = [...]string{"/gc/cycles/total:gc-cycles", "/gc/heap/live:bytes", "/gc/heap/allocs:bytes", "/memory/classes/heap/objects:bytes"}
 
 // read reads the runtime's counters: a collection that ended since the
-// last reading restarts the count from the heap it left and from the
-// allocations of the last reading, so that what was allocated between
-// that reading and the collection's end counts twice (when it is live):
-// while commands run, the counters are read every millisecond, and the
-// error, on the side of evicting, is what the collection's own run lets
-// be allocated. (The heap's objects beyond the live ones would tell what
-// was allocated since the end exactly, but for the dead objects not yet
-// swept, as many as the live ones under GOGC's default.)
+// last reading restarts the count from the heap it left, and from the
+// allocation counter as it was at the collection's end, or less, which
+// errs on the side of evicting: the larger of two bounds below it, the
+// counter at the last reading (exact to what a millisecond allocates
+// while commands run, as they read it) and the counter less what the
+// heap's objects hold beyond the live ones (exact once the dead objects
+// are swept; before, as many as the live ones under GOGC's default).
 func (m *memEstimate) read() {
 	var samples [len(memMetrics)]metrics.Sample
 	for i, name := range memMetrics {
@@ -113,7 +112,7 @@ func (m *memEstimate) read() {
 	case m.cycles == 0: // the first reading: the heap is what there is
 		m.cycles, m.live, m.allocs = cycles, objects, allocs
 	case cycles != m.cycles:
-		m.cycles, m.live, m.allocs, m.freed = cycles, live, m.now, 0
+		m.cycles, m.live, m.allocs, m.freed = cycles, live, max(m.now, allocs-max(0, objects-live)), 0
 	}
 	m.now, m.pending = allocs, 0
 }

@@ -238,3 +238,37 @@ func TestCompatMaxmemorySharedIntegers(t *testing.T) {
 		{"CONFIG", "SET", "maxmemory", "0"}, {"CONFIG", "SET", "maxmemory-policy", "noeviction"},
 	})
 }
+
+// The compact encodings' thresholds act as Redis's: a sorted set, a hash
+// or a set past them takes the other encoding for good, at a write or as
+// RESTORE reads it, and OBJECT ENCODING says so.
+func TestCompatEncodingThresholds(t *testing.T) {
+	compareWithRedis(t, [][]string{
+		{"CONFIG", "GET", "zset-max-listpack-entries"}, {"CONFIG", "GET", "hash-max-listpack-value"}, {"CONFIG", "GET", "set-max-intset-entries"},
+		{"ZADD", "z", "1", "a"}, {"OBJECT", "ENCODING", "z"},
+		{"CONFIG", "SET", "zset-max-listpack-entries", "1"}, {"ZADD", "z", "2", "b"}, {"OBJECT", "ENCODING", "z"},
+		{"CONFIG", "SET", "zset-max-listpack-entries", "128", "zset-max-listpack-value", "4"},
+		{"ZADD", "z2", "1", "abcd"}, {"OBJECT", "ENCODING", "z2"}, {"ZADD", "z2", "1", "abcde"}, {"OBJECT", "ENCODING", "z2"},
+		{"ZREM", "z2", "abcde"}, {"OBJECT", "ENCODING", "z2"},
+		{"CONFIG", "SET", "zset-max-listpack-value", "64"},
+		{"ZADD", "z3", "1", "a", "2", "b", "3", "c"},
+		{"CONFIG", "SET", "zset-max-listpack-entries", "2"},
+		{"ZRANGESTORE", "z4", "z3", "0", "-1"}, {"OBJECT", "ENCODING", "z4"},
+		{"ZUNIONSTORE", "z5", "1", "z3"}, {"OBJECT", "ENCODING", "z5"},
+		{"CONFIG", "SET", "zset-max-listpack-entries", "128"},
+		{"CONFIG", "SET", "hash-max-listpack-value", "8"},
+		{"HSET", "h", "f", "short"}, {"OBJECT", "ENCODING", "h"}, {"HSET", "h", "f", "longer than 8"}, {"OBJECT", "ENCODING", "h"},
+		{"HSET", "h2", "f", "0"}, {"HINCRBYFLOAT", "h2", "f", "0.0000005"}, {"OBJECT", "ENCODING", "h2"},
+		{"CONFIG", "SET", "hash-max-listpack-value", "64", "hash-max-listpack-entries", "2"},
+		{"HSET", "h3", "a", "1", "b", "2"}, {"OBJECT", "ENCODING", "h3"}, {"HSET", "h3", "c", "3"}, {"OBJECT", "ENCODING", "h3"},
+		{"CONFIG", "SET", "hash-max-listpack-entries", "512", "set-max-intset-entries", "2"},
+		{"SADD", "s", "1", "2"}, {"OBJECT", "ENCODING", "s"}, {"SADD", "s", "3"}, {"OBJECT", "ENCODING", "s"},
+		{"SADD", "s2", "1", "2", "3"}, {"OBJECT", "ENCODING", "s2"},
+		{"CONFIG", "SET", "set-max-intset-entries", "512"},
+		{"SADD", "s3", "1", "2", "3"}, {"OBJECT", "ENCODING", "s3"},
+		{"CONFIG", "SET", "set-max-intset-entries", "2", "zset-max-listpack-entries", "1", "hash-max-listpack-entries", "1"},
+		{"RESTORE", "rs", "0", "\x0b\x0e\x02\x00\x00\x00\x03\x00\x00\x00\x01\x00\x02\x00\x03\x00\n\x00\xa5\x02\\\xe2mnM\x1b"},
+		{"OBJECT", "ENCODING", "rs"},
+		{"CONFIG", "SET", "set-max-intset-entries", "512", "zset-max-listpack-entries", "128", "hash-max-listpack-entries", "512"},
+	})
+}

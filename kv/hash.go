@@ -9,14 +9,10 @@ import (
 	"github.com/evloop/evloop/resp"
 )
 
-// Redis's thresholds for a hash's compact encoding
-// (hash-max-listpack-entries and hash-max-listpack-value), as Redis 7.0
-// sets them when no configuration file says otherwise: 512 entries (the
-// redis.conf shipped with it says 128), values of 64 bytes.
-const (
-	hashListpackEntries = 512
-	hashListpackValue   = 64
-)
+// hashPackMax is the longest field or value a hash's pack holds, whatever
+// hash-max-listpack-value says: a pair's length must fit the low byte of
+// its tag.
+const hashPackMax = 126
 
 // hashRewriteBatch is how many fields each HSET of a log rewrite sets.
 const hashRewriteBatch = 64
@@ -39,9 +35,10 @@ const hashRewriteBatch = 64
 // The bytes get and at return are the hash's own: they must not be
 // written, and hold only until the hash next changes.
 type hash struct {
-	pack []byte        // while small: length, field, length, value, ...
-	tags []uint32      // while small: each pair's field hash and length
-	ht   *dict[string] // once big: field → value
+	pack []byte          // while small: length, field, length, value, ...
+	tags []uint32        // while small: each pair's field hash and length
+	ht   *dict[string]   // once big: field → value
+	lim  *encodingLimits // the server's, as CONFIG SET leaves them
 }
 
 // tagHash is the part of a tag that is the field's hash; the rest is the
@@ -55,7 +52,16 @@ func pairTag(field []byte, pairLen int) uint32 {
 // tagLen returns the length in the pack of the pair whose tag t is.
 func tagLen(t uint32) int { return int(t &^ tagHash) }
 
-func newHash() *hash { return &hash{} }
+func newHash(lim *encodingLimits) *hash {
+	if lim == nil {
+		lim = &defaultLimits
+	}
+	return &hash{lim: lim}
+}
+
+// packValue is the longest field or value the pack takes:
+// hash-max-listpack-value, at most hashPackMax.
+func (h *hash) packValue() int { return min(h.lim.hashValue, hashPackMax) }
 
 func (h *hash) big() bool { return h.ht != nil }
 
@@ -133,7 +139,7 @@ func (h *hash) exists(field []byte) bool {
 // added it. Like Redis's hashTypeSet, it converts a small hash that a
 // field or value too long for it, or one field too many, would outgrow.
 func (h *hash) set(field, value []byte) bool {
-	if h.ht == nil && (len(field) > hashListpackValue || len(value) > hashListpackValue) {
+	if h.ht == nil && (len(field) > h.packValue() || len(value) > h.packValue()) {
 		h.convert()
 	}
 	if h.ht != nil {
@@ -151,7 +157,7 @@ func (h *hash) set(field, value []byte) bool {
 	h.splice(len(h.pack), len(h.pack), field)
 	h.splice(len(h.pack), len(h.pack), value)
 	h.tags = append(h.tags, pairTag(field, 2+len(field)+len(value)))
-	if h.len() > hashListpackEntries {
+	if h.len() > h.lim.hashEntries {
 		h.convert()
 	}
 	return true
@@ -180,13 +186,13 @@ func (h *hash) fit(args [][]byte) {
 	}
 	need := len(h.pack)
 	for _, a := range args {
-		if len(a) > hashListpackValue {
+		if len(a) > h.packValue() {
 			h.convert()
 			return
 		}
 		need += 1 + len(a)
 	}
-	if need > cap(h.pack) && len(args)/2+h.len() <= hashListpackEntries {
+	if need > cap(h.pack) && len(args)/2+h.len() <= h.lim.hashEntries {
 		if len(h.pack) > 0 {
 			// Built an HSET at a time: room for more, or each would copy
 			// the whole pack.
@@ -270,9 +276,9 @@ func (h *hash) encoding() string {
 // clone returns a deep copy, in the same encoding.
 func (h *hash) clone() *hash {
 	if h.ht == nil {
-		return &hash{pack: slices.Clone(h.pack), tags: slices.Clone(h.tags)}
+		return &hash{pack: slices.Clone(h.pack), tags: slices.Clone(h.tags), lim: h.lim}
 	}
-	n := &hash{ht: newDict[string](h.ht.len())}
+	n := &hash{ht: newDict[string](h.ht.len()), lim: h.lim}
 	for f, v := range h.all() {
 		p, _ := n.ht.put(f)
 		*p = string(v)

@@ -658,13 +658,13 @@ func TestHashAppendOnly(t *testing.T) {
 }
 
 func TestHashValue(t *testing.T) {
-	h := newHash()
+	h := newHash(nil)
 	for i := range 600 {
 		if !h.set([]byte("f"+strconv.Itoa(i)), []byte(strconv.Itoa(i))) {
 			t.Fatalf("set f%d did not add it", i)
 		}
 		want := "listpack"
-		if i >= hashListpackEntries {
+		if i >= defaultLimits.hashEntries {
 			want = "hashtable"
 		}
 		if got := h.encoding(); got != want {
@@ -678,7 +678,7 @@ func TestHashValue(t *testing.T) {
 	}
 	var w resp.Writer
 	h.rewrite(&w, []byte("k"))
-	rebuilt := newHash()
+	rebuilt := newHash(nil)
 	for b, cmds := w.Buf, 0; len(b) > 0; cmds++ {
 		v, n, err := resp.Parse(b)
 		if err != nil {
@@ -709,7 +709,7 @@ func TestHashValue(t *testing.T) {
 	}
 
 	// A small hash keeps its order through deletes, and a clone keeps it.
-	s := newHash()
+	s := newHash(nil)
 	for _, f := range []string{"a", "b", "c", "d", "e"} {
 		s.set([]byte(f), []byte(f+f))
 	}
@@ -735,7 +735,7 @@ func TestHashValue(t *testing.T) {
 		{"65-byte field", strings.Repeat("f", 65), "v", "hashtable"},
 		{"65-byte value", "f", strings.Repeat("v", 65), "hashtable"},
 	} {
-		h := newHash()
+		h := newHash(nil)
 		h.set([]byte(tc.field), []byte(tc.value))
 		if got := h.encoding(); got != tc.encode {
 			t.Errorf("%s: encoding = %q; want %q", tc.name, got, tc.encode)
@@ -903,7 +903,7 @@ func BenchmarkHashGetSet(b *testing.B) {
 		{"hashtable/fields=8", 8, true}, {"hashtable/fields=512", 512, true},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			h := newHash()
+			h := newHash(nil)
 			if tc.big {
 				h.convert()
 			}
@@ -935,7 +935,7 @@ func TestSmallHashModel(t *testing.T) {
 		return b
 	}
 	for round := range 300 {
-		h := newHash()
+		h := newHash(nil)
 		var fields, values []string
 		index := func(f []byte) int { return slices.Index(fields, string(f)) }
 		for range rng.IntN(700) {
@@ -968,7 +968,7 @@ func TestSmallHashModel(t *testing.T) {
 			t.Fatalf("round %d: len %d, model %d", round, h.len(), len(fields))
 		}
 		wantEnc := "listpack"
-		if len(fields) > hashListpackEntries {
+		if len(fields) > defaultLimits.hashEntries {
 			wantEnc = "hashtable"
 		}
 		if h.encoding() != wantEnc && !h.big() {
@@ -1001,7 +1001,7 @@ func TestSmallHashModel(t *testing.T) {
 // hash, which alias its pack, with room in the pack and lengths that
 // move the pairs after them.
 func TestSmallHashSetFromItself(t *testing.T) {
-	h := newHash()
+	h := newHash(nil)
 	h.fit([][]byte{[]byte("a"), []byte("x"), []byte("b"), []byte("hello"), []byte("c"), []byte("yy")})
 	h.set([]byte("a"), []byte("x"))
 	h.set([]byte("b"), []byte("hello"))
@@ -1033,7 +1033,7 @@ func BenchmarkHashBuild(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		h := newHash()
+		h := newHash(nil)
 		for _, f := range fields {
 			h.fit([][]byte{f, v})
 			h.set(f, v)

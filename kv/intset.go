@@ -12,8 +12,8 @@ import (
 // 32,768 in magnitude, where a table of strings takes some 70.
 //
 // Inserting and removing move the members after the place, as Redis's do:
-// the set never holds more than setMaxIntset members, so that is at most
-// 4 KiB.
+// the set holds no more than set-max-intset-entries members, so that is
+// at most 4 KiB at its default.
 //
 // The width is data's first byte, so that an intset is a slice and a set
 // 32 bytes, a size class below what a field of its own would make it.

@@ -106,12 +106,13 @@ func TestIntsetWidth(t *testing.T) {
 }
 
 // TestSetIntsetConversion follows a set from intset to table: at the
-// member that is not an integer, past setMaxIntset members, and never
+// member that is not an integer, past set-max-intset-entries members, and never
 // back; and checks that members read the same either way.
 func TestSetIntsetConversion(t *testing.T) {
+	setMaxIntset := defaultLimits.intsetEntries
 	o := newSet([]byte("7"))
 	for i := range setMaxIntset {
-		o.add([]byte(strconv.Itoa(setMaxIntset - i)))
+		o.add([]byte(strconv.Itoa(setMaxIntset-i)), setMaxIntset)
 	}
 	if !o.isIntset() || o.len() != setMaxIntset {
 		t.Fatalf("%d integers: intset %v, len %d", setMaxIntset, o.isIntset(), o.len())
@@ -124,10 +125,10 @@ func TestSetIntsetConversion(t *testing.T) {
 			t.Errorf("has(%q) in a set of 1..%d", m, setMaxIntset)
 		}
 	}
-	if o.add([]byte("7")) {
+	if o.add([]byte("7"), setMaxIntset) {
 		t.Fatal("7 added twice")
 	}
-	o.add([]byte("1000"))
+	o.add([]byte("1000"), setMaxIntset)
 	if o.isIntset() {
 		t.Fatal("still an intset past setMaxIntset members")
 	}
@@ -137,8 +138,8 @@ func TestSetIntsetConversion(t *testing.T) {
 		}
 	}
 	o2 := newSet([]byte("1"))
-	o2.add([]byte("1"))
-	o2.add([]byte("x"))
+	o2.add([]byte("1"), setMaxIntset)
+	o2.add([]byte("x"), setMaxIntset)
 	o2.remove([]byte("x"))
 	if o2.isIntset() || o2.len() != 1 || !o2.has([]byte("1")) {
 		t.Fatalf("after a member that is not an integer: intset %v, len %d", o2.isIntset(), o2.len())
@@ -147,9 +148,9 @@ func TestSetIntsetConversion(t *testing.T) {
 		t.Fatal("clone of a table differs")
 	}
 	o3 := newSet([]byte("-5"))
-	o3.add([]byte("-5"))
+	o3.add([]byte("-5"), setMaxIntset)
 	c := o3.clone()
-	c.add([]byte("6"))
+	c.add([]byte("6"), setMaxIntset)
 	if o3.len() != 1 || c.len() != 2 || !c.isIntset() {
 		t.Fatalf("clone of an intset shares its members: %d and %d", o3.len(), c.len())
 	}

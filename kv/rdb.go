@@ -80,10 +80,13 @@ type rdbReader struct {
 	left int64
 	crc  uint64
 	ver  int
+	// limits are the server's, which the values read take (nil: Redis's
+	// defaults).
+	limits *encodingLimits
 }
 
 func newRDBReader(r io.Reader, size int64) *rdbReader {
-	return &rdbReader{r: bufio.NewReaderSize(r, min(rdbReadBuffer, int(max(size, 16)))), left: size, ver: rdbVersion}
+	return &rdbReader{r: bufio.NewReaderSize(r, min(rdbReadBuffer, int(max(size, 16)))), left: size, ver: rdbVersion, limits: &defaultLimits}
 }
 
 // read returns the next n bytes, new.
@@ -285,7 +288,7 @@ func (r *rdbReader) value(t byte) (entry, error) {
 			return entry{}, err
 		}
 		o := &set{}
-		if ints.len() > setMaxIntset {
+		if ints.len() > r.limits.intsetEntries {
 			o.table = newDict[struct{}](ints.len())
 		}
 		for i := range ints.len() {
@@ -304,7 +307,7 @@ func (r *rdbReader) value(t byte) (entry, error) {
 		if err != nil {
 			return entry{}, err
 		}
-		return zsetOf(items)
+		return zsetOf(items, r.limits)
 	case rdbTypeHash:
 		return r.plainHash()
 	case rdbTypeHashZiplist, rdbTypeHashListpack, rdbTypeHashZipmap:
@@ -321,7 +324,7 @@ func (r *rdbReader) value(t byte) (entry, error) {
 		if err != nil {
 			return entry{}, err
 		}
-		return hashOf(items)
+		return hashOf(items, r.limits)
 	case rdbTypeModule, rdbTypeModule2:
 		return entry{}, errors.New("a module's value: modules are not supported")
 	case rdbTypeStreamListpacks, rdbTypeStreamListpack2:
@@ -432,7 +435,7 @@ func (r *rdbReader) plainSet() (entry, error) {
 		return entry{}, errRDBEmptyKey
 	}
 	o := &set{}
-	if n > setMaxIntset {
+	if n > uint64(r.limits.intsetEntries) {
 		// Not sized to n: the table grows with the members read, not
 		// with what the count claims.
 		o.table = newDict[struct{}](0)
@@ -442,7 +445,7 @@ func (r *rdbReader) plainSet() (entry, error) {
 		if err != nil {
 			return entry{}, err
 		}
-		if !o.add(m) {
+		if !o.add(m, r.limits.intsetEntries) {
 			return entry{}, errRDBDuplicate
 		}
 	}
@@ -457,7 +460,7 @@ func (r *rdbReader) plainZset(t byte) (entry, error) {
 	if n == 0 {
 		return entry{}, errRDBEmptyKey
 	}
-	z := newZset()
+	z := newZset(r.limits)
 	z.big = true // -0 stays -0 until fitsListpack decides
 	for range n {
 		m, err := r.string()
@@ -486,15 +489,15 @@ func (r *rdbReader) plainZset(t byte) (entry, error) {
 
 // zsetOf makes a sorted set of a listpack's or ziplist's members and
 // scores, in turn. As Redis keeps it, it is compact unless it has more
-// than zsetListpackEntries members.
-func zsetOf(items [][]byte) (entry, error) {
+// than lim's entries.
+func zsetOf(items [][]byte, lim *encodingLimits) (entry, error) {
 	if len(items)%2 != 0 {
 		return entry{}, errors.New("a sorted set's member without its score")
 	}
 	if len(items) == 0 {
 		return entry{}, errRDBEmptyKey
 	}
-	z := newZset()
+	z := newZset(lim)
 	for i := 0; i < len(items); i += 2 {
 		score, err := parseRDBScore(items[i+1])
 		if err == nil && math.IsNaN(score) {
@@ -507,7 +510,7 @@ func zsetOf(items [][]byte) (entry, error) {
 			return entry{}, errRDBDuplicate
 		}
 	}
-	z.big = z.len() > zsetListpackEntries
+	z.big = z.len() > z.lim.zsetEntries
 	return entry{obj: z}, nil
 }
 
@@ -519,8 +522,8 @@ func (r *rdbReader) plainHash() (entry, error) {
 	if n == 0 {
 		return entry{}, errRDBEmptyKey
 	}
-	h := newHash()
-	if n > hashListpackEntries {
+	h := newHash(r.limits)
+	if n > uint64(r.limits.hashEntries) {
 		h.convert()
 	}
 	for range n {
@@ -541,15 +544,15 @@ func (r *rdbReader) plainHash() (entry, error) {
 
 // hashOf makes a hash of a listpack's, ziplist's or zipmap's fields and
 // values, in turn.
-func hashOf(items [][]byte) (entry, error) {
+func hashOf(items [][]byte, lim *encodingLimits) (entry, error) {
 	if len(items)%2 != 0 {
 		return entry{}, errors.New("a hash's field without its value")
 	}
 	if len(items) == 0 {
 		return entry{}, errRDBEmptyKey
 	}
-	h := newHash()
-	if len(items)/2 > hashListpackEntries {
+	h := newHash(lim)
+	if len(items)/2 > h.lim.hashEntries {
 		h.convert()
 	}
 	for i := 0; i < len(items); i += 2 {

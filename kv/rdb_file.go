@@ -122,6 +122,9 @@ type rdbLoad struct {
 // false or it is 0 (written without one).
 func loadRDB(r io.Reader, size int64, dbs []*db, now int64, check bool) (res rdbLoad, err error) {
 	rd := newRDBReader(r, size)
+	if len(dbs) > 0 && dbs[0].s != nil {
+		rd.limits = &dbs[0].s.limits
+	}
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("at byte %d: %w", size-rd.left, err)

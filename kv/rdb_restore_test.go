@@ -35,7 +35,7 @@ func TestRestoreClaimsBounded(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			_, ok, err := parsePayload(p)
+			_, ok, err := parsePayload(p, nil)
 			runtime.ReadMemStats(&after)
 			if !ok || err == nil {
 				t.Fatalf("parsePayload = %v, %v; want true, an error", ok, err)

@@ -366,11 +366,11 @@ func FuzzRestore(f *testing.F) {
 	_, addr := startServer(f, Config{})
 	f.Fuzz(func(t *testing.T, body []byte) {
 		p := testPayload(string(body))
-		e, ok, err := parsePayload([]byte(p))
+		e, ok, err := parsePayload([]byte(p), nil)
 		if !ok || err != nil {
 			return
 		}
-		again, ok, err := parsePayload(dumpPayload(&e, true))
+		again, ok, err := parsePayload(dumpPayload(&e, true), nil)
 		if !ok || err != nil {
 			t.Fatalf("a decoded value's DUMP does not decode: %v", err)
 		}

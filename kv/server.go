@@ -169,7 +169,7 @@ type Server struct {
 	bw                  []byte    // s.w's buffer while a blocked client is answered; see answer
 	cur                 *client
 	curArgs             [][]byte // the arguments of the command running, for CLIENT LIST's argv-mem
-	ms                  int64 // the time of the command being run, Unix ms
+	ms                  int64    // the time of the command being run, Unix ms
 	start               time.Time
 	runID               string        // INFO's run_id
 	replID              string        // INFO's master_replid
@@ -182,7 +182,8 @@ type Server struct {
 	stats    stats
 	expiry   activeExpiry
 	evict    eviction
-	cmdStats []cmdStat // by command id
+	limits   encodingLimits // the compact encodings' thresholds
+	cmdStats []cmdStat      // by command id
 	slowlog  slowlog
 	latency  latencyMonitor
 	// latency-tracking and latency-tracking-info-percentiles: per-command
@@ -295,6 +296,7 @@ func New(cfg Config) (*Server, error) {
 	s.epoch = s.start
 	s.setExpireEffort(1)
 	s.evict.samples, s.evict.tenacity, s.evict.lfuLogFactor, s.evict.lfuDecayTime = 5, 10, 10, 1
+	s.limits = defaultLimits
 	s.w.OnError, s.ow.OnError = s.countError, s.countError
 	var inert []string
 	for _, name := range slices.Sorted(maps.Keys(cfg.Settings)) {
@@ -876,7 +878,7 @@ func (s *Server) serve(c *client) {
 	}
 	c.conn.Discard(off)
 	c.parser.Release()
-	s.cur, s.curArgs = nil, nil
+	s.cur = nil
 	s.flushReply(c)
 	if !c.closed && c.conn.InboundBuffered() > s.cfg.QueryBufferLimit {
 		// As Redis's readQueryFromClient: closed at once, without a reply.
@@ -894,7 +896,7 @@ func (s *Server) serve(c *client) {
 // is in memory, not in the log). c is forgotten at once.
 func (s *Server) abandon(c *client, mark int) {
 	s.w.Buf = s.w.Buf[:mark]
-	s.cur, s.curArgs = nil, nil
+	s.cur = nil
 	s.flushReply(c)
 	s.ow.Reset()
 	if s.inExec {

@@ -7,16 +7,12 @@ import (
 	"github.com/evloop/evloop/resp"
 )
 
-// setMaxIntset is Redis 7.0's set-max-intset-entries: a set of at most
-// this many integers is an "intset".
-const setMaxIntset = 512
-
 // setRewriteBatch is how many members each SADD of a log rewrite adds.
 const setRewriteBatch = 64
 
 // set is a set value. Redis keeps a set of integers as a sorted array
 // (an intset) until it holds a member that is not an integer or more than
-// setMaxIntset members, then as a hash table for good; so does set: ints
+// set-max-intset-entries members, then as a hash table for good; so does set: ints
 // while table is nil, table from then on. OBJECT ENCODING shows
 // which, and an intset's members come out in numeric order.
 type set struct {
@@ -52,12 +48,13 @@ func (o *set) has(m []byte) bool {
 	return o.table.get(m) != nil
 }
 
-// add adds m and reports whether it was new.
-func (o *set) add(m []byte) bool {
+// add adds m and reports whether it was new. An intset of maxInts
+// members (set-max-intset-entries) becomes a table.
+func (o *set) add(m []byte, maxInts int) bool {
 	if o.table == nil {
 		v, isInt := parseInt(m)
 		switch {
-		case isInt && o.ints.len() < setMaxIntset:
+		case isInt && o.ints.len() < maxInts:
 			return o.ints.add(v)
 		case isInt && o.ints.has(v):
 			return false

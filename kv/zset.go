@@ -7,12 +7,22 @@ import (
 	"github.com/evloop/evloop/resp"
 )
 
-// Redis's thresholds for a sorted set's compact encoding
-// (zset-max-listpack-entries and zset-max-listpack-value).
-const (
-	zsetListpackEntries = 128
-	zsetListpackValue   = 64
-)
+// encodingLimits are the thresholds of the compact encodings, as
+// CONFIG SET leaves them: zset-max-listpack-entries and -value (a sorted
+// set with more members, or a member longer, is a "skiplist" for good, as
+// Redis converts it, else a "listpack": OBJECT ENCODING, and the RDB
+// file's format for it), hash-max-listpack-entries and -value (a hash
+// past them leaves its pack for a dict; values longer than hashPackMax
+// never go in a pack, whatever the setting) and set-max-intset-entries.
+type encodingLimits struct {
+	zsetEntries, zsetValue int
+	hashEntries, hashValue int
+	intsetEntries          int
+}
+
+// defaultLimits are Redis 7.0's defaults, for values made without a
+// server's (tests).
+var defaultLimits = encodingLimits{zsetEntries: 128, zsetValue: 64, hashEntries: 512, hashValue: 64, intsetEntries: 512}
 
 // zset is a sorted set value: a dict from member to score, and a counted
 // B+tree of (score, member) for the order and ranks. The tree's member
@@ -23,6 +33,7 @@ type zset struct {
 	// big is set once the set outgrew Redis's listpack encoding, which
 	// Redis never converts back to.
 	big bool
+	lim *encodingLimits // the server's, as CONFIG SET leaves them
 }
 
 // zentry is an element of a sorted set.
@@ -31,8 +42,11 @@ type zentry struct {
 	score  float64
 }
 
-func newZset() *zset {
-	z := &zset{members: newDict[float64](0)}
+func newZset(lim *encodingLimits) *zset {
+	if lim == nil {
+		lim = &defaultLimits
+	}
+	z := &zset{members: newDict[float64](0), lim: lim}
 	z.tree.init()
 	return z
 }
@@ -60,7 +74,7 @@ func (z *zset) set(member []byte, score float64) bool {
 
 // insert adds member, which must be absent, with score.
 func (z *zset) insert(member []byte, score float64) {
-	if len(member) > zsetListpackValue || z.tree.n+1 > zsetListpackEntries {
+	if len(member) > z.lim.zsetValue || z.tree.n+1 > z.lim.zsetEntries {
 		z.big = true
 	}
 	m := string(member)
@@ -121,9 +135,9 @@ func (z *zset) encoding() string {
 // fitsListpack recomputes big from the contents, as Redis does for the
 // result of ZRANGESTORE and ZUNIONSTORE.
 func (z *zset) fitsListpack() {
-	z.big = z.len() > zsetListpackEntries
+	z.big = z.len() > z.lim.zsetEntries
 	for c := z.tree.first(); c.ok() && !z.big; c.next() {
-		z.big = len(c.member()) > zsetListpackValue
+		z.big = len(c.member()) > z.lim.zsetValue
 	}
 	if !z.big {
 		for c := z.tree.first(); c.ok(); c.next() {
@@ -136,7 +150,7 @@ func (z *zset) fitsListpack() {
 }
 
 func (z *zset) clone() *zset {
-	n := newZset()
+	n := newZset(z.lim)
 	for c := z.tree.first(); c.ok(); c.next() {
 		n.set([]byte(c.member()), c.score())
 	}

@@ -21,7 +21,7 @@ func zsetBenchMembers(n int) [][]byte {
 func BenchmarkZset(b *testing.B) {
 	members := zsetBenchMembers(100000)
 	fill := func() *zset {
-		z := newZset()
+		z := newZset(nil)
 		for i, m := range members {
 			z.set(m, float64(i))
 		}
@@ -29,10 +29,10 @@ func BenchmarkZset(b *testing.B) {
 	}
 	b.Run("add", func(b *testing.B) {
 		b.ReportAllocs()
-		z, i := newZset(), 0
+		z, i := newZset(nil), 0
 		for b.Loop() {
 			if i == len(members) {
-				z, i = newZset(), 0
+				z, i = newZset(nil), 0
 			}
 			z.set(members[i], float64(i))
 			i++

@@ -151,7 +151,7 @@ func TestCompatZsetEdgesRESP3(t *testing.T) {
 }
 
 func TestZsetValue(t *testing.T) {
-	z := newZset()
+	z := newZset(nil)
 	for i := range 100 {
 		z.set([]byte("m"+strconv.Itoa(i)), float64(i)/10)
 	}
@@ -166,7 +166,7 @@ func TestZsetValue(t *testing.T) {
 	var w resp.Writer
 	z.rewrite(&w, []byte("k"))
 	b := w.Buf
-	rebuilt := newZset()
+	rebuilt := newZset(nil)
 	for cmds := 0; len(b) > 0; cmds++ {
 		v, n, err := resp.Parse(b)
 		if err != nil {
@@ -202,7 +202,7 @@ func TestZsetValue(t *testing.T) {
 	if got := z.encoding(); got != "skiplist" {
 		t.Errorf("encoding after shrinking = %q; want skiplist", got)
 	}
-	long := newZset()
+	long := newZset(nil)
 	long.set([]byte(strings.Repeat("x", 65)), 1)
 	if got := long.encoding(); got != "skiplist" {
 		t.Errorf("encoding with a 65-byte member = %q; want skiplist", got)

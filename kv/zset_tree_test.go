@@ -182,7 +182,7 @@ func TestZsetTree(t *testing.T) {
 	for _, size := range []int{20, 300, 5000} {
 		t.Run(strconv.Itoa(size), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, uint64(size)))
-			z := newZset()
+			z := newZset(nil)
 			ref := map[string]float64{}
 			steps := 20 * size
 			for i := range steps {
@@ -242,7 +242,7 @@ func TestZsetTree(t *testing.T) {
 // series do: the leaves split at the end stay full, and the tree stays
 // sound.
 func TestZsetTreeAscending(t *testing.T) {
-	z := newZset()
+	z := newZset(nil)
 	ref := map[string]float64{}
 	for i := range 10000 {
 		m := "t" + strconv.Itoa(i)
@@ -295,7 +295,7 @@ func TestZsetUpdate(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			z := newZset()
+			z := newZset(nil)
 			ref := map[string]float64{}
 			for m, s := range base {
 				z.set([]byte(m), s)
@@ -313,7 +313,7 @@ func TestZsetUpdate(t *testing.T) {
 // the tree against a sorted slice as it goes.
 func TestZsetRandomUpdates(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	z := newZset()
+	z := newZset(nil)
 	ref := map[string]float64{}
 	members := make([]string, 3000)
 	for i := range members {
@@ -356,7 +356,7 @@ func TestZsetRandomUpdates(t *testing.T) {
 // (leaves and inner nodes are rarely new), and that a new score allocates
 // nothing, whether the member stays or moves.
 func TestZsetAllocs(t *testing.T) {
-	z := newZset()
+	z := newZset(nil)
 	for i := range 1100 {
 		z.set([]byte("m"+strconv.Itoa(i)), float64(i))
 	}
@@ -391,7 +391,7 @@ func TestZsetAllocs(t *testing.T) {
 // too full to merge with — from its right and from its left — and checks
 // the tree at every step, then the ranges both ways.
 func TestZsetTreeBorrow(t *testing.T) {
-	z := newZset()
+	z := newZset(nil)
 	ref := map[string]float64{}
 	const n = 5 * zInnerCap * zLeafCap
 	for i := range n {
@@ -450,7 +450,7 @@ func FuzzZsetTree(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
 	f.Add(make([]byte, 600))
 	f.Fuzz(func(t *testing.T, ops []byte) {
-		z := newZset()
+		z := newZset(nil)
 		ref := map[string]float64{}
 		for i := 0; i+1 < len(ops); i += 2 {
 			op, arg := ops[i], ops[i+1]
