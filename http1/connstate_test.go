@@ -255,44 +255,6 @@ func TestBaseContext(t *testing.T) {
 	}
 }
 
-// A fast answer a slow client takes longer than IdleTimeout to read
-// keeps its connection active until it is written, whether the next
-// request comes after it or while it is still going out: one idle
-// between the two requests, as net/http's, where the wait past
-// IdleTimeout reported idle twice and a request read meanwhile was not
-// reported active.
-func TestConnStateSlowReader(t *testing.T) {
-	const idle = 200 * time.Millisecond
-	for _, when := range []string{"after it is written", "while it goes out"} {
-		cs := newConnStates()
-		twins := serveQueued(t, bigFastThenNext, queuedTimeouts{idle: idle}, bigFast, func(s *http1.Server) {
-			s.Engine.CloseTimeout = idle / 4
-			s.ConnState = cs.recordConn
-		})
-		t.Run(when, func(t *testing.T) {
-			c := dialNotReading(t, twins[0].addr)
-			c.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
-			if when == "while it goes out" {
-				time.Sleep(idle + idle/2) // past IdleTimeout
-				c.send("GET /next HTTP/1.1\r\nHost: x\r\n\r\n")
-			}
-			c.readBigSlowly(50*time.Millisecond, 128<<10)
-			if when == "after it is written" {
-				c.send("GET /next HTTP/1.1\r\nHost: x\r\n\r\n")
-			}
-			if _, body := c.read("GET"); body != "next" {
-				t.Fatalf("next answer %q", body)
-			}
-			cs.idle(t, c.nc.LocalAddr().String())
-			c.nc.Close()
-			want := []http.ConnState{http.StateNew, http.StateActive, http.StateIdle, http.StateActive, http.StateIdle, http.StateClosed}
-			if got := cs.of(t, c.nc.LocalAddr().String()); !slices.Equal(got, want) {
-				t.Errorf("states %v; want %v", got, want)
-			}
-		})
-	}
-}
-
 // A request whose body the server does not wait for (its own 404 answered
 // early) is reported active, and a body a pooled handler left unread keeps
 // the connection active while it is dropped, as net/http's: the first was
