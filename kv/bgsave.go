@@ -92,7 +92,7 @@ func (s *Server) startBgsave() error {
 	s.snap.saves++
 	now := time.Now()
 	s.snap.lastTry = now
-	b := &bgsave{s: s, selected: -1, w: rdbWriter{compress: s.compress()}, started: now, dirty: s.stats.dirty}
+	b := &bgsave{s: s, selected: -1, w: rdbWriter{compress: s.compress(), access: s.accessSaver()}, started: now, dirty: s.stats.dirty}
 	for _, d := range s.dbs {
 		if n := d.keys.len(); n > 0 {
 			b.dbs = append(b.dbs, snapDB{id: d.id, keys: d.keys, hi: n - 1, size: n, expires: d.expires.len()})

@@ -194,16 +194,13 @@ func debugReload(s *Server, opts [][]byte) {
 		}
 	}
 	s.replay = true // no keyspace events
-	lru := s.newLRU()
 	for i, sd := range staged {
 		d := s.dbs[i]
 		for j := range sd.keys.len() {
 			k, e := sd.keys.at(j)
 			key := []byte(k)
-			d.remove(key) // MERGE: the file's replaces it
-			v := *e
-			v.lru = lru // a new object, as Redis's load makes it
-			d.insert(key, v)
+			d.remove(key)     // MERGE: the file's replaces it
+			d.insert(key, *e) // its access as the file gave it, as Redis's load restores it
 		}
 	}
 	s.replay = false

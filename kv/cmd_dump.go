@@ -130,13 +130,7 @@ func restoreCommand(s *Server, c *client, args [][]byte) {
 		return
 	}
 	val.exp = ttl
-	val.lru = s.newLRU()
-	switch lfu := s.evict.policy.lfu(); {
-	case lfu && freq >= 0:
-		val.lru = s.lfuMinutes()<<8 | uint32(freq)
-	case !lfu && idle >= 0:
-		val.lru -= uint32(idle)
-	}
+	val.lru = s.loadedLRU(idle, freq)
 	d.insert(key, val)
 	if ttl != 0 && !absTTL {
 		prop := make([][]byte, 0, len(args)+1)

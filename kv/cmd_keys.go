@@ -699,8 +699,8 @@ func objectRefcount(s *Server, c *client, args [][]byte) {
 
 // refcount is e's reference count as Redis reports it: its shared
 // objects' count for a small integer it shares, else 1. Redis shares none
-// while maxmemory is set with an LRU or LFU policy, where each key keeps
-// its own access time.
+// made while maxmemory is set with an LRU or LFU policy, where each key
+// keeps its own access time; here the policy in force now decides.
 func (s *Server) refcount(e *entry) int64 {
 	ownLRU := s.evict.max > 0 && s.evict.policy != noEviction && s.evict.policy != volatileTTL && s.evict.policy != allKeysRandom && s.evict.policy != volatileRandom
 	if e.obj == nil && isShared(e.str) && !ownLRU {

@@ -220,8 +220,13 @@ func (s *Server) replyMaybe(v string, found bool) {
 }
 
 // setKey stores a string under key with its expiry, and says so to
-// watchers and subscribers.
+// watchers and subscribers. Under an LFU policy the key is looked up
+// first, an access its counter keeps, as Redis's setKey looks it up for
+// writing (the access time of any other policy is the new value's own).
 func (s *Server) setKey(d *db, key []byte, val string, exp expiry) {
+	if s.evict.policy.lfu() {
+		d.lookup(key)
+	}
 	s.storeString(d, key, val, exp, "set")
 }
 
@@ -241,7 +246,7 @@ func (s *Server) storeString(d *db, key []byte, val string, exp expiry, event st
 }
 
 func setnxCommand(s *Server, c *client, args [][]byte) {
-	if c.db.exists(args[1]) {
+	if c.db.lookup(args[1]) != nil { // an access, as Redis's lookupKeyWrite
 		s.w.Int(0)
 		return
 	}
@@ -359,7 +364,7 @@ func msetnxCommand(s *Server, c *client, args [][]byte) {
 		return
 	}
 	for i := 1; i < len(args); i += 2 {
-		if c.db.exists(args[i]) {
+		if c.db.lookup(args[i]) != nil { // an access, as Redis's lookupKeyWrite
 			s.w.Int(0)
 			return
 		}

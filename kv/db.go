@@ -201,7 +201,11 @@ func (d *db) setString(key []byte, val string, keepTTL bool) *entry {
 		e, added = d.keys.put(key)
 	}
 	exp := e.exp
-	*e = entry{str: val, lru: d.s.newLRU()}
+	lru := d.s.newLRU()
+	if !added {
+		lru = d.s.overwriteLRU(e)
+	}
+	*e = entry{str: val, lru: lru}
 	if keepTTL && !added {
 		e.exp = exp
 	} else if exp != 0 {
@@ -236,7 +240,7 @@ func (d *db) set(key []byte, obj any) (added bool) {
 	if e.exp != 0 {
 		d.expires.delete(key)
 	}
-	*e = entry{obj: obj, lru: d.s.newLRU()}
+	*e = entry{obj: obj, lru: d.s.overwriteLRU(e)}
 	return false
 }
 

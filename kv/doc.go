@@ -28,18 +28,23 @@
 // maxmemory-policy picks them (noeviction, allkeys-lru, volatile-lru,
 // allkeys-lfu, volatile-lfu, allkeys-random, volatile-random,
 // volatile-ttl, sampling maxmemory-samples keys into a pool of sixteen
-// candidates, for as long as maxmemory-eviction-tenacity allows, the cron
-// going on), and a command that may add to the memory used is refused with
-// Redis's OOM error when nothing can go. An evicted key is logged as a DEL,
-// sends the evicted event and is seen by the WATCHes on it. The memory
-// used is the Go heap's: its live bytes at the last collection, plus what
-// was allocated since, less what the keys evicted since held (INFO's
-// used_memory). Garbage counts until the collector takes it: an
-// excess of up to a sixteenth of maxmemory that garbage may explain starts
-// a collection rather than evict keys, and while one runs the memory used
-// may pass maxmemory by an eighth. The process's resident memory is more:
-// the collector lets the heap grow past the live data (GOGC), which
-// GOMEMLIMIT bounds.
+// candidates, for as long as maxmemory-eviction-tenacity allows, the rest
+// in later turns of the loop), and a command that may add to the memory
+// used is refused with Redis's OOM error when nothing can go. An evicted
+// key is logged as a DEL, sends the evicted event and is seen by the
+// WATCHes on it. Under an LRU or LFU policy the RDB file keeps each key's
+// idle time or access counter, as Redis's. The memory used is the Go
+// heap's: its live bytes at the last collection, plus what was allocated
+// since, less what the keys evicted since held (INFO's used_memory).
+// Garbage counts until the collector takes it: past maxmemory, a
+// collection is made before any key goes when what was allocated since
+// the last may be garbage enough to matter (on the loop for a heap of up
+// to 8 MiB, else on a goroutine of its own, the memory used allowed an
+// eighth past maxmemory meanwhile). The process's resident memory is
+// more: the collector lets the heap grow past the live data (GOGC), which
+// GOMEMLIMIT bounds. OBJECT REFCOUNT tells whether a small integer is
+// shared from the policy in force when it is asked, where Redis decides
+// it when the value is made.
 //
 // # Snapshots
 //

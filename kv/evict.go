@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -59,7 +60,8 @@ func parseEvictPolicy(v string) (evictPolicy, bool) {
 
 // eviction is maxmemory and its policy, and what they need.
 type eviction struct {
-	max      int64 // maxmemory, bytes; 0: none
+	max      int64  // maxmemory, bytes; 0: none
+	maxSet   uint64 // maxmemory as set: an unsigned long long in Redis, beyond what max holds
 	policy   evictPolicy
 	samples  int // maxmemory-samples
 	tenacity int // maxmemory-eviction-tenacity
@@ -67,7 +69,8 @@ type eviction struct {
 	lfuLogFactor int64 // lfu-log-factor
 	lfuDecayTime int64 // lfu-decay-time, minutes
 
-	nextDB int // the random policies' next database
+	nextDB int  // the random policies' next database
+	later  bool // evictLater's task is queued
 	pool   [evictPoolSize]evictCandidate
 	mem    memEstimate
 }
@@ -133,42 +136,40 @@ func (s *Server) usedMemory() int64 {
 	return m.used()
 }
 
-// unaccounted returns the bytes allocated since the last collection
-// that the estimate cannot tell from garbage: those not offset by
-// evictions.
-func (m *memEstimate) unaccounted() int64 { return m.now - m.allocs + m.pending - m.freed }
+// mayBeGarbage reports whether a collection may take the estimate down by
+// enough to matter: as much was allocated since the last, and not offset
+// by evictions, as a sixteenth of maxmemory (values overwritten, keys
+// deleted, buffers let go), or a quarter of it was allocated or evicted
+// at all (keys evicted in a burst make what is allocated after them look
+// like data offset by them, and the figure's ground, the live heap, is
+// then out of date).
+func (m *memEstimate) mayBeGarbage(max int64) bool {
+	allocated := m.now - m.allocs + m.pending
+	return allocated-m.freed >= max/16 || allocated >= max/4 || m.freed >= max/4
+}
 
-// collectInstead reports whether an excess of the estimate over
-// maxmemory is to be left to a collection rather than taken from the
-// keys: while it is within a sixteenth of maxmemory and garbage may make
-// it up (as much was allocated since the last collection as a sixteenth
-// of maxmemory), a collection is made and the keys are kept. Values
-// overwritten, keys deleted and buffers let go would otherwise pass for
-// data until the runtime's own collector came round, up to a heap as
-// large again, and push keys out of a cache that holds less than
-// maxmemory. A small heap (below syncCollect) is collected at once, on the
-// loop, which then reads the estimate again and evicts what is still past
-// maxmemory; a larger one on a goroutine of its own, the loop going on.
-func (s *Server) collectInstead(excess int64) bool {
-	m, slack := &s.evict.mem, s.evict.max/16
-	if excess > slack || m.unaccounted() < slack {
-		return false
-	}
+// collect makes a collection, so that the estimate's garbage is taken
+// off: a small heap (below syncCollect) at once, on the loop, a few
+// milliseconds at most, after which the estimate is read again and
+// reported done; a larger one on a goroutine of its own, the loop going
+// on, meanwhile allowed an eighth past maxmemory (performEvictions).
+func (s *Server) collect() (done bool) {
+	m := &s.evict.mem
 	if m.live < syncCollect {
 		runtime.GC()
 		m.read()
-		return m.used() <= s.evict.max
+		return true
 	}
 	m.gc.Store(true)
 	go func() {
 		runtime.GC()
 		m.gc.Store(false)
 	}()
-	return true
+	return false
 }
 
 // syncCollect is the live heap below which a collection is made on the
-// loop: a few milliseconds at most.
+// loop.
 const syncCollect = 8 << 20
 
 // Results of performEvictions, as Redis's.
@@ -180,8 +181,11 @@ const (
 
 // performEvictions evicts keys, as the policy picks them, until the
 // memory used is back within maxmemory, or the time
-// maxmemory-eviction-tenacity allows is up, as Redis's performEvictions.
+// maxmemory-eviction-tenacity allows is up, as Redis's performEvictions
+// (the rest then goes in a task of the loop's, after what is queued).
 // It runs before each command while maxmemory is set, and in the cron.
+// Past maxmemory, garbage may be what makes the excess: a collection is
+// made first if it may take enough off (mayBeGarbage).
 func (s *Server) performEvictions() int {
 	ev := &s.evict
 	if ev.max == 0 || s.replay {
@@ -195,8 +199,16 @@ func (s *Server) performEvictions() int {
 		bound += ev.max / 8
 	}
 	used := s.usedMemory()
-	if used <= bound || !collecting && s.collectInstead(used-bound) {
+	if used <= bound {
 		return evictOK
+	}
+	if !collecting && ev.mem.mayBeGarbage(ev.max) {
+		if !s.collect() {
+			return evictOK // within the eighth while the collection runs
+		}
+		if used = ev.mem.used(); used <= bound {
+			return evictOK
+		}
 	}
 	if ev.policy == noEviction {
 		return evictFail
@@ -211,11 +223,27 @@ func (s *Server) performEvictions() int {
 			return evictFail
 		}
 		freed += s.evictKey(d, key)
-		if limit > 0 && n%16 == 0 && time.Since(start) > limit {
-			return evictRunning // the cron goes on
+		if limit >= 0 && n%16 == 0 && time.Since(start) > limit {
+			s.evictLater()
+			return evictRunning
 		}
 	}
 	return evictOK
+}
+
+// evictLater goes on with the evictions performEvictions ran out of time
+// for, in a task of the loop's, as Redis's evictionTimeProc goes on at
+// each turn of its loop: one at a time.
+func (s *Server) evictLater() {
+	if s.evict.later || s.ev == nil {
+		return
+	}
+	s.evict.later = true
+	s.ev.Submit(0, func() {
+		s.evict.later = false
+		s.tick()
+		s.performEvictions()
+	})
 }
 
 // outOfMemory evicts what the policy lets go, if the memory used is past
@@ -248,7 +276,8 @@ func (s *Server) outOfMemory(c *client, cmd *command, args [][]byte) bool {
 
 // timeLimit is how long one performEvictions may evict keys for
 // maxmemory-eviction-tenacity, as Redis's evictionTimeLimitUs: 50 µs a
-// point up to 10, growing 15% a point beyond, none at 100.
+// point up to 10 (0: sixteen keys, then the check), growing 15% a point
+// beyond; at 100, -1: no limit.
 func (ev *eviction) timeLimit() time.Duration {
 	t := ev.tenacity
 	switch {
@@ -257,7 +286,7 @@ func (ev *eviction) timeLimit() time.Duration {
 	case t < 100:
 		return time.Duration(500*math.Pow(1.15, float64(t-10))) * time.Microsecond
 	}
-	return 0
+	return -1
 }
 
 // evictKey deletes key from d for maxmemory, as Redis's eviction does: the
@@ -297,7 +326,8 @@ const evictPoolSize = 16
 type evictCandidate struct {
 	score uint64
 	db    int
-	key   string // "": an empty place
+	key   string
+	used  bool // false: an empty place
 }
 
 // evictionVictim returns the key to evict next and its database, or nil
@@ -341,11 +371,11 @@ func (s *Server) evictionVictim() (*db, []byte) {
 		// again.
 		for k := evictPoolSize - 1; k >= 0; k-- {
 			c := &ev.pool[k]
-			if c.key == "" {
+			if !c.used {
 				continue
 			}
 			d, key := s.dbs[c.db], []byte(c.key)
-			c.key = ""
+			c.key, c.used = "", false
 			if e := d.keys.get(key); e != nil && (!volatile || e.exp != 0) {
 				return d, key
 			}
@@ -396,21 +426,21 @@ func (s *Server) evictScore(e *entry) uint64 {
 func (ev *eviction) insertCandidate(score uint64, db int, key string) {
 	p := &ev.pool
 	k := 0
-	for k < evictPoolSize && p[k].key != "" && p[k].score < score {
+	for k < evictPoolSize && p[k].used && p[k].score < score {
 		k++
 	}
 	switch {
-	case k == 0 && p[evictPoolSize-1].key != "":
+	case k == 0 && p[evictPoolSize-1].used:
 		return // no better than the worst of a full pool
-	case k < evictPoolSize && p[k].key == "":
+	case k < evictPoolSize && !p[k].used:
 		// an empty place
-	case p[evictPoolSize-1].key == "":
+	case !p[evictPoolSize-1].used:
 		copy(p[k+1:], p[k:evictPoolSize-1]) // room on the right
 	default:
 		k--
 		copy(p[:k], p[1:k+1]) // the worst goes
 	}
-	p[k] = evictCandidate{score: score, db: db, key: key}
+	p[k] = evictCandidate{score: score, db: db, key: key, used: true}
 }
 
 // The LFU counter, as Redis's: an entry's lru field holds the minutes
@@ -427,17 +457,56 @@ func (s *Server) lfuNew() uint32 { return s.lfuMinutes()<<8 | lfuInitVal }
 // lfuDecayed returns e's counter less a point for each lfu-decay-time
 // minutes since it was last decremented, as Redis's LFUDecrAndReturn.
 func (s *Server) lfuDecayed(e *entry) uint32 {
-	ldt, counter := e.lru>>8&0xffff, e.lru&0xff
-	now := s.lfuMinutes()
+	return lfuDecay(e.lru, s.lfuMinutes(), s.evict.lfuDecayTime)
+}
+
+// lfuDecay is lfuDecayed of an lru field at minute now, with
+// lfu-decay-time decayTime.
+func lfuDecay(lru, now uint32, decayTime int64) uint32 {
+	ldt, counter := lru>>8&0xffff, lru&0xff
 	elapsed := now - ldt
 	if now < ldt {
 		elapsed = 0xffff - ldt + now
 	}
-	if s.evict.lfuDecayTime > 0 {
-		periods := int64(elapsed) / s.evict.lfuDecayTime
+	if decayTime > 0 {
+		periods := int64(elapsed) / decayTime
 		counter = uint32(max(0, int64(counter)-periods))
 	}
 	return counter
+}
+
+// loadedLRU is the lru field of a value RESTORE or the RDB file gives,
+// with the idle seconds or the frequency given with it (-1: none), as
+// Redis's objectSetLRUOrLFU: the frequency under an LFU policy, the idle
+// time under the others, else a new entry's.
+func (s *Server) loadedLRU(idle, freq int64) uint32 {
+	lfu := s.evict.policy.lfu()
+	switch {
+	case lfu && freq >= 0:
+		return s.lfuMinutes()<<8 | uint32(freq)
+	case !lfu && idle >= 0:
+		return s.clock() - uint32(idle) // wraps as the idle time does back
+	}
+	return s.newLRU()
+}
+
+// accessSaver is what the RDB writer saves of an entry's access, as
+// Redis's rdbSaveKeyValuePair saves it: its idle seconds under an LRU
+// policy, its counter under an LFU one, nothing under the others; the
+// server's clocks are taken when the writer is made, as a background
+// save writes apart from the loop.
+type accessSaver struct {
+	lru, lfu      bool
+	clock, minute uint32
+	decayTime     int64
+}
+
+func (s *Server) accessSaver() accessSaver {
+	p := s.evict.policy
+	return accessSaver{
+		lru: p == allKeysLRU || p == volatileLRU, lfu: p.lfu(),
+		clock: s.clock(), minute: s.lfuMinutes(), decayTime: s.evict.lfuDecayTime,
+	}
 }
 
 // lfuTouch counts an access to e, as Redis's updateLFU: the counter
@@ -466,6 +535,16 @@ func (s *Server) touch(e *entry) {
 	e.lru = s.clock()
 }
 
+// overwriteLRU is the lru field of a value that replaces old's: under an
+// LFU policy old's counter, as Redis's dbOverwrite keeps the old object's
+// field (the command's lookup counted the access); else a new entry's.
+func (s *Server) overwriteLRU(old *entry) uint32 {
+	if s.evict.policy.lfu() {
+		return old.lru
+	}
+	return s.newLRU()
+}
+
 // newLRU is the lru field of a new entry: now, or an LFU policy's
 // initial counter.
 func (s *Server) newLRU() uint32 {
@@ -477,12 +556,13 @@ func (s *Server) newLRU() uint32 {
 
 // evictionParams are the configuration parameters of eviction.
 var evictionParams = []configParam{
-	{"maxmemory", func(s *Server) string { return strconv.FormatInt(s.evict.max, 10) }, func(s *Server, v string) error {
-		n, err := memoryParam(v)
+	{"maxmemory", func(s *Server) string { return strconv.FormatUint(s.evict.maxSet, 10) }, func(s *Server, v string) error {
+		u, err := memoryParamULL(v)
 		if err != nil {
 			return err
 		}
-		s.evict.max = n
+		n := int64(min(u, math.MaxInt64))
+		s.evict.max, s.evict.maxSet = n, u
 		if n > 0 && s.usedMemory() > n {
 			s.log.Warn("kv: maxmemory is below the memory in use: keys are evicted as the policy says, or writes refused", "maxmemory", n, "used", s.usedMemory(), "policy", s.evict.policy.String())
 		}
@@ -513,6 +593,29 @@ var evictionParams = []configParam{
 	{"lfu-decay-time", func(s *Server) string { return strconv.FormatInt(s.evict.lfuDecayTime, 10) }, setInt(0, math.MaxInt32, func(s *Server, n int64) {
 		s.evict.lfuDecayTime = n
 	})},
+}
+
+// memoryParamULL reads maxmemory's value as Redis's memtoull does: digits,
+// saturated at 2^64-1 as strtoull saturates, times the unit, wrapping
+// around as an unsigned long long does.
+func memoryParamULL(v string) (uint64, error) {
+	digits := strings.TrimLeftFunc(v, func(r rune) bool { return r >= '0' && r <= '9' })
+	unit := strings.ToLower(digits)
+	digits = v[:len(v)-len(digits)]
+	mul, ok := map[string]uint64{"": 1, "b": 1, "k": 1000, "kb": 1024, "m": 1000 * 1000, "mb": 1 << 20, "g": 1000 * 1000 * 1000, "gb": 1 << 30}[unit]
+	if !ok {
+		return 0, errors.New("argument must be a memory value")
+	}
+	var n uint64
+	for _, c := range []byte(digits) {
+		d := uint64(c - '0')
+		if n > (math.MaxUint64-d)/10 {
+			n = math.MaxUint64
+			break
+		}
+		n = n*10 + d
+	}
+	return n * mul, nil
 }
 
 // errOOM refuses a command that may add to the memory used while it is

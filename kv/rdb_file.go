@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -144,6 +145,7 @@ func loadRDB(r io.Reader, size int64, dbs []*db, now int64, check bool) (res rdb
 	rd.ver = res.version
 	d := dbs[0]
 	expireAt, empty := int64(-1), 0
+	idle, freq := int64(-1), int64(-1) // the next key's, if the file gives them
 	for {
 		t, err := rd.byte()
 		if err != nil {
@@ -165,14 +167,18 @@ func loadRDB(r io.Reader, size int64, dbs []*db, now int64, check bool) (res rdb
 			expireAt = int64(binary.LittleEndian.Uint64(b))
 			continue
 		case rdbOpFreq:
-			if _, err := rd.byte(); err != nil {
+			b, err := rd.byte()
+			if err != nil {
 				return res, err
 			}
+			freq = int64(b)
 			continue
 		case rdbOpIdle:
-			if _, err := rd.count(); err != nil {
+			n, err := rd.count()
+			if err != nil {
 				return res, err
 			}
+			idle = int64(min(n, math.MaxInt64))
 			continue
 		case rdbOpSelectDB:
 			n, err := rd.count()
@@ -234,10 +240,11 @@ func loadRDB(r io.Reader, size int64, dbs []*db, now int64, check bool) (res rdb
 				if expireAt != -1 {
 					val.exp = expireAt
 				}
+				val.lru = d.s.loadedLRU(idle, freq)
 				d.insert(key, val)
 				res.loaded++
 			}
-			expireAt = -1
+			expireAt, idle, freq = -1, -1, -1
 			continue
 		}
 		break
@@ -305,7 +312,7 @@ func (s *Server) save() error {
 // (0 with rdbchecksum no).
 func (s *Server) writeRDB(out io.Writer) error {
 	bw := bufio.NewWriterSize(out, rdbFlushAt)
-	w := rdbWriter{compress: s.compress()}
+	w := rdbWriter{compress: s.compress(), access: s.accessSaver()}
 	var crc uint64
 	flush := func() error {
 		crc = rdbCRC(crc, w.buf)
@@ -369,11 +376,20 @@ func (w *rdbWriter) selectDB(id, size, expires int) {
 }
 
 // record writes key and its entry: the TTL, if it has one, whether or
-// not it has passed, then the type, the key and the value.
+// not it has passed, its idle time or access frequency (w.access), then
+// the type, the key and the value.
 func (w *rdbWriter) record(key string, e *entry) {
 	if e.exp != 0 {
 		w.byte(rdbOpExpireMS)
 		w.buf = binary.LittleEndian.AppendUint64(w.buf, uint64(e.exp))
+	}
+	switch a := &w.access; {
+	case a.lru:
+		w.byte(rdbOpIdle)
+		w.length(uint64(a.clock - e.lru))
+	case a.lfu:
+		w.byte(rdbOpFreq)
+		w.byte(byte(lfuDecay(e.lru, a.minute, a.decayTime)))
 	}
 	w.byte(valueType(e))
 	w.string(stringBytes(key))

@@ -16,6 +16,7 @@ type rdbWriter struct {
 	// compress is rdbcompression: strings of more than 20 bytes are
 	// written LZF-compressed when that saves more than 4 bytes.
 	compress bool
+	access   accessSaver // what of a record's access goes with it
 }
 
 func (w *rdbWriter) byte(b byte) { w.buf = append(w.buf, b) }
