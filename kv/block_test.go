@@ -1,7 +1,9 @@
 package kv
 
 import (
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestCompatBlockedOnOtherTypes: clients blocked on one key by commands
@@ -32,6 +34,28 @@ func TestCompatBlockedOnOtherTypes(t *testing.T) {
 	for j := range replies[1] {
 		if replies[0][j] != replies[1][j] {
 			t.Errorf("reply %d: evkv %q; Redis %q", j, replies[0][j], replies[1][j])
+		}
+	}
+}
+
+// A client blocked on a key is served as soon as a command gives it data,
+// before the next command of the same pipeline, as Redis serves it, where
+// it was served after the pipeline and a DEL of the key in it left the
+// waiter without the element.
+func TestCompatBlockedServedBeforeNextCommand(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	for _, a := range []string{addr, redisServer(t)} {
+		waiter, pusher := dialRaw(t, a), dialRaw(t, a)
+		waiter.send("BLPOP", "k", "5")
+		for deadline := time.Now().Add(5 * time.Second); !strings.Contains(pusher.do("CLIENT", "LIST"), "cmd=blpop"); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("BLPOP did not block")
+			}
+		}
+		pusher.sendTogether([]string{"LPUSH", "k", "v"}, []string{"DEL", "k"})
+		push, del := pusher.read(), pusher.read()
+		if got := waiter.read(); got != "*2\r\n$1\r\nk\r\n$1\r\nv\r\n" || push != ":1\r\n" || del != ":0\r\n" {
+			t.Errorf("%s: BLPOP got %q, LPUSH %q, DEL %q; want the element, 1, then 0", a, got, push, del)
 		}
 	}
 }

@@ -868,6 +868,13 @@ func (s *Server) serve(c *client) {
 			if !c.blocked() {
 				s.endCommand(c, mark)
 			}
+			if len(s.ready) > 0 {
+				// Clients blocked on a key this command gave data are
+				// served before the next, as Redis's processCommand
+				// serves them: that one may take the data back (a DEL, an
+				// eviction).
+				s.handleReady()
+			}
 		}
 		if len(s.w.Buf) >= replyBatch {
 			// A long pipeline's replies go out as they come, so that
