@@ -528,6 +528,7 @@ func (hc *conn) switchTo(p Protocol) {
 	ls := hc.ls
 	ls.flushOut()
 	ls.timeouts.remove(hc)
+	delete(ls.connCtx, hc)
 	hc.connState(http.StateHijacked)
 	c := hc.c
 	c.SetContext(p)
@@ -687,9 +688,7 @@ func (hc *conn) closed(err error) {
 	}
 	hc.settle()
 	hc.ls.timeouts.remove(hc)
-	if hc.ls.connCtx != nil {
-		delete(hc.ls.connCtx, hc) // a pooled handler still running keeps hc unrecycled
-	}
+	delete(hc.ls.connCtx, hc)
 	if hc.std != nil {
 		hc.std.connClosed(err) // the worker still refers to hc
 		return

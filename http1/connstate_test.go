@@ -56,6 +56,15 @@ func (cs *connStates) record(remote string, st http.ConnState) {
 	}
 }
 
+// expect checks the states reported for c's connection, once it ended,
+// against want.
+func (cs *connStates) expect(t *testing.T, c *rawConn, want []http.ConnState) {
+	t.Helper()
+	if got := cs.of(t, c.nc.LocalAddr().String()); !slices.Equal(got, want) {
+		t.Errorf("states %v; want %v", got, want)
+	}
+}
+
 // idle waits until the connection from client is idle: a request sent
 // before the server saw the previous one through (its pooled handler's
 // end reaches the loop after the answer) continues the activity, as a
@@ -162,9 +171,7 @@ func TestConnState(t *testing.T) {
 				c := dialRaw(t, tw.addr)
 				tc.run(c, func() { cs.idle(t, c.nc.LocalAddr().String()) })
 				c.nc.Close()
-				if got := cs.of(t, c.nc.LocalAddr().String()); !slices.Equal(got, tc.want) {
-					t.Errorf("states %v; want %v", got, tc.want)
-				}
+				cs.expect(t, c, tc.want)
 			})
 		}
 	}
@@ -184,9 +191,7 @@ func TestConnStatePipelined(t *testing.T) {
 	}
 	c.nc.Close()
 	want := []http.ConnState{http.StateNew, http.StateActive, http.StateIdle, http.StateClosed}
-	if got := cs.of(t, c.nc.LocalAddr().String()); !slices.Equal(got, want) {
-		t.Errorf("states %v; want %v", got, want)
-	}
+	cs.expect(t, c, want)
 }
 
 // Pooled requests' contexts derive from BaseContext's, given the listener
@@ -297,9 +302,7 @@ func TestConnStateBodies(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 			c.nc.Close()
 			want := []http.ConnState{http.StateNew, http.StateActive, http.StateIdle, http.StateClosed}
-			if got := cs.of(t, c.nc.LocalAddr().String()); !slices.Equal(got, want) {
-				t.Errorf("states %v; want %v", got, want)
-			}
+			cs.expect(t, c, want)
 		})
 	}
 }

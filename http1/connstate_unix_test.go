@@ -4,7 +4,6 @@ package http1_test
 
 import (
 	"net/http"
-	"slices"
 	"testing"
 	"time"
 
@@ -42,9 +41,7 @@ func TestConnStateSlowReader(t *testing.T) {
 			cs.idle(t, c.nc.LocalAddr().String())
 			c.nc.Close()
 			want := []http.ConnState{http.StateNew, http.StateActive, http.StateIdle, http.StateActive, http.StateIdle, http.StateClosed}
-			if got := cs.of(t, c.nc.LocalAddr().String()); !slices.Equal(got, want) {
-				t.Errorf("states %v; want %v", got, want)
-			}
+			cs.expect(t, c, want)
 		})
 	}
 }

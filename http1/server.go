@@ -128,11 +128,11 @@ type Server struct {
 	// dropped keeps it active), and, once, StateClosed when it closes, or
 	// StateHijacked when it is handed on (Hijack, or a switch to a Protocol
 	// such as a WebSocket upgrade), after which it is not called again for
-	// the connection. It runs on the connection's
-	// loop and must not block; c identifies the connection until
-	// StateClosed or StateHijacked (c.RemoteAddr is nil by StateClosed: a
-	// hook that keeps figures by address takes it at StateNew) and is not
-	// to be written to or closed by it.
+	// the connection. It runs on the connection's loop and must not block;
+	// c identifies the connection until StateClosed or StateHijacked
+	// (c.RemoteAddr is nil by StateClosed: a hook that keeps figures by
+	// address takes it at StateNew) and is not to be written to or closed
+	// by it.
 	ConnState func(c *evloop.Conn, state http.ConnState)
 
 	routes router
@@ -423,8 +423,9 @@ type loopState struct {
 	route *routeSet
 
 	// connCtx holds what Server.ConnContext returned for each connection
-	// (only while it is set): the parent of its pooled requests' contexts,
-	// kept here so that a connection without it costs no more.
+	// (only while it is set), until it closes or is handed on: the parent
+	// of its pooled requests' contexts, kept here so that a connection
+	// without it costs no more.
 	connCtx map[*conn]context.Context
 
 	timeouts     timeouts
@@ -453,9 +454,6 @@ func (ls *loopState) newConn() *conn {
 // recycle keeps hc for a new connection; nothing may refer to it.
 func (ls *loopState) recycle(hc *conn) {
 	ls.timeouts.remove(hc) // on no list by now; were it, zeroed, the list would break
-	if ls.connCtx != nil {
-		delete(ls.connCtx, hc)
-	}
 	if len(ls.free) < maxFree {
 		*hc = conn{}
 		ls.free = append(ls.free, hc)

@@ -397,7 +397,5 @@ func TestSwitchWhilePressed(t *testing.T) {
 	}
 	c.nc.Close()
 	want := []http.ConnState{http.StateNew, http.StateActive, http.StateHijacked}
-	if got := cs.of(t, c.nc.LocalAddr().String()); !slices.Equal(got, want) {
-		t.Errorf("states %v; want %v", got, want)
-	}
+	cs.expect(t, c, want)
 }

@@ -702,8 +702,8 @@ func objectRefcount(s *Server, c *client, args [][]byte) {
 // made while maxmemory is set with an LRU or LFU policy, where each key
 // keeps its own access time; here the policy in force now decides.
 func (s *Server) refcount(e *entry) int64 {
-	ownLRU := s.evict.max > 0 && s.evict.policy != noEviction && s.evict.policy != volatileTTL && s.evict.policy != allKeysRandom && s.evict.policy != volatileRandom
-	if e.obj == nil && isShared(e.str) && !ownLRU {
+	p := s.evict.policy
+	if e.obj == nil && isShared(e.str) && (s.evict.max == 0 || !p.lru() && !p.lfu()) {
 		return math.MaxInt32
 	}
 	return 1

@@ -288,24 +288,14 @@ func setMemory(min int64, apply func(s *Server, n int64)) func(*Server, string) 
 // the int64 range is refused with Redis's range error, also where Redis's
 // arithmetic would wrap around to a value in range.
 func memoryParam(v string) (int64, error) {
-	l := strings.ToLower(v)
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		m      int64
-	}{{"kb", 1024}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1000}, {"m", 1000000}, {"g", 1000000000}, {"b", 1}} {
-		if strings.HasSuffix(l, u.suffix) {
-			l, mult = strings.TrimSuffix(l, u.suffix), u.m
-			break
-		}
+	digits, unit, ok := memoryUnit(v)
+	if !ok {
+		return 0, errNotMemory
 	}
-	// Digits only, none meaning 0, as Redis's memtoull reads them.
+	mult := int64(unit)
 	var n int64
 	tooBig := false
-	for _, c := range []byte(l) {
-		if c < '0' || c > '9' {
-			return 0, fmt.Errorf("argument must be a memory value")
-		}
+	for _, c := range []byte(digits) {
 		if d := int64(c - '0'); tooBig || n > (math.MaxInt64-d)/10 {
 			tooBig = true
 		} else {
@@ -317,6 +307,19 @@ func memoryParam(v string) (int64, error) {
 	}
 	return n * mult, nil
 }
+
+// memoryUnit splits a memory value into its digits (none meaning 0) and
+// its unit's multiplier, as Redis's memtoull reads it; ok is false for
+// anything else.
+func memoryUnit(v string) (digits string, mul uint64, ok bool) {
+	unit := strings.TrimLeftFunc(v, func(r rune) bool { return r >= '0' && r <= '9' })
+	mul, ok = memoryUnits[strings.ToLower(unit)]
+	return v[:len(v)-len(unit)], mul, ok
+}
+
+var memoryUnits = map[string]uint64{"": 1, "b": 1, "k": 1000, "kb": 1 << 10, "m": 1000 * 1000, "mb": 1 << 20, "g": 1000 * 1000 * 1000, "gb": 1 << 30}
+
+var errNotMemory = errors.New("argument must be a memory value")
 
 var configParams = []configParam{
 	{"bind", func(s *Server) string { return s.cfg.Bind }, (*Server).setBind},

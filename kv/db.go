@@ -201,8 +201,10 @@ func (d *db) setString(key []byte, val string, keepTTL bool) *entry {
 		e, added = d.keys.put(key)
 	}
 	exp := e.exp
-	lru := d.s.newLRU()
-	if !added {
+	var lru uint32
+	if added {
+		lru = d.s.newLRU()
+	} else {
 		lru = d.s.overwriteLRU(e)
 	}
 	*e = entry{str: val, lru: lru}

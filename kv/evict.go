@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"errors"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -45,6 +44,9 @@ func (p evictPolicy) volatile() bool {
 	return p == volatileLRU || p == volatileLFU || p == volatileRandom || p == volatileTTL
 }
 
+// lru reports whether p evicts the least recently used keys.
+func (p evictPolicy) lru() bool { return p == allKeysLRU || p == volatileLRU }
+
 // lfu reports whether p keeps access frequencies (an entry's lru field
 // holds them then, as Redis's lru field does).
 func (p evictPolicy) lfu() bool { return p == allKeysLFU || p == volatileLFU }
@@ -80,7 +82,7 @@ type eviction struct {
 // allocated since (the arguments of the commands that will store them
 // until the next reading of the runtime's counters), less what the keys
 // evicted since were estimated to hold. Garbage made since the last
-// collection counts until the next (see waitForCollection).
+// collection counts until the next (see performEvictions).
 type memEstimate struct {
 	cycles  uint64 // the collections seen
 	live    int64  // the live heap they left
@@ -218,11 +220,11 @@ func (s *Server) performEvictions() int {
 	start := time.Now()
 	var freed int64
 	for n := 1; freed < toFree; n++ {
-		d, key := s.evictionVictim()
+		d, key, e := s.evictionVictim()
 		if d == nil {
 			return evictFail
 		}
-		freed += s.evictKey(d, key)
+		freed += s.evictKey(d, key, e)
 		if limit >= 0 && n%16 == 0 && time.Since(start) > limit {
 			s.evictLater()
 			return evictRunning
@@ -231,9 +233,10 @@ func (s *Server) performEvictions() int {
 	return evictOK
 }
 
-// evictLater goes on with the evictions performEvictions ran out of time
-// for, in a task of the loop's, as Redis's evictionTimeProc goes on at
-// each turn of its loop: one at a time.
+// evictLater evicts in a task of the loop's, after what is queued: what
+// performEvictions ran out of time for, as Redis's evictionTimeProc goes
+// on at each turn of its loop, and what a new maxmemory asks; one task at
+// a time.
 func (s *Server) evictLater() {
 	if s.evict.later || s.ev == nil {
 		return
@@ -289,11 +292,10 @@ func (ev *eviction) timeLimit() time.Duration {
 	return -1
 }
 
-// evictKey deletes key from d for maxmemory, as Redis's eviction does: the
-// log gets a DEL, the evicted event is sent, WATCHes see a change. It
-// returns the bytes the key was estimated to hold.
-func (s *Server) evictKey(d *db, key []byte) int64 {
-	e := d.keys.get(key)
+// evictKey deletes key, whose entry e is, from d for maxmemory, as Redis's
+// eviction does: the log gets a DEL, the evicted event is sent, WATCHes
+// see a change. It returns the bytes the key was estimated to hold.
+func (s *Server) evictKey(d *db, key []byte, e *entry) int64 {
 	size := int64(d.keyBytes(key, e, memorySamples))
 	s.evict.mem.freed += size
 	d.expiring(key) // the rewrite under way is told, as of an expired key
@@ -330,12 +332,14 @@ type evictCandidate struct {
 	used  bool // false: an empty place
 }
 
-// evictionVictim returns the key to evict next and its database, or nil
-// if no key can go: for the LRU, LFU and TTL policies the best of the
-// pool, which each call refills with keys sampled from every database, as
-// Redis's evictionPoolPopulate; for the random ones a random key of the
-// next database that has one.
-func (s *Server) evictionVictim() (*db, []byte) {
+// evictionVictim returns the key to evict next, its database and its
+// entry, or a nil database if no key can go: for the LRU, LFU and TTL
+// policies the best of the pool, which each call refills with keys
+// sampled from every database, as Redis's evictionPoolPopulate; for the
+// random ones a random key of the next database that has one. The key's
+// bytes are the keyspace's or the pool's own string's, read only (as
+// reclaim reads an expired key's).
+func (s *Server) evictionVictim() (*db, []byte, *entry) {
 	ev := &s.evict
 	volatile := ev.policy.volatile()
 	if ev.policy == allKeysRandom || ev.policy == volatileRandom {
@@ -344,14 +348,14 @@ func (s *Server) evictionVictim() (*db, []byte) {
 			ev.nextDB++
 			if volatile && d.expires.len() > 0 {
 				k, _ := d.expires.at(d.expires.random())
-				return d, []byte(k)
+				return d, stringBytes(k), d.keys.get(stringBytes(k))
 			}
 			if !volatile && d.keys.len() > 0 {
-				k, _ := d.keys.at(d.keys.random())
-				return d, []byte(k)
+				k, e := d.keys.at(d.keys.random())
+				return d, stringBytes(k), e
 			}
 		}
-		return nil, nil
+		return nil, nil, nil
 	}
 	for {
 		keys := 0
@@ -364,7 +368,7 @@ func (s *Server) evictionVictim() (*db, []byte) {
 			s.populatePool(d, volatile)
 		}
 		if keys == 0 {
-			return nil, nil
+			return nil, nil, nil
 		}
 		// The best candidate still there; one deleted since it was
 		// sampled is passed over, and when all were, the pool is filled
@@ -374,10 +378,10 @@ func (s *Server) evictionVictim() (*db, []byte) {
 			if !c.used {
 				continue
 			}
-			d, key := s.dbs[c.db], []byte(c.key)
+			d, key := s.dbs[c.db], stringBytes(c.key)
 			c.key, c.used = "", false
 			if e := d.keys.get(key); e != nil && (!volatile || e.exp != 0) {
-				return d, key
+				return d, key, e
 			}
 		}
 	}
@@ -504,7 +508,7 @@ type accessSaver struct {
 func (s *Server) accessSaver() accessSaver {
 	p := s.evict.policy
 	return accessSaver{
-		lru: p == allKeysLRU || p == volatileLRU, lfu: p.lfu(),
+		lru: p.lru(), lfu: p.lfu(),
 		clock: s.clock(), minute: s.lfuMinutes(), decayTime: s.evict.lfuDecayTime,
 	}
 }
@@ -563,14 +567,15 @@ var evictionParams = []configParam{
 		}
 		n := int64(min(u, math.MaxInt64))
 		s.evict.max, s.evict.maxSet = n, u
-		if n > 0 && s.usedMemory() > n {
-			s.log.Warn("kv: maxmemory is below the memory in use: keys are evicted as the policy says, or writes refused", "maxmemory", n, "used", s.usedMemory(), "policy", s.evict.policy.String())
+		if n == 0 {
+			return nil
 		}
-		if n > 0 && s.ev != nil {
-			// After the command, as Redis's startEvictionTimeProc: the
-			// commands of an EXEC that set it run first.
-			s.ev.Submit(0, func() { s.performEvictions() })
+		if used := s.usedMemory(); used > n {
+			s.log.Warn("kv: maxmemory is below the memory in use: keys are evicted as the policy says, or writes refused", "maxmemory", n, "used", used, "policy", s.evict.policy.String())
 		}
+		// After the command, as Redis's startEvictionTimeProc: the
+		// commands of an EXEC that set it run first.
+		s.evictLater()
 		return nil
 	}},
 	{"maxmemory-policy", func(s *Server) string { return s.evict.policy.String() }, func(s *Server, v string) error {
@@ -599,12 +604,9 @@ var evictionParams = []configParam{
 // saturated at 2^64-1 as strtoull saturates, times the unit, wrapping
 // around as an unsigned long long does.
 func memoryParamULL(v string) (uint64, error) {
-	digits := strings.TrimLeftFunc(v, func(r rune) bool { return r >= '0' && r <= '9' })
-	unit := strings.ToLower(digits)
-	digits = v[:len(v)-len(digits)]
-	mul, ok := map[string]uint64{"": 1, "b": 1, "k": 1000, "kb": 1024, "m": 1000 * 1000, "mb": 1 << 20, "g": 1000 * 1000 * 1000, "gb": 1 << 30}[unit]
+	digits, mul, ok := memoryUnit(v)
 	if !ok {
-		return 0, errors.New("argument must be a memory value")
+		return 0, errNotMemory
 	}
 	var n uint64
 	for _, c := range []byte(digits) {

@@ -228,7 +228,11 @@ func (wc *Conn) compresses(n int) bool {
 
 // windowFits reports whether a message of n bytes compressed alone keeps
 // within the window the client allowed.
-func (wc *Conn) windowFits(n int) bool { return wc.window == 0 || n <= 1<<wc.window }
+func (wc *Conn) windowFits(n int) bool { return windowTakes(wc.window, n) }
+
+// windowTakes reports whether server_max_window_bits w (0: none named)
+// takes a message of n bytes compressed alone.
+func windowTakes(w uint8, n int) bool { return w == 0 || n <= 1<<w }
 
 // Conn returns the underlying connection.
 func (wc *Conn) Conn() *evloop.Conn { return wc.c }

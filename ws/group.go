@@ -30,7 +30,7 @@ type Group struct {
 // takes n bytes.
 func (g *Group) compressesFor(n int) bool {
 	for w, count := range g.deflaters {
-		if count > 0 && (w == 0 || n <= 1<<w) {
+		if count > 0 && windowTakes(uint8(w), n) {
 			return true
 		}
 	}
@@ -109,19 +109,19 @@ var memberLists sync.Pool
 
 // Broadcast sends a message to every member. The frame is built once,
 // uncompressed and, if the message is long enough and some member
-// negotiated permessage-deflate with a window that takes it, compressed; each loop then queues it on its
-// members. o gives that frame's CompressionThreshold and
-// CompressionLevel (nil: the defaults), whatever the Options the members
-// were opened with. A client's connection (from Dialer.Dial) gets a frame
-// of its own, as it masks each with a fresh key, compressed as its own
-// Options say. A member whose outbound queue
+// negotiated permessage-deflate with a window that takes it, compressed;
+// each loop then queues it on its members. o gives that frame's
+// CompressionThreshold and CompressionLevel (nil: the defaults), whatever
+// the Options the members were opened with. A client's connection (from
+// Dialer.Dial) gets a frame of its own, as it masks each with a fresh
+// key, compressed as its own Options say. A member whose outbound queue
 // cannot take the message is closed as Send closes it: the messages
 // queued before it go out, then a close frame with 1008; its peer would
-// otherwise get a stream with one missing. data is copied: the frames are held until every loop has
-// queued them, each member's queue taking a copy of its own. done, if not
-// nil, is called once every loop has queued it (on the last loop to do
-// so, or before Broadcast returns if no loop took it: the group is empty,
-// or its loops have stopped).
+// otherwise get a stream with one missing. data is copied: the frames are
+// held until every loop has queued them, each member's queue taking a
+// copy of its own. done, if not nil, is called once every loop has queued
+// it (on the last loop to do so, or before Broadcast returns if no loop
+// took it: the group is empty, or its loops have stopped).
 //
 // Broadcasts made one after the other (by one goroutine, say) reach every
 // member in that order, and after the Sends made before them; ones made
