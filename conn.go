@@ -16,13 +16,15 @@ import (
 
 // Connection states:
 //
+//	connecting ── connected ──► open; handshaking ── TLS handshake done ──► open
 //	open ── Close, peer EOF, panic ──► closing ── outbound queue written ──► closed
 //	  │                                   │
 //	  └─ Abort, I/O error ────────────────┴─ CloseTimeout, Abort, error ────► closed
 type connState uint8
 
 const (
-	connecting connState = iota // Dial: waiting for the connect to finish
+	connecting  connState = iota // Dial: waiting for the connect to finish
+	handshaking                  // ListenTLS: waiting for the TLS handshake to finish
 	open
 	closing
 	closed
@@ -82,7 +84,8 @@ type Conn struct {
 	outLen  int
 
 	ctx        any
-	closeTimer loop.TimerID
+	closeTimer loop.TimerID // while handshaking, the handshake's timeout
+	tls        *tlsState    // nil without TLS
 }
 
 // HandleIO is the connection's readiness handler. It runs on the loop.
@@ -144,7 +147,7 @@ func (c *Conn) reading() bool {
 	if c.flags&fReadEOF != 0 {
 		return false
 	}
-	return (c.state == open && c.flags&(fReadPaused|fUserPaused) == 0) || c.state == closing
+	return (c.state == open && c.flags&(fReadPaused|fUserPaused) == 0) || c.state == closing || c.state == handshaking
 }
 
 // interest is what the connection waits for. Readiness is edge-
@@ -181,7 +184,7 @@ func (c *Conn) read() {
 	ls := c.ls
 	shared := len(c.in) == 0
 	var p []byte
-	if shared {
+	if shared || c.tls != nil { // TLS: in holds plaintext; ciphertext goes here
 		p = ls.rbuf
 	} else {
 		p = c.inSpace()
@@ -202,13 +205,17 @@ func (c *Conn) read() {
 		c.readAgainIf(n == len(p) || c.flags&fHungUp != 0)
 		return
 	}
-	if shared {
+	switch {
+	case c.tls != nil:
+		c.readTLS(p[:n])
+	case shared:
 		c.in = p[:n]
 		c.flags |= fInShared
-	} else {
+		c.ls.h.OnData(c)
+	default:
 		c.in = c.in[:len(c.in)+n]
+		c.ls.h.OnData(c)
 	}
-	c.ls.h.OnData(c)
 	c.keepInbound()
 	c.readAgainIf(n == len(p) || c.flags&fHungUp != 0)
 }
@@ -290,6 +297,10 @@ func (c *Conn) releaseChunk() {
 // ReadEOFHandler, which decides.
 func (c *Conn) peerClosed() {
 	c.flags |= fReadEOF
+	if c.state == handshaking {
+		c.finalize(io.EOF)
+		return
+	}
 	if c.state == open {
 		if h, ok := c.ls.h.(ReadEOFHandler); ok {
 			c.updateInterest()
@@ -379,6 +390,9 @@ func (c *Conn) Write(b []byte) (int, error) {
 	if err := c.canWrite(len(b)); err != nil {
 		return 0, err
 	}
+	if c.tls != nil {
+		return c.encrypt(b)
+	}
 	c.appendCopy(b)
 	c.queued(len(b))
 	return len(b), nil
@@ -392,6 +406,9 @@ func (c *Conn) Writev(bs [][]byte) (int, error) {
 	}
 	if err := c.canWrite(n); err != nil {
 		return 0, err
+	}
+	if c.tls != nil {
+		return c.encryptv(bs, n)
 	}
 	for _, b := range bs {
 		c.appendCopy(b)
@@ -415,6 +432,9 @@ func (c *Conn) WriteLast(b []byte) (int, error) {
 		return 0, err
 	}
 	c.flags |= fWroteLast
+	if c.tls != nil {
+		return c.encrypt(b)
+	}
 	c.appendCopy(b)
 	c.queued(len(b))
 	return len(b), nil
@@ -526,6 +546,17 @@ func (c *Conn) AsyncWrite(b []byte, done func(error)) {
 				done(err)
 			}
 			return
+		}
+		if c.tls != nil {
+			// Encrypted now, into the queue; done is called once the
+			// bytes queued before it are written.
+			if _, err := c.encrypt(b); err != nil {
+				if done != nil {
+					done(err)
+				}
+				return
+			}
+			b = nil
 		}
 		c.pushSegment(segment{b: b, done: done})
 		c.queued(len(b))
@@ -754,7 +785,7 @@ func (c *Conn) flushDirty() {
 // too) ends the dial, as Abort does: its Dial fails with ErrClosed. Close
 // returns ErrClosed if the connection was already closing or closed.
 func (c *Conn) Close() error {
-	if c.state == connecting {
+	if c.state == connecting || c.state == handshaking {
 		c.finalize(nil)
 		return nil
 	}
@@ -767,6 +798,7 @@ func (c *Conn) Close() error {
 }
 
 func (c *Conn) startClose() {
+	c.closeNotify()
 	c.updateInterest()
 	if c.state == closed {
 		return
@@ -850,8 +882,8 @@ func (c *Conn) drainInbound() {
 // being dialed fails its Dial.
 func (c *Conn) closeNow(abort bool) {
 	switch {
-	case c.state == connecting:
-		c.finalize(ErrShutdown) // its Dial returns the error
+	case c.state == connecting || c.state == handshaking:
+		c.finalize(ErrShutdown) // a Dial returns the error
 	case abort:
 		sock.SetLingerZero(int(c.fd))
 		c.finalizeWith(ErrShutdown, ErrShutdown)
@@ -867,6 +899,7 @@ func (c *Conn) CloseWrite() error {
 	if c.state != open || c.flags&fWriteShut != 0 {
 		return ErrClosed
 	}
+	c.closeNotify()
 	c.flags |= fWriteShut
 	c.markDirty()
 	return nil
@@ -907,6 +940,9 @@ func (c *Conn) Detach() (net.Conn, []byte, error) {
 	if len(c.in) > 0 {
 		rest = append([]byte(nil), c.in...)
 	}
+	if c.tls != nil {
+		nc = c.detachTLS(nc)
+	}
 	c.finalize(ErrDetached)
 	return nc, rest, nil
 }
@@ -937,6 +973,12 @@ func (c *Conn) finalizeWith(err, writeErr error) {
 	ls.l.CancelTimer(c.closeTimer)
 	ls.l.Unregister(int(c.fd))
 	sock.Close(int(c.fd))
+	if c.tls != nil {
+		c.tls.w.close() // a handshake still under way fails
+		if err == nil && c.tls.err != nil {
+			err = c.tls.err
+		}
+	}
 	if res, ok := ls.dials[c]; ok {
 		// Still being dialed, whoever ended it (Shutdown, the Dial's
 		// context, Abort through EachConn, a panic): its Dial returns.
@@ -1088,7 +1130,7 @@ func (c *Conn) closeOnPanic() {
 // not consumed is dropped: no handler method runs for c again.
 func (c *Conn) closeAfterPanic(v any) {
 	ls := c.ls
-	if _, again := ls.panics[c]; again || c.state == connecting || c.state == closed {
+	if _, again := ls.panics[c]; again || c.state == connecting || c.state == handshaking || c.state == closed {
 		// A second panic while closing after one (a completion, a
 		// timer, or the flush itself): close at once, with the first.
 		c.finalize(&PanicError{Value: v})

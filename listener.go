@@ -1,6 +1,7 @@
 package evloop
 
 import (
+	"crypto/tls"
 	"errors"
 	"net"
 	"os"
@@ -21,6 +22,7 @@ type listener struct {
 	closed bool
 	lost   bool        // accept found fd not open: its number is not ours to close
 	keeps  bool        // one of a ReusePort group: what it accepts stays on its loop
+	tls    *tls.Config // a TLS listener's
 	file   os.FileInfo // a Unix socket's file as the listener began; nil if none
 
 	// Accept pauses when the process runs out of fds: the listener stays
@@ -74,10 +76,10 @@ func (ln *listener) HandleIO(fd int, ev poll.Flags) {
 		}
 		target.admit()
 		if target == ln.ls {
-			target.open(nfd)
+			target.open(nfd, ln.tls)
 			continue
 		}
-		target.handOff(nfd)
+		target.handOff(nfd, ln.tls)
 	}
 }
 

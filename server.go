@@ -2,6 +2,7 @@ package evloop
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -100,6 +101,10 @@ type Options struct {
 	// of the queued bytes before aborting (default 30s; negative:
 	// forever): a peer that goes on taking them gets them all.
 	CloseTimeout time.Duration
+	// HandshakeTimeout bounds a TLS connection's handshake, from its
+	// accept (default 10s; negative: none). A client that has not finished
+	// it by then is disconnected.
+	HandshakeTimeout time.Duration
 	// DialFallbackDelay is how long Dial waits on a host name's first
 	// address family before it races a dial to the other (RFC 8305's
 	// Happy Eyeballs, as net.Dialer's FallbackDelay): default 300 ms;
@@ -138,6 +143,9 @@ func (o *Options) defaults() {
 	if o.CloseTimeout == 0 {
 		o.CloseTimeout = 30 * time.Second
 	}
+	if o.HandshakeTimeout == 0 {
+		o.HandshakeTimeout = 10 * time.Second
+	}
 	if o.DialFallbackDelay == 0 {
 		o.DialFallbackDelay = 300 * time.Millisecond
 	}
@@ -165,6 +173,8 @@ type Server struct {
 	drained chan struct{} // closed when conns reaches 0 during Shutdown
 	paused  atomic.Int32  // listeners paused for want of fds
 	stopped sync.Once
+
+	handshakes sync.WaitGroup // TLS handshakes' goroutines
 }
 
 // loopState is what the reactor keeps per loop. Owned by the loop goroutine
@@ -202,16 +212,23 @@ type loopState struct {
 	// Accepted fds handed over by another loop's acceptor; one task, bound
 	// once, takes a whole batch, so a hand-off allocates nothing.
 	hmu    sync.Mutex
-	handed []int
+	handed []handed
 	takeFn func()
+}
+
+// handed is an accepted fd handed over to a loop, with its listener's TLS
+// configuration if it has one.
+type handed struct {
+	fd  int
+	tls *tls.Config
 }
 
 // handOff gives an accepted, admitted fd to this loop. Any goroutine may
 // call it.
-func (ls *loopState) handOff(fd int) {
+func (ls *loopState) handOff(fd int, config *tls.Config) {
 	ls.hmu.Lock()
 	first := len(ls.handed) == 0
-	ls.handed = append(ls.handed, fd)
+	ls.handed = append(ls.handed, handed{fd, config})
 	ls.hmu.Unlock()
 	if first && ls.l.Submit(ls.takeFn) != nil {
 		ls.closeHanded() // the loop is stopping: it will take nothing more
@@ -224,20 +241,20 @@ func (ls *loopState) take() {
 		ls.closeHanded()
 		return
 	}
-	for _, fd := range ls.takeHanded() {
-		ls.open(fd)
+	for _, h := range ls.takeHanded() {
+		ls.open(h.fd, h.tls)
 	}
 }
 
 // closeHanded closes the handed-over fds when no loop will open them.
 func (ls *loopState) closeHanded() {
-	for _, fd := range ls.takeHanded() {
-		sock.Close(fd)
+	for _, h := range ls.takeHanded() {
+		sock.Close(h.fd)
 		ls.gone()
 	}
 }
 
-func (ls *loopState) takeHanded() []int {
+func (ls *loopState) takeHanded() []handed {
 	ls.hmu.Lock()
 	defer ls.hmu.Unlock()
 	fds := ls.handed
@@ -309,8 +326,29 @@ func Listen(network, addr string, h Handler, opts Options) (*Server, error) {
 // the error logged to Options.Logger and the address dropped from Addrs,
 // while the other listeners and the connections go on.
 func (s *Server) Listen(network, addr string) (net.Addr, error) {
+	return s.listen(network, addr, nil)
+}
+
+// ListenTLS is Listen for TLS connections, whose server side config is,
+// as tls.Listen's: it must have a certificate (Certificates,
+// GetCertificate or GetConfigForClient), and must not be modified once
+// given. A connection's OnOpen runs after its handshake; what it reads
+// and writes is the plaintext, and Conn.ConnectionState tells the
+// handshake's outcome. A handshake runs on a goroutine of its own, from
+// the client's first bytes until it ends, for Options.HandshakeTimeout at
+// most; a failed one is logged at the debug level. Close sends TLS's
+// close_notify before the FIN, CloseWrite too, and a peer's close_notify
+// is its EOF. Detach hands over the *tls.Conn.
+func (s *Server) ListenTLS(network, addr string, config *tls.Config) (net.Addr, error) {
+	if err := checkTLSConfig(config); err != nil {
+		return nil, err
+	}
+	return s.listen(network, addr, config)
+}
+
+func (s *Server) listen(network, addr string, config *tls.Config) (net.Addr, error) {
 	if s.opts.LoadBalancing != ReusePort || network == "unix" {
-		return s.listenOne(network, addr, sock.ListenOptions{})
+		return s.listenOne(network, addr, sock.ListenOptions{}, config)
 	}
 	var bound net.Addr
 	for _, ls := range s.loops {
@@ -319,7 +357,7 @@ func (s *Server) Listen(network, addr string) (net.Addr, error) {
 		}
 		fd, b, err := sock.Listen(network, addr, sock.ListenOptions{ReusePort: true})
 		if err == nil {
-			err = s.addListener(ls, fd, b, true)
+			err = s.addListener(ls, fd, b, true, config)
 		}
 		if err != nil {
 			if bound != nil {
@@ -339,16 +377,16 @@ func (s *Server) Listen(network, addr string) (net.Addr, error) {
 // os.Chmod. perm 0 leaves the mode bind gave, 0777 less the umask. If the
 // permissions cannot be set, the socket is closed and its file removed.
 func (s *Server) ListenUnix(path string, perm os.FileMode) (net.Addr, error) {
-	return s.listenOne("unix", path, sock.ListenOptions{Perm: perm})
+	return s.listenOne("unix", path, sock.ListenOptions{Perm: perm}, nil)
 }
 
 // listenOne listens on one socket, which one loop accepts on.
-func (s *Server) listenOne(network, addr string, o sock.ListenOptions) (net.Addr, error) {
+func (s *Server) listenOne(network, addr string, o sock.ListenOptions, config *tls.Config) (net.Addr, error) {
 	fd, bound, err := sock.Listen(network, addr, o)
 	if err != nil {
 		return nil, err
 	}
-	return bound, s.addListener(s.nextLoop(), fd, bound, false)
+	return bound, s.addListener(s.nextLoop(), fd, bound, false, config)
 }
 
 // Serve starts accepting connections from ln, a *net.TCPListener or
@@ -358,6 +396,18 @@ func (s *Server) listenOne(network, addr string, o sock.ListenOptions) (net.Addr
 // Serve returns once the listener is registered, not when it stops; what
 // stops it is as for Listen.
 func (s *Server) Serve(ln net.Listener) error {
+	return s.serve(ln, nil)
+}
+
+// ServeTLS is Serve for TLS connections, as ListenTLS is Listen.
+func (s *Server) ServeTLS(ln net.Listener, config *tls.Config) error {
+	if err := checkTLSConfig(config); err != nil {
+		return err
+	}
+	return s.serve(ln, config)
+}
+
+func (s *Server) serve(ln net.Listener, config *tls.Config) error {
 	fd, err := dupFD(ln)
 	if err != nil {
 		return err
@@ -367,7 +417,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		ul.SetUnlinkOnClose(false) // the socket file is the Server's now
 	}
 	ln.Close()
-	return s.addListener(s.nextLoop(), fd, addr, false)
+	return s.addListener(s.nextLoop(), fd, addr, false, config)
 }
 
 // Adopt places an established connection, a *net.TCPConn or *net.UnixConn
@@ -377,8 +427,8 @@ func (s *Server) Serve(ln net.Listener) error {
 // what is still in the socket reaches OnData: bytes already read from c,
 // such as those a bufio.Reader holds (http.Hijacker's, say), are the
 // caller's to handle, which Adopt cannot do. A conn that is not a stream
-// socket (UDP, a Unix datagram) or has no fd of its own (a *tls.Conn: the
-// loops have no TLS) is refused with ErrUnsupported and left open, as is
+// socket (UDP, a Unix datagram) or has no fd of its own (a *tls.Conn,
+// whose TLS state Adopt cannot take over) is refused with ErrUnsupported and left open, as is
 // any conn once Shutdown began, with ErrClosed. A conn Adopt took is
 // opened even if Shutdown begins before its loop gets to it; that
 // Shutdown then closes it.
@@ -398,7 +448,7 @@ func (s *Server) Adopt(c net.Conn) error {
 		return ErrClosed
 	}
 	ls.admit()
-	err = ls.l.Submit(func() { ls.open(fd) })
+	err = ls.l.Submit(func() { ls.open(fd, nil) })
 	s.mu.Unlock()
 	if err != nil { // the loop is stopped: it opens nothing more
 		sock.Close(fd)
@@ -428,9 +478,9 @@ func dupFD(v any) (int, error) {
 	})
 }
 
-func (s *Server) addListener(ls *loopState, fd int, addr net.Addr, keeps bool) error {
+func (s *Server) addListener(ls *loopState, fd int, addr net.Addr, keeps bool, config *tls.Config) error {
 	errc := make(chan error, 1)
-	if err := ls.l.Submit(func() { errc <- s.register(ls, fd, addr, keeps) }); err != nil {
+	if err := ls.l.Submit(func() { errc <- s.register(ls, fd, addr, keeps, config) }); err != nil {
 		sock.Close(fd)
 		return ErrClosed
 	}
@@ -445,13 +495,14 @@ func (s *Server) addListener(ls *loopState, fd int, addr net.Addr, keeps bool) e
 // s.mu, so that Shutdown either sees the listener (and closes it) or
 // refuses it. It runs on ls's loop. keeps: the listener is one of a
 // ReusePort group, whose connections stay on the loop the kernel chose.
-func (s *Server) register(ls *loopState, fd int, addr net.Addr, keeps bool) error {
+// config is a TLS listener's.
+func (s *Server) register(ls *loopState, fd int, addr net.Addr, keeps bool, config *tls.Config) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.shutdown || s.deaf {
 		return ErrClosed
 	}
-	ln := &listener{s: s, ls: ls, fd: fd, addr: addr, keeps: keeps, file: socketFile(addr)}
+	ln := &listener{s: s, ls: ls, fd: fd, addr: addr, keeps: keeps, tls: config, file: socketFile(addr)}
 	if err := ls.l.Register(fd, poll.Read, ln); err != nil {
 		return err
 	}
@@ -469,7 +520,7 @@ func (s *Server) ListenLoop(i int, network, addr string) (net.Addr, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.register(s.loops[i], fd, bound, false); err != nil {
+	if err := s.register(s.loops[i], fd, bound, false, nil); err != nil {
 		sock.Close(fd)
 		return nil, err
 	}
@@ -577,16 +628,25 @@ func (s *Server) nextLoop() *loopState {
 }
 
 // open registers an accepted or adopted fd, already admitted, as a
-// connection of this loop and runs OnOpen. It runs on the loop.
-func (ls *loopState) open(fd int) *Conn {
+// connection of this loop and runs OnOpen, or, with a TLS configuration,
+// starts waiting for its handshake, after which OnOpen runs. It runs on
+// the loop.
+func (ls *loopState) open(fd int, config *tls.Config) *Conn {
 	s := ls.s
 	s.configure(fd)
 	c := &Conn{ls: ls, fd: int32(fd), state: open}
+	if config != nil {
+		c.startTLS(config)
+	}
 	if err := ls.l.Register(fd, c.interest(), c); err != nil {
 		s.opts.Logger.Error("evloop: registering a connection failed", "err", err)
+		ls.l.CancelTimer(c.closeTimer)
 		sock.Close(fd)
 		ls.gone()
 		return nil
+	}
+	if config != nil {
+		return c
 	}
 	c.flags |= fOpened
 	defer func() {
@@ -769,7 +829,7 @@ func (ls *loopState) retryWrites() {
 	ls.noBufs = nil
 	for _, c := range batch {
 		c.flags &^= fNoBuffers
-		if c.state == open || c.state == closing {
+		if c.state == open || c.state == closing || c.state == handshaking {
 			c.writable()
 		}
 	}
@@ -963,5 +1023,8 @@ func (s *Server) stopLoops() {
 		for _, ls := range s.loops {
 			ls.l.Stop()
 		}
+		// Every connection is closed: a handshake still under way has
+		// been told, and its goroutine ends.
+		s.handshakes.Wait()
 	})
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,6 +87,9 @@ type Config struct {
 	// still answered, alone in a query (a health check's) or in a
 	// selection.
 	NoIntrospection bool
+
+	// TLSConfig configures StartTLS, as http1.Server's TLSConfig.
+	TLSConfig *tls.Config
 
 	// Logger receives the gateway's warnings (default slog.Default()).
 	Logger *slog.Logger
@@ -175,7 +179,7 @@ func New(cfg Config) (*Gateway, error) {
 	e.upstreamTimeout = cfg.UpstreamTimeout
 	e.up = g.upstream
 	g.engine = e
-	g.http = &http1.Server{Name: "evgate", Logger: cfg.Logger}
+	g.http = &http1.Server{Name: "evgate", Logger: cfg.Logger, TLSConfig: cfg.TLSConfig}
 	g.http.HandleFastFunc("GET /graphql", func(w *http1.Response, r *http1.Request) {
 		ws.Upgrade(w, r, g, &g.wsOpts)
 	})
@@ -199,6 +203,12 @@ func (g *Gateway) ListenAndServe(addr string) error { return g.http.ListenAndSer
 
 // Start serves the connections ln accepts and returns at once.
 func (g *Gateway) Start(ln net.Listener) error { return g.http.Start(ln) }
+
+// StartTLS is Start over TLS (https:// and wss://), with the certificate
+// and key of certFile and keyFile (PEM), or, both empty, Config.TLSConfig's.
+func (g *Gateway) StartTLS(ln net.Listener, certFile, keyFile string) error {
+	return g.http.StartTLS(ln, certFile, keyFile)
+}
 
 // Addrs returns the addresses the gateway listens on.
 func (g *Gateway) Addrs() []net.Addr { return g.http.Addrs() }

@@ -2,6 +2,7 @@ package http1
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -102,6 +103,15 @@ type Server struct {
 	// slog.Default()).
 	Logger *slog.Logger
 
+	// TLSConfig configures ServeTLS, StartTLS and ListenAndServeTLS, as
+	// net/http's Server's does: it is cloned, and its NextProtos offer
+	// http/1.1 (h2 is left out: the loops speak HTTP/1.1 only). TLS
+	// handshakes run on goroutines of their own, bounded by
+	// Engine.HandshakeTimeout (default 10s); established connections are
+	// the loops' as plain ones, and a pooled handler's Request.TLS says
+	// what the handshake agreed.
+	TLSConfig *tls.Config
+
 	// BaseContext, if set, returns the context that pooled requests'
 	// contexts derive from (Request.Context), as net/http's Server's
 	// does: called once, with the listener Serve or Start was given,
@@ -196,6 +206,60 @@ func (s *Server) ListenAndServe(addr string) error {
 	return s.Serve(ln)
 }
 
+// ListenAndServeTLS is ListenAndServe for HTTPS, with the certificate and
+// key of certFile and keyFile (PEM), as ServeTLS takes them.
+func (s *Server) ListenAndServeTLS(addr, certFile, keyFile string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return s.ServeTLS(ln, certFile, keyFile)
+}
+
+// ServeTLS is Serve for HTTPS. As net/http's, it loads the certificate
+// and key of certFile and keyFile (PEM; the certificate file may hold the
+// chain after it) unless both are empty, when TLSConfig must have a
+// certificate (Certificates, GetCertificate or GetConfigForClient).
+func (s *Server) ServeTLS(ln net.Listener, certFile, keyFile string) error {
+	if err := s.StartTLS(ln, certFile, keyFile); err != nil {
+		return err
+	}
+	<-s.served.Done()
+	return ErrServerClosed
+}
+
+// StartTLS is Start for HTTPS, with the certificate as ServeTLS takes it.
+func (s *Server) StartTLS(ln net.Listener, certFile, keyFile string) error {
+	config, err := s.tlsConfig(certFile, keyFile)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	return s.start(ln, config)
+}
+
+// tlsConfig is the TLS configuration of ServeTLS: TLSConfig's clone, with
+// http/1.1 among its application protocols and h2 not, and the
+// certificate of certFile and keyFile if given.
+func (s *Server) tlsConfig(certFile, keyFile string) (*tls.Config, error) {
+	config := &tls.Config{}
+	if s.TLSConfig != nil {
+		config = s.TLSConfig.Clone()
+	}
+	config.NextProtos = slices.DeleteFunc(slices.Clone(config.NextProtos), func(p string) bool { return p == "h2" })
+	if !slices.Contains(config.NextProtos, "http/1.1") {
+		config.NextProtos = append(config.NextProtos, "http/1.1")
+	}
+	if certFile != "" || keyFile != "" || len(config.Certificates) == 0 && config.GetCertificate == nil && config.GetConfigForClient == nil {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, err
+		}
+		config.Certificates = append([]tls.Certificate{cert}, config.Certificates...)
+	}
+	return config, nil
+}
+
 // Serve serves the connections ln accepts until Shutdown or Close, and
 // returns ErrServerClosed once they are done: every connection closed
 // (net/http's Serve returns as soon as Shutdown begins). The loops take
@@ -213,6 +277,11 @@ func (s *Server) Serve(ln net.Listener) error {
 // once; Shutdown or Close stop it. On a server shut down already, it
 // closes ln and returns ErrServerClosed.
 func (s *Server) Start(ln net.Listener) error {
+	return s.start(ln, nil)
+}
+
+// start serves ln's connections, with TLS if config is not nil.
+func (s *Server) start(ln net.Listener, config *tls.Config) error {
 	base := context.Background()
 	if s.BaseContext != nil { // called without the lock, as it may ask the server
 		if base = s.BaseContext(ln); base == nil {
@@ -224,7 +293,11 @@ func (s *Server) Start(ln net.Listener) error {
 		ln.Close()
 		return err
 	}
-	if err := s.srv.Serve(ln); err != nil {
+	serve := s.srv.Serve
+	if config != nil {
+		serve = func(ln net.Listener) error { return s.srv.ServeTLS(ln, config) }
+	}
+	if err := serve(ln); err != nil {
 		s.Close()
 		return err
 	}

@@ -27,6 +27,13 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // serve starts srv on a loopback port and stops it when the test ends.
 func serve(t testing.TB, srv *http1.Server) string {
 	t.Helper()
+	return serveWith(t, srv, srv.Start)
+}
+
+// serveWith is serve with start (srv.Start, or srv.StartTLS's call) in
+// place of srv.Start.
+func serveWith(t testing.TB, srv *http1.Server, start func(net.Listener) error) string {
+	t.Helper()
 	if srv.Logger == nil {
 		srv.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -38,7 +45,7 @@ func serve(t testing.TB, srv *http1.Server) string {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
-	if err := srv.Start(ln); err != nil {
+	if err := start(ln); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

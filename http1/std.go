@@ -179,6 +179,9 @@ func (hc *conn) newRequest(req *Request, remote net.Addr) (*http.Request, error)
 	if remote != nil { // not kept by the connection: an idle one stays small
 		r.RemoteAddr = remote.String()
 	}
+	if cs, ok := hc.c.ConnectionState(); ok {
+		r.TLS = &cs
+	}
 	return r, nil
 }
 

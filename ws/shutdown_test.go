@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha1"
+	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"io"
@@ -34,7 +35,13 @@ func startServer(t *testing.T, h ws.Handler, o *ws.Options) (*http1.Server, stri
 // startServerEngine is startServer with the server's engine options.
 func startServerEngine(t *testing.T, h ws.Handler, o *ws.Options, eng evloop.Options) (*http1.Server, string) {
 	t.Helper()
-	srv := &http1.Server{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Engine: eng}
+	return startServerWith(t, h, o, eng, nil)
+}
+
+// startServerWith is startServerEngine over HTTPS if config is not nil.
+func startServerWith(t *testing.T, h ws.Handler, o *ws.Options, eng evloop.Options, config *tls.Config) (*http1.Server, string) {
+	t.Helper()
+	srv := &http1.Server{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Engine: eng, TLSConfig: config}
 	srv.HandleFastFunc("GET /fast", func(w *http1.Response, r *http1.Request) {
 		ws.Upgrade(w, r, h, o)
 	})
@@ -45,7 +52,11 @@ func startServerEngine(t *testing.T, h ws.Handler, o *ws.Options, eng evloop.Opt
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.Start(ln); err != nil {
+	start := srv.Start
+	if config != nil {
+		start = func(ln net.Listener) error { return srv.StartTLS(ln, "", "") }
+	}
+	if err := start(ln); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

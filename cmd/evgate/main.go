@@ -74,6 +74,8 @@ type options struct {
 	origins    string
 	debug      string
 	noIntro    bool
+	tlsCert    string
+	tlsKey     string
 }
 
 func run(args []string) error {
@@ -89,9 +91,14 @@ func run(args []string) error {
 	fs.StringVar(&o.jwtSecret, "jwt-secret", os.Getenv("EVGATE_JWT_SECRET"), "accept only clients whose connection_init (or POST's Authorization: Bearer) carries a JWT signed with this HMAC secret (default $EVGATE_JWT_SECRET)")
 	fs.StringVar(&o.debug, "debug-listen", "", `address to serve /debug/pprof on ("": none); keep it private`)
 	fs.BoolVar(&o.noIntro, "no-introspection", false, "refuse queries of __schema and __type, for a schema kept from clients (__typename is still answered)")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "PEM file of the certificate (its chain after it) to serve https:// and wss:// with; needs --tls-key")
+	fs.StringVar(&o.tlsKey, "tls-key", "", "PEM file of --tls-cert's private key")
 	fs.StringVar(&o.origins, "allow-origin", "", `browser origins allowed to connect or publish, comma-separated ("*": any; default: the gateway's own)`)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if (o.tlsCert == "") != (o.tlsKey == "") {
+		return errors.New("--tls-cert and --tls-key go together")
 	}
 	log := slog.Default()
 	// Caught from the start, so that a signal while the embedded NATS
@@ -164,10 +171,17 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := g.Start(ln); err != nil {
+	web, sock := "http://", "ws://"
+	if o.tlsCert != "" {
+		web, sock = "https://", "wss://"
+		err = g.StartTLS(ln, o.tlsCert, o.tlsKey)
+	} else {
+		err = g.Start(ln)
+	}
+	if err != nil {
 		return err
 	}
-	log.Info("evgate serving", "page", "http://"+ln.Addr().String()+"/", "graphql", "ws://"+ln.Addr().String()+"/graphql", "schema", name)
+	log.Info("evgate serving", "page", web+ln.Addr().String()+"/", "graphql", sock+ln.Addr().String()+"/graphql", "schema", name)
 	<-ctx.Done()
 	log.Info("evgate shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)

@@ -1,0 +1,427 @@
+package evloop
+
+import (
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/evloop/evloop/internal/buf"
+	"github.com/evloop/evloop/internal/sock"
+)
+
+// TLS on the loops.
+//
+// A connection accepted by a ListenTLS or ServeTLS listener is served by
+// crypto/tls's Conn over a transport of the package's own (tlsWire). Its
+// handshake, a sequence of blocking reads and writes in crypto/tls, runs on
+// a goroutine of its own, from the client's first bytes to the handshake's
+// end, bounded by Options.HandshakeTimeout: the loop hands it the bytes it
+// reads and queues what it writes, and the signatures and key exchanges are
+// computed off the loop. A client that connects and sends nothing costs no
+// goroutine, only its timer. Once established the connection is the loop's
+// alone, as any other: what arrives is decrypted on the loop before OnData
+// sees it, and what the handler writes is encrypted as it is queued.
+// crypto/tls's reads take a temporary error of the transport as "nothing
+// more for now" and go on where they stopped at the next call, which is
+// what lets the loop decrypt what a read brought and no more.
+
+// ErrHandshakeTimeout closes a TLS connection whose handshake took longer
+// than Options.HandshakeTimeout.
+var ErrHandshakeTimeout = errors.New("evloop: TLS handshake timed out")
+
+// tlsState is a TLS connection's.
+type tlsState struct {
+	tc      *tls.Conn
+	w       tlsWire
+	started bool  // the handshake's goroutine was started
+	err     error // the TLS failure that closes the connection, for OnClose
+}
+
+// How a tlsWire carries bytes.
+const (
+	wireHandshake = iota // between the loop and the handshake's goroutine
+	wireLoop             // on the loop, established
+	wireDetached         // through a net.Conn of Go's, after Detach
+)
+
+// maxHandshakeInbound bounds the bytes a client may send ahead of the
+// handshake's goroutine: a ClientHello, and a client's certificates,
+// fit many times over.
+const maxHandshakeInbound = 256 << 10
+
+// errWouldBlock is what a tlsWire's Read returns on the loop when the
+// bytes read from the socket are all taken: crypto/tls keeps what it has
+// of a record and reads on at the next call.
+var errWouldBlock net.Error = wouldBlock{}
+
+type wouldBlock struct{}
+
+func (wouldBlock) Error() string   { return "evloop: no more TLS bytes for now" }
+func (wouldBlock) Timeout() bool   { return false }
+func (wouldBlock) Temporary() bool { return true }
+
+// tlsWire is the net.Conn under a TLS connection's crypto/tls Conn.
+// mode says who uses it: it changes only on the loop, while nobody else
+// does (the handshake's goroutine has ended, or the loop detaches).
+type tlsWire struct {
+	c      *Conn
+	mode   uint8
+	local  net.Addr
+	remote net.Addr
+
+	// wireHandshake: the loop appends what it reads to in, and the
+	// handshake's goroutine, woken through ready, takes it.
+	mu    sync.Mutex
+	in    []byte
+	shut  bool
+	ready chan struct{}
+
+	// wireLoop: the bytes read, while they are decrypted, and the bytes
+	// Write queued during one call of crypto/tls's.
+	src    []byte
+	queued int
+
+	nc net.Conn // wireDetached
+}
+
+func (w *tlsWire) Read(b []byte) (int, error) {
+	switch w.mode {
+	case wireLoop:
+		if len(w.src) == 0 {
+			return 0, errWouldBlock
+		}
+		n := copy(b, w.src)
+		w.src = w.src[n:]
+		return n, nil
+	case wireDetached:
+		return w.nc.Read(b)
+	}
+	for {
+		w.mu.Lock()
+		n := copy(b, w.in)
+		w.in = w.in[n:]
+		shut := w.shut
+		w.mu.Unlock()
+		switch {
+		case n > 0:
+			return n, nil
+		case shut:
+			return 0, net.ErrClosed
+		}
+		<-w.ready
+	}
+}
+
+func (w *tlsWire) Write(b []byte) (int, error) {
+	switch w.mode {
+	case wireLoop:
+		w.c.appendCopy(b)
+		w.queued += len(b)
+		return len(b), nil
+	case wireDetached:
+		return w.nc.Write(b)
+	}
+	// From the handshake's goroutine: crypto/tls reuses b once Write
+	// returns.
+	w.mu.Lock()
+	shut := w.shut
+	w.mu.Unlock()
+	if shut {
+		return 0, net.ErrClosed
+	}
+	b = append([]byte(nil), b...)
+	c := w.c
+	if c.ls.l.Submit(func() {
+		if c.state == handshaking {
+			c.pushSegment(segment{b: b})
+			c.queued(len(b))
+		}
+	}) != nil {
+		return 0, net.ErrClosed
+	}
+	return len(b), nil
+}
+
+// feed hands what the loop read during the handshake to its goroutine.
+func (w *tlsWire) feed(b []byte) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.in)+len(b) > maxHandshakeInbound {
+		return false
+	}
+	w.in = append(w.in, b...)
+	w.wake()
+	return true
+}
+
+// close wakes the handshake's goroutine, if any, for good: the connection
+// is closed.
+func (w *tlsWire) close() {
+	w.mu.Lock()
+	w.shut = true
+	w.in = nil
+	w.wake()
+	w.mu.Unlock()
+}
+
+func (w *tlsWire) wake() {
+	select {
+	case w.ready <- struct{}{}:
+	default:
+	}
+}
+
+func (w *tlsWire) Close() error {
+	if w.mode == wireDetached {
+		return w.nc.Close()
+	}
+	return nil // the loop closes the socket
+}
+
+func (w *tlsWire) LocalAddr() net.Addr  { return w.local }
+func (w *tlsWire) RemoteAddr() net.Addr { return w.remote }
+
+func (w *tlsWire) SetDeadline(t time.Time) error {
+	if w.mode == wireDetached {
+		return w.nc.SetDeadline(t)
+	}
+	return nil
+}
+
+func (w *tlsWire) SetReadDeadline(t time.Time) error {
+	if w.mode == wireDetached {
+		return w.nc.SetReadDeadline(t)
+	}
+	return nil
+}
+
+func (w *tlsWire) SetWriteDeadline(t time.Time) error {
+	if w.mode == wireDetached {
+		return w.nc.SetWriteDeadline(t)
+	}
+	return nil
+}
+
+// checkTLSConfig refuses a server configuration without certificates, as
+// tls.Listen does.
+func checkTLSConfig(config *tls.Config) error {
+	if config == nil || len(config.Certificates) == 0 && config.GetCertificate == nil && config.GetConfigForClient == nil {
+		return errors.New("evloop: TLS configuration without Certificates, GetCertificate or GetConfigForClient")
+	}
+	return nil
+}
+
+// startTLS makes an accepted connection a TLS server's, waiting for its
+// handshake, for at most Options.HandshakeTimeout.
+func (c *Conn) startTLS(config *tls.Config) {
+	t := &tlsState{}
+	t.w = tlsWire{c: c, ready: make(chan struct{}, 1), local: sock.LocalAddr(int(c.fd)), remote: sock.RemoteAddr(int(c.fd))}
+	t.tc = tls.Server(&t.w, config)
+	c.tls = t
+	c.state = handshaking
+	if d := c.ls.s.opts.HandshakeTimeout; d > 0 {
+		c.closeTimer = c.ls.l.AfterFunc(d, func() {
+			if c.state == handshaking {
+				c.ls.s.opts.Logger.Debug("evloop: TLS handshake timed out", "remote", t.w.remote)
+				c.finalize(ErrHandshakeTimeout)
+			}
+		})
+	}
+}
+
+// readHandshake hands what arrived during the handshake to its goroutine,
+// started with the first bytes.
+func (c *Conn) readHandshake(b []byte) {
+	t := c.tls
+	if !t.w.feed(b) {
+		c.finalize(ErrInboundFull)
+		return
+	}
+	if t.started {
+		return
+	}
+	t.started = true
+	s := c.ls.s
+	s.handshakes.Add(1)
+	go func() {
+		defer s.handshakes.Done()
+		err := t.tc.Handshake()
+		c.ls.l.Submit(func() { c.handshakeDone(err) })
+	}()
+}
+
+// handshakeDone opens a connection whose handshake succeeded, or closes
+// one whose handshake failed after the alert crypto/tls queued. It runs on
+// the loop.
+func (c *Conn) handshakeDone(err error) {
+	if c.state != handshaking {
+		return // closed meanwhile: timed out, shut down, the peer gone
+	}
+	ls := c.ls
+	ls.l.CancelTimer(c.closeTimer)
+	c.closeTimer = 0
+	t := c.tls
+	if err != nil {
+		ls.s.opts.Logger.Debug("evloop: TLS handshake failed", "remote", t.w.remote, "err", err)
+		t.err = err
+		c.state = closing
+		c.startClose()
+		return
+	}
+	t.w.mu.Lock()
+	rest := t.w.in // what came after the client's last handshake message
+	t.w.in = nil
+	t.w.mode = wireLoop
+	t.w.mu.Unlock()
+	c.state = open
+	c.flags |= fOpened
+	func() {
+		defer func() {
+			if v := recover(); v != nil {
+				ls.s.opts.Logger.Error("evloop: panic recovered in OnOpen", "panic", v)
+				c.closeAfterPanic(v)
+			}
+		}()
+		ls.h.OnOpen(c)
+	}()
+	if c.state != open {
+		return
+	}
+	// The client may have sent its first request with its last handshake
+	// message, which crypto/tls has read already; and the loop may have
+	// read more since.
+	func() {
+		defer c.closeOnPanic()
+		c.decryptAndDeliver(rest)
+		c.keepInbound()
+	}()
+}
+
+// readTLS takes what a read brought on a TLS connection.
+func (c *Conn) readTLS(b []byte) {
+	if c.state == handshaking {
+		c.readHandshake(b)
+		return
+	}
+	c.decryptAndDeliver(b)
+}
+
+// decryptAndDeliver decrypts b, and what crypto/tls kept of earlier reads,
+// hands the plaintext to OnData, and closes the connection if the peer
+// ended its TLS session (its close_notify is its EOF) or broke it (after the
+// alert crypto/tls queued).
+func (c *Conn) decryptAndDeliver(b []byte) {
+	t := c.tls
+	n, err := c.decrypt(b)
+	if n > 0 && c.state == open {
+		c.ls.h.OnData(c)
+	}
+	switch {
+	case err == nil || c.state != open:
+	case errors.Is(err, errWouldBlock):
+	case errors.Is(err, io.EOF):
+		c.peerClosed()
+	default:
+		t.err = err
+		c.state = closing
+		c.startClose()
+	}
+}
+
+// decrypt appends to the inbound bytes the plaintext of b and of what
+// crypto/tls kept, and returns how much it appended and the error that
+// stopped it: errWouldBlock once every whole record is decrypted.
+func (c *Conn) decrypt(b []byte) (int, error) {
+	w := &c.tls.w
+	w.src = b
+	defer func() { w.src = nil }()
+	total := 0
+	for {
+		if len(c.in) == 0 && c.inChunk == nil {
+			c.inChunk = buf.Get()
+			c.in = c.inChunk[:0]
+		}
+		space := c.inSpace()
+		w.queued = 0
+		n, err := c.tls.tc.Read(space)
+		c.in = c.in[:len(c.in)+n]
+		total += n
+		if w.queued > 0 { // an alert, or an answer to a key update
+			c.queued(w.queued)
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+}
+
+// encrypt queues b encrypted: the write of an established TLS connection.
+func (c *Conn) encrypt(b []byte) (int, error) {
+	w := &c.tls.w
+	w.queued = 0
+	_, err := c.tls.tc.Write(b)
+	if w.queued > 0 {
+		c.queued(w.queued)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// closeNotify queues TLS's close_notify, once, ahead of the FIN of a
+// connection that closes or shuts down its writing side.
+func (c *Conn) closeNotify() {
+	t := c.tls
+	if t == nil || t.w.mode != wireLoop || c.flags&fWriteShut != 0 {
+		return
+	}
+	w := &t.w
+	w.queued = 0
+	t.tc.CloseWrite() // fails harmlessly after a fatal alert, or a second time
+	if w.queued > 0 {
+		c.queued(w.queued)
+	}
+}
+
+// detachTLS gives the TLS connection itself to Detach's caller, on nc.
+func (c *Conn) detachTLS(nc net.Conn) net.Conn {
+	w := &c.tls.w
+	w.nc = nc
+	w.mode = wireDetached
+	return c.tls.tc
+}
+
+// ConnectionState returns the TLS state of a connection accepted by a
+// ListenTLS or ServeTLS listener, once its handshake is done (OnOpen
+// runs after it), and false for one without TLS.
+func (c *Conn) ConnectionState() (tls.ConnectionState, bool) {
+	if c.tls == nil {
+		return tls.ConnectionState{}, false
+	}
+	return c.tls.tc.ConnectionState(), true
+}
+
+// encryptv is encrypt for Writev's buffers, n bytes in all: gathered into
+// one record where they fit one (an answer's head and body, say), where each
+// would make a record of its own.
+func (c *Conn) encryptv(bs [][]byte, n int) (int, error) {
+	if n <= buf.ChunkSize {
+		ch := buf.Get()
+		defer buf.Put(ch)
+		p := ch[:0]
+		for _, b := range bs {
+			p = append(p, b...)
+		}
+		return c.encrypt(p)
+	}
+	for _, b := range bs {
+		if _, err := c.encrypt(b); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}

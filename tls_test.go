@@ -1,0 +1,454 @@
+//go:build unix
+
+package evloop
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/evloop/evloop/internal/testcert"
+)
+
+// serveTLS starts a server for h with a TLS listener on a loopback port,
+// shut down when the test ends.
+func serveTLS(t *testing.T, h Handler, opts Options) (*Server, string) {
+	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = quietLogger()
+	}
+	srv, err := NewServer(h, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, err := srv.ListenTLS("tcp", "127.0.0.1:0", testcert.Server())
+	if err != nil {
+		srv.Close()
+		t.Fatalf("ListenTLS: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	})
+	return srv, addr.String()
+}
+
+// dialTLS connects to a TLS server with crypto/tls, its handshake done.
+func dialTLS(t testing.TB, addr string, config *tls.Config) *tls.Conn {
+	t.Helper()
+	if config == nil {
+		config = testcert.Client()
+	}
+	c, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", addr, config)
+	if err != nil {
+		t.Fatalf("tls.Dial: %v", err)
+	}
+	c.SetDeadline(time.Now().Add(60 * time.Second))
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// closeRecorder records OnClose's errors.
+type closeRecorder struct {
+	ch chan error
+}
+
+func newCloseRecorder() *closeRecorder { return &closeRecorder{ch: make(chan error, 64)} }
+
+func (r *closeRecorder) record(c *Conn, err error) {
+	r.ch <- err
+}
+
+func (r *closeRecorder) next(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-r.ch:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("no OnClose")
+		return nil
+	}
+}
+
+func TestTLSEcho(t *testing.T) {
+	for _, v := range []struct {
+		name string
+		max  uint16
+	}{{"TLS1.2", tls.VersionTLS12}, {"TLS1.3", tls.VersionTLS13}} {
+		t.Run(v.name, func(t *testing.T) {
+			states := make(chan tls.ConnectionState, 8)
+			h := &funcHandler{
+				open: func(c *Conn) {
+					cs, ok := c.ConnectionState()
+					if !ok {
+						t.Error("ConnectionState: no TLS")
+					}
+					states <- cs
+				},
+				data: func(c *Conn) {
+					b, _ := c.Next(-1)
+					c.Write(b)
+				},
+			}
+			_, addr := serveTLS(t, h, Options{Loops: 2})
+			cfg := testcert.Client()
+			cfg.MaxVersion = v.max
+			cfg.ServerName = "localhost"
+			for range 3 {
+				c := dialTLS(t, addr, cfg)
+				cs := <-states
+				if !cs.HandshakeComplete || cs.Version != v.max || cs.ServerName != "localhost" {
+					t.Fatalf("ConnectionState: complete %v, version %x, name %q", cs.HandshakeComplete, cs.Version, cs.ServerName)
+				}
+				for _, size := range []int{1, 100, 16 << 10, 16<<10 + 1, 1 << 20, 5 << 20} {
+					msg := make([]byte, size)
+					rand.Read(msg)
+					got, err := roundTrip(c, msg)
+					if err != nil || !bytes.Equal(got, msg) {
+						t.Fatalf("%d bytes: echo differs (%v)", size, err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestTLSFirstRequestWithHandshake: a client's first bytes after its
+// handshake, come with its last handshake message or right after it, are
+// delivered, and so is a request that waits in the socket while nobody
+// reads.
+func TestTLSFirstRequestWithHandshake(t *testing.T) {
+	h := &funcHandler{data: func(c *Conn) {
+		b, _ := c.Next(-1)
+		c.Write(bytes.ToUpper(b))
+	}}
+	_, addr := serveTLS(t, h, Options{Loops: 1})
+	for range 20 {
+		raw, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := tls.Client(raw, testcert.Client())
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		// Write starts the handshake and sends the bytes right after it.
+		if _, err := c.Write([]byte("hello")); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, 5)
+		if _, err := io.ReadFull(c, got); err != nil || string(got) != "HELLO" {
+			t.Fatalf("got %q, %v", got, err)
+		}
+		c.Close()
+	}
+}
+
+// TestTLSCloseNotify: Close sends TLS's close_notify ahead of the FIN,
+// after what was queued; a peer's close_notify is its EOF.
+func TestTLSCloseNotify(t *testing.T) {
+	closes := newCloseRecorder()
+	h := &funcHandler{
+		data: func(c *Conn) {
+			b, _ := c.Next(-1)
+			if string(b) == "bye" {
+				c.Write([]byte("last words"))
+				c.Close()
+				return
+			}
+			c.Write(b)
+		},
+		close: closes.record,
+	}
+	_, addr := serveTLS(t, h, Options{Loops: 1})
+
+	// TLS 1.2, whose alerts' record type shows: the last record the
+	// client receives is an alert.
+	cfg := testcert.Client()
+	cfg.MaxVersion = tls.VersionTLS12
+	raw, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recordingConn{Conn: raw}
+	c := tls.Client(rec, cfg)
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c.Write([]byte("bye"))
+	got, err := io.ReadAll(c)
+	if err != nil || string(got) != "last words" {
+		t.Fatalf("read %q, %v; want the last words and EOF", got, err)
+	}
+	if typ := rec.lastRecordType(); typ != 21 {
+		t.Fatalf("last record's type %d, want an alert (21)", typ)
+	}
+	c.Close()
+	if err := closes.next(t); err != nil {
+		t.Fatalf("OnClose: %v, want nil", err)
+	}
+
+	// The client's close_notify.
+	c = dialTLS(t, addr, nil)
+	if got, err := roundTrip(c, []byte("ping")); err != nil || string(got) != "ping" {
+		t.Fatal(got, err)
+	}
+	c.Close()
+	if err := closes.next(t); err != io.EOF {
+		t.Fatalf("OnClose after the client's close_notify: %v, want io.EOF", err)
+	}
+}
+
+// recordingConn keeps what it reads, to tell TLS records apart.
+type recordingConn struct {
+	net.Conn
+	mu  sync.Mutex
+	got []byte
+}
+
+func (r *recordingConn) Read(b []byte) (int, error) {
+	n, err := r.Conn.Read(b)
+	r.mu.Lock()
+	r.got = append(r.got, b[:n]...)
+	r.mu.Unlock()
+	return n, err
+}
+
+func (r *recordingConn) lastRecordType() byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var typ byte
+	for p := r.got; len(p) >= 5; {
+		typ = p[0]
+		n := 5 + (int(p[3])<<8 | int(p[4]))
+		if n > len(p) {
+			return 0
+		}
+		p = p[n:]
+	}
+	return typ
+}
+
+// TestTLSWrites: CloseWrite's close_notify ends the peer's reading while
+// the connection goes on reading; AsyncWrite from another goroutine and
+// WriteLast are encrypted in their turn.
+func TestTLSWrites(t *testing.T) {
+	done := make(chan error, 4)
+	h := &funcHandler{data: func(c *Conn) {
+		b, _ := c.Next(-1)
+		switch string(b) {
+		case "async":
+			go c.AsyncWrite([]byte("from a goroutine;"), func(err error) { done <- err })
+		case "last":
+			c.WriteLast([]byte("last;"))
+			if _, err := c.Write([]byte("x")); !errors.Is(err, ErrClosed) {
+				done <- errors.New("a Write after WriteLast did not fail")
+			}
+		case "shut":
+			c.Write([]byte("shut;"))
+			c.CloseWrite()
+		default:
+			c.Write(b)
+		}
+	}}
+	_, addr := serveTLS(t, h, Options{Loops: 1})
+
+	c := dialTLS(t, addr, nil)
+	c.Write([]byte("async"))
+	want := "from a goroutine;"
+	got := make([]byte, len(want))
+	if _, err := io.ReadFull(c, got); err != nil || string(got) != want {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("AsyncWrite's done: %v", err)
+	}
+	c.Write([]byte("shut"))
+	if got, err := io.ReadAll(c); err != nil || string(got) != "shut;" {
+		t.Fatalf("after CloseWrite read %q, %v", got, err)
+	}
+
+	c = dialTLS(t, addr, nil)
+	c.Write([]byte("last"))
+	got = make([]byte, 5)
+	if _, err := io.ReadFull(c, got); err != nil || string(got) != "last;" {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	select {
+	case err := <-done:
+		t.Fatal(err)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+// TestTLSBadClients: a client that speaks no TLS, one that distrusts the
+// certificate, one that sends a broken record once established, one that
+// stops part way through its handshake and one that sends nothing are each
+// closed, with no OnOpen for those that never finished a handshake, while
+// an established connection goes on being served.
+func TestTLSBadClients(t *testing.T) {
+	var mu sync.Mutex
+	opens := 0
+	closes := newCloseRecorder()
+	h := &funcHandler{
+		open: func(c *Conn) {
+			mu.Lock()
+			opens++
+			mu.Unlock()
+		},
+		data: func(c *Conn) {
+			b, _ := c.Next(-1)
+			c.Write(b)
+		},
+		close: closes.record,
+	}
+	_, addr := serveTLS(t, h, Options{Loops: 2, HandshakeTimeout: 300 * time.Millisecond})
+	good := dialTLS(t, addr, nil)
+	check := func() {
+		t.Helper()
+		if got, err := roundTrip(good, []byte("still here")); err != nil || string(got) != "still here" {
+			t.Fatalf("the good connection: %q, %v", got, err)
+		}
+	}
+
+	// Plain HTTP: crypto/tls answers with an alert or closes.
+	plain := dial(t, addr)
+	plain.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
+	if _, err := io.ReadAll(plain); err != nil {
+		t.Fatalf("plain client: %v, want the connection closed", err)
+	}
+	check()
+
+	// A client that does not trust the certificate.
+	if c, err := tls.Dial("tcp", addr, &tls.Config{}); err == nil {
+		c.Close()
+		t.Fatal("a client without the authority completed a handshake")
+	}
+	check()
+
+	// Part of a ClientHello, then nothing: closed at the timeout.
+	part := dial(t, addr)
+	part.Write([]byte{22, 3, 1, 0, 200, 1, 0, 0})
+	start := time.Now()
+	if _, err := io.ReadAll(part); err != nil {
+		t.Fatalf("part of a hello: %v", err)
+	}
+	if d := time.Since(start); d < 200*time.Millisecond {
+		t.Fatalf("a client part way through its handshake was closed after %v, before the timeout", d)
+	}
+	// Nothing at all: closed at the timeout too.
+	silent := dial(t, addr)
+	if _, err := io.ReadAll(silent); err != nil {
+		t.Fatalf("silent client: %v", err)
+	}
+	check()
+
+	// A broken record once established: this connection alone closes,
+	// with crypto/tls's error.
+	raw, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	bad := tls.Client(raw, testcert.Client())
+	bad.SetDeadline(time.Now().Add(10 * time.Second))
+	if got, err := roundTrip(bad, []byte("fine")); err != nil || string(got) != "fine" {
+		t.Fatal(got, err)
+	}
+	raw.Write([]byte{23, 3, 3, 0, 40})
+	raw.Write(bytes.Repeat([]byte{0xaa}, 40))
+	if err := closes.next(t); err == nil || !strings.Contains(err.Error(), "tls") {
+		t.Fatalf("OnClose after a broken record: %v, want crypto/tls's error", err)
+	}
+	check()
+
+	mu.Lock()
+	n := opens
+	mu.Unlock()
+	if n != 2 {
+		t.Fatalf("%d OnOpens, want 2 (the good and the broken-record connections)", n)
+	}
+}
+
+// TestTLSShutdownDuringHandshake: a handshake still under way when the
+// server shuts down ends, its goroutine too (goleak checks).
+func TestTLSShutdownDuringHandshake(t *testing.T) {
+	srv, err := NewServer(&funcHandler{}, Options{Loops: 1, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, err := srv.ListenTLS("tcp", "127.0.0.1:0", testcert.Server())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, addr.String())
+	c.Write([]byte{22, 3, 1, 0, 200, 1, 0, 0}) // the goroutine starts and waits
+	time.Sleep(50 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTLSDetach: Detach hands over the *tls.Conn, which goes on where the
+// loop left off.
+func TestTLSDetach(t *testing.T) {
+	detached := make(chan net.Conn, 1)
+	h := &funcHandler{data: func(c *Conn) {
+		b, _ := c.Next(-1)
+		if string(b) != "detach" {
+			return
+		}
+		nc, rest, err := c.Detach()
+		if err != nil || len(rest) != 0 {
+			t.Errorf("Detach: %v, %q", err, rest)
+			return
+		}
+		detached <- nc
+	}}
+	_, addr := serveTLS(t, h, Options{Loops: 1})
+	c := dialTLS(t, addr, nil)
+	c.Write([]byte("detach"))
+	nc := <-detached
+	defer nc.Close()
+	if _, ok := nc.(*tls.Conn); !ok {
+		t.Fatalf("Detach gave a %T", nc)
+	}
+	go func() {
+		b := make([]byte, 64)
+		n, _ := nc.Read(b)
+		nc.Write(bytes.ToUpper(b[:n]))
+	}()
+	if got, err := roundTrip(c, []byte("blocking now")); err != nil || string(got) != "BLOCKING NOW" {
+		t.Fatalf("got %q, %v", got, err)
+	}
+}
+
+func TestListenTLSNeedsCertificate(t *testing.T) {
+	srv, err := NewServer(&funcHandler{}, Options{Loops: 1, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	for _, cfg := range []*tls.Config{nil, {}} {
+		if _, err := srv.ListenTLS("tcp", "127.0.0.1:0", cfg); err == nil {
+			t.Fatal("ListenTLS took a configuration without a certificate")
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if err := srv.ServeTLS(ln, &tls.Config{}); err == nil {
+		t.Fatal("ServeTLS took a configuration without a certificate")
+	}
+}
