@@ -147,7 +147,8 @@ func (c *Conn) reading() bool {
 	if c.flags&fReadEOF != 0 {
 		return false
 	}
-	return (c.state == open && c.flags&(fReadPaused|fUserPaused) == 0) || c.state == closing || c.state == handshaking
+	return (c.state == open && c.flags&(fReadPaused|fUserPaused) == 0) || c.state == closing ||
+		c.state == handshaking && !c.tls.w.paused.Load()
 }
 
 // interest is what the connection waits for. Readiness is edge-
@@ -298,7 +299,7 @@ func (c *Conn) releaseChunk() {
 func (c *Conn) peerClosed() {
 	c.flags |= fReadEOF
 	if c.state == handshaking {
-		c.finalize(io.EOF)
+		c.handshakeEOF()
 		return
 	}
 	if c.state == open {

@@ -3,6 +3,7 @@ package evloop
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"net/netip"
@@ -120,10 +121,24 @@ type DialOptions struct {
 	// Control runs a function with the fd (c's Read and Write fail). Its
 	// error fails that connect.
 	Control func(network, address string, c syscall.RawConn) error
+	// TLSConfig, if not nil, makes the connection a TLS client's, as
+	// tls.Dial's: Dial returns once the handshake is done too (within
+	// Options.HandshakeTimeout and ctx), OnOpen running after it. Without
+	// a ServerName, the host name of the address dialed is checked, as
+	// tls.Dial checks it. The TLS connection is as ListenTLS's.
+	TLSConfig *tls.Config
 }
 
 // DialWith is Dial with options.
 func (s *Server) DialWith(ctx context.Context, network, addr string, o DialOptions) (*Conn, error) {
+	if o.TLSConfig != nil && o.TLSConfig.ServerName == "" && !o.TLSConfig.InsecureSkipVerify {
+		host := addr
+		if h, _, err := net.SplitHostPort(addr); err == nil {
+			host = h
+		}
+		o.TLSConfig = o.TLSConfig.Clone()
+		o.TLSConfig.ServerName = host
+	}
 	addrs, err := resolve(ctx, network, addr)
 	if err != nil {
 		return nil, err
@@ -350,6 +365,9 @@ func (d *dialing) once(ctx context.Context, addr string) (*Conn, error) {
 			return
 		}
 		nc := &Conn{ls: ls, fd: int32(fd), state: connecting}
+		if d.o.TLSConfig != nil {
+			nc.prepareTLS(d.o.TLSConfig, true)
+		}
 		if err := ls.l.Register(fd, poll.Write, nc); err != nil {
 			sock.Close(fd)
 			ls.gone()
@@ -371,7 +389,7 @@ func (d *dialing) once(ctx context.Context, addr string) (*Conn, error) {
 			// The registering task ran before this one: c is set, and if it
 			// is no longer connecting, its result is already in res;
 			// otherwise finalize sends it.
-			if c != nil && c.state == connecting {
+			if c != nil && (c.state == connecting || c.state == handshaking) {
 				c.finalize(ctx.Err())
 			}
 		})
@@ -430,8 +448,15 @@ func (c *Conn) connected() {
 		return
 	}
 	c.state = open
-	c.flags |= fOpened
 	c.ls.s.configure(int(c.fd))
+	if c.tls != nil {
+		// Dial waits for the handshake: handshakeDone answers it.
+		c.ls.dials[c] = res
+		c.startHandshake(true)
+		c.updateInterest()
+		return
+	}
+	c.flags |= fOpened
 	if err := c.ls.l.Modify(int(c.fd), c.interest()); err != nil {
 		c.finalize(err)
 		res <- dialResult{err: err}

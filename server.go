@@ -636,7 +636,8 @@ func (ls *loopState) open(fd int, config *tls.Config) *Conn {
 	s.configure(fd)
 	c := &Conn{ls: ls, fd: int32(fd), state: open}
 	if config != nil {
-		c.startTLS(config)
+		c.prepareTLS(config, false)
+		c.startHandshake(false)
 	}
 	if err := ls.l.Register(fd, c.interest(), c); err != nil {
 		s.opts.Logger.Error("evloop: registering a connection failed", "err", err)
@@ -1005,8 +1006,9 @@ func (s *Server) Every(i int, period time.Duration, fn func()) Timer {
 }
 
 // EachConn calls fn for every connection placed on loop i, those still
-// being dialed included: OnOpen has not run for them, Write and CloseWrite
-// fail with ErrClosed, and Close or Abort ends the dial. It must be called
+// being dialed or in their TLS handshake included: OnOpen has not run for
+// them, Write and CloseWrite fail with ErrClosed, and Close or Abort ends
+// the dial or the handshake. It must be called
 // on that loop's goroutine: in a function given to Submit, say.
 func (s *Server) EachConn(i int, fn func(c *Conn)) { s.loops[i].eachConn(fn) }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/evloop/evloop/internal/buf"
@@ -47,10 +48,12 @@ const (
 	wireDetached         // through a net.Conn of Go's, after Detach
 )
 
-// maxHandshakeInbound bounds the bytes a client may send ahead of the
-// handshake's goroutine: a ClientHello, and a client's certificates,
-// fit many times over.
-const maxHandshakeInbound = 256 << 10
+// handshakeInbound bounds the bytes read for the handshake's goroutine
+// and not yet taken by it: past it, the loop stops reading the connection
+// until the goroutine has taken them all. A peer that sends its first
+// messages right after its last handshake message (a client's first
+// request) is read at the goroutine's pace until the handshake is done.
+const handshakeInbound = 64 << 10
 
 // errWouldBlock is what a tlsWire's Read returns on the loop when the
 // bytes read from the socket are all taken: crypto/tls keeps what it has
@@ -76,8 +79,12 @@ type tlsWire struct {
 	// handshake's goroutine, woken through ready, takes it.
 	mu    sync.Mutex
 	in    []byte
+	eof   bool // the peer's EOF follows in
 	shut  bool
 	ready chan struct{}
+	// paused: the loop stopped reading, in being full; the goroutine
+	// resumes it once it has taken in.
+	paused atomic.Bool
 
 	// wireLoop: the bytes read, while they are decrypted, and the bytes
 	// Write queued during one call of crypto/tls's.
@@ -103,13 +110,25 @@ func (w *tlsWire) Read(b []byte) (int, error) {
 		w.mu.Lock()
 		n := copy(b, w.in)
 		w.in = w.in[n:]
-		shut := w.shut
+		shut, eof := w.shut, w.eof
+		resume := len(w.in) == 0 && w.paused.Load()
 		w.mu.Unlock()
+		if resume {
+			w.paused.Store(false)
+			c := w.c
+			c.ls.l.Submit(func() {
+				if c.state == handshaking {
+					c.updateInterest()
+				}
+			})
+		}
 		switch {
 		case n > 0:
 			return n, nil
 		case shut:
 			return 0, net.ErrClosed
+		case eof:
+			return 0, io.EOF
 		}
 		<-w.ready
 	}
@@ -145,16 +164,27 @@ func (w *tlsWire) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// feed hands what the loop read during the handshake to its goroutine.
-func (w *tlsWire) feed(b []byte) bool {
+// feed hands what the loop read during the handshake to its goroutine,
+// and reports whether the loop should stop reading until it has taken it.
+func (w *tlsWire) feed(b []byte) (full bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.in)+len(b) > maxHandshakeInbound {
-		return false
-	}
 	w.in = append(w.in, b...)
 	w.wake()
-	return true
+	if len(w.in) >= handshakeInbound {
+		w.paused.Store(true)
+		return true
+	}
+	return false
+}
+
+// readEOF tells the handshake's goroutine that the peer's EOF follows
+// what it was handed.
+func (w *tlsWire) readEOF() {
+	w.mu.Lock()
+	w.eof = true
+	w.wake()
+	w.mu.Unlock()
 }
 
 // close wakes the handshake's goroutine, if any, for good: the connection
@@ -214,14 +244,29 @@ func checkTLSConfig(config *tls.Config) error {
 	return nil
 }
 
-// startTLS makes an accepted connection a TLS server's, waiting for its
-// handshake, for at most Options.HandshakeTimeout.
-func (c *Conn) startTLS(config *tls.Config) {
+// prepareTLS gives c the TLS side of a server (an accepted connection) or
+// of a client (a dialed one) with config.
+func (c *Conn) prepareTLS(config *tls.Config, client bool) {
 	t := &tlsState{}
-	t.w = tlsWire{c: c, ready: make(chan struct{}, 1), local: sock.LocalAddr(int(c.fd)), remote: sock.RemoteAddr(int(c.fd))}
-	t.tc = tls.Server(&t.w, config)
+	t.w = tlsWire{c: c, ready: make(chan struct{}, 1)}
+	if client {
+		t.tc = tls.Client(&t.w, config)
+	} else {
+		t.tc = tls.Server(&t.w, config)
+	}
 	c.tls = t
+}
+
+// startHandshake waits for a connected TLS connection's handshake, for at
+// most Options.HandshakeTimeout. A client's starts at once; a server's
+// with the client's first bytes.
+func (c *Conn) startHandshake(client bool) {
+	t := c.tls
+	t.w.local, t.w.remote = sock.LocalAddr(int(c.fd)), sock.RemoteAddr(int(c.fd))
 	c.state = handshaking
+	if client {
+		c.runHandshake()
+	}
 	if d := c.ls.s.opts.HandshakeTimeout; d > 0 {
 		c.closeTimer = c.ls.l.AfterFunc(d, func() {
 			if c.state == handshaking {
@@ -236,13 +281,17 @@ func (c *Conn) startTLS(config *tls.Config) {
 // started with the first bytes.
 func (c *Conn) readHandshake(b []byte) {
 	t := c.tls
-	if !t.w.feed(b) {
-		c.finalize(ErrInboundFull)
-		return
+	if t.w.feed(b) {
+		c.updateInterest()
 	}
-	if t.started {
-		return
+	if !t.started {
+		c.runHandshake()
 	}
+}
+
+// runHandshake starts the handshake's goroutine.
+func (c *Conn) runHandshake() {
+	t := c.tls
 	t.started = true
 	s := c.ls.s
 	s.handshakes.Add(1)
@@ -251,6 +300,20 @@ func (c *Conn) readHandshake(b []byte) {
 		err := t.tc.Handshake()
 		c.ls.l.Submit(func() { c.handshakeDone(err) })
 	}()
+}
+
+// handshakeEOF handles the peer's EOF during the handshake. Its
+// goroutine, if started, reads it after what came before and ends the
+// handshake with its error: a client that refused the server's
+// certificate, say, sends its alert and closes, and the handshake's
+// outcome, not the EOF, is what tells why.
+func (c *Conn) handshakeEOF() {
+	if !c.tls.started {
+		c.finalize(io.EOF)
+		return
+	}
+	c.tls.w.readEOF()
+	c.updateInterest()
 }
 
 // handshakeDone opens a connection whose handshake succeeded, or closes
@@ -264,11 +327,16 @@ func (c *Conn) handshakeDone(err error) {
 	ls.l.CancelTimer(c.closeTimer)
 	c.closeTimer = 0
 	t := c.tls
+	res, dialed := ls.dials[c]
+	delete(ls.dials, c)
 	if err != nil {
 		ls.s.opts.Logger.Debug("evloop: TLS handshake failed", "remote", t.w.remote, "err", err)
 		t.err = err
 		c.state = closing
 		c.startClose()
+		if dialed {
+			res <- dialResult{err: err}
+		}
 		return
 	}
 	t.w.mu.Lock()
@@ -276,17 +344,32 @@ func (c *Conn) handshakeDone(err error) {
 	t.w.in = nil
 	t.w.mode = wireLoop
 	t.w.mu.Unlock()
+	t.w.paused.Store(false)
 	c.state = open
+	c.updateInterest() // reading, if it paused
+	if c.state != open {
+		if dialed {
+			res <- dialResult{err: ErrClosed}
+		}
+		return
+	}
 	c.flags |= fOpened
+	var panicked any
 	func() {
-		defer func() {
-			if v := recover(); v != nil {
-				ls.s.opts.Logger.Error("evloop: panic recovered in OnOpen", "panic", v)
-				c.closeAfterPanic(v)
-			}
-		}()
+		defer func() { panicked = recover() }()
 		ls.h.OnOpen(c)
 	}()
+	if panicked != nil {
+		ls.s.opts.Logger.Error("evloop: panic recovered in OnOpen", "panic", panicked)
+		c.closeAfterPanic(panicked)
+		if dialed {
+			res <- dialResult{err: &PanicError{Value: panicked}}
+		}
+		return
+	}
+	if dialed {
+		res <- dialResult{c: c}
+	}
 	if c.state != open {
 		return
 	}

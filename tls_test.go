@@ -452,3 +452,133 @@ func TestListenTLSNeedsCertificate(t *testing.T) {
 		t.Fatal("ServeTLS took a configuration without a certificate")
 	}
 }
+
+// TestTLSDial: DialWith's TLSConfig makes a TLS client, against
+// crypto/tls's server and against ListenTLS's, Dial returning after the
+// handshake and OnOpen; the name checked is the address's host unless
+// ServerName says another.
+func TestTLSDial(t *testing.T) {
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", testcert.Server())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var served sync.WaitGroup
+	defer served.Wait()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			served.Add(1)
+			go func() {
+				defer served.Done()
+				defer c.Close()
+				io.Copy(c, c)
+			}()
+		}
+	}()
+	_, evAddr := serveTLS(t, &funcHandler{data: func(c *Conn) {
+		b, _ := c.Next(-1)
+		c.Write(b)
+	}}, Options{Loops: 1})
+
+	replies := make(chan []byte, 16)
+	opened := make(chan bool, 4)
+	client, err := NewServer(&funcHandler{
+		open: func(c *Conn) {
+			cs, ok := c.ConnectionState()
+			opened <- ok && cs.HandshakeComplete
+		},
+		data: func(c *Conn) {
+			b, _ := c.Next(-1)
+			replies <- bytes.Clone(b)
+		},
+	}, Options{Loops: 1, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, addr := range []string{ln.Addr().String(), evAddr} {
+		cfg := testcert.Client()
+		cfg.ServerName = ""
+		c, err := client.DialWith(ctx, "tcp", addr, DialOptions{TLSConfig: cfg})
+		if err != nil {
+			t.Fatalf("DialWith %s: %v", addr, err)
+		}
+		if !<-opened {
+			t.Fatal("OnOpen ran before the handshake was done")
+		}
+		msg := make([]byte, 300<<10)
+		rand.Read(msg)
+		c.AsyncWrite(msg, nil)
+		var got []byte
+		for len(got) < len(msg) {
+			select {
+			case b := <-replies:
+				got = append(got, b...)
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s: %d of %d bytes echoed", addr, len(got), len(msg))
+			}
+		}
+		if !bytes.Equal(got, msg) {
+			t.Fatal("echo differs")
+		}
+		c.Submit(func() { c.Close() })
+	}
+	// By the name of a host the certificate names.
+	port := evAddr[strings.LastIndexByte(evAddr, ':'):]
+	if _, err := client.DialWith(ctx, "tcp4", "localhost"+port, DialOptions{TLSConfig: &tls.Config{RootCAs: testcert.Pool()}}); err != nil {
+		t.Fatalf("DialWith localhost: %v", err)
+	}
+	<-opened
+}
+
+// TestTLSDialFailures: a certificate the client does not trust, a server
+// that never answers the handshake, and a context that ends during it fail
+// the dial, with no OnOpen or OnClose.
+func TestTLSDialFailures(t *testing.T) {
+	_, evAddr := serveTLS(t, &funcHandler{}, Options{Loops: 1})
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close() // its connections, accepted by the kernel, never answered
+
+	calls := make(chan string, 8)
+	client, err := NewServer(&funcHandler{
+		open:  func(*Conn) { calls <- "open" },
+		close: func(*Conn, error) { calls <- "close" },
+	}, Options{Loops: 1, Logger: quietLogger(), HandshakeTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	ctx := context.Background()
+
+	_, err = client.DialWith(ctx, "tcp", evAddr, DialOptions{TLSConfig: &tls.Config{}})
+	var verr *tls.CertificateVerificationError
+	if !errors.As(err, &verr) {
+		t.Fatalf("an untrusted certificate: %v, want a *tls.CertificateVerificationError", err)
+	}
+	start := time.Now()
+	if _, err = client.DialWith(ctx, "tcp", silent.Addr().String(), DialOptions{TLSConfig: testcert.Client()}); !errors.Is(err, ErrHandshakeTimeout) {
+		t.Fatalf("a silent server: %v, want ErrHandshakeTimeout", err)
+	}
+	if d := time.Since(start); d < 250*time.Millisecond {
+		t.Fatalf("the handshake timed out after %v", d)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if _, err = client.DialWith(cctx, "tcp", silent.Addr().String(), DialOptions{TLSConfig: testcert.Client()}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a context ending during the handshake: %v", err)
+	}
+	select {
+	case call := <-calls:
+		t.Fatalf("%s ran for a dial that failed", call)
+	case <-time.After(50 * time.Millisecond):
+	}
+}

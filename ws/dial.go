@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -41,8 +42,13 @@ type Dialer struct {
 	Engine evloop.Options
 	// Net configures each TCP connect: the local address to dial from
 	// and a hook to set socket options before it connects
-	// (evloop.DialOptions).
+	// (evloop.DialOptions). Its TLSConfig is not used.
 	Net evloop.DialOptions
+	// TLSConfig configures the TLS of wss:// connections, as
+	// crypto/tls's Client: nil is the system's roots, and without a
+	// ServerName the URL's host is checked. The handshake runs within
+	// HandshakeTimeout, and Engine.HandshakeTimeout (default 10s).
+	TLSConfig *tls.Config
 
 	mu     sync.Mutex
 	srv    *evloop.Server
@@ -59,8 +65,8 @@ type dialed struct {
 }
 
 // Dial opens a WebSocket connection to url ("ws://host[:port]/path", or
-// "http://" alike; "wss://" is refused, for connections on a loop have no
-// TLS). It returns once the server's answer was checked and h.OnOpen ran
+// "http://" alike; "wss://" or "https://" over TLS, with TLSConfig). It
+// returns once the server's answer was checked and h.OnOpen ran
 // on the connection's loop; h serves the connection from then on, and o
 // configures it, as for Upgrade: o.Subprotocols are offered in order of
 // preference, permessage-deflate is offered if o.Compression is set (with
@@ -117,7 +123,7 @@ func (d *Dialer) Dial(ctx context.Context, url string, header http.Header, h Han
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := connect(ctx, srv, u, d.Net)
+	c, err := connect(ctx, srv, u, d.Net, d.TLSConfig)
 	if err != nil {
 		return nil, nil, fmt.Errorf("websocket: dial %s: %w", u.Host, err)
 	}
@@ -232,9 +238,7 @@ func parseURL(s string) (*url.URL, error) {
 		return nil, fmt.Errorf("websocket: %w", err)
 	}
 	switch u.Scheme {
-	case "ws", "http":
-	case "wss", "https":
-		return nil, errors.New("websocket: " + u.Scheme + " URLs need TLS, which connections on a loop do not have")
+	case "ws", "http", "wss", "https":
 	default:
 		return nil, errors.New("websocket: URL scheme " + strconv.Quote(u.Scheme) + " is not ws")
 	}
@@ -337,11 +341,20 @@ func validFieldValue(v string) bool {
 }
 
 // connect opens a TCP connection to u's host on one of srv's loops, with
-// o: Server.DialWith tries each of the name's addresses in turn, sharing
-// ctx's deadline among them, so that one that never answers does not take
-// the whole HandshakeTimeout from the next.
-func connect(ctx context.Context, srv *evloop.Server, u *url.URL, o evloop.DialOptions) (*evloop.Conn, error) {
+// o, and over TLS with config for wss:// and https://: Server.DialWith
+// tries each of the name's addresses in turn, sharing ctx's deadline
+// among them, so that one that never answers does not take the whole
+// HandshakeTimeout from the next.
+func connect(ctx context.Context, srv *evloop.Server, u *url.URL, o evloop.DialOptions, config *tls.Config) (*evloop.Conn, error) {
 	port := "80"
+	o.TLSConfig = nil
+	if u.Scheme == "wss" || u.Scheme == "https" {
+		port = "443"
+		o.TLSConfig = config
+		if config == nil {
+			o.TLSConfig = &tls.Config{}
+		}
+	}
 	if p := u.Port(); p != "" {
 		if _, err := strconv.ParseUint(p, 10, 16); err != nil {
 			return nil, errors.New("invalid port " + strconv.Quote(p))

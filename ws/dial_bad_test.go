@@ -468,7 +468,6 @@ func TestDialRequest(t *testing.T) {
 		header http.Header
 		want   string
 	}{
-		{"wss://" + addr + "/", nil, "TLS"},
 		{"ftp://" + addr + "/", nil, `scheme "ftp"`},
 		{"ws:///path", nil, "no host"},
 		{"ws://" + addr + "/", http.Header{"Sec-WebSocket-Key": {"x"}}, "sets the Sec-Websocket-Key field itself"},

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"net/http"
@@ -307,8 +308,14 @@ func TestDialOptions(t *testing.T) {
 // told "close".
 func gorillaServer(t *testing.T, up *websocket.Upgrader, pongs chan<- string) string {
 	t.Helper()
+	return gorillaServerWith(t, up, pongs, nil)
+}
+
+// gorillaServerWith is gorillaServer over TLS with config if not nil.
+func gorillaServerWith(t *testing.T, up *websocket.Upgrader, pongs chan<- string, config *tls.Config) string {
+	t.Helper()
 	var wg sync.WaitGroup
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := up.Upgrade(w, r, nil)
 		if err != nil {
 			return
@@ -338,8 +345,14 @@ func gorillaServer(t *testing.T, up *websocket.Upgrader, pongs chan<- string) st
 			c.WriteMessage(op, msg)
 		}
 	}))
+	if config != nil {
+		srv.TLS = config
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
 	t.Cleanup(func() { srv.Close(); wg.Wait() })
-	return strings.TrimPrefix(srv.URL, "http://")
+	return srv.Listener.Addr().String()
 }
 
 // The client against gorilla/websocket's server on net/http.

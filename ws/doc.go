@@ -75,8 +75,9 @@
 // is masked; the other checks, limits and the close handshake are the
 // server side's, except that after the close handshake the client waits
 // for the server to close the TCP connection (RFC 6455 section 7.1.1), up
-// to Options.CloseTimeout. The Dialer dials ws:// only; a server serves
-// wss:// through http1.Server's ServeTLS.
+// to Options.CloseTimeout. The Dialer dials wss:// over TLS on its loops
+// (Dialer.TLSConfig); a server serves wss:// through http1.Server's
+// ServeTLS.
 //
 // # Shutting down
 //

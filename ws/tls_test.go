@@ -2,6 +2,8 @@ package ws_test
 
 import (
 	"bytes"
+	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,5 +50,50 @@ func TestEchoGorillaTLS(t *testing.T) {
 				t.Fatalf("OnClose: %v", ce)
 			}
 		}
+	}
+}
+
+// TestDialTLS: the Dialer over wss://, to this package's server on HTTPS
+// and to gorilla/websocket's on net/http's TLS, echoes and closes as over
+// ws://; a certificate it does not trust, and a server without TLS, fail
+// the dial.
+func TestDialTLS(t *testing.T) {
+	pongs := make(chan string, 16)
+	gorilla := gorillaServerWith(t, &websocket.Upgrader{}, pongs, testcert.Server())
+	own := startServerTLS(t, &echo{}, &ws.Options{Compression: true})
+	d := &ws.Dialer{HandshakeTimeout: 10 * time.Second, TLSConfig: testcert.Client(), Engine: evloop.Options{Loops: 1}}
+	t.Cleanup(func() { d.Close() })
+	for _, url := range []string{"wss://" + gorilla + "/", "wss://" + own + "/fast", "https://" + own + "/std"} {
+		r := newRecorder()
+		c, resp, err := d.Dial(context.Background(), url, nil, r, &ws.Options{Compression: true})
+		if err != nil {
+			t.Fatalf("Dial %s: %v", url, err)
+		}
+		if resp.StatusCode != 101 {
+			t.Fatalf("%s: %s", url, resp.Status)
+		}
+		big := strings.Repeat("wss ", 100_000)
+		for _, msg := range []string{"hello", big} {
+			c.Send(ws.Text, []byte(msg))
+			if m := r.message(t); m.data != msg {
+				t.Fatalf("%s: echo of %d bytes is %d", url, len(msg), len(m.data))
+			}
+		}
+		c.CloseAsync(ws.CloseNormal, "done")
+		r.closeCode(t, ws.CloseNormal)
+	}
+
+	plain := &ws.Dialer{HandshakeTimeout: 5 * time.Second, Engine: evloop.Options{Loops: 1}}
+	t.Cleanup(func() { plain.Close() })
+	if c, _, err := plain.Dial(context.Background(), "wss://"+own+"/fast", nil, newRecorder(), nil); err == nil || !strings.Contains(err.Error(), "certificate") {
+		if c != nil {
+			c.CloseAsync(ws.CloseNormal, "")
+		}
+		t.Fatalf("a server whose certificate is not trusted: %v", err)
+	}
+	noTLS := serve(t, &echo{}, nil)
+	if c, _, err := d.Dial(context.Background(), "wss://"+noTLS+"/fast", nil, newRecorder(), nil); err == nil {
+		c.CloseAsync(ws.CloseNormal, "")
+		t.Fatal("wss:// to a server without TLS connected")
 	}
 }
