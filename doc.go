@@ -55,4 +55,20 @@
 // Conn.Submit, which queue work on its loop. Handlers must not block: while
 // one runs, the loop's other connections wait. A handler that must block
 // hands the work to a goroutine of its own and answers with AsyncWrite.
+//
+// # TLS
+//
+// ListenTLS and ServeTLS accept TLS connections, and DialOptions.TLSConfig
+// dials them, with crypto/tls. A handshake, a sequence of blocking reads and
+// writes in crypto/tls, runs on a goroutine of its own while it lasts
+// (Options.HandshakeTimeout at most): the loop hands it what it reads and
+// writes what it writes, and signatures and key exchanges are computed off
+// the loops. A server's waits for the client's first bytes, so a client
+// that connects and sends nothing costs a timer. Once the handshake is
+// done, OnOpen runs and the connection is the loop's as a plain one: what
+// arrives is decrypted before OnData sees it, and what the handler writes
+// is encrypted as it is queued; Close and CloseWrite send close_notify,
+// and the peer's close_notify is its EOF. An idle TLS connection keeps
+// crypto/tls's state: its ciphers and the buffers its handshake grew, some
+// kilobytes, where a plain one keeps none.
 package evloop

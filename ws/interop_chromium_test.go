@@ -14,12 +14,14 @@ import (
 	"time"
 
 	"github.com/evloop/evloop/http1"
+	"github.com/evloop/evloop/internal/testcert"
 	"github.com/evloop/evloop/internal/testpeer"
 	"github.com/evloop/evloop/ws"
 )
 
 // A headless Chromium echoes messages of every length class, text and
-// binary, through both upgrades (testdata/interop/page.html). Its offer,
+// binary, through both upgrades (testdata/interop/page.html), over ws://
+// and over wss:// from a page served over HTTPS. Its offer,
 // "permessage-deflate; client_max_window_bits", is answered with no
 // context takeover either way, which it keeps to across a run of the
 // same message; the Origin hook sees the page's origin and the request's
@@ -29,6 +31,11 @@ func TestChromium(t *testing.T) {
 	if browser == "" {
 		t.Skip("chromium not installed")
 	}
+	t.Run("ws", func(t *testing.T) { testChromium(t, browser, false) })
+	t.Run("wss", func(t *testing.T) { testChromium(t, browser, true) })
+}
+
+func testChromium(t *testing.T, browser string, overTLS bool) {
 	var (
 		mu      sync.Mutex
 		origins []string
@@ -46,7 +53,7 @@ func TestChromium(t *testing.T) {
 	}
 	h := &echo{}
 	result := make(chan string, 1)
-	srv := &http1.Server{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	srv := &http1.Server{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), TLSConfig: testcert.Server()}
 	srv.HandleFastFunc("GET /fast", func(w *http1.Response, r *http1.Request) { ws.Upgrade(w, r, h, o) })
 	srv.HandleFunc("GET /std", func(w http.ResponseWriter, r *http.Request) { ws.UpgradeHTTP(w, r, h, o) })
 	srv.HandleFunc("GET /page", func(w http.ResponseWriter, r *http.Request) {
@@ -60,7 +67,13 @@ func TestChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.Start(ln); err != nil {
+	web, scheme, start := "http://", "ws://", srv.Start
+	if overTLS {
+		// Chromium is told to take the test's certificate.
+		web, scheme = "https://", "wss://"
+		start = func(ln net.Listener) error { return srv.StartTLS(ln, "", "") }
+	}
+	if err := start(ln); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
@@ -68,8 +81,8 @@ func TestChromium(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu",
-		"--user-data-dir="+t.TempDir(), "http://"+addr+"/page?path=/fast&path=/std")
+	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--ignore-certificate-errors",
+		"--user-data-dir="+t.TempDir(), web+addr+"/page?path=/fast&path=/std")
 	// The page reports to /result and stays open: interrupted, Chromium
 	// ends its own processes.
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
@@ -88,14 +101,14 @@ func TestChromium(t *testing.T) {
 		t.Fatal("the page reported nothing")
 	}
 	for _, path := range []string{"/fast", "/std"} {
-		want := "ws://" + addr + path + `: 26 messages, extensions "` + noTakeover + `", protocol "chat"`
+		want := scheme + addr + path + `: 26 messages, extensions "` + noTakeover + `", protocol "chat"`
 		if !strings.Contains(got, want+"\n") {
 			t.Errorf("the page reported:\n%s\nwant a line %q", got, want)
 		}
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if want := "http://" + addr + " " + addr; len(origins) != 2 || origins[0] != want || origins[1] != want {
+	if want := web + addr + " " + addr; len(origins) != 2 || origins[0] != want || origins[1] != want {
 		t.Errorf("CheckOrigin saw %q; want %q twice", origins, want)
 	}
 }

@@ -3,12 +3,14 @@ package ws_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/evloop/evloop"
 	"github.com/evloop/evloop/internal/testcert"
+	"github.com/evloop/evloop/internal/testpeer"
 	"github.com/evloop/evloop/ws"
 	"github.com/gorilla/websocket"
 )
@@ -95,5 +97,33 @@ func TestDialTLS(t *testing.T) {
 	if c, _, err := d.Dial(context.Background(), "wss://"+noTLS+"/fast", nil, newRecorder(), nil); err == nil {
 		c.CloseAsync(ws.CloseNormal, "")
 		t.Fatal("wss:// to a server without TLS connected")
+	}
+}
+
+// TestNodeTLS: Node's ws client over wss://, trusting the test authority
+// through NODE_EXTRA_CA_CERTS, with and without permessage-deflate.
+func TestNodeTLS(t *testing.T) {
+	modules := testpeer.NodeModules(t, "ws@8")
+	_, _, caFile, err := testcert.WriteFiles(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := startServerTLS(t, &echo{}, &ws.Options{Compression: true, MaxMessageSize: 2 << 20})
+	for _, config := range []string{`{"perMessageDeflate": false}`, `{"perMessageDeflate": {"threshold": 0}}`} {
+		for _, path := range []string{"/fast", "/std"} {
+			cmd := nodePeer(modules, "client", "wss://"+addr+path, config)
+			cmd.Env = append(cmd.Env, "NODE_EXTRA_CA_CERTS="+caFile)
+			out, err := cmd.CombinedOutput()
+			var got struct {
+				Error           string
+				Messages, Pongs int
+			}
+			if jerr := json.Unmarshal(out, &got); jerr != nil || err != nil || got.Error != "" {
+				t.Fatalf("node %s %s: %v, %v\n%s", path, config, err, jerr, out)
+			}
+			if got.Messages != 30 || got.Pongs != 3 {
+				t.Errorf("%s %s: %d messages and %d pongs echoed; want 30 and 3", path, config, got.Messages, got.Pongs)
+			}
+		}
 	}
 }

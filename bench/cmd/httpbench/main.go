@@ -7,6 +7,7 @@
 //
 //	go run ./cmd/httpbench -runs 3 -duration 10s        # throughput and efficiency
 //	go run ./cmd/httpbench -idle 10000                  # memory of idle connections
+//	go run ./cmd/httpbench -tls -impls evloop,nethttp,fasthttp -pipeline off   # over HTTPS
 //
 // For each run, configuration and server in turn (round robin, so that
 // the machine's noise falls on all alike), a fresh server is started, wrk
@@ -22,10 +23,15 @@
 // addresses 127.0.0.2, 127.0.0.3, … (a process may hold 20,000 fds here),
 // and reports the server's resident memory per connection and its
 // goroutines.
+//
+// -tls runs everything over HTTPS (TLS 1.3, an ECDSA P-256 certificate
+// made for the run) with the servers that serve it: evloop, nethttp and
+// fasthttp; wrk negotiates HTTP/1.1.
 package main
 
 import (
 	"bufio"
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"net"
@@ -112,6 +118,7 @@ func main() {
 	pipeline := flag.String("pipeline", "off,on", `without and/or with 16 pipelined requests ("": no wrk loads, -rate's alone)`)
 	idle := flag.Int("idle", 0, "measure memory of this many idle connections instead")
 	pin := flag.Bool("pin", false, "pin the server to CPU 0 (wrk gets the other)")
+	useTLS := flag.Bool("tls", false, "over HTTPS (evloop, nethttp, fasthttp), with a certificate made for the run")
 	rates := flag.String("rate", "", "also open loads of these many requests a second, comma-separated, unpipelined (openLoad: latency at one load for all)")
 	flag.Parse()
 
@@ -121,6 +128,11 @@ func main() {
 		fail(err)
 	}
 	defer os.RemoveAll(filepath.Dir(bin))
+	if *useTLS {
+		if err := makeCertificate(filepath.Dir(bin)); err != nil {
+			fail(err)
+		}
+	}
 	if *idle > 0 {
 		if err := idleRun(bin, names, *idle); err != nil {
 			fail(err)
@@ -242,6 +254,9 @@ func startServer(bin, name string, pin bool, debug bool) (*exec.Cmd, string, str
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	impl, flags := implOf(name)
 	argv := append([]string{bin, "-impl", impl, "-addr", addr}, strings.Fields(flags)...)
+	if tlsDir != "" {
+		argv = append(argv, "-tls-cert", filepath.Join(tlsDir, "cert.pem"), "-tls-key", filepath.Join(tlsDir, "key.pem"))
+	}
 	if impl == "c" {
 		if debug {
 			return nil, "", "", fmt.Errorf("the C server has no debug address (goroutines) for -idle")
@@ -271,7 +286,7 @@ func measure(bin, name string, cfg config, d time.Duration, script string, pin b
 	if cfg.rate > 0 {
 		return measureOpen(cmd, addr, cfg, d)
 	}
-	url := "http://" + addr + cfg.path
+	url := scheme() + addr + cfg.path
 	args := []string{"-t1", "-c", strconv.Itoa(cfg.conns), "--latency"}
 	if cfg.pipeline {
 		args = append(args, "-s", script)
@@ -426,7 +441,7 @@ func idleOne(bin, self, name string, n int) error {
 	for i := 0; n > 0; i++ {
 		k := min(n, perClient)
 		n -= k
-		c := exec.Command(self, "-client", addr, strconv.Itoa(k), fmt.Sprintf("127.0.0.%d", 2+idleClients%250))
+		c := exec.Command(self, "-client", addr, strconv.Itoa(k), fmt.Sprintf("127.0.0.%d", 2+idleClients%250), strconv.FormatBool(tlsDir != ""))
 		idleClients++
 		out, err := c.StdoutPipe()
 		if err != nil {
@@ -467,15 +482,24 @@ func countConns(clients []*exec.Cmd) int {
 	return n
 }
 
-// idleClient opens n connections to addr from source address src, makes
-// one request on each, prints "open", and holds them until killed.
+// idleClient opens n connections to addr from source address src, over
+// TLS if told, makes one request on each, prints "open", and holds them
+// until killed.
 func idleClient(args []string) {
 	addr, src := args[0], args[2]
 	n, _ := strconv.Atoi(args[1])
+	overTLS := len(args) > 3 && args[3] == "true"
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 10 * time.Second}
 	conns := make([]net.Conn, 0, n)
 	for i := 0; i < n; i++ {
-		c, err := d.Dial("tcp", addr)
+		var c net.Conn
+		var err error
+		if overTLS {
+			// The run's own certificate, on loopback: not checked.
+			c, err = tls.DialWithDialer(&d, "tcp", addr, &tls.Config{InsecureSkipVerify: true})
+		} else {
+			c, err = d.Dial("tcp", addr)
+		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "dial:", err)
 			os.Exit(1)
@@ -491,4 +515,32 @@ func idleClient(args []string) {
 	}
 	fmt.Println("open", len(conns))
 	select {}
+}
+
+// tlsDir holds the certificate and key of a -tls run.
+var tlsDir string
+
+// makeCertificate writes a self-signed certificate for 127.0.0.1 and its
+// key into dir, with Go's own generator (crypto/tls/generate_cert.go).
+func makeCertificate(dir string) error {
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		return err
+	}
+	gen := filepath.Join(strings.TrimSpace(string(goroot)), "src", "crypto", "tls", "generate_cert.go")
+	cmd := exec.Command("go", "run", gen, "--host", "127.0.0.1,localhost", "--ecdsa-curve", "P256")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("generate_cert.go: %v\n%s", err, out)
+	}
+	tlsDir = dir
+	return nil
+}
+
+// scheme is the URL scheme the servers are loaded over.
+func scheme() string {
+	if tlsDir != "" {
+		return "https://"
+	}
+	return "http://"
 }

@@ -31,5 +31,8 @@ func serveEvloop(addr string) error {
 		b, _ := json.Marshal(message{Message: "Hello, World!"})
 		w.Write(b)
 	})
+	if *tlsCert != "" {
+		return srv.ListenAndServeTLS(addr, *tlsCert, *tlsKey)
+	}
 	return srv.ListenAndServe(addr)
 }

@@ -25,5 +25,8 @@ func serveFasthttp(addr string) error {
 			}
 		},
 	}
+	if *tlsCert != "" {
+		return s.ListenAndServeTLS(addr, *tlsCert, *tlsKey)
+	}
 	return s.ListenAndServe(addr)
 }

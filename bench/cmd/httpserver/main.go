@@ -3,6 +3,8 @@
 //
 //	httpserver -impl evloop|nethttp|fasthttp|gnet|nbio -addr 127.0.0.1:8080
 //
+// With -tls-cert and -tls-key, evloop, nethttp and fasthttp serve HTTPS.
+//
 // GET /plaintext answers "Hello, World!" as text/plain, GET /json
 // {"message":"Hello, World!"} encoded for each request; every server sends
 // Server and Date fields as TechEmpower requires. -debug-addr serves the
@@ -10,10 +12,22 @@
 // own, outside the measured path.
 package main
 
-import "github.com/evloop/evloop/bench/internal/serve"
+import (
+	"errors"
+	"flag"
+
+	"github.com/evloop/evloop/bench/internal/serve"
+)
 
 // impls are the servers by name; each serves on addr until killed.
 var impls = map[string]func(addr string) error{}
+
+// With both, the servers that can serve HTTPS (evloop, nethttp, fasthttp)
+// serve it with this certificate and key; the others refuse to start.
+var (
+	tlsCert = flag.String("tls-cert", "", "serve HTTPS with this PEM certificate (evloop, nethttp, fasthttp)")
+	tlsKey  = flag.String("tls-key", "", "the PEM key of -tls-cert")
+)
 
 var helloBody = []byte("Hello, World!")
 
@@ -22,4 +36,15 @@ type message struct {
 	Message string `json:"message"`
 }
 
-func main() { serve.Main("httpserver", impls) }
+func main() {
+	for _, name := range []string{"gnet", "nbio"} {
+		run := impls[name]
+		impls[name] = func(addr string) error {
+			if *tlsCert != "" {
+				return errors.New(name + " is not served with TLS here")
+			}
+			return run(addr)
+		}
+	}
+	serve.Main("httpserver", impls)
+}

@@ -22,5 +22,8 @@ func serveNetHTTP(addr string) error {
 		b, _ := json.Marshal(message{Message: "Hello, World!"})
 		w.Write(b)
 	})
+	if *tlsCert != "" {
+		return http.ListenAndServeTLS(addr, *tlsCert, *tlsKey, mux)
+	}
 	return http.ListenAndServe(addr, mux)
 }
