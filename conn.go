@@ -69,7 +69,10 @@ type Conn struct {
 	ls    *loopState
 	fd    int32 // not int: the struct then fits a smaller size class
 	state connState
-	flags uint16
+	// secure: a TLS connection, whose state is in its loop's tls map, so
+	// that a plain one pays nothing for it (the byte is padding otherwise).
+	secure bool
+	flags  uint16
 
 	// in holds the inbound bytes not yet consumed. During OnData it may
 	// point into the loop's read buffer (fInShared); afterwards into
@@ -85,7 +88,6 @@ type Conn struct {
 
 	ctx        any
 	closeTimer loop.TimerID // while handshaking, the handshake's timeout
-	tls        *tlsState    // nil without TLS
 }
 
 // HandleIO is the connection's readiness handler. It runs on the loop.
@@ -148,7 +150,7 @@ func (c *Conn) reading() bool {
 		return false
 	}
 	return (c.state == open && c.flags&(fReadPaused|fUserPaused) == 0) || c.state == closing ||
-		c.state == handshaking && !c.tls.w.paused.Load()
+		c.state == handshaking && !c.tlsState().w.paused.Load()
 }
 
 // interest is what the connection waits for. Readiness is edge-
@@ -185,7 +187,7 @@ func (c *Conn) read() {
 	ls := c.ls
 	shared := len(c.in) == 0
 	var p []byte
-	if shared || c.tls != nil { // TLS: in holds plaintext; ciphertext goes here
+	if shared || c.secure { // TLS: in holds plaintext; ciphertext goes here
 		p = ls.rbuf
 	} else {
 		p = c.inSpace()
@@ -207,7 +209,7 @@ func (c *Conn) read() {
 		return
 	}
 	switch {
-	case c.tls != nil:
+	case c.secure:
 		c.readTLS(p[:n])
 	case shared:
 		c.in = p[:n]
@@ -391,7 +393,7 @@ func (c *Conn) Write(b []byte) (int, error) {
 	if err := c.canWrite(len(b)); err != nil {
 		return 0, err
 	}
-	if c.tls != nil {
+	if c.secure {
 		return c.encrypt(b)
 	}
 	c.appendCopy(b)
@@ -408,7 +410,7 @@ func (c *Conn) Writev(bs [][]byte) (int, error) {
 	if err := c.canWrite(n); err != nil {
 		return 0, err
 	}
-	if c.tls != nil {
+	if c.secure {
 		return c.encryptv(bs, n)
 	}
 	for _, b := range bs {
@@ -433,7 +435,7 @@ func (c *Conn) WriteLast(b []byte) (int, error) {
 		return 0, err
 	}
 	c.flags |= fWroteLast
-	if c.tls != nil {
+	if c.secure {
 		return c.encrypt(b)
 	}
 	c.appendCopy(b)
@@ -548,7 +550,7 @@ func (c *Conn) AsyncWrite(b []byte, done func(error)) {
 			}
 			return
 		}
-		if c.tls != nil {
+		if c.secure {
 			// Encrypted now, into the queue; done is called once the
 			// bytes queued before it are written.
 			if _, err := c.encrypt(b); err != nil {
@@ -941,7 +943,7 @@ func (c *Conn) Detach() (net.Conn, []byte, error) {
 	if len(c.in) > 0 {
 		rest = append([]byte(nil), c.in...)
 	}
-	if c.tls != nil {
+	if c.secure {
 		nc = c.detachTLS(nc)
 	}
 	c.finalize(ErrDetached)
@@ -974,10 +976,11 @@ func (c *Conn) finalizeWith(err, writeErr error) {
 	ls.l.CancelTimer(c.closeTimer)
 	ls.l.Unregister(int(c.fd))
 	sock.Close(int(c.fd))
-	if c.tls != nil {
-		c.tls.w.close() // a handshake still under way fails
-		if err == nil && c.tls.err != nil {
-			err = c.tls.err
+	if c.secure {
+		t := c.tlsState()
+		t.w.close() // a handshake still under way fails
+		if err == nil && t.err != nil {
+			err = t.err
 		}
 	}
 	if res, ok := ls.dials[c]; ok {
@@ -999,6 +1002,9 @@ func (c *Conn) finalizeWith(err, writeErr error) {
 	c.outLen = 0
 	if c.flags&fOpened != 0 {
 		ls.guard("OnClose", func() { ls.h.OnClose(c, err) })
+	}
+	if c.secure {
+		delete(ls.tls, c) // after OnClose, which may ask ConnectionState
 	}
 }
 

@@ -365,14 +365,14 @@ func (d *dialing) once(ctx context.Context, addr string) (*Conn, error) {
 			return
 		}
 		nc := &Conn{ls: ls, fd: int32(fd), state: connecting}
-		if d.o.TLSConfig != nil {
-			nc.prepareTLS(d.o.TLSConfig, true)
-		}
 		if err := ls.l.Register(fd, poll.Write, nc); err != nil {
 			sock.Close(fd)
 			ls.gone()
 			res <- dialResult{err: err}
 			return
+		}
+		if d.o.TLSConfig != nil {
+			nc.prepareTLS(d.o.TLSConfig, true)
 		}
 		c = nc // only a registered Conn may be finalized below
 		ls.dials[c] = res
@@ -449,7 +449,7 @@ func (c *Conn) connected() {
 	}
 	c.state = open
 	c.ls.s.configure(int(c.fd))
-	if c.tls != nil {
+	if c.secure {
 		// Dial waits for the handshake: handshakeDone answers it.
 		c.ls.dials[c] = res
 		c.startHandshake(true)

@@ -208,6 +208,7 @@ type loopState struct {
 	noBufs []*Conn                     // to flush again after noBuffersRetry (retryWrite)
 	dials  map[*Conn]chan<- dialResult // connections being dialed
 	panics map[*Conn]*PanicError       // closing after a panic: OnClose's error
+	tls    map[*Conn]*tlsState         // TLS connections' state (Conn.secure)
 
 	// Accepted fds handed over by another loop's acceptor; one task, bound
 	// once, takes a whole batch, so a hand-off allocates nothing.
@@ -516,11 +517,23 @@ func (s *Server) register(ls *loopState, fd int, addr net.Addr, keeps bool, conf
 // returns, and loop i accepts its connections. Its socket is a plain one:
 // with ReusePort it does not join the other loops' sockets of an address.
 func (s *Server) ListenLoop(i int, network, addr string) (net.Addr, error) {
+	return s.listenLoop(i, network, addr, nil)
+}
+
+// ListenLoopTLS is ListenLoop for TLS connections, as ListenTLS is Listen.
+func (s *Server) ListenLoopTLS(i int, network, addr string, config *tls.Config) (net.Addr, error) {
+	if err := checkTLSConfig(config); err != nil {
+		return nil, err
+	}
+	return s.listenLoop(i, network, addr, config)
+}
+
+func (s *Server) listenLoop(i int, network, addr string, config *tls.Config) (net.Addr, error) {
 	fd, bound, err := sock.Listen(network, addr, sock.ListenOptions{})
 	if err != nil {
 		return nil, err
 	}
-	if err := s.register(s.loops[i], fd, bound, false, nil); err != nil {
+	if err := s.register(s.loops[i], fd, bound, false, config); err != nil {
 		sock.Close(fd)
 		return nil, err
 	}
@@ -635,18 +648,15 @@ func (ls *loopState) open(fd int, config *tls.Config) *Conn {
 	s := ls.s
 	s.configure(fd)
 	c := &Conn{ls: ls, fd: int32(fd), state: open}
-	if config != nil {
-		c.prepareTLS(config, false)
-		c.startHandshake(false)
-	}
 	if err := ls.l.Register(fd, c.interest(), c); err != nil {
 		s.opts.Logger.Error("evloop: registering a connection failed", "err", err)
-		ls.l.CancelTimer(c.closeTimer)
 		sock.Close(fd)
 		ls.gone()
 		return nil
 	}
 	if config != nil {
+		c.prepareTLS(config, false)
+		c.startHandshake(false)
 		return c
 	}
 	c.flags |= fOpened

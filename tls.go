@@ -254,14 +254,18 @@ func (c *Conn) prepareTLS(config *tls.Config, client bool) {
 	} else {
 		t.tc = tls.Server(&t.w, config)
 	}
-	c.tls = t
+	c.secure = true
+	if c.ls.tls == nil {
+		c.ls.tls = make(map[*Conn]*tlsState)
+	}
+	c.ls.tls[c] = t
 }
 
 // startHandshake waits for a connected TLS connection's handshake, for at
 // most Options.HandshakeTimeout. A client's starts at once; a server's
 // with the client's first bytes.
 func (c *Conn) startHandshake(client bool) {
-	t := c.tls
+	t := c.tlsState()
 	t.w.local, t.w.remote = sock.LocalAddr(int(c.fd)), sock.RemoteAddr(int(c.fd))
 	c.state = handshaking
 	if client {
@@ -280,7 +284,7 @@ func (c *Conn) startHandshake(client bool) {
 // readHandshake hands what arrived during the handshake to its goroutine,
 // started with the first bytes.
 func (c *Conn) readHandshake(b []byte) {
-	t := c.tls
+	t := c.tlsState()
 	if t.w.feed(b) {
 		c.updateInterest()
 	}
@@ -291,7 +295,7 @@ func (c *Conn) readHandshake(b []byte) {
 
 // runHandshake starts the handshake's goroutine.
 func (c *Conn) runHandshake() {
-	t := c.tls
+	t := c.tlsState()
 	t.started = true
 	s := c.ls.s
 	s.handshakes.Add(1)
@@ -308,11 +312,11 @@ func (c *Conn) runHandshake() {
 // certificate, say, sends its alert and closes, and the handshake's
 // outcome, not the EOF, is what tells why.
 func (c *Conn) handshakeEOF() {
-	if !c.tls.started {
+	if !c.tlsState().started {
 		c.finalize(io.EOF)
 		return
 	}
-	c.tls.w.readEOF()
+	c.tlsState().w.readEOF()
 	c.updateInterest()
 }
 
@@ -326,7 +330,7 @@ func (c *Conn) handshakeDone(err error) {
 	ls := c.ls
 	ls.l.CancelTimer(c.closeTimer)
 	c.closeTimer = 0
-	t := c.tls
+	t := c.tlsState()
 	res, dialed := ls.dials[c]
 	delete(ls.dials, c)
 	if err != nil {
@@ -397,7 +401,7 @@ func (c *Conn) readTLS(b []byte) {
 // ended its TLS session (its close_notify is its EOF) or broke it (after the
 // alert crypto/tls queued).
 func (c *Conn) decryptAndDeliver(b []byte) {
-	t := c.tls
+	t := c.tlsState()
 	n, err := c.decrypt(b)
 	if n > 0 && c.state == open {
 		c.ls.h.OnData(c)
@@ -418,7 +422,7 @@ func (c *Conn) decryptAndDeliver(b []byte) {
 // crypto/tls kept, and returns how much it appended and the error that
 // stopped it: errWouldBlock once every whole record is decrypted.
 func (c *Conn) decrypt(b []byte) (int, error) {
-	w := &c.tls.w
+	w := &c.tlsState().w
 	w.src = b
 	defer func() { w.src = nil }()
 	total := 0
@@ -429,7 +433,7 @@ func (c *Conn) decrypt(b []byte) (int, error) {
 		}
 		space := c.inSpace()
 		w.queued = 0
-		n, err := c.tls.tc.Read(space)
+		n, err := c.tlsState().tc.Read(space)
 		c.in = c.in[:len(c.in)+n]
 		total += n
 		if w.queued > 0 { // an alert, or an answer to a key update
@@ -443,9 +447,9 @@ func (c *Conn) decrypt(b []byte) (int, error) {
 
 // encrypt queues b encrypted: the write of an established TLS connection.
 func (c *Conn) encrypt(b []byte) (int, error) {
-	w := &c.tls.w
+	w := &c.tlsState().w
 	w.queued = 0
-	_, err := c.tls.tc.Write(b)
+	_, err := c.tlsState().tc.Write(b)
 	if w.queued > 0 {
 		c.queued(w.queued)
 	}
@@ -458,7 +462,7 @@ func (c *Conn) encrypt(b []byte) (int, error) {
 // closeNotify queues TLS's close_notify, once, ahead of the FIN of a
 // connection that closes or shuts down its writing side.
 func (c *Conn) closeNotify() {
-	t := c.tls
+	t := c.tlsState()
 	if t == nil || t.w.mode != wireLoop || c.flags&fWriteShut != 0 {
 		return
 	}
@@ -472,20 +476,21 @@ func (c *Conn) closeNotify() {
 
 // detachTLS gives the TLS connection itself to Detach's caller, on nc.
 func (c *Conn) detachTLS(nc net.Conn) net.Conn {
-	w := &c.tls.w
+	w := &c.tlsState().w
 	w.nc = nc
 	w.mode = wireDetached
-	return c.tls.tc
+	return c.tlsState().tc
 }
 
 // ConnectionState returns the TLS state of a connection accepted by a
 // ListenTLS or ServeTLS listener, once its handshake is done (OnOpen
 // runs after it), and false for one without TLS.
 func (c *Conn) ConnectionState() (tls.ConnectionState, bool) {
-	if c.tls == nil {
+	t := c.tlsState()
+	if t == nil {
 		return tls.ConnectionState{}, false
 	}
-	return c.tls.tc.ConnectionState(), true
+	return t.tc.ConnectionState(), true
 }
 
 // encryptv is encrypt for Writev's buffers, n bytes in all: gathered into
@@ -507,4 +512,13 @@ func (c *Conn) encryptv(bs [][]byte, n int) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// tlsState returns a TLS connection's state, nil for a plain one, or for
+// one closed once OnClose has run.
+func (c *Conn) tlsState() *tlsState {
+	if !c.secure {
+		return nil
+	}
+	return c.ls.tls[c]
 }

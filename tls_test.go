@@ -309,7 +309,7 @@ func TestTLSBadClients(t *testing.T) {
 		},
 		close: closes.record,
 	}
-	_, addr := serveTLS(t, h, Options{Loops: 2, HandshakeTimeout: 300 * time.Millisecond})
+	srv, addr := serveTLS(t, h, Options{Loops: 2, HandshakeTimeout: 300 * time.Millisecond})
 	good := dialTLS(t, addr, nil)
 	check := func() {
 		t.Helper()
@@ -374,6 +374,16 @@ func TestTLSBadClients(t *testing.T) {
 	mu.Unlock()
 	if n != 2 {
 		t.Fatalf("%d OnOpens, want 2 (the good and the broken-record connections)", n)
+	}
+	// Every connection closed, the loops keep no TLS state.
+	good.Close()
+	closes.next(t)
+	for i := range srv.Loops() {
+		kept := make(chan int)
+		srv.Submit(i, func() { kept <- len(srv.loops[i].tls) })
+		if n := <-kept; n != 0 {
+			t.Fatalf("loop %d keeps the TLS state of %d closed connections", i, n)
+		}
 	}
 }
 

@@ -635,20 +635,29 @@ func TestPanics(t *testing.T) {
 	}
 }
 
-func TestHijack(t *testing.T) {
-	srv := testServer()
-	srv.HandleFunc("/hijack", func(w http.ResponseWriter, r *http.Request) {
+// hijackEcho hijacks the connection, answers 200 with the line sent after
+// the request, and hands the net.Conn to check if not nil.
+func hijackEcho(t *testing.T, check func(net.Conn)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		nc, brw, err := http.NewResponseController(w).Hijack()
 		if err != nil {
 			t.Error(err)
 			return
 		}
 		defer nc.Close()
+		if check != nil {
+			check(nc)
+		}
 		brw.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\n")
 		line, _ := brw.ReadString('\n') // sent with the request
 		brw.WriteString(line)
 		brw.Flush()
-	})
+	}
+}
+
+func TestHijack(t *testing.T) {
+	srv := testServer()
+	srv.HandleFunc("/hijack", hijackEcho(t, nil))
 	addr := serve(t, srv)
 	c := dialRaw(t, addr)
 	c.send("GET /hijack HTTP/1.1\r\nHost: x\r\n\r\nhello\n")

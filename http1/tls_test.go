@@ -1,6 +1,7 @@
 package http1_test
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
@@ -192,5 +193,32 @@ func TestServeTLSNeedsCertificate(t *testing.T) {
 	if err := srv.StartTLS(ln, "/nonexistent/cert.pem", "/nonexistent/key.pem"); err == nil {
 		srv.Close()
 		t.Fatal("StartTLS served without its certificate's files")
+	}
+}
+
+// TestHTTPSHijack: a pooled handler's Hijack over HTTPS hands over the TLS
+// connection, with the bytes sent after the request.
+func TestHTTPSHijack(t *testing.T) {
+	srv := testServer()
+	srv.HandleFunc("/hijack", hijackEcho(t, func(nc net.Conn) {
+		if _, ok := nc.(*tls.Conn); !ok {
+			t.Errorf("Hijack gave a %T", nc)
+		}
+	}))
+	addr := serveTLS(t, srv)
+	c, err := tls.Dial("tcp", addr, testcert.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(c, "GET /hijack HTTP/1.1\r\nHost: x\r\n\r\nhello\n")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if string(b) != "hello\n" {
+		t.Fatalf("%q", b)
 	}
 }

@@ -172,7 +172,7 @@ func TestConfigSetBind(t *testing.T) {
 	for _, tc := range []struct{ args, want string }{
 		{"bind|127.0.0.1 192.0.2.1", "-ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind to specified addresses.\r\n"},
 		{"slowlog-max-len|5|bind|192.0.2.1", "-ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind to specified addresses.\r\n"},
-		{"port|0", "-ERR CONFIG SET failed (possibly related to argument 'port') - evkv has no Unix socket (unixsocket): port 0 would leave it unreachable\r\n"},
+		{"port|0", "-ERR CONFIG SET failed (possibly related to argument 'port') - evkv has no Unix socket (unixsocket) or TLS port (tls-port): port 0 would leave it unreachable\r\n"},
 		{"bind|" + strings.Repeat("127.0.0.1 ", 17), "-ERR CONFIG SET failed (possibly related to argument 'bind') - Too many bind addresses specified.\r\n"},
 	} {
 		if got := rc.do(append([]string{"CONFIG", "SET"}, strings.Split(tc.args, "|")...)...); got != tc.want {

@@ -582,6 +582,7 @@ type inertParam struct {
 
 func init() {
 	configParams = append(configParams, evictionParams...)
+	configParams = append(configParams, tlsParams...)
 	configParams = append(configParams, encodingParams...)
 	for _, ip := range inertParams {
 		name, def, check := ip.name, ip.def, ip.check
@@ -893,6 +894,12 @@ func (s *Server) setBind(v string) error {
 	if err := s.rebind(v, s.cfg.Port); err != nil {
 		return configError("Failed to bind to specified addresses.")
 	}
+	if s.tls != nil {
+		if err := s.rebindTLS(v); err != nil {
+			s.rebind(s.cfg.Bind, s.cfg.Port) // all or nothing
+			return configError("Failed to bind to specified addresses.")
+		}
+	}
 	s.cfg.Bind = v
 	return nil
 }
@@ -906,8 +913,8 @@ func (s *Server) setPort(v string) error {
 	if err != nil {
 		return err
 	}
-	if n == 0 && s.cfg.UnixSocket == "" {
-		return configError("evkv has no Unix socket (unixsocket): port 0 would leave it unreachable")
+	if n == 0 && s.cfg.UnixSocket == "" && s.tls == nil {
+		return configError("evkv has no Unix socket (unixsocket) or TLS port (tls-port): port 0 would leave it unreachable")
 	}
 	if int(n) == s.cfg.Port {
 		return nil

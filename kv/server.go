@@ -2,6 +2,7 @@ package kv
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -37,6 +38,18 @@ type Config struct {
 	// With a UnixSocket, Port 0 means no TCP listener, as in Redis.
 	UnixSocket     string
 	UnixSocketPerm os.FileMode
+	// TLSPort, if not 0, is the port at Bind's addresses where ListenBind
+	// listens for TLS clients too, as Redis's tls-port, with the PEM files
+	// TLSCertFile (the certificate, its chain after it) and TLSKeyFile;
+	// TLSAuthClients, as Redis's tls-auth-clients, is "yes" (default: a
+	// client must show a certificate that TLSCACertFile's authorities
+	// signed), "optional" (one shown is checked) or "no". With a TLSPort,
+	// Port 0 means no plain TCP listener, as in Redis.
+	TLSPort        int
+	TLSCertFile    string
+	TLSKeyFile     string
+	TLSCACertFile  string
+	TLSAuthClients string
 	// RequirePass, if set, is the password AUTH must give before any other
 	// command is served.
 	RequirePass string
@@ -101,9 +114,13 @@ func (e *SettingError) Unwrap() error { return e.Err }
 
 // ownFields are the parameters Config has fields for.
 var ownFields = []string{"bind", "port", "unixsocket", "unixsocketperm", "requirepass", "databases", "maxclients", "proto-max-bulk-len",
-	"client-query-buffer-limit", "appendonly", "appendfsync", "dir", "appendfilename", "notify-keyspace-events"}
+	"client-query-buffer-limit", "appendonly", "appendfsync", "dir", "appendfilename", "notify-keyspace-events",
+	"tls-port", "tls-cert-file", "tls-key-file", "tls-ca-cert-file", "tls-auth-clients"}
 
 func (c *Config) defaults() {
+	if c.TLSAuthClients == "" {
+		c.TLSAuthClients = "yes"
+	}
 	if c.Nap == 0 {
 		c.Nap = 20 * time.Microsecond
 	}
@@ -145,10 +162,13 @@ type Server struct {
 	log      *slog.Logger
 	ev       *evloop.Server
 	listenMu sync.Mutex // Listen's, which makes ev
-	// bound is what ListenBind and rebind listen on, under bindMu.
-	bindMu sync.Mutex
-	bound  []net.Addr
-	events notifyFlags // notify-keyspace-events
+	// bound is what ListenBind and rebind listen on, and boundTLS its TLS
+	// listeners, under bindMu.
+	bindMu   sync.Mutex
+	bound    []net.Addr
+	boundTLS []net.Addr
+	tls      *tls.Config // the TLS listeners', with a TLSPort
+	events   notifyFlags // notify-keyspace-events
 
 	// The loop's own.
 	stopped  bool   // Shutdown closed the file: no command runs
@@ -268,10 +288,15 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	tlsCfg, err := tlsConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{
 		cfg:      cfg,
 		log:      cfg.Logger,
 		events:   nf,
+		tls:      tlsCfg,
 		clients:  make(map[int64]*client),
 		channels: make(map[string]map[*client]struct{}),
 		patterns: make(map[string]map[*client]struct{}),
@@ -392,38 +417,53 @@ const maxBindAddrs = 16
 // takes a free port, which the addresses after the first share, unless
 // the Config has a UnixSocket: then there is no TCP listener, as Redis
 // has none for port 0. The UnixSocket is listened on after the TCP
-// addresses. It returns the addresses listened on; if one fails otherwise,
-// or none is left, it fails and listens on none it started. CONFIG SET
-// bind and port move the TCP listeners (not Listen's), as Redis's move
-// its own.
+// addresses, and TLSPort's listeners between the two. It returns the
+// addresses listened on; if one fails otherwise, or none is left, it fails
+// and listens on none it started. CONFIG SET bind and port move the TCP
+// listeners (not Listen's), as Redis's move its own, bind the TLS ones
+// too.
 func (s *Server) ListenBind() ([]net.Addr, error) {
-	var addrs []net.Addr
+	var addrs, tlsAddrs []net.Addr
+	unlisten := func() {
+		for _, b := range slices.Concat(addrs, tlsAddrs) {
+			s.ev.Unlisten(b)
+		}
+	}
 	if !s.tcpOff(s.cfg.Port) {
 		var err error
-		if addrs, err = s.listenOn(s.cfg.Bind, s.cfg.Port, false); err != nil {
+		if addrs, err = s.listenOn(s.cfg.Bind, s.cfg.Port, false, nil); err != nil {
 			return nil, err
 		}
 	}
-	all := addrs
+	if s.tls != nil {
+		var err error
+		if tlsAddrs, err = s.listenOn(s.cfg.Bind, s.cfg.TLSPort, false, s.tls); err != nil {
+			unlisten()
+			return nil, err
+		}
+	}
+	all := slices.Concat(addrs, tlsAddrs)
 	if s.cfg.UnixSocket != "" {
 		a, err := s.listenUnix(s.cfg.UnixSocket, s.cfg.UnixSocketPerm)
 		if err != nil {
-			for _, b := range addrs {
-				s.ev.Unlisten(b)
-			}
+			unlisten()
 			return nil, err
 		}
-		all = append(slices.Clip(addrs), a)
+		all = append(all, a)
 	}
 	s.bindMu.Lock()
 	s.bound = append(s.bound, addrs...)
+	s.boundTLS = append(s.boundTLS, tlsAddrs...)
 	s.bindMu.Unlock()
 	return all, nil
 }
 
-// tcpOff reports whether port, with the Config's UnixSocket, means no TCP
-// listener: port 0 with a Unix socket.
-func (s *Server) tcpOff(port int) bool { return port == 0 && s.cfg.UnixSocket != "" }
+// tcpOff reports whether port, with the Config's UnixSocket and TLSPort,
+// means no plain TCP listener: port 0 with a Unix socket or a TLS port, as
+// in Redis.
+func (s *Server) tcpOff(port int) bool {
+	return port == 0 && (s.cfg.UnixSocket != "" || s.tls != nil)
+}
 
 // listenUnix listens on a Unix socket at path, as Redis does for its
 // unixsocket: a socket file there is removed first (one of another kind
@@ -442,11 +482,23 @@ func (s *Server) listenUnix(path string, perm os.FileMode) (net.Addr, error) {
 }
 
 // listenOn listens on bind's addresses at port, as ListenBind does, from
-// the loop's goroutine if onLoop is set.
-func (s *Server) listenOn(bind string, port int, onLoop bool) ([]net.Addr, error) {
-	listen, unlisten := s.Listen, func(a net.Addr) error { return s.ev.Unlisten(a) }
+// the loop's goroutine if onLoop is set, for TLS clients with config if
+// not nil.
+func (s *Server) listenOn(bind string, port int, onLoop bool, config *tls.Config) ([]net.Addr, error) {
+	listen := func(network, addr string) (net.Addr, error) {
+		if onLoop {
+			return s.ev.ListenLoopTLS(0, network, addr, config)
+		}
+		return s.listen(func(ev *evloop.Server) (net.Addr, error) { return ev.ListenTLS(network, addr, config) })
+	}
+	if config == nil {
+		listen = s.Listen
+		if onLoop {
+			listen = func(network, addr string) (net.Addr, error) { return s.ev.ListenLoop(0, network, addr) }
+		}
+	}
+	unlisten := func(a net.Addr) error { return s.ev.Unlisten(a) }
 	if onLoop {
-		listen = func(network, addr string) (net.Addr, error) { return s.ev.ListenLoop(0, network, addr) }
 		unlisten = func(a net.Addr) error { return s.ev.UnlistenLoop(0, a) }
 	}
 	addrs := bindAddrs(bind)
@@ -493,26 +545,43 @@ func (s *Server) listenOn(bind string, port int, onLoop bool) ([]net.Addr, error
 // it holds for the system calls (and a host name's look-up), as Redis's
 // one thread does.
 func (s *Server) rebind(bind string, port int) error {
+	return s.relisten(&s.bound, bind, port, nil)
+}
+
+// rebindTLS is rebind for the TLS listeners, at TLSPort.
+func (s *Server) rebindTLS(bind string) error {
+	return s.relisten(&s.boundTLS, bind, s.cfg.TLSPort, s.tls)
+}
+
+// relisten is rebind for the listeners in *bound, TLS ones with config.
+func (s *Server) relisten(bound *[]net.Addr, bind string, port int, config *tls.Config) error {
 	s.bindMu.Lock()
-	old := s.bound
-	s.bound = nil
+	old := *bound
+	*bound = nil
 	s.bindMu.Unlock()
-	if ta, ok := firstAddr(old).(*net.TCPAddr); ok && port == 0 && !s.tcpOff(port) {
+	if ta, ok := firstAddr(old).(*net.TCPAddr); ok && port == 0 && (config != nil || !s.tcpOff(port)) {
 		port = ta.Port // a free port was taken: the new addresses keep it
 	}
 	for _, a := range old {
 		s.ev.UnlistenLoop(0, a)
 	}
-	if s.tcpOff(port) {
-		s.log.Info("kv: not listening on TCP (port 0)", "unixsocket", s.cfg.UnixSocket)
+	if config == nil && s.tcpOff(port) {
+		s.log.Info("kv: not listening on plain TCP (port 0)", "unixsocket", s.cfg.UnixSocket, "tls-port", s.cfg.TLSPort)
 		return nil
 	}
-	addrs, err := s.listenOn(bind, port, true)
+	addrs, err := s.listenOn(bind, port, true, config)
 	if err != nil {
-		s.log.Warn("kv: could not listen on the new addresses; listening on the old again", "bind", bind, "port", port, "err", err)
+		s.log.Warn("kv: could not listen on the new addresses; listening on the old again", "bind", bind, "port", port, "tls", config != nil, "err", err)
 		var back []net.Addr
 		for _, a := range old {
-			if got, err := s.ev.ListenLoop(0, a.Network(), a.String()); err == nil {
+			var got net.Addr
+			var err error
+			if config != nil {
+				got, err = s.ev.ListenLoopTLS(0, a.Network(), a.String(), config)
+			} else {
+				got, err = s.ev.ListenLoop(0, a.Network(), a.String())
+			}
+			if err == nil {
 				back = append(back, got)
 			} else {
 				s.log.Error("kv: could not listen on an old address again", "addr", a, "err", err)
@@ -520,10 +589,10 @@ func (s *Server) rebind(bind string, port int) error {
 		}
 		addrs = back
 	} else {
-		s.log.Info("kv: listening", "bind", bind, "port", port)
+		s.log.Info("kv: listening", "bind", bind, "port", port, "tls", config != nil)
 	}
 	s.bindMu.Lock()
-	s.bound = append(s.bound, addrs...)
+	*bound = append(*bound, addrs...)
 	s.bindMu.Unlock()
 	return err
 }

@@ -117,7 +117,7 @@ func TestBuildConfig(t *testing.T) {
 		{"client-query-buffer-limit", "lots", `bad client-query-buffer-limit "lots": want a size in bytes, as 512mb`},
 		{"appendonly", "maybe", `bad appendonly "maybe": want yes or no`},
 		{"appendfsync", "sometimes", `bad appendfsync "sometimes": want always, everysec or no`},
-		{"port", "0", "configured to listen nowhere: port 0 is no TCP listener, and there is no unixsocket"},
+		{"port", "0", "configured to listen nowhere: port 0 is no TCP listener, and there is no unixsocket or tls-port"},
 		{"unixsocketperm", "770", ""},
 		{"unixsocketperm", "1777", `bad unixsocketperm "1777": want an octal mode, 0 to 777`},
 		{"unixsocketperm", "9", `bad unixsocketperm "9": want an octal mode, 0 to 777`},
@@ -127,7 +127,7 @@ func TestBuildConfig(t *testing.T) {
 			values[name] = new(string)
 		}
 		for name, v := range map[string]string{"port": "6379", "maxclients": "10000", "proto-max-bulk-len": "512mb",
-			"client-query-buffer-limit": "1gb", "databases": "16", "appendonly": "no", "appendfsync": "everysec", "unixsocketperm": "0"} {
+			"client-query-buffer-limit": "1gb", "databases": "16", "appendonly": "no", "appendfsync": "everysec", "unixsocketperm": "0", "tls-port": "0"} {
 			*values[name] = v
 		}
 		*values[tc.name] = tc.value

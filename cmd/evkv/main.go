@@ -93,7 +93,7 @@ var passFlags = []struct{ name, def, usage string }{
 // settings are the configurable values, by their redis.conf names.
 var settings = []string{"bind", "port", "unixsocket", "unixsocketperm", "requirepass", "appendonly", "appendfsync", "dir",
 	"maxclients", "proto-max-bulk-len", "client-query-buffer-limit", "notify-keyspace-events", "databases", "appendfilename",
-	"slowlog-log-slower-than", "slowlog-max-len"}
+	"slowlog-log-slower-than", "slowlog-max-len", "tls-port", "tls-cert-file", "tls-key-file", "tls-ca-cert-file", "tls-auth-clients"}
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
@@ -117,7 +117,7 @@ func run(argv []string) error {
 	values := map[string]*string{}
 	defaults := map[string]string{"bind": "127.0.0.1", "port": "6379", "unixsocketperm": "0", "appendonly": "no", "appendfsync": "everysec",
 		"dir": ".", "maxclients": "10000", "proto-max-bulk-len": "512mb", "client-query-buffer-limit": "1gb", "databases": "16", "appendfilename": "appendonly.aof",
-		"slowlog-log-slower-than": "10000", "slowlog-max-len": "128"}
+		"slowlog-log-slower-than": "10000", "slowlog-max-len": "128", "tls-port": "0", "tls-auth-clients": "yes"}
 	for _, name := range settings {
 		values[name] = fs.String(name, defaults[name], "redis.conf's "+name)
 	}
@@ -470,13 +470,16 @@ func buildConfig(v map[string]*string) (kv.Config, error) {
 	cfg.ProtoMaxBulkLen = num("proto-max-bulk-len", true, math.MaxInt)
 	cfg.QueryBufferLimit = num("client-query-buffer-limit", true, math.MaxInt)
 	cfg.Databases = num("databases", false, math.MaxInt32)
+	cfg.TLSPort = num("tls-port", false, 65535)
 	if err != nil {
 		return cfg, err
 	}
-	if cfg.Port == 0 && cfg.UnixSocket == "" {
+	if cfg.Port == 0 && cfg.UnixSocket == "" && cfg.TLSPort == 0 {
 		// As Redis, which exits "Configured to not listen anywhere".
-		return cfg, errors.New("configured to listen nowhere: port 0 is no TCP listener, and there is no unixsocket")
+		return cfg, errors.New("configured to listen nowhere: port 0 is no TCP listener, and there is no unixsocket or tls-port")
 	}
+	cfg.TLSCertFile, cfg.TLSKeyFile = *v["tls-cert-file"], *v["tls-key-file"]
+	cfg.TLSCACertFile, cfg.TLSAuthClients = *v["tls-ca-cert-file"], strings.TrimSpace(*v["tls-auth-clients"])
 	switch strings.ToLower(*v["appendonly"]) {
 	case "yes":
 		cfg.AppendOnly = true

@@ -26,23 +26,7 @@ func TestUnixSocketPort0(t *testing.T) {
 	}
 
 	path := filepath.Join(t.TempDir(), "evkv.sock")
-	cmd := exec.Command(bin, "--port", "0", "--unixsocket", path, "--unixsocketperm", "700")
-	stderr := new(testpeer.Output)
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	run := func(args ...string) string {
-		t.Helper()
-		out, _ := exec.Command(cli, append([]string{"-s", path}, args...)...).CombinedOutput()
-		return string(out)
-	}
-	for deadline := time.Now().Add(20 * time.Second); run("PING") != "PONG\n"; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("evkv did not answer on %s: %s", path, stderr)
-		}
-	}
+	run, stderr := startWithCLI(t, exec.Command(bin, "--port", "0", "--unixsocket", path, "--unixsocketperm", "700"), cli, "-s", path)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -60,4 +44,28 @@ func TestUnixSocketPort0(t *testing.T) {
 	if log := stderr.String(); !strings.Contains(log, "addr="+path+" ") {
 		t.Errorf("log %q; want the Unix socket as the one address", log)
 	}
+}
+
+// startWithCLI starts cmd, an evkv, and waits until redis-cli with
+// cliArgs has a PONG from it; it returns a function running redis-cli so,
+// and evkv's log. The process is killed when the test ends.
+func startWithCLI(t *testing.T, cmd *exec.Cmd, cli string, cliArgs ...string) (run func(args ...string) string, stderr *testpeer.Output) {
+	t.Helper()
+	stderr = new(testpeer.Output)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	run = func(args ...string) string {
+		t.Helper()
+		out, _ := exec.Command(cli, append(cliArgs, args...)...).CombinedOutput()
+		return string(out)
+	}
+	for deadline := time.Now().Add(20 * time.Second); run("PING") != "PONG\n"; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("evkv did not answer redis-cli %q: %s", cliArgs, stderr)
+		}
+	}
+	return run, stderr
 }

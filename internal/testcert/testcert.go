@@ -1,6 +1,7 @@
-// Package testcert makes, once a process, a certificate authority and a
-// server certificate it signed, for tests of TLS over loopback: the server
-// certificate names localhost, 127.0.0.1 and ::1.
+// Package testcert makes, once a process, a certificate authority, a
+// server certificate and a client certificate it signed, for tests of TLS
+// over loopback: the server certificate names localhost, 127.0.0.1 and
+// ::1.
 package testcert
 
 import (
@@ -20,11 +21,16 @@ import (
 )
 
 type certs struct {
-	caDER   []byte
-	pool    *x509.CertPool
-	cert    tls.Certificate
-	certPEM []byte
-	keyPEM  []byte
+	caDER  []byte
+	pool   *x509.CertPool
+	server pair
+	client pair
+}
+
+// pair is a certificate and its key, parsed and as PEM.
+type pair struct {
+	cert            tls.Certificate
+	certPEM, keyPEM []byte
 }
 
 var made = sync.OnceValue(func() *certs {
@@ -41,24 +47,30 @@ var made = sync.OnceValue(func() *certs {
 	}
 	caDER := must(x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey))
 	ca = must(x509.ParseCertificate(caDER))
-	key := must(ecdsa.GenerateKey(elliptic.P256(), rand.Reader))
-	leaf := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: "localhost"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     []string{"localhost"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+	sign := func(serial int64, name string, usage x509.ExtKeyUsage) pair {
+		key := must(ecdsa.GenerateKey(elliptic.P256(), rand.Reader))
+		leaf := &x509.Certificate{
+			SerialNumber: big.NewInt(serial),
+			Subject:      pkix.Name{CommonName: name},
+			NotBefore:    now.Add(-time.Hour),
+			NotAfter:     now.Add(24 * time.Hour),
+			KeyUsage:     x509.KeyUsageDigitalSignature,
+			ExtKeyUsage:  []x509.ExtKeyUsage{usage},
+			DNSNames:     []string{name},
+			IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		}
+		der := must(x509.CreateCertificate(rand.Reader, leaf, ca, &key.PublicKey, caKey))
+		p := pair{
+			certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+			keyPEM:  pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: must(x509.MarshalECPrivateKey(key))}),
+		}
+		p.cert = must(tls.X509KeyPair(p.certPEM, p.keyPEM))
+		return p
 	}
-	der := must(x509.CreateCertificate(rand.Reader, leaf, ca, &key.PublicKey, caKey))
-	keyDER := must(x509.MarshalECPrivateKey(key))
 	c := &certs{caDER: caDER, pool: x509.NewCertPool()}
 	c.pool.AddCert(ca)
-	c.certPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	c.keyPEM = pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
-	c.cert = must(tls.X509KeyPair(c.certPEM, c.keyPEM))
+	c.server = sign(2, "localhost", x509.ExtKeyUsageServerAuth)
+	c.client = sign(3, "client", x509.ExtKeyUsageClientAuth)
 	return c
 })
 
@@ -71,7 +83,7 @@ func must[T any](v T, err error) T {
 
 // Server returns a server configuration with the certificate.
 func Server() *tls.Config {
-	return &tls.Config{Certificates: []tls.Certificate{made().cert}}
+	return &tls.Config{Certificates: []tls.Certificate{made().server.cert}}
 }
 
 // Client returns a client configuration that trusts the certificate's
@@ -83,21 +95,39 @@ func Client() *tls.Config {
 // Pool returns the pool of the certificate's authority.
 func Pool() *x509.CertPool { return made().pool }
 
-// WriteFiles writes the certificate, its key and its authority's
+// ClientCertificate returns the client certificate, for a server that
+// asks for one.
+func ClientCertificate() tls.Certificate { return made().client.cert }
+
+// WriteFiles writes the server certificate, its key and its authority's
 // certificate as PEM files into dir and returns their paths.
 func WriteFiles(dir string) (certFile, keyFile, caFile string, err error) {
 	c := made()
-	certFile = filepath.Join(dir, "cert.pem")
-	keyFile = filepath.Join(dir, "key.pem")
+	certFile, keyFile, err = writePair(dir, "", c.server)
+	if err != nil {
+		return "", "", "", err
+	}
 	caFile = filepath.Join(dir, "ca.pem")
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.caDER})
+	return certFile, keyFile, caFile, os.WriteFile(caFile, ca, 0o600)
+}
+
+// WriteClientFiles writes the client certificate and its key as PEM
+// files into dir and returns their paths.
+func WriteClientFiles(dir string) (certFile, keyFile string, err error) {
+	return writePair(dir, "client-", made().client)
+}
+
+func writePair(dir, prefix string, p pair) (certFile, keyFile string, err error) {
+	certFile = filepath.Join(dir, prefix+"cert.pem")
+	keyFile = filepath.Join(dir, prefix+"key.pem")
 	for _, f := range []struct {
 		path string
 		b    []byte
-	}{{certFile, c.certPEM}, {keyFile, c.keyPEM}, {caFile, ca}} {
+	}{{certFile, p.certPEM}, {keyFile, p.keyPEM}} {
 		if err = os.WriteFile(f.path, f.b, 0o600); err != nil {
-			return "", "", "", err
+			return "", "", err
 		}
 	}
-	return certFile, keyFile, caFile, nil
+	return certFile, keyFile, nil
 }

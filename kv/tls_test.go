@@ -1,0 +1,153 @@
+package kv
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/evloop/evloop/internal/testcert"
+)
+
+// tlsServer starts a server on a free plain port and a free TLS port at
+// 127.0.0.1, with the test certificate and tls-auth-clients auth, and
+// returns its plain and TLS addresses and the files.
+func tlsServer(t *testing.T, auth string) (s *Server, plain, secure string, files testFiles) {
+	t.Helper()
+	dir := t.TempDir()
+	var err error
+	if files.cert, files.key, files.ca, err = testcert.WriteFiles(dir); err != nil {
+		t.Fatal(err)
+	}
+	if files.clientCert, files.clientKey, err = testcert.WriteClientFiles(dir); err != nil {
+		t.Fatal(err)
+	}
+	s, err = New(Config{Bind: "127.0.0.1", Port: freePort(t), TLSPort: freePort(t), TLSCertFile: files.cert, TLSKeyFile: files.key,
+		TLSCACertFile: files.ca, TLSAuthClients: auth, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs, err := s.ListenBind()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Shutdown(context.Background()) })
+	if len(addrs) != 2 {
+		t.Fatalf("listening on %v; want a plain and a TLS address", addrs)
+	}
+	return s, addrs[0].String(), addrs[1].String(), files
+}
+
+type testFiles struct{ cert, key, ca, clientCert, clientKey string }
+
+// TestTLSPort: tls-port serves go-redis over TLS beside the plain port,
+// asking for a client certificate as tls-auth-clients says: yes (a client
+// without one is refused), optional, no.
+func TestTLSPort(t *testing.T) {
+	ctx := context.Background()
+	withCert := &tls.Config{RootCAs: testcert.Pool(), ServerName: "localhost", Certificates: []tls.Certificate{testcert.ClientCertificate()}}
+	noCert := &tls.Config{RootCAs: testcert.Pool(), ServerName: "localhost"}
+	for _, tc := range []struct {
+		auth          string
+		noCertRefused bool
+	}{{"yes", true}, {"optional", false}, {"no", false}} {
+		t.Run(tc.auth, func(t *testing.T) {
+			_, plain, secure, _ := tlsServer(t, tc.auth)
+			c := goRedis(t, secure, func(o *redis.Options) { o.TLSConfig = withCert })
+			if err := c.Set(ctx, "k", strings.Repeat("v", 100_000), 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if v, err := goRedis(t, plain).Get(ctx, "k").Result(); err != nil || len(v) != 100_000 {
+				t.Fatalf("the plain port: %d bytes, %v", len(v), err)
+			}
+			err := goRedis(t, secure, func(o *redis.Options) { o.TLSConfig = noCert }).Ping(ctx).Err()
+			if refused := err != nil; refused != tc.noCertRefused {
+				t.Fatalf("a client without a certificate: %v", err)
+			}
+			if err := c.Ping(ctx).Err(); err != nil {
+				t.Fatalf("after another client's refusal: %v", err)
+			}
+			for _, name := range []string{"tls-port", "tls-auth-clients"} {
+				got, err := c.ConfigGet(ctx, name).Result()
+				if err != nil || got[name] == "" {
+					t.Fatalf("CONFIG GET %s: %v %v", name, got, err)
+				}
+			}
+			if err := c.ConfigSet(ctx, "tls-port", "0").Err(); err == nil || !strings.Contains(err.Error(), "immutable") {
+				t.Fatalf("CONFIG SET tls-port: %v", err)
+			}
+		})
+	}
+}
+
+// TestTLSPortRedisCLI: redis-cli --tls with a client certificate, and
+// without one where tls-auth-clients is yes.
+func TestTLSPortRedisCLI(t *testing.T) {
+	if _, err := exec.LookPath("redis-cli"); err != nil {
+		t.Skip("redis-cli not installed")
+	}
+	_, _, secure, f := tlsServer(t, "yes")
+	host, port, _ := net.SplitHostPort(secure)
+	cli := func(args ...string) (string, error) {
+		out, err := exec.Command("redis-cli", append([]string{"-h", host, "-p", port, "--tls", "--cacert", f.ca, "--sni", "localhost"}, args...)...).CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+	if out, err := cli("--cert", f.clientCert, "--key", f.clientKey, "SET", "greeting", "hello over TLS"); err != nil || out != "OK" {
+		t.Fatalf("SET: %q %v", out, err)
+	}
+	if out, err := cli("--cert", f.clientCert, "--key", f.clientKey, "GET", "greeting"); err != nil || out != "hello over TLS" {
+		t.Fatalf("GET: %q %v", out, err)
+	}
+	if out, _ := cli("PING"); out == "PONG" {
+		t.Fatal("a client without a certificate was served")
+	}
+}
+
+func TestTLSPortConfigErrors(t *testing.T) {
+	dir := t.TempDir()
+	cert, key, ca, err := testcert.WriteFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{TLSPort: 1, TLSKeyFile: key}, "needs tls-cert-file and tls-key-file"},
+		{Config{TLSPort: 1, TLSCertFile: cert, TLSKeyFile: cert}, "tls-cert-file, tls-key-file"},
+		{Config{TLSPort: 1, TLSCertFile: cert, TLSKeyFile: key}, "needs tls-ca-cert-file"},
+		{Config{TLSPort: 1, TLSCertFile: cert, TLSKeyFile: key, TLSCACertFile: key}, "no PEM certificate"},
+		{Config{TLSPort: 1, TLSCertFile: cert, TLSKeyFile: key, TLSCACertFile: ca, TLSAuthClients: "maybe"}, "bad tls-auth-clients"},
+	} {
+		tc.cfg.Logger = quietLogger()
+		if _, err := New(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v; want %q", tc.cfg, err, tc.want)
+		}
+	}
+	if _, err := New(Config{TLSPort: 1, TLSCertFile: cert, TLSKeyFile: key, TLSAuthClients: "no", Logger: quietLogger()}); err != nil {
+		t.Errorf("tls-auth-clients no without authorities: %v", err)
+	}
+}
+
+// TestTLSPortRebind: CONFIG SET bind moves the TLS listeners with the
+// plain ones, as Redis's moves both.
+func TestTLSPortRebind(t *testing.T) {
+	ctx := context.Background()
+	_, plain, secure, _ := tlsServer(t, "no")
+	noCert := &tls.Config{RootCAs: testcert.Pool(), ServerName: "localhost"}
+	if err := goRedis(t, plain).ConfigSet(ctx, "bind", "127.0.0.2").Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(secure)
+	moved := goRedis(t, net.JoinHostPort("127.0.0.2", port), func(o *redis.Options) { o.TLSConfig = noCert })
+	if err := moved.Ping(ctx).Err(); err != nil {
+		t.Fatalf("the TLS port at the new address: %v", err)
+	}
+	if _, err := net.Dial("tcp", secure); err == nil {
+		t.Fatal("the TLS port still listens at the old address")
+	}
+}
