@@ -1,5 +1,7 @@
 package evloop
 
+import "net"
+
 // Handler receives a connection's events. Its methods are called on the
 // connection's loop goroutine, never concurrently for one connection, and
 // for one connection in this order: OnOpen once, OnData any number of
@@ -53,6 +55,17 @@ type WrittenHandler interface {
 // closed both ways is noticed at the next write, and OnClose runs.
 type ReadEOFHandler interface {
 	OnReadEOF(c *Conn)
+}
+
+// HandshakeErrorHandler may be implemented by a Handler to learn of a
+// TLS connection whose handshake failed (ListenTLS): OnOpen and OnClose
+// never run for it. It is called on the loop with the peer's address and
+// crypto/tls's error, and what it returns is written to the peer in the
+// clear, after the alert crypto/tls sent if any, before the connection
+// closes: an HTTP server answers a plain request sent to its TLS port
+// there, as net/http answers one (tls.RecordHeaderError says so).
+type HandshakeErrorHandler interface {
+	OnHandshakeError(remote net.Addr, err error) []byte
 }
 
 // BaseHandler is a Handler that does nothing: embed it and define only the

@@ -336,6 +336,15 @@ func (c *Conn) handshakeDone(err error) {
 	if err != nil {
 		ls.s.opts.Logger.Debug("evloop: TLS handshake failed", "remote", t.w.remote, "err", err)
 		t.err = err
+		if h, ok := ls.h.(HandshakeErrorHandler); ok && !dialed {
+			var answer []byte
+			ls.guard("OnHandshakeError", func() { answer = h.OnHandshakeError(t.w.remote, err) })
+			if len(answer) > 0 {
+				answer = append([]byte(nil), answer...)
+				c.pushSegment(segment{b: answer})
+				c.queued(len(answer))
+			}
+		}
 		c.state = closing
 		c.startClose()
 		if dialed {

@@ -592,3 +592,50 @@ func TestTLSDialFailures(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 }
+
+// handshakeErrors is a funcHandler that answers failed handshakes.
+type handshakeErrors struct {
+	funcHandler
+	answer func(remote net.Addr, err error) []byte
+}
+
+func (h *handshakeErrors) OnHandshakeError(remote net.Addr, err error) []byte {
+	return h.answer(remote, err)
+}
+
+// TestTLSHandshakeErrorHandler: what OnHandshakeError returns reaches a
+// client whose handshake failed, in the clear; a panic there is logged
+// and the connection closed, the loop going on.
+func TestTLSHandshakeErrorHandler(t *testing.T) {
+	h := &handshakeErrors{funcHandler: funcHandler{data: func(c *Conn) {
+		b, _ := c.Next(-1)
+		c.Write(b)
+	}}}
+	h.answer = func(remote net.Addr, err error) []byte {
+		var re tls.RecordHeaderError
+		switch {
+		case remote == nil:
+			return []byte("no address")
+		case !errors.As(err, &re):
+			return nil
+		case string(re.RecordHeader[:]) == "PANIC":
+			panic("in OnHandshakeError")
+		}
+		return append([]byte("not TLS: "), re.RecordHeader[:]...)
+	}
+	_, addr := serveTLS(t, h, Options{Loops: 1})
+	c := dial(t, addr)
+	c.Write([]byte("hello, plain world"))
+	if got, err := io.ReadAll(c); err != nil || string(got) != "not TLS: hello" {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	c = dial(t, addr)
+	c.Write([]byte("PANIC!"))
+	if got, err := io.ReadAll(c); err != nil || len(got) != 0 {
+		t.Fatalf("after a panic: %q, %v", got, err)
+	}
+	good := dialTLS(t, addr, nil)
+	if got, err := roundTrip(good, []byte("fine")); err != nil || string(got) != "fine" {
+		t.Fatalf("%q, %v", got, err)
+	}
+}

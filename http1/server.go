@@ -640,6 +640,30 @@ func (s *Server) OnWritten(c *evloop.Conn) {
 	}
 }
 
+// OnHandshakeError implements evloop.HandshakeErrorHandler: a plain
+// HTTP request sent to the HTTPS port is answered 400, in the clear, as
+// net/http answers it.
+func (s *Server) OnHandshakeError(remote net.Addr, err error) []byte {
+	var re tls.RecordHeaderError
+	if errors.As(err, &re) && re.Conn != nil && looksLikeHTTP(re.RecordHeader) {
+		return plainRequestAnswer
+	}
+	return nil
+}
+
+// plainRequestAnswer is net/http's answer to a plain request on a TLS port.
+var plainRequestAnswer = []byte("HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n")
+
+// looksLikeHTTP reports whether the five bytes a TLS record's header would
+// be are the start of an HTTP request, as net/http tells them.
+func looksLikeHTTP(hdr [5]byte) bool {
+	switch string(hdr[:]) {
+	case "GET /", "HEAD ", "POST ", "PUT /", "OPTIO":
+		return true
+	}
+	return false
+}
+
 // OnClose implements evloop.Handler.
 func (s *Server) OnClose(c *evloop.Conn, err error) {
 	switch x := c.Context().(type) {

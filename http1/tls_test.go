@@ -165,10 +165,27 @@ func TestHTTPSBadClients(t *testing.T) {
 	if _, body := get(t, c, "https://"+addr+"/fast"); body != "fast /fast" {
 		t.Fatal(body)
 	}
+	// A plain request gets net/http's 400, in the clear.
 	plain := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{}}
-	if resp, err := plain.Get("http://" + addr + "/fast"); err == nil {
-		resp.Body.Close()
-		t.Fatalf("a plain request was answered %s", resp.Status)
+	resp, err := plain.Get("http://" + addr + "/fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || string(b) != "Client sent an HTTP request to an HTTPS server.\n" {
+		t.Fatalf("a plain request: %s %q", resp.Status, b)
+	}
+	// Other bytes that are no TLS get nothing.
+	raw, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	raw.SetDeadline(time.Now().Add(5 * time.Second))
+	raw.Write([]byte("HELLO THERE\r\n"))
+	if got, err := io.ReadAll(raw); err != nil || len(got) != 0 {
+		t.Fatalf("garbage on the TLS port: %q, %v", got, err)
 	}
 	distrust := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{}}}
 	if resp, err := distrust.Get("https://" + addr + "/fast"); err == nil {

@@ -129,9 +129,10 @@ func main() {
 	}
 	defer os.RemoveAll(filepath.Dir(bin))
 	if *useTLS {
-		if err := makeCertificate(filepath.Dir(bin)); err != nil {
+		if err := proc.MakeCertificate(filepath.Dir(bin)); err != nil {
 			fail(err)
 		}
+		tlsDir = filepath.Dir(bin)
 	}
 	if *idle > 0 {
 		if err := idleRun(bin, names, *idle); err != nil {
@@ -519,23 +520,6 @@ func idleClient(args []string) {
 
 // tlsDir holds the certificate and key of a -tls run.
 var tlsDir string
-
-// makeCertificate writes a self-signed certificate for 127.0.0.1 and its
-// key into dir, with Go's own generator (crypto/tls/generate_cert.go).
-func makeCertificate(dir string) error {
-	goroot, err := exec.Command("go", "env", "GOROOT").Output()
-	if err != nil {
-		return err
-	}
-	gen := filepath.Join(strings.TrimSpace(string(goroot)), "src", "crypto", "tls", "generate_cert.go")
-	cmd := exec.Command("go", "run", gen, "--host", "127.0.0.1,localhost", "--ecdsa-curve", "P256")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("generate_cert.go: %v\n%s", err, out)
-	}
-	tlsDir = dir
-	return nil
-}
 
 // scheme is the URL scheme the servers are loaded over.
 func scheme() string {

@@ -72,6 +72,13 @@ func geoPoints(n int) []string {
 	return cmds
 }
 
+// tlsDir holds -tls's certificate and key; tlsPorts are the servers'
+// TLS ports by their plain ports (setups and checks go over the plain one).
+var (
+	tlsDir   string
+	tlsPorts = map[int]int{}
+)
+
 // valueSize and serverArgs are -d and -serverargs.
 var (
 	valueSize  = 3
@@ -104,6 +111,7 @@ func main() {
 	memSmall := flag.Int("memsmall", 100000, "small sets and hashes for their memory comparison (0: skip)")
 	bigArgs := flag.Int("bigargs", 0, "items of one RPUSH to time, arriving in 64 KiB writes, -runs times per server (0: skip)")
 	pin := flag.Bool("pin", true, "pin servers to CPU 0 and redis-benchmark to CPU 1 with taskset")
+	useTLS := flag.Bool("tls", false, "redis-benchmark over TLS (--tls), every server given a tls-port (tls-auth-clients no) and a certificate made for the run")
 	flag.IntVar(&valueSize, "d", 3, "value size of redis-benchmark's tests (redis-benchmark -d)")
 	flag.Func("serverargs", "`arguments` given to every server, space-separated (\"--maxmemory 32mb --maxmemory-policy allkeys-lru\")", func(v string) error {
 		serverArgs = strings.Fields(v)
@@ -124,6 +132,18 @@ func main() {
 		return nil
 	})
 	flag.Parse()
+	if *useTLS {
+		dir, err := os.MkdirTemp("", "kvbench-tls")
+		if err == nil {
+			defer os.RemoveAll(dir)
+			err = proc.MakeCertificate(dir)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "kvbench:", err)
+			os.Exit(1)
+		}
+		tlsDir = dir
+	}
 	if err := run(*n, *runs, strings.Split(*tests, ","), strings.Split(*configs, ","), *memKeys, *memItems, *memSmall, *bigArgs, *pin, also); err != nil {
 		fmt.Fprintln(os.Stderr, "kvbench:", err)
 		os.Exit(1)
@@ -331,6 +351,15 @@ func startServer(srv server, pin bool) (*exec.Cmd, int, error) {
 		return nil, 0, err
 	}
 	argv := srv.argv(port)
+	if tlsDir != "" {
+		tp, err := proc.FreePort()
+		if err != nil {
+			return nil, 0, err
+		}
+		tlsPorts[port] = tp
+		argv = append(argv, "--tls-port", strconv.Itoa(tp), "--tls-cert-file", filepath.Join(tlsDir, "cert.pem"),
+			"--tls-key-file", filepath.Join(tlsDir, "key.pem"), "--tls-auth-clients", "no")
+	}
 	if pin {
 		argv = append([]string{"taskset", "-c", "0"}, argv...)
 	}
@@ -421,6 +450,10 @@ func benchTest(pid, port int, cfg config, n int, t string, pin bool, done map[st
 	}
 	argv := []string{"redis-benchmark", "-p", strconv.Itoa(port), "-n", strconv.Itoa(n), "-c", strconv.Itoa(cfg.clients),
 		"-P", strconv.Itoa(cfg.pipelined), "-r", "100000", "-d", strconv.Itoa(valueSize), "--csv"}
+	if tlsDir != "" {
+		argv[2] = strconv.Itoa(tlsPorts[port])
+		argv = append(argv, "--tls", "--cacert", filepath.Join(tlsDir, "cert.pem"))
+	}
 	if et, ok := valueTests[t]; ok {
 		if err := inline(port, et.setup); err != nil {
 			return result{}, fmt.Errorf("%s's setup: %v", t, err)

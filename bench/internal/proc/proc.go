@@ -195,3 +195,21 @@ func WaitDue(due time.Time) time.Time {
 	time.Sleep(d)
 	return time.Now()
 }
+
+// MakeCertificate writes a self-signed certificate for 127.0.0.1 and
+// localhost (ECDSA P-256) and its key into dir as cert.pem and key.pem,
+// with Go's own generator (crypto/tls/generate_cert.go), for the loads run
+// over TLS.
+func MakeCertificate(dir string) error {
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		return err
+	}
+	gen := filepath.Join(strings.TrimSpace(string(goroot)), "src", "crypto", "tls", "generate_cert.go")
+	cmd := exec.Command("go", "run", gen, "--host", "127.0.0.1,localhost", "--ecdsa-curve", "P256")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("generate_cert.go: %v\n%s", err, out)
+	}
+	return nil
+}
