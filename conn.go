@@ -347,6 +347,12 @@ func (c *Conn) ResumeReading() {
 		if c.state == open {
 			c.updateInterest()
 		}
+		if t := c.tlsState(); t != nil && t.held {
+			// What a TLS connection decrypted while paused: no read
+			// will report it again.
+			t.held = false
+			c.Wake()
+		}
 	}
 }
 
@@ -454,6 +460,9 @@ func (c *Conn) writeOpen() error {
 func (c *Conn) canWrite(n int) error {
 	if err := c.writeOpen(); err != nil {
 		return err
+	}
+	if c.secure {
+		n += tlsOverhead(n) // the queue holds the records
 	}
 	if c.outLen+n > c.ls.s.opts.MaxOutbound {
 		return ErrOutboundFull
@@ -978,7 +987,7 @@ func (c *Conn) finalizeWith(err, writeErr error) {
 	sock.Close(int(c.fd))
 	if c.secure {
 		t := c.tlsState()
-		t.w.close() // a handshake still under way fails
+		t.stop() // a handshake still under way fails
 		if err == nil && t.err != nil {
 			err = t.err
 		}

@@ -1017,8 +1017,8 @@ func (s *Server) Every(i int, period time.Duration, fn func()) Timer {
 
 // EachConn calls fn for every connection placed on loop i, those still
 // being dialed or in their TLS handshake included: OnOpen has not run for
-// them, Write and CloseWrite fail with ErrClosed, and Close or Abort ends
-// the dial or the handshake. It must be called
+// them, Write and CloseWrite fail with ErrClosed, Close or Abort ends the
+// dial or the handshake, and ConnectionState reports no TLS state yet. It must be called
 // on that loop's goroutine: in a function given to Submit, say.
 func (s *Server) EachConn(i int, fn func(c *Conn)) { s.loops[i].eachConn(fn) }
 

@@ -1,6 +1,7 @@
 package evloop
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -37,8 +38,23 @@ var ErrHandshakeTimeout = errors.New("evloop: TLS handshake timed out")
 type tlsState struct {
 	tc      *tls.Conn
 	w       tlsWire
-	started bool  // the handshake's goroutine was started
-	err     error // the TLS failure that closes the connection, for OnClose
+	started bool               // the handshake's goroutine was started
+	held    bool               // plaintext kept from OnData while reading is paused (ResumeReading)
+	cancel  context.CancelFunc // ends the handshake's context
+	err     error              // the TLS failure that closes the connection, for OnClose
+}
+
+// stop ends a handshake still under way, its connection closed: its
+// goroutine's reads and writes fail, and its context ends, which
+// crypto/tls hands the configuration's callbacks (ClientHelloInfo's
+// Context: an ACME client's GetCertificate waits on it), lest the
+// goroutine outlive the connection for as long as they take, and Shutdown
+// wait for it.
+func (t *tlsState) stop() {
+	t.w.close()
+	if t.cancel != nil {
+		t.cancel()
+	}
 }
 
 // How a tlsWire carries bytes.
@@ -87,7 +103,8 @@ type tlsWire struct {
 	paused atomic.Bool
 
 	// wireLoop: the bytes read, while they are decrypted, and the bytes
-	// Write queued during one call of crypto/tls's.
+	// Write queued during one call of crypto/tls's. wireDetached: src
+	// holds the bytes the loop read and did not decrypt, read before nc's.
 	src    []byte
 	queued int
 
@@ -104,6 +121,11 @@ func (w *tlsWire) Read(b []byte) (int, error) {
 		w.src = w.src[n:]
 		return n, nil
 	case wireDetached:
+		if len(w.src) > 0 { // read by the loop before Detach, not yet decrypted
+			n := copy(b, w.src)
+			w.src = w.src[n:]
+			return n, nil
+		}
 		return w.nc.Read(b)
 	}
 	for {
@@ -299,9 +321,11 @@ func (c *Conn) runHandshake() {
 	t.started = true
 	s := c.ls.s
 	s.handshakes.Add(1)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.cancel = cancel
 	go func() {
 		defer s.handshakes.Done()
-		err := t.tc.Handshake()
+		err := t.tc.HandshakeContext(ctx)
 		c.ls.l.Submit(func() { c.handshakeDone(err) })
 	}()
 }
@@ -331,6 +355,7 @@ func (c *Conn) handshakeDone(err error) {
 	ls.l.CancelTimer(c.closeTimer)
 	c.closeTimer = 0
 	t := c.tlsState()
+	t.cancel() // the goroutine has ended
 	res, dialed := ls.dials[c]
 	delete(ls.dials, c)
 	if err != nil {
@@ -353,8 +378,6 @@ func (c *Conn) handshakeDone(err error) {
 		return
 	}
 	t.w.mu.Lock()
-	rest := t.w.in // what came after the client's last handshake message
-	t.w.in = nil
 	t.w.mode = wireLoop
 	t.w.mu.Unlock()
 	t.w.paused.Store(false)
@@ -388,11 +411,20 @@ func (c *Conn) handshakeDone(err error) {
 	}
 	// The client may have sent its first request with its last handshake
 	// message, which crypto/tls has read already; and the loop may have
-	// read more since.
+	// read more since, which stays in the wire until now: OnOpen may have
+	// detached the connection, whose reads then begin with it. A FIN read
+	// during the handshake comes after it all, as the peer's EOF.
+	t.w.mu.Lock()
+	rest := t.w.in
+	t.w.in = nil
+	t.w.mu.Unlock()
 	func() {
 		defer c.closeOnPanic()
-		c.decryptAndDeliver(rest)
+		eof := c.decryptAndDeliver(rest)
 		c.keepInbound()
+		if !eof && c.flags&fReadEOF != 0 && c.state == open {
+			c.peerClosed()
+		}
 	}()
 }
 
@@ -407,12 +439,18 @@ func (c *Conn) readTLS(b []byte) {
 
 // decryptAndDeliver decrypts b, and what crypto/tls kept of earlier reads,
 // hands the plaintext to OnData, and closes the connection if the peer
-// ended its TLS session (its close_notify is its EOF) or broke it (after the
-// alert crypto/tls queued).
-func (c *Conn) decryptAndDeliver(b []byte) {
+// ended its TLS session (its close_notify is its EOF, and eof is true) or
+// broke it (after the alert crypto/tls queued).
+func (c *Conn) decryptAndDeliver(b []byte) (eof bool) {
 	t := c.tlsState()
 	n, err := c.decrypt(b)
-	if n > 0 && c.state == open {
+	switch {
+	case n == 0 || c.state != open:
+	case c.flags&fUserPaused != 0:
+		// Paused in OnOpen, with the first request read along with
+		// the handshake: kept until ResumeReading.
+		t.held = true
+	default:
 		c.ls.h.OnData(c)
 	}
 	switch {
@@ -420,11 +458,13 @@ func (c *Conn) decryptAndDeliver(b []byte) {
 	case errors.Is(err, errWouldBlock):
 	case errors.Is(err, io.EOF):
 		c.peerClosed()
+		return true
 	default:
 		t.err = err
 		c.state = closing
 		c.startClose()
 	}
+	return false
 }
 
 // decrypt appends to the inbound bytes the plaintext of b and of what
@@ -454,6 +494,12 @@ func (c *Conn) decrypt(b []byte) (int, error) {
 	}
 }
 
+// tlsOverhead bounds what encrypting n bytes adds: a record's header,
+// explicit nonce, type and tag (29 bytes at most, AES-GCM in TLS 1.2),
+// for records of at least 1 KiB of plaintext but the last (crypto/tls's
+// smallest, while a connection's first bytes go out, are about 1.2 KiB).
+func tlsOverhead(n int) int { return (n/1024 + 1) * 29 }
+
 // encrypt queues b encrypted: the write of an established TLS connection.
 func (c *Conn) encrypt(b []byte) (int, error) {
 	w := &c.tlsState().w
@@ -469,15 +515,19 @@ func (c *Conn) encrypt(b []byte) (int, error) {
 }
 
 // closeNotify queues TLS's close_notify, once, ahead of the FIN of a
-// connection that closes or shuts down its writing side.
+// connection that closes or shuts down its writing side. A connection
+// that a TLS failure closes sends none: crypto/tls queued its fatal alert,
+// after which nothing more may be sent (RFC 8446, section 6.2), or the
+// peer sent one; crypto/tls would write the close_notify after it all
+// the same.
 func (c *Conn) closeNotify() {
 	t := c.tlsState()
-	if t == nil || t.w.mode != wireLoop || c.flags&fWriteShut != 0 {
+	if t == nil || t.w.mode != wireLoop || t.err != nil || c.flags&fWriteShut != 0 {
 		return
 	}
 	w := &t.w
 	w.queued = 0
-	t.tc.CloseWrite() // fails harmlessly after a fatal alert, or a second time
+	t.tc.CloseWrite() // fails harmlessly a second time
 	if w.queued > 0 {
 		c.queued(w.queued)
 	}
@@ -485,18 +535,28 @@ func (c *Conn) closeNotify() {
 
 // detachTLS gives the TLS connection itself to Detach's caller, on nc.
 func (c *Conn) detachTLS(nc net.Conn) net.Conn {
-	w := &c.tlsState().w
+	t := c.tlsState()
+	w := &t.w
 	w.nc = nc
+	w.mu.Lock()
+	w.src = w.in // in OnOpen: what the loop read after the handshake
+	w.in = nil
 	w.mode = wireDetached
-	return c.tlsState().tc
+	w.mu.Unlock()
+	return t.tc
 }
 
 // ConnectionState returns the TLS state of a connection accepted by a
-// ListenTLS or ServeTLS listener, once its handshake is done (OnOpen
-// runs after it), and false for one without TLS.
+// ListenTLS or ServeTLS listener or dialed with a TLSConfig, once its
+// handshake is done (OnOpen runs after it), and false for one without TLS
+// or whose handshake is not done (EachConn hands those too).
 func (c *Conn) ConnectionState() (tls.ConnectionState, bool) {
 	t := c.tlsState()
-	if t == nil {
+	if t == nil || c.flags&fOpened == 0 {
+		// Until its end, the handshake's goroutine holds the lock that
+		// crypto/tls's ConnectionState takes, while it waits for the
+		// loop to bring it bytes: taken here, on the loop, it would
+		// never be released.
 		return tls.ConnectionState{}, false
 	}
 	return t.tc.ConnectionState(), true

@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -22,6 +23,12 @@ import (
 // shut down when the test ends.
 func serveTLS(t *testing.T, h Handler, opts Options) (*Server, string) {
 	t.Helper()
+	return serveTLSConfig(t, h, opts, testcert.Server())
+}
+
+// serveTLSConfig is serveTLS with a TLS configuration of the test's.
+func serveTLSConfig(t *testing.T, h Handler, opts Options, config *tls.Config) (*Server, string) {
+	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = quietLogger()
 	}
@@ -29,7 +36,7 @@ func serveTLS(t *testing.T, h Handler, opts Options) (*Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr, err := srv.ListenTLS("tcp", "127.0.0.1:0", testcert.Server())
+	addr, err := srv.ListenTLS("tcp", "127.0.0.1:0", config)
 	if err != nil {
 		srv.Close()
 		t.Fatalf("ListenTLS: %v", err)
@@ -637,5 +644,305 @@ func TestTLSHandshakeErrorHandler(t *testing.T) {
 	good := dialTLS(t, addr, nil)
 	if got, err := roundTrip(good, []byte("fine")); err != nil || string(got) != "fine" {
 		t.Fatalf("%q, %v", got, err)
+	}
+}
+
+// TestTLSConnectionStateDuringHandshake: EachConn hands handshaking
+// connections too; ConnectionState on one says no TLS state yet, where
+// crypto/tls's handshake lock, held by the handshake's goroutine while it
+// waits for the loop to bring it bytes, would block the loop for good.
+func TestTLSConnectionStateDuringHandshake(t *testing.T) {
+	srv, addr := serveTLS(t, &funcHandler{}, Options{Loops: 1})
+	c := dial(t, addr)
+	c.Write([]byte{22, 3, 1, 0, 200, 1, 0, 0}) // the goroutine starts and waits
+	time.Sleep(50 * time.Millisecond)
+	done := make(chan int, 1)
+	seen := make(chan *Conn, 1)
+	srv.Submit(0, func() {
+		n := 0
+		srv.EachConn(0, func(c *Conn) {
+			seen <- c
+			if _, ok := c.ConnectionState(); ok {
+				n++
+			}
+		})
+		done <- n
+	})
+	select {
+	case n := <-done:
+		if n != 0 {
+			t.Fatalf("ConnectionState of a handshaking connection reported TLS state")
+		}
+	case <-time.After(3 * time.Second):
+		(<-seen).tlsState().w.close() // the handshake fails, and the loop goes on
+		t.Fatal("ConnectionState of a handshaking connection blocked the loop")
+	}
+}
+
+// slowVerify is a server configuration whose VerifyConnection takes a
+// while (a revocation check, say): the client's Finished, and what it
+// sends after it, arrive while the handshake's goroutine is still busy.
+func slowVerify(d time.Duration) *tls.Config {
+	config := testcert.Server()
+	config.VerifyConnection = func(tls.ConnectionState) error {
+		time.Sleep(d)
+		return nil
+	}
+	return config
+}
+
+// dialTLS13 connects with TLS 1.3, whose client sends its first bytes
+// right after its Finished, without waiting for the server.
+func dialTLS13(t *testing.T, addr string) (*tls.Conn, *net.TCPConn) {
+	t.Helper()
+	raw, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	cfg := testcert.Client()
+	cfg.MinVersion = tls.VersionTLS13
+	c := tls.Client(raw, cfg)
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if err := c.Handshake(); err != nil {
+		t.Fatal(err)
+	}
+	return c, raw.(*net.TCPConn)
+}
+
+// TestTLSDetachInOnOpen: Detach in OnOpen hands over, with the *tls.Conn,
+// the bytes read after the client's last handshake message and not yet
+// decrypted.
+func TestTLSDetachInOnOpen(t *testing.T) {
+	h := &funcHandler{open: func(c *Conn) {
+		nc, rest, err := c.Detach()
+		if err != nil {
+			t.Errorf("Detach: %v", err)
+			return
+		}
+		go func() {
+			defer nc.Close()
+			nc.Write(rest)
+			io.Copy(nc, nc)
+		}()
+	}}
+	_, addr := serveTLSConfig(t, h, Options{Loops: 1}, slowVerify(100*time.Millisecond))
+	c, _ := dialTLS13(t, addr)
+	msg := bytes.Repeat([]byte("0123456789abcdef"), 8<<10)
+	go c.Write(msg)
+	got := make([]byte, len(msg))
+	if n, err := io.ReadFull(c, got); err != nil || !bytes.Equal(got, msg) {
+		t.Fatalf("echo of the detached connection: %d bytes, %v", n, err)
+	}
+}
+
+// TestTLSRequestAndFINWithHandshake: a client that sends its request and
+// shuts down its writing side right after its handshake gets its answer:
+// the FIN, read while the handshake's goroutine has yet to finish, is the
+// EOF after the request, not the end of the handshake.
+func TestTLSRequestAndFINWithHandshake(t *testing.T) {
+	closes := newCloseRecorder()
+	h := &funcHandler{
+		data: func(c *Conn) {
+			b, _ := c.Next(-1)
+			c.Write(bytes.ToUpper(b))
+		},
+		close: closes.record,
+	}
+	_, addr := serveTLSConfig(t, h, Options{Loops: 1}, slowVerify(100*time.Millisecond))
+	c, raw := dialTLS13(t, addr)
+	c.Write([]byte("hello"))
+	raw.CloseWrite()
+	got, err := io.ReadAll(c)
+	if err != nil || string(got) != "HELLO" {
+		t.Fatalf("read %q, %v; want HELLO and EOF", got, err)
+	}
+	if err := closes.next(t); err != io.EOF {
+		t.Fatalf("OnClose: %v, want io.EOF", err)
+	}
+
+	// Part of a ClientHello and the FIN: the handshake fails at once, not
+	// at its timeout.
+	part := dial(t, addr)
+	part.Write([]byte{22, 3, 1, 0, 200, 1, 0, 0})
+	part.(*net.TCPConn).CloseWrite()
+	start := time.Now()
+	if _, err := io.ReadAll(part); err != nil {
+		t.Fatalf("part of a hello: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("a client that sent part of a hello and its FIN was closed after %v", d)
+	}
+}
+
+// TestTLSLargeFirstRequest: a client's first request, sent right after
+// its Finished, may be larger than what a handshake may bring before the
+// handshake's goroutine takes it: the loop stops reading until the
+// handshake is done rather than close the connection.
+func TestTLSLargeFirstRequest(t *testing.T) {
+	const size = 1 << 20
+	got := 0
+	h := &funcHandler{data: func(c *Conn) {
+		got += c.Discard(c.InboundBuffered())
+		if got == size {
+			c.Write([]byte("ok"))
+		}
+	}}
+	_, addr := serveTLSConfig(t, h, Options{Loops: 1}, slowVerify(200*time.Millisecond))
+	c, _ := dialTLS13(t, addr)
+	go c.Write(make([]byte, size))
+	b := make([]byte, 2)
+	if _, err := io.ReadFull(c, b); err != nil || string(b) != "ok" {
+		t.Fatalf("read %q, %v; want ok", b, err)
+	}
+}
+
+// TestTLSHandshakeContextEnds: the context crypto/tls hands the
+// configuration's callbacks (ClientHelloInfo's) ends with the connection:
+// at the handshake's timeout, and at Close, which returns at once though a
+// handshake waits in GetCertificate (an ACME client's, say).
+func TestTLSHandshakeContextEnds(t *testing.T) {
+	config := testcert.Server()
+	cert := config.Certificates[0]
+	config.Certificates = nil
+	called, ended := make(chan struct{}, 2), make(chan error, 2)
+	config.GetCertificate = func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+		called <- struct{}{}
+		select {
+		case <-hello.Context().Done():
+			ended <- hello.Context().Err()
+			return nil, hello.Context().Err()
+		case <-time.After(20 * time.Second):
+			ended <- nil
+			return &cert, nil
+		}
+	}
+	srv, err := NewServer(&funcHandler{}, Options{Loops: 1, Logger: quietLogger(), HandshakeTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, err := srv.ListenTLS("tcp", "127.0.0.1:0", config)
+	if err != nil {
+		srv.Close()
+		t.Fatal(err)
+	}
+	dial := func() {
+		go func() {
+			if c, err := tls.Dial("tcp", addr.String(), testcert.Client()); err == nil {
+				c.Close()
+			}
+		}()
+		<-called
+	}
+	dial()
+	if err := <-ended; err == nil {
+		srv.Close()
+		t.Fatal("the handshake's context did not end at its timeout")
+	}
+	dial()
+	start := time.Now()
+	srv.Close()
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("Close took %v, waiting for GetCertificate", d)
+	}
+}
+
+// alertRecords counts the alert records (type 21) in b, a stream of TLS
+// records.
+func alertRecords(b []byte) int {
+	n := 0
+	for len(b) >= 5 {
+		size := 5 + (int(b[3])<<8 | int(b[4]))
+		if size > len(b) {
+			break
+		}
+		if b[0] == 21 {
+			n++
+		}
+		b = b[size:]
+	}
+	return n
+}
+
+// TestTLSNothingAfterFatalAlert: a connection that a broken record ends
+// sends crypto/tls's fatal alert and nothing after it, no close_notify.
+func TestTLSNothingAfterFatalAlert(t *testing.T) {
+	h := &funcHandler{data: func(c *Conn) {
+		b, _ := c.Next(-1)
+		c.Write(b)
+	}}
+	_, addr := serveTLS(t, h, Options{Loops: 1})
+	raw, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	cfg := testcert.Client()
+	cfg.MaxVersion = tls.VersionTLS12 // whose alerts' record type shows
+	c := tls.Client(raw, cfg)
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if got, err := roundTrip(c, []byte("fine")); err != nil || string(got) != "fine" {
+		t.Fatal(got, err)
+	}
+	raw.Write([]byte{23, 3, 3, 0, 40})
+	raw.Write(bytes.Repeat([]byte{0xaa}, 40))
+	rest, _ := io.ReadAll(raw)
+	if n := alertRecords(rest); n != 1 {
+		t.Fatalf("%d alerts after a broken record, want 1, the fatal one", n)
+	}
+}
+
+// TestTLSPausedInOnOpen: a connection paused in OnOpen is not handed the
+// request that came with the client's last handshake message until it
+// resumes, as a plain one is not handed what came before its resumption.
+func TestTLSPausedInOnOpen(t *testing.T) {
+	resumed := make(chan time.Time, 1)
+	h := &funcHandler{
+		open: func(c *Conn) {
+			c.PauseReading()
+			c.AfterFunc(200*time.Millisecond, func() {
+				resumed <- time.Now()
+				c.ResumeReading()
+			})
+		},
+		data: func(c *Conn) {
+			b, _ := c.Next(-1)
+			c.Write(bytes.ToUpper(b))
+		},
+	}
+	_, addr := serveTLSConfig(t, h, Options{Loops: 1}, slowVerify(100*time.Millisecond))
+	c, _ := dialTLS13(t, addr)
+	c.Write([]byte("first"))
+	got := make([]byte, 5)
+	if _, err := io.ReadFull(c, got); err != nil || string(got) != "FIRST" {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	select {
+	case <-resumed:
+	default:
+		t.Fatal("the request was handed over before ResumeReading")
+	}
+}
+
+// TestTLSOutboundLimit: Options.MaxOutbound bounds the encrypted bytes
+// queued, which are more than the plaintext written.
+func TestTLSOutboundLimit(t *testing.T) {
+	const limit = 64 << 10
+	results := make(chan string, 4)
+	h := &funcHandler{data: func(c *Conn) {
+		c.Discard(c.InboundBuffered())
+		_, err := c.Write(make([]byte, limit))
+		results <- fmt.Sprint(err, " ", c.OutboundBuffered())
+		_, err = c.Write(make([]byte, limit-2<<10))
+		results <- fmt.Sprint(err, " ", c.OutboundBuffered() <= limit)
+	}}
+	_, addr := serveTLS(t, h, Options{Loops: 1, MaxOutbound: limit})
+	c := dialTLS(t, addr, nil)
+	c.Write([]byte("go"))
+	if got := <-results; got != fmt.Sprint(ErrOutboundFull, " ", 0) {
+		t.Fatalf("a write of MaxOutbound plaintext bytes: %s", got)
+	}
+	if got := <-results; got != "<nil> true" {
+		t.Fatalf("a smaller write: %s", got)
 	}
 }
