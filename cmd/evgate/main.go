@@ -29,11 +29,15 @@
 // gracefully: clients get 1001, and one that has not answered within 5 s
 // (one that stopped reading) is reset; evgate exits with 0 once every
 // connection is closed, or with 1 if that takes longer than 10 s, saying
-// that what was still open was aborted. SIGHUP and SIGPIPE are ignored.
+// that what was still open was aborted. With --tls-cert and --tls-key,
+// SIGHUP reads the two files again (a renewed certificate serves the next
+// handshakes, no connection dropped; files that do not load leave the one
+// in use, with a warning); otherwise SIGHUP is ignored, as SIGPIPE is.
 package main
 
 import (
 	"context"
+	"crypto/tls"
 	_ "embed"
 	"errors"
 	"flag"
@@ -120,6 +124,12 @@ func run(args []string) error {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 
+	var cert *certificate
+	if o.tlsCert != "" {
+		if cert, err = loadCertificate(o.tlsCert, o.tlsKey); err != nil {
+			return fmt.Errorf("--tls-cert, --tls-key: %w", err)
+		}
+	}
 	nc, stopNATS, err := connectNATS(o, log)
 	if err != nil {
 		return err
@@ -131,6 +141,12 @@ func run(args []string) error {
 		return err
 	}
 	cfg := gateway.Config{Schema: schema, NATS: map[string]gateway.Source{"default": src}, NoIntrospection: o.noIntro, Logger: log}
+	if cert != nil {
+		cfg.TLSConfig = &tls.Config{GetCertificate: cert.get}
+		stopReload := make(chan struct{})
+		defer close(stopReload)
+		go cert.reloadOnHangup(log, stopReload)
+	}
 	if o.redisAddr != "" {
 		rdb := redis.NewClient(&redis.Options{Addr: o.redisAddr})
 		defer rdb.Close()
@@ -174,7 +190,7 @@ func run(args []string) error {
 	web, sock := "http://", "ws://"
 	if o.tlsCert != "" {
 		web, sock = "https://", "wss://"
-		err = g.StartTLS(ln, o.tlsCert, o.tlsKey)
+		err = g.StartTLS(ln, "", "") // the certificate through cfg.TLSConfig
 	} else {
 		err = g.Start(ln)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -33,11 +34,12 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// start runs evgate with args and waits until it serves.
-func start(t *testing.T, bin string, args ...string) (*exec.Cmd, *strings.Builder) {
+// start runs evgate with args and waits until it serves. Its log may be
+// read while evgate runs.
+func start(t *testing.T, bin string, args ...string) (*exec.Cmd, *testpeer.Output) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	var log strings.Builder
+	log := new(testpeer.Output)
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
 	if err := cmd.Start(); err != nil {
@@ -48,7 +50,7 @@ func start(t *testing.T, bin string, args ...string) (*exec.Cmd, *strings.Builde
 	go func() {
 		s := bufio.NewScanner(pr)
 		for s.Scan() {
-			log.WriteString(s.Text() + "\n")
+			fmt.Fprintln(log, s.Text())
 			if strings.Contains(s.Text(), "evgate serving") {
 				ready <- true
 			}
@@ -59,7 +61,7 @@ func start(t *testing.T, bin string, args ...string) (*exec.Cmd, *strings.Builde
 	case <-time.After(15 * time.Second):
 		t.Fatalf("evgate did not start:\n%s", log.String())
 	}
-	return cmd, &log
+	return cmd, log
 }
 
 // The demo: with no flags but addresses, a client sees the ticks the
