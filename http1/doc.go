@@ -100,6 +100,15 @@
 // is a Shutdowner (a WebSocket sends 1001, going away) and waits for its
 // connections to close; it closes the others after their queued bytes.
 //
+// ServeTLS, StartTLS and ListenAndServeTLS serve HTTPS, as net/http's
+// do, with crypto/tls on the loops (the evloop package's doc says how): a
+// handshake runs on a goroutine of its own while it lasts, then the
+// connection is served as a plain one. ALPN offers http/1.1 alone; a
+// pooled handler's Request.TLS and a fast handler's
+// Response.Conn().ConnectionState() tell what the handshake agreed, and a
+// plain request sent to the TLS port is answered 400, as net/http answers
+// it.
+//
 // # Parsers
 //
 // A Parser parses request heads (RFC 9112) and a ChunkedDecoder chunked
