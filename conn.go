@@ -559,19 +559,26 @@ func (c *Conn) AsyncWrite(b []byte, done func(error)) {
 			}
 			return
 		}
+		n := len(b)
 		if c.secure {
 			// Encrypted now, into the queue; done is called once the
-			// bytes queued before it are written.
-			if _, err := c.encrypt(b); err != nil {
+			// bytes queued before it are written. They are accounted
+			// for with done queued, so that a close in OnBackPressure
+			// completes it.
+			sealed, err := c.seal(b)
+			if err != nil {
+				if sealed > 0 {
+					c.queued(sealed)
+				}
 				if done != nil {
 					done(err)
 				}
 				return
 			}
-			b = nil
+			b, n = nil, sealed
 		}
 		c.pushSegment(segment{b: b, done: done})
-		c.queued(len(b))
+		c.queued(n)
 	})
 	if err != nil && done != nil {
 		done(ErrClosed)

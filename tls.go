@@ -471,9 +471,19 @@ func (c *Conn) decryptAndDeliver(b []byte) (eof bool) {
 // crypto/tls kept, and returns how much it appended and the error that
 // stopped it: errWouldBlock once every whole record is decrypted.
 func (c *Conn) decrypt(b []byte) (int, error) {
-	w := &c.tlsState().w
+	t := c.tlsState()
+	w := &t.w
 	w.src = b
-	defer func() { w.src = nil }()
+	w.queued = 0
+	defer func() {
+		w.src = nil
+		// An alert, or an answer to a key update: accounted for once
+		// the reads are done, as OnBackPressure may close the
+		// connection.
+		if w.queued > 0 {
+			c.queued(w.queued)
+		}
+	}()
 	total := 0
 	for {
 		if len(c.in) == 0 && c.inChunk == nil {
@@ -481,13 +491,9 @@ func (c *Conn) decrypt(b []byte) (int, error) {
 			c.in = c.inChunk[:0]
 		}
 		space := c.inSpace()
-		w.queued = 0
-		n, err := c.tlsState().tc.Read(space)
+		n, err := t.tc.Read(space)
 		c.in = c.in[:len(c.in)+n]
 		total += n
-		if w.queued > 0 { // an alert, or an answer to a key update
-			c.queued(w.queued)
-		}
 		if err != nil {
 			return total, err
 		}
@@ -502,16 +508,25 @@ func tlsOverhead(n int) int { return (n/1024 + 1) * 29 }
 
 // encrypt queues b encrypted: the write of an established TLS connection.
 func (c *Conn) encrypt(b []byte) (int, error) {
-	w := &c.tlsState().w
-	w.queued = 0
-	_, err := c.tlsState().tc.Write(b)
-	if w.queued > 0 {
-		c.queued(w.queued)
+	sealed, err := c.seal(b)
+	if sealed > 0 {
+		c.queued(sealed)
 	}
 	if err != nil {
 		return 0, err
 	}
 	return len(b), nil
+}
+
+// seal queues b encrypted and returns how many bytes that queued, which
+// the caller accounts for (queued) once it has queued all it will: the
+// handler that queued may close the connection from OnBackPressure, after
+// which its TLS state is gone and nothing more may be queued.
+func (c *Conn) seal(b []byte) (int, error) {
+	t := c.tlsState()
+	t.w.queued = 0
+	_, err := t.tc.Write(b)
+	return t.w.queued, err
 }
 
 // closeNotify queues TLS's close_notify, once, ahead of the FIN of a
@@ -575,10 +590,21 @@ func (c *Conn) encryptv(bs [][]byte, n int) (int, error) {
 		}
 		return c.encrypt(p)
 	}
+	sealed := 0
+	var err error
 	for _, b := range bs {
-		if _, err := c.encrypt(b); err != nil {
-			return 0, err
+		var k int
+		k, err = c.seal(b)
+		sealed += k
+		if err != nil {
+			break
 		}
+	}
+	if sealed > 0 {
+		c.queued(sealed)
+	}
+	if err != nil {
+		return 0, err
 	}
 	return n, nil
 }

@@ -946,3 +946,50 @@ func TestTLSOutboundLimit(t *testing.T) {
 		t.Fatalf("a smaller write: %s", got)
 	}
 }
+
+// TestTLSBackPressureAbort: a handler that aborts its connection in
+// OnBackPressure, as a TLS write crosses Options.HighWater, has its
+// AsyncWrite completed with ErrAborted, and its Writev of several
+// buffers returns as a plain connection's does, where the next buffer's
+// encryption found the connection's TLS state gone and panicked.
+func TestTLSBackPressureAbort(t *testing.T) {
+	const high = 32 << 10
+	results := make(chan string, 4)
+	h := &funcHandler{
+		data: func(c *Conn) {
+			b, _ := c.Next(-1)
+			switch string(b) {
+			case "async":
+				c.AsyncWrite(make([]byte, 2*high), func(err error) { results <- fmt.Sprint(err) })
+			case "writev":
+				func() {
+					defer func() {
+						if v := recover(); v != nil {
+							results <- fmt.Sprint("panic: ", v)
+						}
+					}()
+					_, err := c.Writev([][]byte{make([]byte, 2*high), make([]byte, 2*high)})
+					results <- fmt.Sprint(err)
+				}()
+			}
+		},
+		bp: func(c *Conn, paused bool) {
+			if paused {
+				c.Abort()
+			}
+		},
+	}
+	_, addr := serveTLS(t, h, Options{Loops: 1, HighWater: high})
+	for _, v := range []struct{ req, want string }{{"async", ErrAborted.Error()}, {"writev", "<nil>"}} {
+		c := dialTLS(t, addr, nil)
+		c.Write([]byte(v.req))
+		select {
+		case got := <-results:
+			if got != v.want {
+				t.Fatalf("%s: %s, want %s", v.req, got, v.want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: no outcome", v.req)
+		}
+	}
+}
