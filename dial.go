@@ -124,14 +124,17 @@ type DialOptions struct {
 	// TLSConfig, if not nil, makes the connection a TLS client's, as
 	// tls.Dial's: Dial returns once the handshake is done too (within
 	// Options.HandshakeTimeout and ctx), OnOpen running after it. Without
-	// a ServerName, the host name of the address dialed is checked, as
-	// tls.Dial checks it. The TLS connection is as ListenTLS's.
+	// a ServerName, the host name of the address dialed is sent (SNI) and
+	// checked, as tls.Dial sends and checks it. The TLS connection is as
+	// ListenTLS's.
 	TLSConfig *tls.Config
 }
 
 // DialWith is Dial with options.
 func (s *Server) DialWith(ctx context.Context, network, addr string, o DialOptions) (*Conn, error) {
-	if o.TLSConfig != nil && o.TLSConfig.ServerName == "" && !o.TLSConfig.InsecureSkipVerify {
+	if o.TLSConfig != nil && o.TLSConfig.ServerName == "" {
+		// Sent as SNI even when the certificate is not verified, as
+		// tls.Dial sends it: a server may pick its certificate by it.
 		host := addr
 		if h, _, err := net.SplitHostPort(addr); err == nil {
 			host = h

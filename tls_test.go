@@ -993,3 +993,30 @@ func TestTLSBackPressureAbort(t *testing.T) {
 		}
 	}
 }
+
+// TestTLSDialInsecureServerName: a dial that skips verification still
+// names the host dialed in its ClientHello (SNI), as tls.Dial names it,
+// for a server that picks its certificate by name.
+func TestTLSDialInsecureServerName(t *testing.T) {
+	names := make(chan string, 2)
+	cfg := testcert.Server()
+	cfg.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+		names <- hello.ServerName
+		return nil, nil
+	}
+	_, addr := serveTLSConfig(t, &funcHandler{}, Options{Loops: 1}, cfg)
+	port := addr[strings.LastIndexByte(addr, ':'):]
+	client, err := NewServer(&funcHandler{}, Options{Loops: 1, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	c, err := client.DialWith(context.Background(), "tcp4", "localhost"+port, DialOptions{TLSConfig: &tls.Config{InsecureSkipVerify: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Submit(func() { c.Close() })
+	if got := <-names; got != "localhost" {
+		t.Fatalf("SNI %q, want localhost", got)
+	}
+}
