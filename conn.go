@@ -347,11 +347,8 @@ func (c *Conn) ResumeReading() {
 		if c.state == open {
 			c.updateInterest()
 		}
-		if t := c.tlsState(); t != nil && t.held {
-			// What a TLS connection decrypted while paused: no read
-			// will report it again.
-			t.held = false
-			c.Wake()
+		if t := c.tlsState(); t != nil && (t.held || t.heldEOF) {
+			c.resumeTLS()
 		}
 	}
 }

@@ -1020,3 +1020,101 @@ func TestTLSDialInsecureServerName(t *testing.T) {
 		t.Fatalf("SNI %q, want localhost", got)
 	}
 }
+
+// batchConn holds what is written while hold is set, to send it in one
+// write: a TLS client's request and close_notify reach the server in one
+// read.
+type batchConn struct {
+	net.Conn
+	hold bool
+	buf  []byte
+}
+
+func (b *batchConn) Write(p []byte) (int, error) {
+	if b.hold {
+		b.buf = append(b.buf, p...)
+		return len(p), nil
+	}
+	return b.Conn.Write(p)
+}
+
+func (b *batchConn) flush() error {
+	b.hold = false
+	b.Conn.SetWriteDeadline(time.Time{}) // crypto/tls's CloseWrite ends it
+	_, err := b.Conn.Write(b.buf)
+	return err
+}
+
+// TestTLSPausedEOF: the peer's EOF, a close_notify read with the request
+// or a FIN read during the handshake, reaches a connection paused by its
+// handler once reading resumes, after the request, as a plain
+// connection's EOF does, where the connection closed while the handler
+// was busy with the request, whose answer was lost.
+func TestTLSPausedEOF(t *testing.T) {
+	answer := func(c *Conn) {
+		b, _ := c.Next(-1)
+		if len(b) == 0 {
+			return
+		}
+		b = bytes.ToUpper(b)
+		c.PauseReading()
+		c.AfterFunc(100*time.Millisecond, func() {
+			c.Write(b)
+			c.ResumeReading()
+		})
+	}
+	t.Run("CloseNotifyInOnData", func(t *testing.T) {
+		closes := newCloseRecorder()
+		_, addr := serveTLS(t, &funcHandler{data: answer, close: closes.record}, Options{Loops: 1})
+		raw, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer raw.Close()
+		bc := &batchConn{Conn: raw}
+		c := tls.Client(bc, testcert.Client())
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		if err := c.Handshake(); err != nil {
+			t.Fatal(err)
+		}
+		bc.hold = true
+		c.Write([]byte("hello"))
+		c.CloseWrite()
+		bc.flush()
+		if got, err := io.ReadAll(c); err != nil || string(got) != "HELLO" {
+			t.Fatalf("read %q, %v; want HELLO and EOF", got, err)
+		}
+		if err := closes.next(t); err != io.EOF {
+			t.Fatalf("OnClose: %v, want io.EOF", err)
+		}
+	})
+	for _, fin := range []bool{true, false} {
+		name := "CloseNotifyWithHandshake"
+		if fin {
+			name = "FINWithHandshake"
+		}
+		t.Run(name, func(t *testing.T) {
+			h := &funcHandler{
+				open: func(c *Conn) {
+					c.PauseReading()
+					c.AfterFunc(100*time.Millisecond, c.ResumeReading)
+				},
+				data: func(c *Conn) {
+					b, _ := c.Next(-1)
+					c.Write(bytes.ToUpper(b))
+				},
+			}
+			_, addr := serveTLSConfig(t, h, Options{Loops: 1}, slowVerify(100*time.Millisecond))
+			c, raw := dialTLS13(t, addr)
+			c.Write([]byte("hello"))
+			if fin {
+				raw.CloseWrite()
+			} else {
+				c.CloseWrite()
+			}
+			if got, err := io.ReadAll(c); err != nil || string(got) != "HELLO" {
+				t.Fatalf("read %q, %v; want HELLO and EOF", got, err)
+			}
+		})
+	}
+}
