@@ -459,7 +459,7 @@ func (c *Conn) canWrite(n int) error {
 		return err
 	}
 	if c.secure {
-		n += tlsOverhead(n) // the queue holds the records
+		n += c.tlsState().overhead(n) // the queue holds the records
 	}
 	if c.outLen+n > c.ls.s.opts.MaxOutbound {
 		return ErrOutboundFull

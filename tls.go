@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,6 +42,7 @@ type tlsState struct {
 	started bool               // the handshake's goroutine was started
 	held    bool               // plaintext kept from OnData while reading is paused (ResumeReading)
 	heldEOF bool               // the peer's EOF, kept while reading is paused (ResumeReading)
+	record  int                // what a record adds to its plaintext at most (recordOverhead)
 	cancel  context.CancelFunc // ends the handshake's context
 	err     error              // the TLS failure that closes the connection, for OnClose
 }
@@ -382,6 +384,7 @@ func (c *Conn) handshakeDone(err error) {
 	t.w.mode = wireLoop
 	t.w.mu.Unlock()
 	t.w.paused.Store(false)
+	t.record = recordOverhead(t.tc.ConnectionState().CipherSuite) // the handshake's lock is free
 	c.state = open
 	c.updateInterest() // reading, if it paused
 	if c.state != open {
@@ -537,11 +540,22 @@ func (c *Conn) decrypt(b []byte) (int, error) {
 	}
 }
 
-// tlsOverhead bounds what encrypting n bytes adds: a record's header,
-// explicit nonce, type and tag (29 bytes at most, AES-GCM in TLS 1.2),
-// for records of at least 1 KiB of plaintext but the last (crypto/tls's
+// overhead bounds what encrypting n bytes adds: a record's overhead for
+// records of at least 1 KiB of plaintext but the last (crypto/tls's
 // smallest, while a connection's first bytes go out, are about 1.2 KiB).
-func tlsOverhead(n int) int { return (n/1024 + 1) * 29 }
+func (t *tlsState) overhead(n int) int { return (n/1024 + 1) * t.record }
+
+// recordOverhead is what a record of suite adds to its plaintext at most:
+// a header, explicit nonce, type and tag (29 bytes at most, AES-GCM in
+// TLS 1.2) for an AEAD; a header, IV, MAC and padding (69 bytes at most,
+// AES-CBC with SHA-256) for a CBC suite, which crypto/tls still offers
+// TLS 1.2 clients.
+func recordOverhead(suite uint16) int {
+	if strings.Contains(tls.CipherSuiteName(suite), "_CBC_") {
+		return 5 + 16 + 32 + 16
+	}
+	return 29
+}
 
 // encrypt queues b encrypted: the write of an established TLS connection.
 func (c *Conn) encrypt(b []byte) (int, error) {

@@ -1118,3 +1118,44 @@ func TestTLSPausedEOF(t *testing.T) {
 		})
 	}
 }
+
+// TestTLSOutboundLimitCBC: MaxOutbound bounds the encrypted bytes queued
+// under a CBC cipher suite too, whose records carry an IV, a MAC and
+// padding, more than an AEAD's nonce and tag: one-byte writes, a record
+// each, after a first write whose record's size the client chooses, until
+// the limit refuses one.
+func TestTLSOutboundLimitCBC(t *testing.T) {
+	const limit = 64 << 10
+	results := make(chan string, 4)
+	h := &funcHandler{data: func(c *Conn) {
+		b, _ := c.Next(-1)
+		var first int
+		fmt.Sscan(string(b), &first)
+		_, err := c.Write(make([]byte, first))
+		for err == nil {
+			_, err = c.Write([]byte{0})
+		}
+		results <- fmt.Sprint(c.OutboundBuffered(), " ", err)
+	}}
+	_, addr := serveTLS(t, h, Options{Loops: 1, MaxOutbound: limit})
+	cfg := testcert.Client()
+	cfg.MaxVersion = tls.VersionTLS12
+	cfg.CipherSuites = []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA}
+	// A record of p bytes takes 21 + p + 21 rounded up to 16: a one-byte
+	// write's takes 53, and first writes 16 bytes apart end the one-byte
+	// ones at every distance from the limit.
+	for j := range 53 {
+		c := dialTLS(t, addr, cfg)
+		if cs := c.ConnectionState(); cs.CipherSuite != tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA {
+			t.Fatalf("cipher suite %s", tls.CipherSuiteName(cs.CipherSuite))
+		}
+		fmt.Fprint(c, 11+16*j)
+		var queued int
+		got := <-results
+		fmt.Sscan(got, &queued)
+		if queued > limit || !strings.HasSuffix(got, ErrOutboundFull.Error()) {
+			t.Fatalf("a first write of %d bytes: queued, error: %s; want at most %d bytes queued, ErrOutboundFull", 11+16*j, got, limit)
+		}
+		c.Close()
+	}
+}
