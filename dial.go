@@ -286,12 +286,22 @@ func (d *dialing) serial(ctx context.Context, addrs []string) (*Conn, error) {
 			first = err
 		}
 		var oe *net.OpError
-		if !errors.As(err, &oe) {
-			return nil, err // ErrClosed, a panic in OnOpen: no other address helps
+		var he handshakeError
+		if !errors.As(err, &oe) || errors.As(err, &he) || errors.Is(err, ErrHandshakeTimeout) {
+			// ErrClosed, a panic in OnOpen: no other address helps; nor
+			// after a connect, a TLS handshake's failure, as tls.Dial
+			// tries the addresses for the connect alone.
+			return nil, err
 		}
 	}
 	return nil, first
 }
+
+// handshakeError is a dialed connection's failed TLS handshake, which
+// ends the dial: other addresses are not tried.
+type handshakeError struct{ error }
+
+func (e handshakeError) Unwrap() error { return e.error }
 
 // error is err as net.Dialer reports a failed dial: a *net.OpError
 // naming the network, the local address if one was given, and the

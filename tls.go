@@ -162,6 +162,13 @@ func (w *tlsWire) Read(b []byte) (int, error) {
 func (w *tlsWire) Write(b []byte) (int, error) {
 	switch w.mode {
 	case wireLoop:
+		if w.c.flags&fWriteShut != 0 {
+			// After CloseWrite's close_notify: crypto/tls answering
+			// the peer's key update request, which nothing may
+			// follow. Its error waits for a write, which CloseWrite
+			// refuses first.
+			return 0, ErrClosed
+		}
 		w.c.appendCopy(b)
 		w.queued += len(b)
 		return len(b), nil
@@ -376,7 +383,7 @@ func (c *Conn) handshakeDone(err error) {
 		c.state = closing
 		c.startClose()
 		if dialed {
-			res <- dialResult{err: err}
+			res <- dialResult{err: handshakeError{err}}
 		}
 		return
 	}

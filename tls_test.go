@@ -1159,3 +1159,40 @@ func TestTLSOutboundLimitCBC(t *testing.T) {
 		c.Close()
 	}
 }
+
+// TestTLSDialStopsAtHandshake: a name with several addresses is dialed
+// address after address until one connects, but a TLS handshake that
+// fails there ends the dial, as tls.Dial's, where the next address was
+// connected to and shaken hands with again.
+func TestTLSDialStopsAtHandshake(t *testing.T) {
+	_, addr := serveTLS(t, &funcHandler{}, Options{Loops: 1})
+	_, port, _ := net.SplitHostPort(addr)
+	second, err := net.Listen("tcp", net.JoinHostPort("127.0.0.2", port))
+	if err != nil {
+		t.Skip("127.0.0.2 not listenable at the same port:", err)
+	}
+	defer second.Close()
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if c, err := second.Accept(); err == nil {
+			accepted <- struct{}{}
+			c.Close()
+		}
+	}()
+	saved := lookupIP
+	lookupIP = func(ctx context.Context, network, host string) ([]net.IP, error) {
+		return []net.IP{net.IPv4(127, 0, 0, 1), net.IPv4(127, 0, 0, 2)}, nil
+	}
+	t.Cleanup(func() { lookupIP = saved })
+	client, ctx := dialingServer(t)
+	_, err = client.DialWith(ctx, "tcp4", net.JoinHostPort("twice.test", port), DialOptions{TLSConfig: &tls.Config{}})
+	var verr *tls.CertificateVerificationError
+	if !errors.As(err, &verr) {
+		t.Fatalf("DialWith: %v, want the certificate's refusal", err)
+	}
+	select {
+	case <-accepted:
+		t.Fatal("the second address was dialed after the first's handshake failed")
+	case <-time.After(100 * time.Millisecond):
+	}
+}

@@ -42,10 +42,15 @@ func (c *certificate) load() error {
 func (c *certificate) get(*tls.ClientHelloInfo) (*tls.Certificate, error) { return c.cur.Load(), nil }
 
 // reloadOnHangup reads the files again at each SIGHUP until stop is
-// closed, and logs the outcome.
+// closed, on a goroutine of its own, and logs the outcome. The signal is
+// caught from the call on.
 func (c *certificate) reloadOnHangup(log *slog.Logger, stop <-chan struct{}) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
+	go c.reload(log, hup, stop)
+}
+
+func (c *certificate) reload(log *slog.Logger, hup <-chan os.Signal, stop <-chan struct{}) {
 	defer signal.Ignore(syscall.SIGHUP) // not its default, which ends the process
 	for {
 		select {

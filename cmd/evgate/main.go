@@ -145,7 +145,7 @@ func run(args []string) error {
 		cfg.TLSConfig = &tls.Config{GetCertificate: cert.get}
 		stopReload := make(chan struct{})
 		defer close(stopReload)
-		go cert.reloadOnHangup(log, stopReload)
+		cert.reloadOnHangup(log, stopReload)
 	}
 	if o.redisAddr != "" {
 		rdb := redis.NewClient(&redis.Options{Addr: o.redisAddr})
