@@ -7,6 +7,7 @@ replace github.com/evloop/evloop => ../
 require (
 	github.com/cloudwego/netpoll v0.7.2
 	github.com/gorilla/websocket v1.5.3
+	github.com/lesismal/llib v1.2.2
 	github.com/lesismal/nbio v1.6.7
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.55.0
@@ -25,7 +26,6 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/google/go-tpm v0.9.8 // indirect
 	github.com/klauspost/compress v1.20.3 // indirect
-	github.com/lesismal/llib v1.2.2 // indirect
 	github.com/minio/highwayhash v1.0.4 // indirect
 	github.com/molecule-man/go-brrr v1.3.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect

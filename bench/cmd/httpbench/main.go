@@ -21,12 +21,14 @@
 // -idle N opens N keep-alive connections per server, each making one
 // request, from client processes of this binary spread over source
 // addresses 127.0.0.2, 127.0.0.3, … (a process may hold 20,000 fds here),
-// and reports the server's resident memory per connection and its
-// goroutines.
+// and reports the server's resident memory per connection, again after
+// the server collected its garbage and gave the pages back
+// (debug.FreeOSMemory, through its side listener), and its goroutines.
 //
 // -tls runs everything over HTTPS (TLS 1.3, an ECDSA P-256 certificate
-// made for the run) with the servers that serve it: evloop, nethttp and
-// fasthttp; wrk negotiates HTTP/1.1.
+// made for the run) with the servers that serve it: evloop, nethttp,
+// fasthttp and nbio (with its own fork of crypto/tls); wrk negotiates
+// HTTP/1.1.
 package main
 
 import (
@@ -118,7 +120,7 @@ func main() {
 	pipeline := flag.String("pipeline", "off,on", `without and/or with 16 pipelined requests ("": no wrk loads, -rate's alone)`)
 	idle := flag.Int("idle", 0, "measure memory of this many idle connections instead")
 	pin := flag.Bool("pin", false, "pin the server to CPU 0 (wrk gets the other)")
-	useTLS := flag.Bool("tls", false, "over HTTPS (evloop, nethttp, fasthttp), with a certificate made for the run")
+	useTLS := flag.Bool("tls", false, "over HTTPS (evloop, nethttp, fasthttp, nbio), with a certificate made for the run")
 	rates := flag.String("rate", "", "also open loads of these many requests a second, comma-separated, unpipelined (openLoad: latency at one load for all)")
 	flag.Parse()
 
@@ -401,8 +403,8 @@ func idleRun(bin string, names []string, n int) error {
 		return err
 	}
 	fmt.Printf("\n### %d idle keep-alive connections, one request each\n\n", n)
-	fmt.Println("| server | resident KiB before | after | KiB per connection | goroutines before | after |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|")
+	fmt.Println("| server | resident KiB before | after | KiB per connection | after a collection | goroutines before | after |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|")
 	for _, name := range names {
 		if err := idleOne(bin, self, name, n); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
@@ -467,9 +469,18 @@ func idleOne(bin, self, name string, n int) error {
 	if err != nil {
 		return err
 	}
+	// And what it keeps: its garbage collected, the pages given back.
+	if err := serve.FreeOSMemory(debugAddr); err != nil {
+		return err
+	}
+	time.Sleep(500 * time.Millisecond)
+	rss2, err := proc.RSSKiB(cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
 	total := countConns(clients)
-	fmt.Printf("| %s | %d | %d | %.2f | %d | %d |\n", name, rss0, rss1,
-		float64(rss1-rss0)/float64(total), g0, g1)
+	fmt.Printf("| %s | %d | %d | %.2f | %.2f | %d | %d |\n", name, rss0, rss1,
+		float64(rss1-rss0)/float64(total), float64(rss2-rss0)/float64(total), g0, g1)
 	return nil
 }
 

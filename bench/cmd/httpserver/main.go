@@ -3,7 +3,8 @@
 //
 //	httpserver -impl evloop|nethttp|fasthttp|gnet|nbio -addr 127.0.0.1:8080
 //
-// With -tls-cert and -tls-key, evloop, nethttp and fasthttp serve HTTPS.
+// With -tls-cert and -tls-key, evloop, nethttp, fasthttp and nbio serve
+// HTTPS.
 //
 // GET /plaintext answers "Hello, World!" as text/plain, GET /json
 // {"message":"Hello, World!"} encoded for each request; every server sends
@@ -22,10 +23,10 @@ import (
 // impls are the servers by name; each serves on addr until killed.
 var impls = map[string]func(addr string) error{}
 
-// With both, the servers that can serve HTTPS (evloop, nethttp, fasthttp)
-// serve it with this certificate and key; the others refuse to start.
+// With both, the servers that can serve HTTPS (evloop, nethttp, fasthttp,
+// nbio) serve it with this certificate and key; gnet refuses to start.
 var (
-	tlsCert = flag.String("tls-cert", "", "serve HTTPS with this PEM certificate (evloop, nethttp, fasthttp)")
+	tlsCert = flag.String("tls-cert", "", "serve HTTPS with this PEM certificate (evloop, nethttp, fasthttp, nbio)")
 	tlsKey  = flag.String("tls-key", "", "the PEM key of -tls-cert")
 )
 
@@ -37,7 +38,7 @@ type message struct {
 }
 
 func main() {
-	for _, name := range []string{"gnet", "nbio"} {
+	for _, name := range []string{"gnet"} {
 		run := impls[name]
 		impls[name] = func(addr string) error {
 			if *tlsCert != "" {

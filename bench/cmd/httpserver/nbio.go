@@ -28,5 +28,5 @@ func serveNbio(addr string) error {
 		h["Content-Length"] = []string{strconv.Itoa(len(b))}
 		w.Write(b)
 	})
-	return serve.Nbio(addr, mux)
+	return serve.Nbio(addr, mux, *tlsCert, *tlsKey)
 }

@@ -42,5 +42,5 @@ func serveNbio(addr string) error {
 	mux.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) {
 		up.Upgrade(w, r, nil)
 	})
-	return serve.Nbio(addr, mux)
+	return serve.Nbio(addr, mux, "", "")
 }

@@ -12,10 +12,12 @@ import (
 	"net/http/pprof"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/lesismal/llib/std/crypto/tls"
 	"github.com/lesismal/nbio/nbhttp"
 )
 
@@ -30,23 +32,37 @@ func Main(command string, impls map[string]func(addr string) error) {
 	list := strings.Join(names, "|")
 	impl := flag.String("impl", "evloop", "server: "+list)
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
-	debug := flag.String("debug-addr", "", "address for /goroutines, /debug/pprof/profile and /debug/pprof/trace (none if empty)")
+	debugAddr := flag.String("debug-addr", "", "address for /goroutines, /free (debug.FreeOSMemory), /debug/pprof/profile and /debug/pprof/trace (none if empty)")
 	flag.Parse()
 	run, ok := impls[*impl]
 	if !ok {
 		fmt.Fprintf(os.Stderr, "%s: unknown -impl %q (have %s)\n", command, *impl, list)
 		os.Exit(2)
 	}
-	if *debug != "" {
+	if *debugAddr != "" {
 		mux := http.NewServeMux()
 		mux.HandleFunc("/goroutines", func(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprint(w, strconv.Itoa(runtime.NumGoroutine()))
 		})
+		mux.HandleFunc("/free", func(w http.ResponseWriter, r *http.Request) {
+			debug.FreeOSMemory() // a collection, and the freed pages given back
+		})
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		go http.ListenAndServe(*debug, mux)
+		go http.ListenAndServe(*debugAddr, mux)
 	}
 	log.Fatal(run(*addr))
+}
+
+// FreeOSMemory makes a server collect its garbage and give the pages back
+// to the system (debug.FreeOSMemory), through its side listener, so that
+// its resident memory is what it keeps.
+func FreeOSMemory(debugAddr string) error {
+	resp, err := http.Get("http://" + debugAddr + "/free")
+	if err != nil {
+		return err
+	}
+	return resp.Body.Close()
 }
 
 // Goroutines asks a server's side listener for its goroutine count.
@@ -62,15 +78,25 @@ func Goroutines(debugAddr string) (int, error) {
 }
 
 // Nbio serves h on nbio's loops and HTTP parser, one poller per CPU, until
-// the process is killed.
-func Nbio(addr string, h http.Handler) error {
-	engine := nbhttp.NewEngine(nbhttp.Config{
+// the process is killed; over TLS, with nbio's own fork of crypto/tls
+// (llib), if certFile and keyFile are given.
+func Nbio(addr string, h http.Handler, certFile, keyFile string) error {
+	cfg := nbhttp.Config{
 		Network: "tcp",
 		Addrs:   []string{addr},
 		Handler: h,
 		NPoller: runtime.GOMAXPROCS(0),
 		MaxLoad: 1 << 20, // nbio refuses connections past 10,000 by default
-	})
+	}
+	if certFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return err
+		}
+		cfg.Addrs, cfg.AddrsTLS = nil, []string{addr}
+		cfg.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
+	}
+	engine := nbhttp.NewEngine(cfg)
 	if err := engine.Start(); err != nil {
 		return err
 	}
