@@ -63,8 +63,9 @@
 // writes in crypto/tls, runs on a goroutine of its own while it lasts
 // (Options.HandshakeTimeout at most): the loop hands it what it reads and
 // writes what it writes, and signatures and key exchanges are computed off
-// the loops. A server's waits for the client's first bytes, so a client
-// that connects and sends nothing costs a timer. Once the handshake is
+// the loops. A server's waits for the client's first whole record, so a
+// client that connects and sends nothing, or part of its hello, costs a
+// timer. Once the handshake is
 // done, OnOpen runs and the connection is the loop's as a plain one: what
 // arrives is decrypted before OnData sees it, and what the handler writes
 // is encrypted as it is queued; Close and CloseWrite send close_notify,

@@ -336,8 +336,8 @@ func (s *Server) Listen(network, addr string) (net.Addr, error) {
 // given. A connection's OnOpen runs after its handshake; what it reads
 // and writes is the plaintext, and Conn.ConnectionState tells the
 // handshake's outcome. A handshake runs on a goroutine of its own, from
-// the client's first bytes until it ends, for Options.HandshakeTimeout at
-// most; a failed one is logged at the debug level. Close sends TLS's
+// the client's first whole record until it ends, for
+// Options.HandshakeTimeout at most; a failed one is logged at the debug level. Close sends TLS's
 // close_notify before the FIN, CloseWrite too, and a peer's close_notify
 // is its EOF. Detach hands over the *tls.Conn.
 func (s *Server) ListenTLS(network, addr string, config *tls.Config) (net.Addr, error) {

@@ -20,11 +20,11 @@ import (
 // A connection accepted by a ListenTLS or ServeTLS listener is served by
 // crypto/tls's Conn over a transport of the package's own (tlsWire). Its
 // handshake, a sequence of blocking reads and writes in crypto/tls, runs on
-// a goroutine of its own, from the client's first bytes to the handshake's
-// end, bounded by Options.HandshakeTimeout: the loop hands it the bytes it
-// reads and queues what it writes, and the signatures and key exchanges are
-// computed off the loop. A client that connects and sends nothing costs no
-// goroutine, only its timer. Once established the connection is the loop's
+// a goroutine of its own, from the client's first whole record to the
+// handshake's end, bounded by Options.HandshakeTimeout: the loop hands it
+// the bytes it reads and queues what it writes, and the signatures and key
+// exchanges are computed off the loop. A client that connects and sends
+// nothing, or part of its hello, costs no goroutine, only its timer. Once established the connection is the loop's
 // alone, as any other: what arrives is decrypted on the loop before OnData
 // sees it, and what the handler writes is encrypted as it is queued.
 // crypto/tls's reads take a temporary error of the transport as "nothing
@@ -295,7 +295,7 @@ func (c *Conn) prepareTLS(config *tls.Config, client bool) {
 
 // startHandshake waits for a connected TLS connection's handshake, for at
 // most Options.HandshakeTimeout. A client's starts at once; a server's
-// with the client's first bytes.
+// with the client's first whole record.
 func (c *Conn) startHandshake(client bool) {
 	t := c.tlsState()
 	t.w.local, t.w.remote = sock.LocalAddr(int(c.fd)), sock.RemoteAddr(int(c.fd))
@@ -314,15 +314,33 @@ func (c *Conn) startHandshake(client bool) {
 }
 
 // readHandshake hands what arrived during the handshake to its goroutine,
-// started with the first bytes.
+// started once the client's first record is whole.
 func (c *Conn) readHandshake(b []byte) {
 	t := c.tlsState()
 	if t.w.feed(b) {
 		c.updateInterest()
 	}
-	if !t.started {
+	if !t.started && t.w.firstRecord() {
 		c.runHandshake()
 	}
+}
+
+// firstRecord reports whether the client's first TLS record has come
+// whole (or what came is no TLS record, which crypto/tls refuses): a
+// server's handshake goroutine starts with it, so that a client that sends
+// part of its hello and stalls costs a timer, not a goroutine, until
+// HandshakeTimeout.
+func (w *tlsWire) firstRecord() bool {
+	const header = 5 // type, version, length
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.in) < header {
+		return false
+	}
+	if w.in[0] != 22 { // not a handshake record: crypto/tls says why
+		return true
+	}
+	return len(w.in) >= header+(int(w.in[3])<<8|int(w.in[4]))
 }
 
 // runHandshake starts the handshake's goroutine.

@@ -1196,3 +1196,75 @@ func TestTLSDialStopsAtHandshake(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 }
+
+// TestTLSPartialHelloNoGoroutine: a client that sends part of its first
+// record and stalls has no handshake goroutine until the record is whole;
+// then its handshake goes on as any other.
+func TestTLSPartialHelloNoGoroutine(t *testing.T) {
+	srv, addr := serveTLS(t, &funcHandler{data: func(c *Conn) {
+		b, _ := c.Next(-1)
+		c.Write(b)
+	}}, Options{Loops: 1})
+	started := func() (n int) {
+		done := make(chan int)
+		srv.Submit(0, func() {
+			k := 0
+			srv.EachConn(0, func(c *Conn) {
+				if st := c.tlsState(); st != nil && st.started {
+					k++
+				}
+			})
+			done <- k
+		})
+		return <-done
+	}
+	// A whole ClientHello, recorded from crypto/tls's client.
+	raw, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	rec := &splitConn{Conn: raw, first: 9, held: make(chan struct{}), release: make(chan struct{})} // the header and 4 bytes, then the rest
+	c := tls.Client(rec, testcert.Client())
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	hs := make(chan error, 1)
+	go func() { hs <- c.Handshake() }()
+	<-rec.held
+	time.Sleep(50 * time.Millisecond)
+	if n := started(); n != 0 {
+		t.Fatalf("%d handshake goroutines for a partial hello", n)
+	}
+	close(rec.release)
+	if err := <-hs; err != nil {
+		t.Fatal(err)
+	}
+	if got, err := roundTrip(c, []byte("whole")); err != nil || string(got) != "whole" {
+		t.Fatalf("%q, %v", got, err)
+	}
+}
+
+// splitConn writes the first bytes of its first write, then waits for
+// release before the rest.
+type splitConn struct {
+	net.Conn
+	first   int
+	once    sync.Once
+	held    chan struct{}
+	release chan struct{}
+}
+
+func (s *splitConn) Write(b []byte) (int, error) {
+	split := false
+	s.once.Do(func() { split = true })
+	if !split || len(b) <= s.first {
+		return s.Conn.Write(b)
+	}
+	n, err := s.Conn.Write(b[:s.first])
+	if err != nil {
+		return n, err
+	}
+	close(s.held)
+	<-s.release
+	m, err := s.Conn.Write(b[s.first:])
+	return n + m, err
+}
