@@ -406,7 +406,7 @@ func TestTLSShutdownDuringHandshake(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := dial(t, addr.String())
-	c.Write([]byte{22, 3, 1, 0, 200, 1, 0, 0}) // the goroutine starts and waits
+	c.Write(clientHello(t)) // the goroutine starts, answers and waits
 	time.Sleep(50 * time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -654,7 +654,7 @@ func TestTLSHandshakeErrorHandler(t *testing.T) {
 func TestTLSConnectionStateDuringHandshake(t *testing.T) {
 	srv, addr := serveTLS(t, &funcHandler{}, Options{Loops: 1})
 	c := dial(t, addr)
-	c.Write([]byte{22, 3, 1, 0, 200, 1, 0, 0}) // the goroutine starts and waits
+	c.Write(clientHello(t)) // the goroutine starts, answers and waits
 	time.Sleep(50 * time.Millisecond)
 	done := make(chan int, 1)
 	seen := make(chan *Conn, 1)
@@ -1267,4 +1267,24 @@ func (s *splitConn) Write(b []byte) (int, error) {
 	<-s.release
 	m, err := s.Conn.Write(b[s.first:])
 	return n + m, err
+}
+
+// clientHello returns the first flight of crypto/tls's client, a whole
+// ClientHello record: sent alone, it starts a server's handshake goroutine,
+// which answers and waits for the rest.
+func clientHello(t *testing.T) []byte {
+	t.Helper()
+	client, server := net.Pipe()
+	defer server.Close()
+	go func() {
+		tls.Client(client, testcert.Client()).Handshake()
+		client.Close()
+	}()
+	b := make([]byte, 16<<10)
+	server.SetReadDeadline(time.Now().Add(5 * time.Second))
+	n, err := server.Read(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b[:n]
 }
