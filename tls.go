@@ -337,10 +337,14 @@ func (w *tlsWire) firstRecord() bool {
 	if len(w.in) < header {
 		return false
 	}
-	if w.in[0] != 22 { // not a handshake record: crypto/tls says why
+	length := int(w.in[3])<<8 | int(w.in[4])
+	if w.in[0] != 22 || length > 1<<14+2048 {
+		// Not a handshake record, or longer than any record may be
+		// (which the loop, pausing at handshakeInbound, might never
+		// read whole): crypto/tls says why.
 		return true
 	}
-	return len(w.in) >= header+(int(w.in[3])<<8|int(w.in[4]))
+	return len(w.in) >= header+length
 }
 
 // runHandshake starts the handshake's goroutine.

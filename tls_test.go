@@ -1288,3 +1288,16 @@ func clientHello(t *testing.T) []byte {
 	}
 	return b[:n]
 }
+
+// TestTLSOversizedFirstRecord: a first record longer than TLS allows is
+// refused at once, not left to wait for bytes the loop would stop reading.
+func TestTLSOversizedFirstRecord(t *testing.T) {
+	_, addr := serveTLS(t, &funcHandler{}, Options{Loops: 1, HandshakeTimeout: 5 * time.Second})
+	c := dial(t, addr)
+	go c.Write(append([]byte{22, 3, 1, 0xff, 0xff}, make([]byte, 70<<10)...))
+	start := time.Now()
+	io.ReadAll(c)
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("closed after %v, at the handshake's timeout", d)
+	}
+}
