@@ -1272,7 +1272,7 @@ func (s *splitConn) Write(b []byte) (int, error) {
 // clientHello returns the first flight of crypto/tls's client, a whole
 // ClientHello record: sent alone, it starts a server's handshake goroutine,
 // which answers and waits for the rest.
-func clientHello(t *testing.T) []byte {
+func clientHello(t testing.TB) []byte {
 	t.Helper()
 	client, server := net.Pipe()
 	defer server.Close()
