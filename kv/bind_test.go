@@ -64,6 +64,30 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
+// freePortOn returns a port free at each of hosts, where freePort's is
+// free at 127.0.0.1 alone: at another address a client's socket may hold
+// it (a test dialing from 127.0.0.2, say), and a move there would fail.
+func freePortOn(t *testing.T, hosts ...string) int {
+	t.Helper()
+	for range 100 {
+		port := freePort(t)
+		free := true
+		for _, h := range hosts {
+			ln, err := net.Listen("tcp", net.JoinHostPort(h, strconv.Itoa(port)))
+			if err != nil {
+				free = false
+				break
+			}
+			ln.Close()
+		}
+		if free {
+			return port
+		}
+	}
+	t.Fatalf("no port free at %v", hosts)
+	return 0
+}
+
 // Every address of bind is listened on, as Redis listens; a missing
 // optional one is skipped, a missing one that is not fails the start and
 // leaves nothing listening.
@@ -139,7 +163,7 @@ func TestListenBind(t *testing.T) {
 // after it; addresses that cannot all be listened on leave the old ones
 // (and the other parameters set with them) as they were.
 func TestConfigSetBind(t *testing.T) {
-	_, addrs, err := listenBind(t, "127.0.0.1")
+	_, addrs, err := listenConfig(t, Config{Bind: "127.0.0.1", Port: freePortOn(t, "127.0.0.1", "127.0.0.2"), Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +209,7 @@ func TestConfigSetBind(t *testing.T) {
 	if got := rc.do("CONFIG", "GET", "slowlog-max-len"); !strings.Contains(got, "\r\n128\r\n") {
 		t.Errorf("slowlog-max-len after a failed CONFIG SET with bind = %q; want 128 restored", got)
 	}
-	port2 := strconv.Itoa(freePort(t))
+	port2 := strconv.Itoa(freePortOn(t, "127.0.0.1", "127.0.0.2"))
 	if got := rc.do("CONFIG", "SET", "port", port2); got != "+OK\r\n" {
 		t.Fatalf("CONFIG SET port = %q", got)
 	}
