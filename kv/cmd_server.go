@@ -872,9 +872,24 @@ func configSet(s *Server, c *client, args [][]byte) {
 			for j := k - 1; j >= 0; j-- {
 				changes[j].p.set(s, was[j])
 			}
+			s.tlsDirty.files, s.tlsDirty.port = false, false
 			s.w.Error("ERR CONFIG SET failed (possibly related to argument '" + ch.name + "') - " + err.Error())
 			return
 		}
+	}
+	// The TLS settings apply together, once all are set (a certificate
+	// and its key, say), as Redis's apply function applies them.
+	if err := s.applyTLS(); err != nil {
+		name := ""
+		for j := len(changes) - 1; j >= 0; j-- {
+			if strings.HasPrefix(changes[j].name, "tls-") {
+				name = changes[j].name
+			}
+			changes[j].p.set(s, was[j])
+		}
+		s.tlsDirty.files, s.tlsDirty.port = false, false
+		s.w.Error("ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + err.Error())
+		return
 	}
 	s.w.OK()
 }

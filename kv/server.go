@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -44,7 +45,8 @@ type Config struct {
 	// TLSAuthClients, as Redis's tls-auth-clients, is "yes" (default: a
 	// client must show a certificate that TLSCACertFile's authorities
 	// signed), "optional" (one shown is checked) or "no". With a TLSPort,
-	// Port 0 means no plain TCP listener, as in Redis.
+	// Port 0 means no plain TCP listener, as in Redis. CONFIG SET changes
+	// them as Redis's: the files read again, the TLS listeners moved.
 	TLSPort        int
 	TLSCertFile    string
 	TLSKeyFile     string
@@ -167,8 +169,10 @@ type Server struct {
 	bindMu   sync.Mutex
 	bound    []net.Addr
 	boundTLS []net.Addr
-	tls      *tls.Config // the TLS listeners', with a TLSPort
-	events   notifyFlags // notify-keyspace-events
+	tls      *tls.Config // the TLS listeners', with a TLSPort: it hands out tlsCur
+	tlsCur   atomic.Pointer[tls.Config]
+	tlsDirty struct{ files, port bool } // CONFIG SET changed them: applyTLS applies them
+	events   notifyFlags                // notify-keyspace-events
 
 	// The loop's own.
 	stopped  bool   // Shutdown closed the file: no command runs
@@ -296,7 +300,6 @@ func New(cfg Config) (*Server, error) {
 		cfg:      cfg,
 		log:      cfg.Logger,
 		events:   nf,
-		tls:      tlsCfg,
 		clients:  make(map[int64]*client),
 		channels: make(map[string]map[*client]struct{}),
 		patterns: make(map[string]map[*client]struct{}),
@@ -317,6 +320,9 @@ func New(cfg Config) (*Server, error) {
 		keepAlive:          300,
 		outputLimits:       defaultOutputLimits,
 		hllSparseMax:       3000,
+	}
+	if tlsCfg != nil {
+		s.useTLS(tlsCfg)
 	}
 	s.epoch = s.start
 	s.setExpireEffort(1)

@@ -49,12 +49,101 @@ func tlsConfig(cfg Config) (*tls.Config, error) {
 	return config, nil
 }
 
-// tlsParams show the TLS settings to CONFIG GET; evkv reads them at start
-// only, where Redis lets CONFIG SET change them.
+// useTLS makes config the TLS listeners' from the next handshake on. The
+// listeners hold one configuration, which hands out the current one, so
+// that CONFIG SET's new certificate serves without listening again.
+func (s *Server) useTLS(config *tls.Config) {
+	s.tlsCur.Store(config)
+	if s.tls == nil {
+		s.tls = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			return s.tlsCur.Load(), nil
+		}}
+	}
+}
+
+// tlsParams are the TLS settings. CONFIG SET changes them as Redis's
+// does: each is taken, and once all of a CONFIG SET's are, applyTLS reads
+// the files and moves the TLS listeners, all or nothing.
 var tlsParams = []configParam{
-	{"tls-port", func(s *Server) string { return fmt.Sprint(s.cfg.TLSPort) }, nil},
-	{"tls-cert-file", func(s *Server) string { return s.cfg.TLSCertFile }, nil},
-	{"tls-key-file", func(s *Server) string { return s.cfg.TLSKeyFile }, nil},
-	{"tls-ca-cert-file", func(s *Server) string { return s.cfg.TLSCACertFile }, nil},
-	{"tls-auth-clients", func(s *Server) string { return strings.ToLower(s.cfg.TLSAuthClients) }, nil},
+	{"tls-port", func(s *Server) string { return fmt.Sprint(s.cfg.TLSPort) }, func(s *Server, v string) error {
+		n, err := intParam(v, 0, 65535)
+		if err == nil {
+			s.cfg.TLSPort = int(n)
+			s.tlsDirty.port = true
+		}
+		return err
+	}},
+	tlsFileParam("tls-cert-file", func(c *Config) *string { return &c.TLSCertFile }),
+	tlsFileParam("tls-key-file", func(c *Config) *string { return &c.TLSKeyFile }),
+	tlsFileParam("tls-ca-cert-file", func(c *Config) *string { return &c.TLSCACertFile }),
+	{"tls-auth-clients", func(s *Server) string { return strings.ToLower(s.cfg.TLSAuthClients) }, func(s *Server, v string) error {
+		switch strings.ToLower(v) {
+		case "yes", "no", "optional":
+		default:
+			return configError("argument(s) must be one of the following: no, yes, optional")
+		}
+		s.cfg.TLSAuthClients = strings.ToLower(v)
+		s.tlsDirty.files = true
+		return nil
+	}},
+}
+
+func tlsFileParam(name string, field func(*Config) *string) configParam {
+	return configParam{name, func(s *Server) string { return *field(&s.cfg) }, func(s *Server, v string) error {
+		*field(&s.cfg) = v
+		s.tlsDirty.files = true
+		return nil
+	}}
+}
+
+// errTLSUpdate is Redis's answer to TLS settings it cannot apply.
+var errTLSUpdate = configError("Unable to update TLS configuration. Check server logs.")
+
+// applyTLS applies what CONFIG SET changed of the TLS settings: the files
+// read again, and the TLS listeners moved to a new tls-port, opened for
+// the first or closed at 0. Nothing changes if it fails. It runs on the
+// loop.
+func (s *Server) applyTLS() error {
+	dirty := s.tlsDirty
+	s.tlsDirty.files, s.tlsDirty.port = false, false
+	if !dirty.files && !dirty.port {
+		return nil
+	}
+	if s.cfg.TLSPort == 0 {
+		if !dirty.port || s.tls == nil {
+			return nil // files kept for a tls-port to come, as Redis keeps them
+		}
+		if s.cfg.Port == 0 && s.cfg.UnixSocket == "" {
+			return configError("evkv has no plain port or Unix socket: tls-port 0 would leave it unreachable")
+		}
+		s.bindMu.Lock()
+		old := s.boundTLS
+		s.boundTLS = nil
+		s.bindMu.Unlock()
+		for _, a := range old {
+			s.ev.UnlistenLoop(0, a)
+		}
+		s.tls = nil
+		s.log.Info("kv: not listening for TLS (tls-port 0)")
+		return nil
+	}
+	config, err := tlsConfig(s.cfg)
+	if err != nil {
+		s.log.Warn("kv: the TLS settings could not be applied", "err", err)
+		return errTLSUpdate
+	}
+	fresh := s.tls == nil
+	if fresh {
+		s.useTLS(config) // the listeners' configuration, made
+	}
+	if dirty.port || fresh {
+		if err := s.relisten(&s.boundTLS, s.cfg.Bind, s.cfg.TLSPort, s.tls); err != nil {
+			if fresh {
+				s.tls = nil
+			}
+			return configError("Unable to listen on this port. Check server logs.")
+		}
+	}
+	s.useTLS(config)
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"net"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -77,9 +78,6 @@ func TestTLSPort(t *testing.T) {
 					t.Fatalf("CONFIG GET %s: %v %v", name, got, err)
 				}
 			}
-			if err := c.ConfigSet(ctx, "tls-port", "0").Err(); err == nil || !strings.Contains(err.Error(), "immutable") {
-				t.Fatalf("CONFIG SET tls-port: %v", err)
-			}
 		})
 	}
 }
@@ -149,5 +147,74 @@ func TestTLSPortRebind(t *testing.T) {
 	}
 	if _, err := net.Dial("tcp", secure); err == nil {
 		t.Fatal("the TLS port still listens at the old address")
+	}
+}
+
+// TestTLSConfigSet: CONFIG SET changes the TLS settings as Redis's does:
+// a new certificate and key together serve the next handshakes, files
+// that do not load are refused with Redis's error and change nothing,
+// tls-port moves the TLS listeners, 0 closes them, and a server started
+// without TLS takes it in one CONFIG SET.
+func TestTLSConfigSet(t *testing.T) {
+	ctx := context.Background()
+	_, plain, secure, f := tlsServer(t, "no")
+	admin := goRedis(t, plain)
+	served := func(addr string) (string, error) {
+		c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true})
+		if err != nil {
+			return "", err
+		}
+		defer c.Close()
+		return c.ConnectionState().PeerCertificates[0].Subject.CommonName, nil
+	}
+	if name, err := served(secure); err != nil || name != "localhost" {
+		t.Fatalf("served %q, %v", name, err)
+	}
+	if err := admin.Do(ctx, "CONFIG", "SET", "tls-cert-file", f.clientCert, "tls-key-file", f.clientKey).Err(); err != nil {
+		t.Fatalf("CONFIG SET of a new pair: %v", err)
+	}
+	if name, err := served(secure); err != nil || name != "client" {
+		t.Fatalf("after the new pair, served %q, %v", name, err)
+	}
+	err := admin.ConfigSet(ctx, "tls-cert-file", "/nonexistent/cert.pem").Err()
+	if err == nil || !strings.Contains(err.Error(), "Unable to update TLS configuration") {
+		t.Fatalf("CONFIG SET of a missing file: %v", err)
+	}
+	if got, _ := admin.ConfigGet(ctx, "tls-cert-file").Result(); got["tls-cert-file"] != f.clientCert {
+		t.Fatalf("after a refused change, tls-cert-file is %q", got["tls-cert-file"])
+	}
+	if name, err := served(secure); err != nil || name != "client" {
+		t.Fatalf("after a refused change, served %q, %v", name, err)
+	}
+
+	port := strconv.Itoa(freePort(t))
+	if err := admin.ConfigSet(ctx, "tls-port", port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	moved := net.JoinHostPort("127.0.0.1", port)
+	if _, err := served(moved); err != nil {
+		t.Fatalf("at the new tls-port: %v", err)
+	}
+	if _, err := net.Dial("tcp", secure); err == nil {
+		t.Fatal("the old tls-port still listens")
+	}
+	if err := admin.ConfigSet(ctx, "tls-port", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := net.Dial("tcp", moved); err == nil {
+		t.Fatal("tls-port 0 left a TLS listener")
+	}
+
+	// A server without TLS takes it in one CONFIG SET.
+	_, plain2 := startServer(t, Config{})
+	port = strconv.Itoa(freePort(t))
+	if err := goRedis(t, plain2).Do(ctx, "CONFIG", "SET", "tls-port", port, "tls-cert-file", f.cert, "tls-key-file", f.key, "tls-auth-clients", "no").Err(); err != nil {
+		t.Fatalf("CONFIG SET turning TLS on: %v", err)
+	}
+	c := goRedis(t, net.JoinHostPort("127.0.0.1", port), func(o *redis.Options) {
+		o.TLSConfig = &tls.Config{RootCAs: testcert.Pool(), ServerName: "localhost"}
+	})
+	if err := c.Ping(ctx).Err(); err != nil {
+		t.Fatalf("over the TLS port turned on: %v", err)
 	}
 }
