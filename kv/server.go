@@ -554,9 +554,18 @@ func (s *Server) rebind(bind string, port int) error {
 	return s.relisten(&s.bound, bind, port, nil)
 }
 
-// rebindTLS is rebind for the TLS listeners, at TLSPort.
+// rebindTLS is rebind for the TLS listeners, at the port they listen on:
+// a tls-port set in the same CONFIG SET is not yet applied (applyTLS
+// moves them there once all its settings are taken), and a rollback of
+// bind must not move them to one that is refused.
 func (s *Server) rebindTLS(bind string) error {
-	return s.relisten(&s.boundTLS, bind, s.cfg.TLSPort, s.tls)
+	port := s.cfg.TLSPort
+	s.bindMu.Lock()
+	if ta, ok := firstAddr(s.boundTLS).(*net.TCPAddr); ok {
+		port = ta.Port
+	}
+	s.bindMu.Unlock()
+	return s.relisten(&s.boundTLS, bind, port, s.tls)
 }
 
 // relisten is rebind for the listeners in *bound, TLS ones with config.

@@ -218,3 +218,40 @@ func TestTLSConfigSet(t *testing.T) {
 		t.Fatalf("over the TLS port turned on: %v", err)
 	}
 }
+
+// TestTLSConfigSetRollbackBind: a CONFIG SET of tls-port and bind whose
+// TLS files do not load leaves the TLS listeners where they were, at the
+// old tls-port, which CONFIG GET shows, as Redis restores them.
+func TestTLSConfigSetRollbackBind(t *testing.T) {
+	ctx := context.Background()
+	_, plain, secure, _ := tlsServer(t, "no")
+	admin := goRedis(t, plain)
+	_, oldPort, _ := net.SplitHostPort(secure)
+	port := strconv.Itoa(freePortOn(t, "127.0.0.1", "127.0.0.2"))
+	err := admin.Do(ctx, "CONFIG", "SET", "tls-port", port, "bind", "127.0.0.1 127.0.0.2", "tls-cert-file", "/nonexistent/cert.pem").Err()
+	if err == nil || !strings.Contains(err.Error(), "Unable to update TLS configuration") {
+		t.Fatalf("CONFIG SET with a missing file: %v", err)
+	}
+	got, _ := admin.ConfigGet(ctx, "tls-port").Result()
+	if got["tls-port"] != oldPort {
+		t.Fatalf("after a refused change, tls-port is %q; want %s", got["tls-port"], oldPort)
+	}
+	c, err := tls.Dial("tcp", secure, &tls.Config{RootCAs: testcert.Pool(), ServerName: "localhost"})
+	if err != nil {
+		t.Fatalf("after a refused change, at the old tls-port: %v", err)
+	}
+	c.Close()
+	if c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", port)); err == nil {
+		c.Close()
+		t.Fatal("after a refused change, the new tls-port listens")
+	}
+	// The same change with files that load moves them both ways.
+	if err := admin.Do(ctx, "CONFIG", "SET", "tls-port", port, "bind", "127.0.0.1 127.0.0.2").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c, err = tls.Dial("tcp", net.JoinHostPort("127.0.0.2", port), &tls.Config{RootCAs: testcert.Pool(), ServerName: "localhost"})
+	if err != nil {
+		t.Fatalf("at the new tls-port and address: %v", err)
+	}
+	c.Close()
+}
