@@ -574,8 +574,12 @@ func (s *Server) relisten(bound *[]net.Addr, bind string, port int, config *tls.
 	old := *bound
 	*bound = nil
 	s.bindMu.Unlock()
-	if ta, ok := firstAddr(old).(*net.TCPAddr); ok && port == 0 && (config != nil || !s.tcpOff(port)) {
-		port = ta.Port // a free port was taken: the new addresses keep it
+	if ta, ok := firstAddr(old).(*net.TCPAddr); ok && port == 0 && (config != nil || !s.tcpOff(port) || s.cfg.Port == 0) {
+		// A free port was taken: the new addresses keep it. Plain
+		// listeners at port 0 took one too (no Unix socket or TLS
+		// when they started), even if TLS came since; only CONFIG
+		// SET port 0, from another port, closes them.
+		port = ta.Port
 	}
 	for _, a := range old {
 		s.ev.UnlistenLoop(0, a)

@@ -255,3 +255,36 @@ func TestTLSConfigSetRollbackBind(t *testing.T) {
 	}
 	c.Close()
 }
+
+// TestTLSConfigSetPort0Bind: a server whose port 0 took a free port (no
+// Unix socket or TLS when it started) keeps its plain listener through a
+// CONFIG SET bind once CONFIG SET turned TLS on, where port 0 would mean
+// none.
+func TestTLSConfigSetPort0Bind(t *testing.T) {
+	ctx := context.Background()
+	cert, key, _, err := testcert.WriteFiles(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Bind: "127.0.0.1", Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs, err := s.ListenBind()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Shutdown(context.Background()) })
+	plain := addrs[0].String()
+	admin := goRedis(t, plain)
+	port := strconv.Itoa(freePortOn(t, "127.0.0.1", "127.0.0.2"))
+	if err := admin.Do(ctx, "CONFIG", "SET", "tls-port", port, "tls-cert-file", cert, "tls-key-file", key, "tls-auth-clients", "no").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.ConfigSet(ctx, "bind", "127.0.0.1 127.0.0.2").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := goRedis(t, plain).Ping(ctx).Err(); err != nil {
+		t.Fatalf("the plain port after CONFIG SET bind: %v", err)
+	}
+}
