@@ -1132,6 +1132,21 @@ func (c *Conn) AfterFunc(d time.Duration, fn func()) Timer {
 	})}
 }
 
+// runOnOpen runs OnOpen for an accepted, dialed or adopted connection. A
+// panic there is logged and closes the connection as one in a handler
+// does (what OnOpen queued goes out first, then OnClose gets the
+// *PanicError), and is returned, for a Dial to return.
+func (c *Conn) runOnOpen() (panicked any) {
+	defer func() {
+		if panicked = recover(); panicked != nil {
+			c.ls.s.opts.Logger.Error("evloop: panic recovered in OnOpen", "panic", panicked)
+			c.closeAfterPanic(panicked)
+		}
+	}()
+	c.ls.h.OnOpen(c)
+	return nil
+}
+
 // closeOnPanic, deferred around the application's code that runs for c
 // outside its I/O handler (Wake, Submit, AsyncWrite completions, timers), treats a
 // panic there as one in OnData: logged, and the connection closed with a

@@ -475,18 +475,8 @@ func (c *Conn) connected() {
 		res <- dialResult{err: err}
 		return
 	}
-	var panicked any
-	func() {
-		defer func() { panicked = recover() }()
-		c.ls.h.OnOpen(c)
-	}()
-	if panicked != nil {
-		// Closed as an accepted connection whose OnOpen panicked is:
-		// what OnOpen queued goes out first, then OnClose gets the
-		// *PanicError. Dial returns it.
-		c.ls.s.opts.Logger.Error("evloop: panic recovered in OnOpen", "panic", panicked)
-		c.closeAfterPanic(panicked)
-		res <- dialResult{err: &PanicError{Value: panicked}}
+	if panicked := c.runOnOpen(); panicked != nil {
+		res <- dialResult{err: &PanicError{Value: panicked}} // Dial returns it
 		return
 	}
 	res <- dialResult{c: c}

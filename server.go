@@ -660,13 +660,7 @@ func (ls *loopState) open(fd int, config *tls.Config) *Conn {
 		return c
 	}
 	c.flags |= fOpened
-	defer func() {
-		if v := recover(); v != nil {
-			s.opts.Logger.Error("evloop: panic recovered in OnOpen", "panic", v)
-			c.closeAfterPanic(v)
-		}
-	}()
-	s.h.OnOpen(c)
+	c.runOnOpen()
 	return c
 }
 

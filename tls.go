@@ -115,21 +115,16 @@ type tlsWire struct {
 }
 
 func (w *tlsWire) Read(b []byte) (int, error) {
-	switch w.mode {
-	case wireLoop:
-		if len(w.src) == 0 {
-			return 0, errWouldBlock
-		}
-		n := copy(b, w.src)
-		w.src = w.src[n:]
-		return n, nil
-	case wireDetached:
-		if len(w.src) > 0 { // read by the loop before Detach, not yet decrypted
+	if w.mode != wireHandshake {
+		switch {
+		case len(w.src) > 0: // read by the loop, not yet decrypted
 			n := copy(b, w.src)
 			w.src = w.src[n:]
 			return n, nil
+		case w.mode == wireDetached:
+			return w.nc.Read(b)
 		}
-		return w.nc.Read(b)
+		return 0, errWouldBlock
 	}
 	for {
 		w.mu.Lock()
@@ -315,8 +310,7 @@ func (c *Conn) startHandshake(client bool) {
 
 // readHandshake hands what arrived during the handshake to its goroutine,
 // started once the client's first record is whole.
-func (c *Conn) readHandshake(b []byte) {
-	t := c.tlsState()
+func (c *Conn) readHandshake(t *tlsState, b []byte) {
 	if t.w.feed(b) {
 		c.updateInterest()
 	}
@@ -368,11 +362,12 @@ func (c *Conn) runHandshake() {
 // certificate, say, sends its alert and closes, and the handshake's
 // outcome, not the EOF, is what tells why.
 func (c *Conn) handshakeEOF() {
-	if !c.tlsState().started {
+	t := c.tlsState()
+	if !t.started {
 		c.finalize(io.EOF)
 		return
 	}
-	c.tlsState().w.readEOF()
+	t.w.readEOF()
 	c.updateInterest()
 }
 
@@ -423,21 +418,13 @@ func (c *Conn) handshakeDone(err error) {
 		return
 	}
 	c.flags |= fOpened
-	var panicked any
-	func() {
-		defer func() { panicked = recover() }()
-		ls.h.OnOpen(c)
-	}()
-	if panicked != nil {
-		ls.s.opts.Logger.Error("evloop: panic recovered in OnOpen", "panic", panicked)
-		c.closeAfterPanic(panicked)
-		if dialed {
-			res <- dialResult{err: &PanicError{Value: panicked}}
-		}
-		return
-	}
+	panicked := c.runOnOpen()
 	if dialed {
-		res <- dialResult{c: c}
+		if panicked != nil {
+			res <- dialResult{err: &PanicError{Value: panicked}}
+		} else {
+			res <- dialResult{c: c}
+		}
 	}
 	if c.state != open {
 		return
@@ -453,30 +440,30 @@ func (c *Conn) handshakeDone(err error) {
 	t.w.mu.Unlock()
 	func() {
 		defer c.closeOnPanic()
-		eof := c.decryptAndDeliver(rest)
+		eof := c.decryptAndDeliver(t, rest)
 		c.keepInbound()
 		if !eof && c.flags&fReadEOF != 0 && c.state == open {
-			c.tlsEOF()
+			c.tlsEOF(t)
 		}
 	}()
 }
 
 // readTLS takes what a read brought on a TLS connection.
 func (c *Conn) readTLS(b []byte) {
+	t := c.tlsState()
 	if c.state == handshaking {
-		c.readHandshake(b)
+		c.readHandshake(t, b)
 		return
 	}
-	c.decryptAndDeliver(b)
+	c.decryptAndDeliver(t, b)
 }
 
 // decryptAndDeliver decrypts b, and what crypto/tls kept of earlier reads,
 // hands the plaintext to OnData, and closes the connection if the peer
 // ended its TLS session (its close_notify is its EOF, and eof is true) or
 // broke it (after the alert crypto/tls queued).
-func (c *Conn) decryptAndDeliver(b []byte) (eof bool) {
-	t := c.tlsState()
-	n, err := c.decrypt(b)
+func (c *Conn) decryptAndDeliver(t *tlsState, b []byte) (eof bool) {
+	n, err := c.decrypt(t, b)
 	switch {
 	case n == 0 || c.state != open:
 	case c.flags&fUserPaused != 0:
@@ -490,7 +477,7 @@ func (c *Conn) decryptAndDeliver(b []byte) (eof bool) {
 	case err == nil || c.state != open:
 	case errors.Is(err, errWouldBlock):
 	case errors.Is(err, io.EOF):
-		c.tlsEOF()
+		c.tlsEOF(t)
 		return true
 	default:
 		t.err = err
@@ -505,13 +492,13 @@ func (c *Conn) decryptAndDeliver(b []byte) (eof bool) {
 // it. A connection its handler paused sees it once reading resumes, after
 // those bytes, as a plain connection sees its peer's EOF, which it does not
 // read while paused: closed now, it could not answer them.
-func (c *Conn) tlsEOF() {
+func (c *Conn) tlsEOF(t *tlsState) {
 	if c.flags&fUserPaused == 0 {
 		c.peerClosed()
 		return
 	}
 	c.flags |= fReadEOF // there is nothing more to read
-	c.tlsState().heldEOF = true
+	t.heldEOF = true
 }
 
 // resumeTLS hands a TLS connection whose reading resumed what was kept
@@ -539,8 +526,7 @@ func (c *Conn) resumeTLS() {
 // decrypt appends to the inbound bytes the plaintext of b and of what
 // crypto/tls kept, and returns how much it appended and the error that
 // stopped it: errWouldBlock once every whole record is decrypted.
-func (c *Conn) decrypt(b []byte) (int, error) {
-	t := c.tlsState()
+func (c *Conn) decrypt(t *tlsState, b []byte) (int, error) {
 	w := &t.w
 	w.src = b
 	w.queued = 0

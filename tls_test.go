@@ -897,19 +897,7 @@ func TestTLSNothingAfterFatalAlert(t *testing.T) {
 // resumes, as a plain one is not handed what came before its resumption.
 func TestTLSPausedInOnOpen(t *testing.T) {
 	resumed := make(chan time.Time, 1)
-	h := &funcHandler{
-		open: func(c *Conn) {
-			c.PauseReading()
-			c.AfterFunc(200*time.Millisecond, func() {
-				resumed <- time.Now()
-				c.ResumeReading()
-			})
-		},
-		data: func(c *Conn) {
-			b, _ := c.Next(-1)
-			c.Write(bytes.ToUpper(b))
-		},
-	}
+	h := pausedInOnOpen(200*time.Millisecond, func() { resumed <- time.Now() })
 	_, addr := serveTLSConfig(t, h, Options{Loops: 1}, slowVerify(100*time.Millisecond))
 	c, _ := dialTLS13(t, addr)
 	c.Write([]byte("first"))
@@ -1094,16 +1082,7 @@ func TestTLSPausedEOF(t *testing.T) {
 			name = "FINWithHandshake"
 		}
 		t.Run(name, func(t *testing.T) {
-			h := &funcHandler{
-				open: func(c *Conn) {
-					c.PauseReading()
-					c.AfterFunc(100*time.Millisecond, c.ResumeReading)
-				},
-				data: func(c *Conn) {
-					b, _ := c.Next(-1)
-					c.Write(bytes.ToUpper(b))
-				},
-			}
+			h := pausedInOnOpen(100*time.Millisecond, func() {})
 			_, addr := serveTLSConfig(t, h, Options{Loops: 1}, slowVerify(100*time.Millisecond))
 			c, raw := dialTLS13(t, addr)
 			c.Write([]byte("hello"))
@@ -1299,5 +1278,23 @@ func TestTLSOversizedFirstRecord(t *testing.T) {
 	io.ReadAll(c)
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("closed after %v, at the handshake's timeout", d)
+	}
+}
+
+// pausedInOnOpen is a handler that pauses reading in OnOpen, resumes it
+// after d (calling resumed first), and answers what it reads in capitals.
+func pausedInOnOpen(d time.Duration, resumed func()) *funcHandler {
+	return &funcHandler{
+		open: func(c *Conn) {
+			c.PauseReading()
+			c.AfterFunc(d, func() {
+				resumed()
+				c.ResumeReading()
+			})
+		},
+		data: func(c *Conn) {
+			b, _ := c.Next(-1)
+			c.Write(bytes.ToUpper(b))
+		},
 	}
 }

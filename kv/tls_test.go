@@ -27,16 +27,11 @@ func tlsServer(t *testing.T, auth string) (s *Server, plain, secure string, file
 	if files.clientCert, files.clientKey, err = testcert.WriteClientFiles(dir); err != nil {
 		t.Fatal(err)
 	}
-	s, err = New(Config{Bind: "127.0.0.1", Port: freePort(t), TLSPort: freePort(t), TLSCertFile: files.cert, TLSKeyFile: files.key,
+	s, addrs, err := listenConfig(t, Config{Bind: "127.0.0.1", Port: freePort(t), TLSPort: freePort(t), TLSCertFile: files.cert, TLSKeyFile: files.key,
 		TLSCACertFile: files.ca, TLSAuthClients: auth, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	addrs, err := s.ListenBind()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Shutdown(context.Background()) })
 	if len(addrs) != 2 {
 		t.Fatalf("listening on %v; want a plain and a TLS address", addrs)
 	}
@@ -266,15 +261,10 @@ func TestTLSConfigSetPort0Bind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Config{Bind: "127.0.0.1", Logger: quietLogger()})
+	_, addrs, err := listenConfig(t, Config{Bind: "127.0.0.1", Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	addrs, err := s.ListenBind()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Shutdown(context.Background()) })
 	plain := addrs[0].String()
 	admin := goRedis(t, plain)
 	port := strconv.Itoa(freePortOn(t, "127.0.0.1", "127.0.0.2"))
