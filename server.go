@@ -984,6 +984,11 @@ func (s *Server) Close() error {
 // Loops returns the number of the server's event loops.
 func (s *Server) Loops() int { return len(s.loops) }
 
+// Options returns the options the server runs with, the defaults filled
+// in: a protocol on the engine sizes what it batches by HighWater and
+// MaxOutbound, say.
+func (s *Server) Options() Options { return s.opts }
+
 // Submit runs fn on the goroutine of loop i (0 <= i < Loops()), where fn may
 // use the methods of every Conn placed on that loop and set timers with
 // AfterFunc and Every. Any goroutine may call it; it fails with ErrClosed

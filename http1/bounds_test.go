@@ -3,6 +3,7 @@ package http1_test
 import (
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -41,18 +42,65 @@ func TestPipelinedAnswersPastTheOutboundBound(t *testing.T) {
 	}
 }
 
+// Small answers batched for one pipelined burst go out whatever room
+// the outbound queue has left under its bound: the batch is queued once
+// it reaches the high-water mark, and the rest of the burst is answered
+// as the client reads, where a batch that the bound could not take whole
+// was dropped and the connection closed. A malformed request at the end
+// of the burst gets its 400 after them.
+func TestPipelinedBatchNearTheOutboundBound(t *testing.T) {
+	const (
+		highWater = 200 << 10
+		bigSize   = 190 << 10 // queued alone, under the high-water mark
+		small     = 40        // answers of 1 KiB, batched: 40 KiB and more
+	)
+	for _, last := range []string{"", "BAD REQUEST\r\n\r\n"} {
+		c := dialRaw(t, sizeServer(t, evloop.Options{HighWater: highWater, MaxOutbound: highWater + 20<<10}))
+		var reqs strings.Builder
+		fmt.Fprintf(&reqs, "GET /size?%d HTTP/1.1\r\nHost: x\r\n\r\n", bigSize)
+		for range small {
+			reqs.WriteString("GET /size?1024 HTTP/1.1\r\nHost: x\r\n\r\n")
+		}
+		c.send(reqs.String() + last)
+		if _, body := c.read("GET"); len(body) != bigSize {
+			t.Fatalf("first answer: %d bytes; want %d", len(body), bigSize)
+		}
+		for i := range small {
+			if _, body := c.read("GET"); len(body) != 1024 {
+				t.Fatalf("small answer %d: %d bytes; want 1024", i, len(body))
+			}
+		}
+		if last != "" {
+			if resp, _ := c.read("GET"); resp.StatusCode != http.StatusBadRequest {
+				t.Fatalf("answer to the malformed request: %d; want 400", resp.StatusCode)
+			}
+			c.closed()
+		}
+	}
+}
+
+// The answer to a malformed request is the connection's last, and goes
+// out after the answers before it even where they left the outbound
+// queue no room under its bound, where it was dropped.
+func TestErrorAnswerPastTheOutboundBound(t *testing.T) {
+	const bound = 64 << 10
+	c := dialRaw(t, sizeServer(t, evloop.Options{HighWater: bound, MaxOutbound: bound}))
+	const size = bound - 200 // with its head, 100 bytes short of the bound
+	c.send(fmt.Sprintf("GET /size?%d HTTP/1.1\r\nHost: x\r\n\r\nBAD REQUEST\r\n\r\n", size))
+	if _, body := c.read("GET"); len(body) != size {
+		t.Fatalf("first answer: %d bytes; want %d", len(body), size)
+	}
+	if resp, _ := c.read("GET"); resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("answer to the malformed request: %d; want 400", resp.StatusCode)
+	}
+	c.closed()
+}
+
 // An answer the outbound queue cannot take at all closes the connection
 // after the answers before it, rather than leave the client waiting for
 // it or give it the next one.
 func TestAnswerPastTheOutboundBoundCloses(t *testing.T) {
-	srv := &http1.Server{Engine: evloop.Options{MaxOutbound: 1 << 20}}
-	srv.HandleFastFunc("/size", func(w *http1.Response, r *http1.Request) {
-		var n int
-		fmt.Sscan(string(r.Query()), &n)
-		w.WriteString(strings.Repeat("x", n))
-	})
-	addr := serve(t, srv)
-	c := dialRaw(t, addr)
+	c := dialRaw(t, sizeServer(t, evloop.Options{MaxOutbound: 1 << 20}))
 	c.send("GET /size?10 HTTP/1.1\r\nHost: x\r\n\r\n" +
 		"GET /size?2000000 HTTP/1.1\r\nHost: x\r\n\r\n" +
 		"GET /size?20 HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -60,6 +108,19 @@ func TestAnswerPastTheOutboundBoundCloses(t *testing.T) {
 		t.Fatalf("first answer: %d bytes; want 10", len(body))
 	}
 	c.closed()
+}
+
+// sizeServer serves, with the engine's options o, a fast route /size?N
+// that answers N bytes, and returns its address.
+func sizeServer(t *testing.T, o evloop.Options) string {
+	srv := &http1.Server{Engine: o}
+	srv.HandleFastFunc("/size", func(w *http1.Response, r *http1.Request) {
+		var n int
+		fmt.Sscan(string(r.Query()), &n)
+		w.WriteString(strings.Repeat("x", n))
+	})
+	addr := serve(t, srv)
+	return addr
 }
 
 // A fast route's chunked body within the limit is taken whatever its

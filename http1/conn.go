@@ -229,8 +229,11 @@ func (hc *conn) serve() {
 		if !hc.dispatch(req, in, n) {
 			return
 		}
-		if len(hc.ls.out) >= maxBatch {
-			hc.ls.flushOut()
+		if len(ls.out) >= maxBatch || c.OutboundBuffered()+len(ls.out) > ls.s.highWater {
+			// Queued once the burst's answers pass the high-water mark,
+			// so that back pressure pauses the burst (backPressure)
+			// before the answers pass the queue's bound.
+			ls.flushOut()
 		}
 	}
 }
@@ -302,6 +305,8 @@ func (hc *conn) backPressure(paused bool) {
 
 // close closes the connection after the answers batched for it, and
 // the answer held for the end of its request's body, if there is one.
+// The batch is the connection's last word (an error answer, say), queued
+// past the outbound queue's bound if it must be (evloop.Conn.WriteLast).
 func (hc *conn) close() {
 	if d := hc.drop; d != nil {
 		hc.sendOwn(d, false)
@@ -309,6 +314,10 @@ func (hc *conn) close() {
 			hc.sendHeld(d.held, false)
 			d.held = nil
 		}
+	}
+	if ls := hc.ls; ls.outc == hc && len(ls.out) > 0 && !hc.c.Closed() {
+		hc.c.WriteLast(ls.out)
+		ls.out, ls.outc, ls.answerAt = trim(ls.out), nil, 0
 	}
 	hc.ls.flushOut()
 	hc.c.Close()

@@ -147,18 +147,19 @@ type Server struct {
 
 	routes router
 
-	mu      sync.Mutex
-	srv     *evloop.Server
-	loops   []*loopState
-	pool    *workpool.Pool
-	started bool
-	ctx     context.Context // Request.Context's parent
-	cancel  context.CancelFunc
-	served  context.Context // done once Shutdown or Close is: Serve returns
-	finish  context.CancelFunc
-	active  drain.Count            // pooled requests not finished
-	date    atomic.Pointer[[]byte] // loop 0's Date field, for the workers
-	closing atomic.Bool            // Shutdown began; read by workers too
+	mu        sync.Mutex
+	srv       *evloop.Server
+	highWater int // the engine's HighWater (conn.serve)
+	loops     []*loopState
+	pool      *workpool.Pool
+	started   bool
+	ctx       context.Context // Request.Context's parent
+	cancel    context.CancelFunc
+	served    context.Context // done once Shutdown or Close is: Serve returns
+	finish    context.CancelFunc
+	active    drain.Count            // pooled requests not finished
+	date      atomic.Pointer[[]byte] // loop 0's Date field, for the workers
+	closing   atomic.Bool            // Shutdown began; read by workers too
 
 	leaving   drain.Count // connections served by a Protocol that is a Shutdowner
 	finishing drain.Count // requests for fast routes arriving when Shutdown began
@@ -354,6 +355,7 @@ func (s *Server) init(base context.Context) error {
 		return err
 	}
 	s.srv = srv
+	s.highWater = srv.Options().HighWater
 	s.ctx, s.cancel = context.WithCancel(base)
 	s.served, s.finish = context.WithCancel(context.Background())
 	s.pool = workpool.New(s.Workers)
