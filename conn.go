@@ -200,6 +200,10 @@ func (c *Conn) read() {
 		c.finalize(c.opError("read", err))
 		return
 	case n == 0:
+		if c.secure && c.state == open {
+			c.readTLSEOF()
+			return
+		}
 		c.peerClosed()
 		return
 	}

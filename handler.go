@@ -21,7 +21,9 @@ type Handler interface {
 	// err is nil for Close and Abort, io.EOF when the peer closed, and the
 	// error otherwise: a *net.OpError for I/O errors, a *PanicError when a
 	// handler method panicked, ErrCloseTimeout, ErrInboundFull or
-	// ErrShutdown.
+	// ErrShutdown; on a TLS connection, io.ErrUnexpectedEOF when the
+	// peer's FIN cut a record short, and crypto/tls's error when a record
+	// did not decrypt or the peer sent an alert.
 	OnClose(c *Conn, err error)
 }
 

@@ -98,7 +98,7 @@ type tlsWire struct {
 	// handshake's goroutine, woken through ready, takes it.
 	mu    sync.Mutex
 	in    []byte
-	eof   bool // the peer's EOF follows in
+	eof   bool // the peer's EOF follows in (wireLoop: src)
 	shut  bool
 	ready chan struct{}
 	// paused: the loop stopped reading, in being full; the goroutine
@@ -123,6 +123,11 @@ func (w *tlsWire) Read(b []byte) (int, error) {
 			return n, nil
 		case w.mode == wireDetached:
 			return w.nc.Read(b)
+		case w.eof:
+			// The peer's FIN: crypto/tls tells one at a record's
+			// boundary (io.EOF) from one within a record
+			// (io.ErrUnexpectedEOF).
+			return 0, io.EOF
 		}
 		return 0, errWouldBlock
 	}
@@ -446,6 +451,15 @@ func (c *Conn) handshakeDone(err error) {
 			c.tlsEOF(t)
 		}
 	}()
+}
+
+// readTLSEOF handles the peer's FIN on an open TLS connection: its EOF,
+// unless it came within a record, which ends the connection with
+// io.ErrUnexpectedEOF (decryptAndDeliver), as crypto/tls ends it.
+func (c *Conn) readTLSEOF() {
+	t := c.tlsState()
+	t.w.eof = true
+	c.decryptAndDeliver(t, nil)
 }
 
 // readTLS takes what a read brought on a TLS connection.

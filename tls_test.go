@@ -1298,3 +1298,62 @@ func pausedInOnOpen(d time.Duration, resumed func()) *funcHandler {
 		},
 	}
 }
+
+// TestTLSTruncatedRecord: a FIN in the middle of a record ends the
+// connection with io.ErrUnexpectedEOF, as crypto/tls reports it, and
+// the part of the record is not handed on; at a record's boundary a FIN
+// without close_notify is the peer's EOF (TestTLSRequestAndFINWithHandshake).
+// Whether it comes once the connection is open or with the client's last
+// handshake message.
+func TestTLSTruncatedRecord(t *testing.T) {
+	for _, v := range []struct {
+		name   string
+		config *tls.Config
+	}{{"open", testcert.Server()}, {"handshaking", slowVerify(100 * time.Millisecond)}} {
+		t.Run(v.name, func(t *testing.T) {
+			closes := newCloseRecorder()
+			got := make(chan string, 8)
+			h := &funcHandler{
+				data: func(c *Conn) {
+					b, _ := c.Next(-1)
+					got <- string(b)
+					c.Write(b)
+				},
+				close: closes.record,
+			}
+			_, addr := serveTLSConfig(t, h, Options{Loops: 1}, v.config)
+			raw, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer raw.Close()
+			held := &batchConn{Conn: raw}
+			cfg := testcert.Client()
+			cfg.MinVersion = tls.VersionTLS13
+			c := tls.Client(held, cfg)
+			c.SetDeadline(time.Now().Add(10 * time.Second))
+			if err := c.Handshake(); err != nil {
+				t.Fatal(err)
+			}
+			if v.name == "open" {
+				if b, err := roundTrip(c, []byte("whole")); err != nil || string(b) != "whole" {
+					t.Fatalf("round trip: %q, %v", b, err)
+				}
+				<-got
+			}
+			held.hold = true
+			c.Write([]byte("cut short"))
+			record := held.buf
+			raw.Write(record[:len(record)-3])
+			raw.(*net.TCPConn).CloseWrite()
+			if err := closes.next(t); err != io.ErrUnexpectedEOF {
+				t.Fatalf("OnClose: %v, want io.ErrUnexpectedEOF", err)
+			}
+			select {
+			case b := <-got:
+				t.Fatalf("OnData handed %q from a record cut short", b)
+			default:
+			}
+		})
+	}
+}
