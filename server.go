@@ -175,6 +175,7 @@ type Server struct {
 	stopped sync.Once
 
 	handshakes sync.WaitGroup // TLS handshakes' goroutines
+	handshaken chan struct{}  // closed once they have ended, after stopLoops
 }
 
 // loopState is what the reactor keeps per loop. Owned by the loop goroutine
@@ -920,7 +921,11 @@ func (s *Server) StopAccepting() {
 // queued bytes are written first) and returns once every OnClose has run,
 // then stops the loops. If ctx ends first, the connections still open are
 // aborted, their OnClose runs with ErrShutdown, and Shutdown returns
-// ctx.Err(). Shutdown may be called more than once.
+// ctx.Err(). The goroutines of TLS handshakes under way end with their
+// connections; one whose configuration's callback ignores its context
+// (GetCertificate, say) is waited for while ctx lasts, and then Shutdown
+// returns ctx.Err(), leaving it to end when the callback returns.
+// Shutdown may be called more than once.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	if s.shutdown {
@@ -943,7 +948,28 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	err := s.awaitDrained(ctx)
 	s.stopLoops()
+	if herr := s.awaitHandshakes(ctx); err == nil {
+		err = herr
+	}
 	return err
+}
+
+// awaitHandshakes waits, while ctx lasts, for the goroutines of the TLS
+// handshakes to end. Every connection is closed by now, which ends its
+// handshake, unless a callback of its configuration ignores the context
+// crypto/tls gives it: an ACME client's GetCertificate may take minutes.
+func (s *Server) awaitHandshakes(ctx context.Context) error {
+	select {
+	case <-s.handshaken:
+		return nil
+	default:
+	}
+	select {
+	case <-s.handshaken:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // awaitDrained waits until every connection is closed; if ctx ends first,
@@ -1035,7 +1061,11 @@ func (s *Server) stopLoops() {
 			ls.l.Stop()
 		}
 		// Every connection is closed: a handshake still under way has
-		// been told, and its goroutine ends.
-		s.handshakes.Wait()
+		// been told, and its goroutine ends (awaitHandshakes).
+		s.handshaken = make(chan struct{})
+		go func() {
+			s.handshakes.Wait()
+			close(s.handshaken)
+		}()
 	})
 }

@@ -797,6 +797,22 @@ func TestTLSLargeFirstRequest(t *testing.T) {
 	}
 }
 
+// listenTLSUnmanaged starts a server with a TLS listener on a loopback
+// port, which the test shuts down itself.
+func listenTLSUnmanaged(t *testing.T, opts Options, config *tls.Config) (*Server, net.Addr) {
+	t.Helper()
+	srv, err := NewServer(&funcHandler{}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, err := srv.ListenTLS("tcp", "127.0.0.1:0", config)
+	if err != nil {
+		srv.Close()
+		t.Fatal(err)
+	}
+	return srv, addr
+}
+
 // TestTLSHandshakeContextEnds: the context crypto/tls hands the
 // configuration's callbacks (ClientHelloInfo's) ends with the connection:
 // at the handshake's timeout, and at Close, which returns at once though a
@@ -817,15 +833,7 @@ func TestTLSHandshakeContextEnds(t *testing.T) {
 			return &cert, nil
 		}
 	}
-	srv, err := NewServer(&funcHandler{}, Options{Loops: 1, Logger: quietLogger(), HandshakeTimeout: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr, err := srv.ListenTLS("tcp", "127.0.0.1:0", config)
-	if err != nil {
-		srv.Close()
-		t.Fatal(err)
-	}
+	srv, addr := listenTLSUnmanaged(t, Options{Loops: 1, Logger: quietLogger(), HandshakeTimeout: 200 * time.Millisecond}, config)
 	dial := func() {
 		go func() {
 			if c, err := tls.Dial("tcp", addr.String(), testcert.Client()); err == nil {
@@ -1354,6 +1362,54 @@ func TestTLSTruncatedRecord(t *testing.T) {
 				t.Fatalf("OnData handed %q from a record cut short", b)
 			default:
 			}
+		})
+	}
+}
+
+// TestTLSShutdownStuckGetCertificate: Shutdown returns at its context's
+// end with its error, and Close at once, though a handshake's
+// GetCertificate ignores the context it is given (an ACME client
+// issuing a certificate, say); the handshake's goroutine ends when
+// GetCertificate returns.
+func TestTLSShutdownStuckGetCertificate(t *testing.T) {
+	for _, name := range []string{"Shutdown", "Close"} {
+		t.Run(name, func(t *testing.T) {
+			config := testcert.Server()
+			cert := config.Certificates[0]
+			config.Certificates = nil
+			called, release := make(chan struct{}, 1), make(chan struct{})
+			config.GetCertificate = func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+				called <- struct{}{}
+				<-release
+				return &cert, nil
+			}
+			srv, addr := listenTLSUnmanaged(t, Options{Loops: 1, Logger: quietLogger()}, config)
+			dialed := make(chan struct{})
+			go func() {
+				defer close(dialed)
+				if c, err := tls.Dial("tcp", addr.String(), testcert.Client()); err == nil {
+					c.Close()
+				}
+			}()
+			<-called
+			stuck := time.AfterFunc(10*time.Second, func() { close(release) })
+			start := time.Now()
+			if name == "Shutdown" {
+				ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+				defer cancel()
+				if err := srv.Shutdown(ctx); err != context.DeadlineExceeded {
+					t.Errorf("Shutdown: %v, want context.DeadlineExceeded", err)
+				}
+			} else {
+				srv.Close()
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Fatalf("%s took %v, waiting for GetCertificate", name, d)
+			}
+			if stuck.Stop() {
+				close(release)
+			}
+			<-dialed
 		})
 	}
 }
