@@ -48,7 +48,14 @@ const acceptBatch = 128
 func (ln *listener) HandleIO(fd int, ev poll.Flags) {
 	s := ln.s
 	for range acceptBatch {
+		if !s.reserve() {
+			ln.hold()
+			return
+		}
 		nfd, err := acceptConn(ln.fd)
+		if err != nil {
+			s.unreserve()
+		}
 		switch {
 		case err == nil:
 		case errors.Is(err, sock.ErrAgain):
@@ -74,7 +81,7 @@ func (ln *listener) HandleIO(fd int, ev poll.Flags) {
 		if !ln.keeps {
 			target = s.pick(remote)
 		}
-		target.admit()
+		target.nconns.Add(1) // reserve counted it in all
 		if target == ln.ls {
 			target.open(nfd, ln.tls)
 			continue
@@ -113,6 +120,24 @@ func (ln *listener) pause(err error) {
 	ln.s.paused.Add(1)
 	ln.ls.l.Unregister(ln.fd)
 	ln.retryLater("evloop: out of file descriptors; accepting paused", err)
+}
+
+// hold stops accepting while the server is at Options.MaxConns: clients
+// wait in the listen backlog until a connection closes (gone resumes the
+// listener). One that closed as the listener paused, before gone could
+// see the pause, is made up for here.
+func (ln *listener) hold() {
+	if ln.paused || ln.closed {
+		return
+	}
+	ln.paused = true
+	s := ln.s
+	s.paused.Add(1)
+	ln.ls.l.Unregister(ln.fd)
+	s.opts.Logger.Debug("evloop: at MaxConns; accepting paused", "addr", ln.addr, "conns", s.conns.Load())
+	if s.conns.Load() < int64(s.opts.MaxConns) {
+		ln.ls.l.Submit(ln.resume)
+	}
 }
 
 // retryLater has a paused listener resume after a backoff: twice the last

@@ -94,6 +94,12 @@ type Options struct {
 	// MaxOutbound bounds a connection's outbound queue: a Write past it
 	// fails with ErrOutboundFull (default 64 MiB).
 	MaxOutbound int
+	// MaxConns, if positive, bounds the connections open at once: at it,
+	// the listeners accept no more, and clients that connect wait in the
+	// kernel's listen backlog (Listen's, the system's maximum) until a
+	// connection closes, as behind net/http's netutil.LimitListener.
+	// Dialed and adopted connections count, but are not refused.
+	MaxConns int
 	// MaxInbound bounds the bytes a handler may leave unconsumed; past it
 	// the connection closes with ErrInboundFull (default 64 MiB).
 	MaxInbound int
@@ -171,7 +177,7 @@ type Server struct {
 
 	conns   atomic.Int64  // open connections, all loops
 	drained chan struct{} // closed when conns reaches 0 during Shutdown
-	paused  atomic.Int32  // listeners paused for want of fds
+	paused  atomic.Int32  // listeners paused for want of fds, or at MaxConns
 	stopped sync.Once
 
 	handshakes sync.WaitGroup // TLS handshakes' goroutines
@@ -695,15 +701,39 @@ func (ls *loopState) admit() {
 	ls.s.conns.Add(1)
 }
 
-// gone counts down what admit counted, once the connection's fd is closed.
-// It counts down for Shutdown and lets a listener paused for want of fds
-// try again.
-func (ls *loopState) gone() {
-	ls.nconns.Add(-1)
-	s := ls.s
+// reserve counts a connection a listener is about to accept, if there
+// are fewer than Options.MaxConns; the loop that takes it counts it
+// there (nconns). unreserve counts down one that did not come.
+func (s *Server) reserve() bool {
+	bound := int64(s.opts.MaxConns)
+	if bound <= 0 {
+		s.conns.Add(1)
+		return true
+	}
+	for {
+		n := s.conns.Load()
+		if n >= bound {
+			return false
+		}
+		if s.conns.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+func (s *Server) unreserve() {
 	if s.conns.Add(-1) == 0 && s.isShutdown() {
 		s.markDrained()
 	}
+}
+
+// gone counts down what admit counted, once the connection's fd is closed.
+// It counts down for Shutdown and lets a listener paused for want of fds,
+// or at MaxConns, try again.
+func (ls *loopState) gone() {
+	ls.nconns.Add(-1)
+	s := ls.s
+	s.unreserve()
 	if s.paused.Load() > 0 {
 		s.mu.Lock()
 		for _, ln := range s.listeners {

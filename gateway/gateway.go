@@ -72,6 +72,10 @@ type Config struct {
 	// MiB): a client that lets more pile up for 100 ms, or 4 times as
 	// much at any time, is closed with CloseSlowConsumer.
 	MaxOutbound int
+	// MaxConns, if positive, bounds the connections open at once,
+	// WebSocket and HTTP alike: past it, clients wait to be accepted
+	// until one closes (evloop.Options.MaxConns).
+	MaxConns int
 	// UpstreamTimeout bounds the start of an upstream subscription
 	// (default 10s): past it, its subscribers get an error.
 	UpstreamTimeout time.Duration
@@ -180,6 +184,7 @@ func New(cfg Config) (*Gateway, error) {
 	e.up = g.upstream
 	g.engine = e
 	g.http = &http1.Server{Name: "evgate", Logger: cfg.Logger, TLSConfig: cfg.TLSConfig}
+	g.http.Engine.MaxConns = cfg.MaxConns
 	g.http.HandleFastFunc("GET /graphql", func(w *http1.Response, r *http1.Request) {
 		ws.Upgrade(w, r, g, &g.wsOpts)
 	})

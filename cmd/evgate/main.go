@@ -80,6 +80,7 @@ type options struct {
 	noIntro    bool
 	tlsCert    string
 	tlsKey     string
+	maxConns   int
 }
 
 func run(args []string) error {
@@ -97,9 +98,13 @@ func run(args []string) error {
 	fs.BoolVar(&o.noIntro, "no-introspection", false, "refuse queries of __schema and __type, for a schema kept from clients (__typename is still answered)")
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "PEM file of the certificate (its chain after it) to serve https:// and wss:// with; needs --tls-key")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "PEM file of --tls-cert's private key")
+	fs.IntVar(&o.maxConns, "max-conns", 0, "connections open at once, past which clients wait to be accepted until one closes (0: no bound but the process's file descriptors)")
 	fs.StringVar(&o.origins, "allow-origin", "", `browser origins allowed to connect or publish, comma-separated ("*": any; default: the gateway's own)`)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if o.maxConns < 0 {
+		return fmt.Errorf("--max-conns %d: want 0 (no bound) or more", o.maxConns)
 	}
 	if (o.tlsCert == "") != (o.tlsKey == "") {
 		return errors.New("--tls-cert and --tls-key go together")
@@ -140,7 +145,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg := gateway.Config{Schema: schema, NATS: map[string]gateway.Source{"default": src}, NoIntrospection: o.noIntro, Logger: log}
+	cfg := gateway.Config{Schema: schema, NATS: map[string]gateway.Source{"default": src}, NoIntrospection: o.noIntro, MaxConns: o.maxConns, Logger: log}
 	if cert != nil {
 		cfg.TLSConfig = &tls.Config{GetCertificate: cert.get}
 		stopReload := make(chan struct{})

@@ -161,3 +161,33 @@ func stopGracefully(cmd *exec.Cmd) {
 		<-done
 	}
 }
+
+// --max-conns bounds the connections open at once: a client past it
+// waits to be accepted until one closes. A negative bound is refused.
+func TestMaxConns(t *testing.T) {
+	bin := build(t)
+	out, err := exec.Command(bin, "--max-conns", "-1", "--nats-listen", "").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "--max-conns -1") {
+		t.Fatalf("evgate --max-conns -1: %v\n%s", err, out)
+	}
+	addr := freeAddr(t)
+	start(t, bin, "--listen", addr, "--nats-listen", "", "--max-conns", "1")
+	url := "ws://" + addr + "/graphql"
+	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}, HandshakeTimeout: 5 * time.Second}
+	first, _, err := d.Dial(url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting := d
+	waiting.HandshakeTimeout = 500 * time.Millisecond
+	if c, _, err := waiting.Dial(url, nil); err == nil {
+		c.Close()
+		t.Fatal("a client past --max-conns 1 was served")
+	}
+	first.Close()
+	second, _, err := d.Dial(url, nil)
+	if err != nil {
+		t.Fatalf("a client after the first closed: %v", err)
+	}
+	second.Close()
+}
