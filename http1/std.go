@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/evloop/evloop"
@@ -373,11 +374,13 @@ func (sr *stdRequest) run() {
 				sr.s.Logger.Error("http1: panic serving request", "remote", sr.req.RemoteAddr,
 					"panic", v, "stack", string(debug.Stack()))
 			}
+			w.returned.Store(true)
 			w.abort()
 		}
 		sr.done()
 	}()
 	sr.h.ServeHTTP(w, sr.req)
+	w.returned.Store(true)
 	w.finish()
 }
 
@@ -737,6 +740,12 @@ const (
 	sniffLen     = 512       // bytes http.DetectContentType looks at
 )
 
+// errAfterReturn is what a write, flush or hijack of a pooled handler's
+// ResponseWriter returns once the handler returned: its answer is complete,
+// and the connection may be carrying the next. (net/http's server panics
+// or loses the bytes; its ResponseWriter may not be used then.)
+var errAfterReturn = errors.New("http1: ResponseWriter used after the handler returned")
+
 // responseWriter is the http.ResponseWriter of a pooled handler. It
 // gathers the body in a buffer and hands full buffers to the loop with
 // AsyncWrite; a handler that writes faster than the client reads waits.
@@ -776,6 +785,11 @@ type responseWriter struct {
 	// called, got true then.
 	connLost    bool
 	closeNotify chan bool
+
+	// returned: ServeHTTP returned (or panicked). A goroutine of the
+	// handler's that writes, flushes or hijacks later is refused
+	// (errAfterReturn): the connection may be serving its next request.
+	returned atomic.Bool
 }
 
 func newResponseWriter(sr *stdRequest, req *Request) *responseWriter {
@@ -863,6 +877,9 @@ func writeBody[T string | []byte](w *responseWriter, p T) (int, error) {
 	if w.hijacked {
 		return 0, http.ErrHijacked
 	}
+	if w.returned.Load() {
+		return 0, errAfterReturn
+	}
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
 	}
@@ -922,6 +939,9 @@ func (w *responseWriter) Flush() { w.FlushError() }
 func (w *responseWriter) FlushError() error {
 	if w.hijacked {
 		return http.ErrHijacked
+	}
+	if w.returned.Load() {
+		return errAfterReturn
 	}
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
@@ -1358,6 +1378,9 @@ func (w *responseWriter) CloseNotify() <-chan bool {
 func (w *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if w.hijacked {
 		return nil, nil, http.ErrHijacked
+	}
+	if w.returned.Load() {
+		return nil, nil, errAfterReturn
 	}
 	if w.wroteHeader {
 		if err := w.FlushError(); err != nil {

@@ -399,3 +399,39 @@ func TestSwitchWhilePressed(t *testing.T) {
 	want := []http.ConnState{http.StateNew, http.StateActive, http.StateHijacked}
 	cs.expect(t, c, want)
 }
+
+// A goroutine a pooled handler left behind that writes, flushes or
+// hijacks once the handler returned is refused: the connection carries the
+// next request's answer by then, which the late bytes would have broken.
+func TestStdWriteAfterReturn(t *testing.T) {
+	late := make(chan struct{})
+	lateErrs := make(chan []error, 1)
+	srv := &http1.Server{}
+	srv.HandleFunc("/first", func(w http.ResponseWriter, r *http.Request) {
+		w.(http.Flusher).Flush() // the answer is chunked
+		go func() {
+			<-late
+			_, werr := w.Write([]byte(strings.Repeat("x", 5000)))
+			ferr := http.NewResponseController(w).Flush()
+			_, _, herr := http.NewResponseController(w).Hijack()
+			lateErrs <- []error{werr, ferr, herr}
+		}()
+	})
+	srv.HandleFunc("/second", func(w http.ResponseWriter, r *http.Request) {
+		close(late) // the first handler returned before this one runs
+		for i, err := range <-lateErrs {
+			if err == nil {
+				t.Errorf("late call %d (Write, Flush, Hijack) succeeded", i)
+			}
+		}
+		io.WriteString(w, "second")
+	})
+	c := dialRaw(t, serve(t, srv))
+	c.send("GET /first HTTP/1.1\r\nHost: x\r\n\r\nGET /second HTTP/1.1\r\nHost: x\r\n\r\n")
+	if _, body := c.read("GET"); body != "" {
+		t.Errorf("first answer's body %q; want none", body)
+	}
+	if _, body := c.read("GET"); body != "second" {
+		t.Errorf("second answer's body %q; want \"second\"", body)
+	}
+}
