@@ -773,6 +773,7 @@ type responseWriter struct {
 	declared     int64    // Content-Length from the header, or -1
 	trailers     []string // declared in the head's Trailer field
 	written      int64
+	refused      int64  // of written, the bytes refused past declared
 	buf          []byte // buf[chunkReserve:] is body not yet handed over
 
 	mu       sync.Mutex
@@ -893,6 +894,7 @@ func writeBody[T string | []byte](w *responseWriter, p T) (int, error) {
 		// Counted as written, as net/http's server counts it: the
 		// answer is broken, and the writes after it fail too.
 		w.written += int64(len(p))
+		w.refused += int64(len(p))
 		return 0, http.ErrContentLength
 	}
 	if err := w.failed(); err != nil {
@@ -1126,7 +1128,7 @@ func (w *responseWriter) finish() {
 		w.WriteHeader(http.StatusOK)
 	}
 	w.handlerDone = true
-	if w.declared >= 0 && w.written < w.declared && !w.isHead && bodyAllowed(w.status) {
+	if w.declared >= 0 && w.written-w.refused < w.declared && !w.isHead && bodyAllowed(w.status) {
 		// Fewer bytes than declared: the framing is broken; close.
 		w.closeAfter = true
 	}

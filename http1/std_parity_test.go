@@ -354,3 +354,32 @@ func TestStdUnreadBodyAtDiscardLimit(t *testing.T) {
 		}
 	}
 }
+
+// A handler that declared a Content-Length and wrote more than it in one
+// Write, which was refused, sent fewer bytes than declared: as net/http's
+// server, the connection closes after the answer, where the next answer's
+// first bytes would be read as the rest of this one's body.
+func TestStdRefusedOverflowCloses(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/over" {
+			w.Header().Set("Content-Length", "1")
+			io.WriteString(w, "hi") // refused: ErrContentLength
+			return
+		}
+		io.WriteString(w, "next")
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send("GET /over HTTP/1.1\r\nHost: x\r\n\r\nGET /next HTTP/1.1\r\nHost: x\r\n\r\n")
+			resp, err := http.ReadResponse(c.br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.ContentLength != 1 {
+				t.Fatalf("Content-Length %d; want 1", resp.ContentLength)
+			}
+			c.closed()
+		})
+	}
+}
