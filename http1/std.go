@@ -116,10 +116,12 @@ func (hc *conn) startStd(h http.Handler, req *Request) {
 	s.active.Add(1)
 	s.pool.Submit(sr.run)
 	sr.feed()
-	if hc.eof && !sr.bodyDone {
+	if hc.eof {
 		// The client's EOF came while a request before this one was
-		// handled: the rest of the body will not come.
-		sr.finishBody(io.ErrUnexpectedEOF)
+		// handled: it has gone away for this one too, whose context is
+		// cancelled as net/http's server cancels it, and the rest of the
+		// body will not come.
+		sr.clientGone()
 	}
 }
 

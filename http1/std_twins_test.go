@@ -3,6 +3,7 @@ package http1_test
 import (
 	"cmp"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -247,6 +248,33 @@ func TestStdHijackAfterQueuedAnswer(t *testing.T) {
 			}
 			if rest, err := io.ReadAll(c.br); string(rest) != "hijacked\n" || err != nil {
 				t.Errorf("after the hijack: %q, %v", rest, err)
+			}
+		})
+	}
+}
+
+// A client that pipelines two requests and then sends its EOF has gone
+// away for both: as with net/http's server, the second request's context
+// is cancelled too (and CloseNotify tells it), not only the one handled
+// when the EOF came; both are answered.
+func TestStdPipelinedContextAfterEOF(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+			io.WriteString(w, "cancelled")
+		case <-time.After(3 * time.Second):
+			io.WriteString(w, "live")
+		}
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send("GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n")
+			c.nc.(*net.TCPConn).CloseWrite()
+			for _, path := range []string{"/a", "/b"} {
+				if _, body := c.read("GET"); body != "cancelled" {
+					t.Errorf("GET %s: the handler's context %s; want cancelled", path, body)
+				}
 			}
 		})
 	}
