@@ -727,11 +727,21 @@ func (p *bodyPipe) Close() error {
 	return nil
 }
 
-// rest returns the body bytes received and not read, for Hijack.
-func (p *bodyPipe) rest() []byte {
+// takeRest returns the body bytes received and not read, for Hijack,
+// whose reader hands them on: later reads fail, rather than return them
+// again or wait for bytes the hijacked connection now receives, unless
+// the body was read to its end. No "100 Continue" goes out after it.
+func (p *bodyPipe) takeRest() []byte {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return slices.Clone(p.buf[p.off:])
+	rest := slices.Clone(p.buf[p.off:])
+	p.buf, p.off = nil, 0
+	p.expect = false
+	if !p.sawEOF {
+		p.err = http.ErrHijacked
+		p.cond.Broadcast()
+	}
+	return rest
 }
 
 // Sizes of the buffers a pooled handler's answer is written through.
@@ -1419,7 +1429,7 @@ func (w *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	w.hijacked = true
 	var pending []byte
 	if w.sr.body != nil {
-		pending = w.sr.body.rest()
+		pending = w.sr.body.takeRest()
 	}
 	r := io.Reader(d.nc)
 	if len(pending)+len(d.rest) > 0 {

@@ -279,3 +279,44 @@ func TestStdPipelinedContextAfterEOF(t *testing.T) {
 		})
 	}
 }
+
+// A handler that read part of a body, hijacked the connection and then
+// reads the body again: the bytes the hijacked connection's reader gave
+// are not read twice, and the Read does not wait for ever for bytes the
+// hijacked connection now receives, as with net/http's server, whose
+// body and hijacked reader share the connection's buffer.
+func TestStdBodyReadAfterHijack(t *testing.T) {
+	got := make(chan string, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body.Read(make([]byte, 2))
+		nc, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		defer nc.Close()
+		nc.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		hijacked, _ := io.ReadAll(brw)
+		read := make(chan string, 1)
+		go func() {
+			b, _ := io.ReadAll(r.Body)
+			read <- string(b)
+		}()
+		select {
+		case body := <-read:
+			got <- "hijacked " + string(hijacked) + ", body " + body
+		case <-time.After(2 * time.Second):
+			got <- "hijacked " + string(hijacked) + ", body read waits"
+			nc.Close()
+		}
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			c := dialRaw(t, s.addr)
+			c.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabcde")
+			if g, want := <-got, "hijacked cde, body "; g != want {
+				t.Errorf("%q; want %q", g, want)
+			}
+		})
+	}
+}
