@@ -632,6 +632,7 @@ func (p *bodyPipe) release() int64 {
 	defer p.mu.Unlock()
 	n := len(p.buf) - p.off
 	p.buf, p.off, p.closed = nil, 0, true
+	p.cond.Broadcast() // a Read a goroutine of the handler's left waiting fails
 	return int64(n)
 }
 
@@ -671,13 +672,16 @@ func (p *bodyPipe) Read(b []byte) (int, error) {
 	var a alarm
 	// A Read of no bytes waits for none, as net/http's body's does; the
 	// body's end or failure, if it came, is reported all the same.
-	for len(b) > 0 && p.off == len(p.buf) && p.err == nil {
+	for len(b) > 0 && p.off == len(p.buf) && p.err == nil && !p.closed {
 		p.waiting = true
 		a.wait(&p.cond, p.deadline)
 		p.waiting = false
 		p.checkDeadline()
 	}
 	a.stop()
+	if p.closed {
+		return 0, http.ErrBodyReadAfterClose // closed while it waited
+	}
 	if p.off == len(p.buf) {
 		p.sawEOF = p.err == io.EOF
 		p.takeTrailer()
@@ -720,6 +724,7 @@ func (p *bodyPipe) Close() error {
 	defer p.mu.Unlock()
 	p.closed = true
 	p.buf, p.off = nil, 0
+	p.cond.Broadcast() // a Read waiting fails
 	if p.paused {
 		p.paused = false
 		p.sr.c.Submit(p.sr.resume)

@@ -435,3 +435,38 @@ func TestStdWriteAfterReturn(t *testing.T) {
 		t.Errorf("second answer's body %q; want \"second\"", body)
 	}
 }
+
+// A goroutine of a pooled handler's that waits in a Read of the body when
+// the handler returns does not wait for ever, where it waited on, holding
+// a goroutine, as the rest of the body was dropped without it, the
+// connection closed or not. (net/http's server holds its answer until the
+// body has come or the client has gone, and the Read then returns.)
+func TestStdBodyReadWaitingPastHandler(t *testing.T) {
+	firstRead := make(chan struct{})
+	readErr := make(chan error, 1)
+	srv := &http1.Server{}
+	srv.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		go func() {
+			r.Body.Read(make([]byte, 5))
+			close(firstRead)
+			_, err := r.Body.Read(make([]byte, 5)) // the rest has not come
+			readErr <- err
+		}()
+		<-firstRead
+		io.WriteString(w, "done")
+	})
+	c := dialRaw(t, serve(t, srv))
+	c.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabcde")
+	if _, body := c.read("POST"); body != "done" {
+		t.Fatalf("answer %q; want \"done\"", body)
+	}
+	c.nc.Close()
+	select {
+	case err := <-readErr:
+		if !errors.Is(err, http.ErrBodyReadAfterClose) {
+			t.Errorf("Read waiting when the handler returned = %v; want http.ErrBodyReadAfterClose", err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("a Read waiting when the handler returned still waits after the client closed")
+	}
+}
