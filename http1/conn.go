@@ -334,13 +334,13 @@ func (hc *conn) sendHeld(w *responseWriter, keep bool) bool {
 	if !keep {
 		w.closeAfter = true
 	}
-	b := w.take() // the head decides closeAfter
+	b, buf := w.take() // the head decides closeAfter
 	if w.chunked {
 		b = w.appendEnd(b)
 	}
 	hc.ls.flushOut()
 	_, err := hc.c.Write(b)
-	putBuffer(b)
+	putBuffer(buf)
 	hc.writeFailed(err)
 	return !w.closeAfter && !hc.c.Closed()
 }

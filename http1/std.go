@@ -662,7 +662,7 @@ func (p *bodyPipe) Read(b []byte) (int, error) {
 			// after it waits for it (the pipe's lock is not held while
 			// the writer's is taken).
 			p.mu.Unlock()
-			p.sr.w.send(continueResponse)
+			p.sr.w.send(continueResponse, nil)
 			p.mu.Lock()
 			if p.closed {
 				return 0, http.ErrBodyReadAfterClose
@@ -867,7 +867,7 @@ func (w *responseWriter) WriteHeader(code int) {
 		b := appendStatusLine(nil, code)
 		b = appendHeader(b, w.header, "Content-Length", "Transfer-Encoding")
 		b = append(b, "\r\n"...)
-		w.send(b)
+		w.send(b, nil)
 		return
 	}
 	w.wroteHeader = true
@@ -981,17 +981,17 @@ func (w *responseWriter) flush() error {
 		}
 		return err
 	}
-	b := w.take()
+	b, buf := w.take()
 	if b == nil {
 		return w.failed()
 	}
-	return w.sendAndWait(b)
+	return w.sendAndWait(b, buf)
 }
 
-// take returns what goes out next: the head, if it was not sent yet, and
-// the body buffered, framed for the wire. The buffer is the caller's.
-func (w *responseWriter) take() []byte {
-	var b []byte
+// take returns what goes out next, b: the head, if it was not sent yet,
+// and the body buffered, framed for the wire; and buf, the write buffer b
+// lies in, which is the caller's to put back once b is written.
+func (w *responseWriter) take() (b, buf []byte) {
 	if !w.headSent {
 		w.headSent = true
 		noLength := bodyAllowed(w.status) && !w.isHead && w.declared < 0
@@ -1005,12 +1005,14 @@ func (w *responseWriter) take() []byte {
 		}
 		b = w.appendHead(getBuffer()[:0])
 	}
+	buf = b
 	if data := w.body(); len(data) > 0 {
 		if b == nil {
-			b = data
+			b, buf = data, w.buf // data starts past the buffer's start
 			w.buf = nil
 		} else {
 			b = append(b, data...)
+			buf = b
 			putBuffer(w.buf)
 			w.buf = nil
 		}
@@ -1018,7 +1020,7 @@ func (w *responseWriter) take() []byte {
 		putBuffer(w.buf)
 		w.buf = nil
 	}
-	return b
+	return b, buf
 }
 
 // body returns the buffered body framed for the wire: as a chunk when
@@ -1160,7 +1162,8 @@ func (w *responseWriter) finish() {
 		return // the loop sends the answer once the body has ended
 	}
 	if w.flush() == nil && w.chunked {
-		w.send(w.appendEnd(getBuffer()[:0]))
+		end := w.appendEnd(getBuffer()[:0])
+		w.send(end, end)
 	}
 }
 
@@ -1272,18 +1275,17 @@ func (w *responseWriter) abort() {
 	w.aborted = true
 }
 
-// send hands b (from getBuffer, or any slice) to the loop, unless the
-// write deadline has passed. It is checked here again, under the lock the
-// loop's tick takes to fail the bytes in flight: a deadline passing
-// between the caller's check and here found none to fail, and the loop
-// no longer watches it.
-func (w *responseWriter) send(b []byte) {
+// send hands b to the loop, unless the write deadline has passed; buf,
+// if not nil, is the write buffer (from getBuffer) b lies in, put back
+// once b is written or dropped. The deadline is checked here again, under
+// the lock the loop's tick takes to fail the bytes in flight: a deadline
+// passing between the caller's check and here found none to fail, and the
+// loop no longer watches it.
+func (w *responseWriter) send(b, buf []byte) {
 	w.mu.Lock()
 	if w.checkDeadline(); w.timedOut {
 		w.mu.Unlock()
-		if cap(b) == writeBuffer {
-			putBuffer(b)
-		}
+		putBuffer(buf)
 		return
 	}
 	w.inflight += len(b)
@@ -1297,9 +1299,7 @@ func (w *responseWriter) send(b []byte) {
 		w.cond.Broadcast()
 		left := w.inflight
 		w.mu.Unlock()
-		if cap(b) == writeBuffer {
-			putBuffer(b)
-		}
+		putBuffer(buf)
 		if left == 0 && w.sr.sending {
 			w.sr.sent()
 		}
@@ -1326,9 +1326,9 @@ func (w *responseWriter) awaitInflight(limit int) error {
 	return w.err
 }
 
-// sendAndWait sends b, then waits while too much is in flight.
-func (w *responseWriter) sendAndWait(b []byte) error {
-	w.send(b)
+// sendAndWait sends b, in buf, then waits while too much is in flight.
+func (w *responseWriter) sendAndWait(b, buf []byte) error {
+	w.send(b, buf)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.awaitInflight(maxInflight)
@@ -1484,7 +1484,8 @@ func (w *responseWriter) SwitchProtocols(p Protocol) error {
 	w.WriteHeader(http.StatusSwitchingProtocols)
 	w.headSent = true
 	w.proto = p
-	return w.sendAndWait(w.appendHead(getBuffer()[:0]))
+	head := w.appendHead(getBuffer()[:0])
+	return w.sendAndWait(head, head)
 }
 
 // EnableFullDuplex returns nil: a pooled handler may always read the

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -468,5 +469,42 @@ func TestStdBodyReadWaitingPastHandler(t *testing.T) {
 		}
 	case <-time.After(3 * time.Second):
 		t.Fatal("a Read waiting when the handler returned still waits after the client closed")
+	}
+}
+
+// A pooled handler's answer goes out through write buffers that return to
+// their pool once written, the body's as well as the head's: streaming a
+// large answer allocates a small part of its size (less than half with
+// the race detector, whose pools drop some of what they are given), where
+// every 4 KiB of body took a new buffer.
+func TestStdAnswerBuffersReused(t *testing.T) {
+	const size = 4 << 20
+	piece := make([]byte, 1000)
+	srv := &http1.Server{}
+	srv.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		for range size / len(piece) {
+			w.Write(piece)
+		}
+	})
+	c := dialRaw(t, serve(t, srv))
+	get := func() {
+		c.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+		resp, err := http.ReadResponse(c.br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	get() // the pool fills
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const answers = 3
+	for range answers {
+		get()
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / answers; per > size/2 {
+		t.Errorf("an answer of %d KiB allocated %d KiB; want less than half its size", size>>10, per>>10)
 	}
 }
