@@ -1331,7 +1331,20 @@ func (w *responseWriter) sendAndWait(b, buf []byte) error {
 	w.send(b, buf)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.awaitInflight(maxInflight)
+	return w.awaitInflight(w.sr.s.inflightLimit())
+}
+
+// inflightLimit is how many bytes of a pooled answer may wait on the loop
+// before its writer waits for the client: maxInflight, or a quarter of
+// Engine.MaxOutbound if that is less, which leaves room for the buffer
+// sent next, the head, and answers queued before it, so that the loop
+// does not refuse the answer of a handler that merely writes faster than
+// its client reads.
+func (s *Server) inflightLimit() int {
+	if m := s.Engine.MaxOutbound; m > 0 {
+		return min(maxInflight, m/4)
+	}
+	return maxInflight
 }
 
 func (w *responseWriter) failed() error {
