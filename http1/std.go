@@ -849,11 +849,13 @@ func (w *responseWriter) head() http.Header {
 // final answer, they are not sent (RFC 9110 section 15.2).
 func (w *responseWriter) WriteHeader(code int) {
 	if w.hijacked {
-		w.sr.s.Logger.Warn("http1: WriteHeader on a hijacked connection", "remote", w.sr.req.RemoteAddr)
+		w.sr.s.Logger.Warn("http1: WriteHeader on a hijacked connection", "remote", w.sr.remote)
 		return
 	}
 	if w.wroteHeader {
-		w.sr.s.Logger.Warn("http1: superfluous WriteHeader call", "remote", w.sr.req.RemoteAddr, "code", code)
+		// From the address the request kept, not the request, which the
+		// connection lets go of once the handler returned (finished).
+		w.sr.s.Logger.Warn("http1: superfluous WriteHeader call", "remote", w.sr.remote, "code", code)
 		return
 	}
 	checkStatusCode(code)

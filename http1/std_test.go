@@ -537,3 +537,37 @@ func TestStdAnswerWithinMaxOutbound(t *testing.T) {
 		t.Errorf("the handler's write: %v", err)
 	}
 }
+
+// A goroutine a pooled handler left behind that calls WriteHeader once
+// the handler returned is told off in the log, as net/http's server tells
+// it, when the answer waits for the end of a chunked body the handler
+// left unread, where it read the request the connection had let go of and
+// the process crashed.
+func TestStdWriteHeaderAfterHeldAnswer(t *testing.T) {
+	late := make(chan struct{})
+	lateDone := make(chan struct{})
+	srv := &http1.Server{}
+	srv.HandleFunc("/first", func(w http.ResponseWriter, r *http.Request) {
+		go func() {
+			<-late
+			w.WriteHeader(http.StatusInternalServerError)
+			close(lateDone)
+		}()
+		io.WriteString(w, "first") // the body is left unread: the answer waits for its end
+	})
+	srv.HandleFunc("/second", func(w http.ResponseWriter, r *http.Request) {
+		close(late) // the first handler returned, its answer held, before this one runs
+		<-lateDone
+		io.WriteString(w, "second")
+	})
+	c := dialRaw(t, serve(t, srv))
+	c.send("POST /first HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
+	time.Sleep(100 * time.Millisecond) // the handler returns; its answer waits
+	c.send("0\r\n\r\nGET /second HTTP/1.1\r\nHost: x\r\n\r\n")
+	if _, body := c.read("POST"); body != "first" {
+		t.Errorf("first answer's body %q; want \"first\"", body)
+	}
+	if _, body := c.read("GET"); body != "second" {
+		t.Errorf("second answer's body %q; want \"second\"", body)
+	}
+}
