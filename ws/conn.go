@@ -738,12 +738,12 @@ func newMask() [4]byte {
 
 // Ping sends a ping with payload. It fails, sending nothing, for a
 // payload of more than 125 bytes (what a control frame holds), and with
-// ErrClosed once the close handshake began.
+// ErrClosed once the close handshake began or the connection closed.
 func (wc *Conn) Ping(payload []byte) error {
 	if len(payload) > 125 {
 		return errors.New("websocket: ping payload longer than 125 bytes")
 	}
-	if wc.flags&fCloseSent != 0 {
+	if wc.flags&fCloseSent != 0 || wc.c.Closed() {
 		return ErrClosed
 	}
 	return wc.writeFrame(Ping, payload, false)

@@ -1,11 +1,13 @@
 package ws_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
 	"io"
 	"net"
+	"net/http"
 	"testing"
 	"time"
 
@@ -274,6 +276,51 @@ func TestWritesAfterCloseBegan(t *testing.T) {
 		t.Fatalf("message after Close: %q", m.data)
 	default:
 	}
+}
+
+// writesOnClose writes in OnClose, where the connection is gone, and
+// reports what WriteMessage, Ping and Close returned.
+type writesOnClose struct {
+	echo
+	errs chan []error
+}
+
+func (h *writesOnClose) OnClose(c *ws.Conn, err error) {
+	h.errs <- []error{c.WriteMessage(ws.Text, []byte("too late")), c.Ping([]byte("anyone?")), c.Close(ws.CloseNormal, "")}
+}
+
+// In OnClose, WriteMessage, Ping and Close fail with ErrClosed, sending
+// nothing, however the connection ended: a server that went without a
+// close frame, where the client's Ping returned evloop.ErrClosed, which
+// errors.Is does not take for ErrClosed; or a client's Close that ran
+// out of CloseTimeout.
+func TestWritesInOnClose(t *testing.T) {
+	check := func(t *testing.T, errs []error) {
+		t.Helper()
+		for i, name := range []string{"WriteMessage", "Ping", "Close"} {
+			if errs[i] != ws.ErrClosed {
+				t.Errorf("%s in OnClose = %v; want ErrClosed", name, errs[i])
+			}
+		}
+	}
+	t.Run("client, server gone", func(t *testing.T) {
+		gone := fakeServer(t, func(nc net.Conn, br *bufio.Reader, req *http.Request) {
+			io.WriteString(nc, answer101(req, "")) // then closes, without a close frame
+		})
+		h := &writesOnClose{errs: make(chan []error, 1)}
+		dial(t, newDialer(t), "ws://"+gone+"/", h, nil)
+		check(t, recv(t, h.errs, "OnClose"))
+	})
+	t.Run("client, Close timed out", func(t *testing.T) {
+		silent := fakeServer(t, func(nc net.Conn, br *bufio.Reader, req *http.Request) {
+			io.WriteString(nc, answer101(req, ""))
+			io.Copy(io.Discard, br) // never answers the close frame
+		})
+		h := &writesOnClose{errs: make(chan []error, 1)}
+		c := dial(t, newDialer(t), "ws://"+silent+"/", h, &ws.Options{CloseTimeout: 50 * time.Millisecond})
+		c.CloseAsync(ws.CloseNormal, "")
+		check(t, recv(t, h.errs, "OnClose"))
+	})
 }
 
 // readUntilOverflow reads binary messages of 20000 bytes, the i-th of them
