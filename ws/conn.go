@@ -605,6 +605,10 @@ func (wc *Conn) OnClose(c *evloop.Conn, err error) { wc.OnCloseThen(c, err, nil)
 // messages are on the pool is once they are handled, so that the
 // server's and the Dialer's Shutdown wait for it.
 func (wc *Conn) OnCloseThen(c *evloop.Conn, err error, done func()) {
+	// At the peer's EOF an http1 server calls it with the connection
+	// still open, to close it after: closed first, writes in OnClose fail
+	// with ErrClosed, as however else the connection ended.
+	c.Close()
 	wc.msg = nil
 	ce := wc.closeErr
 	if ce == nil {

@@ -290,10 +290,12 @@ func (h *writesOnClose) OnClose(c *ws.Conn, err error) {
 }
 
 // In OnClose, WriteMessage, Ping and Close fail with ErrClosed, sending
-// nothing, however the connection ended: a server that went without a
-// close frame, where the client's Ping returned evloop.ErrClosed, which
-// errors.Is does not take for ErrClosed; or a client's Close that ran
-// out of CloseTimeout.
+// nothing, however the connection ended: a client's EOF without a close
+// frame, where the server's connection was still open in OnClose and all
+// three queued their frames for the client that had gone; a server that
+// went without one, where the client's Ping returned evloop.ErrClosed,
+// which errors.Is does not take for ErrClosed; or a client's Close that
+// ran out of CloseTimeout.
 func TestWritesInOnClose(t *testing.T) {
 	check := func(t *testing.T, errs []error) {
 		t.Helper()
@@ -303,6 +305,17 @@ func TestWritesInOnClose(t *testing.T) {
 			}
 		}
 	}
+	t.Run("server, client's EOF", func(t *testing.T) {
+		for _, workers := range []int{0, 1} {
+			h := &writesOnClose{errs: make(chan []error, 1)}
+			c := dialPooled(t, h, workers)
+			c.nc.(*net.TCPConn).CloseWrite() // no close frame
+			check(t, recv(t, h.errs, "OnClose"))
+			if rest, err := io.ReadAll(c.br); len(rest) > 0 || err != nil {
+				t.Fatalf("workers=%d: after the EOF the server sent %q, %v; want nothing, then EOF", workers, rest, err)
+			}
+		}
+	})
 	t.Run("client, server gone", func(t *testing.T) {
 		gone := fakeServer(t, func(nc net.Conn, br *bufio.Reader, req *http.Request) {
 			io.WriteString(nc, answer101(req, "")) // then closes, without a close frame
