@@ -89,8 +89,8 @@ type dialed struct {
 // Content-Length is at most 4 KiB. A redirect (a 3xx answer) is such a
 // refusal: RFC 6455 lets a client follow it or not, and Dial does not; its
 // Location is in the error's Header. If ctx ends or
-// Dialer.HandshakeTimeout passes first, the error wraps ctx.Err()
-// (context.DeadlineExceeded for the timeout).
+// Dialer.HandshakeTimeout passes before the answer's head has come, the
+// error wraps ctx.Err() (context.DeadlineExceeded for the timeout).
 //
 // Dial connects to the URL's host itself, trying its addresses in turn:
 // no proxy is used, whatever HTTP_PROXY, HTTPS_PROXY or NO_PROXY say
@@ -513,9 +513,14 @@ func (hs *dialing) closed(err error) {
 	}
 }
 
-// cancel fails the dial when its context ended first.
+// cancel fails the dial when its context ended first: as a refusal if
+// one came and its body is still coming.
 func (hs *dialing) cancel(c *evloop.Conn, err error) {
-	if !hs.done {
+	switch {
+	case hs.done:
+	case hs.resp != nil:
+		hs.fail(c, hs.refusal())
+	default:
 		hs.fail(c, fmt.Errorf("websocket: handshake with %s: %w", hs.req.Host, err))
 	}
 }

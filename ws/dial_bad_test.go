@@ -240,6 +240,27 @@ func TestDialBadAnswers(t *testing.T) {
 	})
 }
 
+// A refusal whose body does not all come within HandshakeTimeout fails
+// Dial as a refusal, with its status and header fields, as one whose body
+// the server cut short by closing does: Dial failed with the timeout's
+// error, the refusal unsaid.
+func TestDialRefusalBodyStalls(t *testing.T) {
+	addr := fakeServer(t, func(nc net.Conn, br *bufio.Reader, req *http.Request) {
+		io.WriteString(nc, "HTTP/1.1 403 Forbidden\r\nX-Why: policy\r\nContent-Length: 100\r\n\r\ngo away")
+		io.Copy(io.Discard, br) // the rest never comes
+	})
+	d := &ws.Dialer{HandshakeTimeout: 200 * time.Millisecond}
+	t.Cleanup(func() { d.Close() })
+	c, resp, err := d.Dial(context.Background(), "ws://"+addr+"/", nil, newRecorder(), nil)
+	var herr *ws.HandshakeError
+	if c != nil || !errors.As(err, &herr) || herr.Status != 403 || herr.Header.Get("X-Why") != "policy" {
+		t.Fatalf("Dial = %v, %v; want a *HandshakeError with status 403 and its header fields", c, err)
+	}
+	if resp == nil || resp.StatusCode != 403 {
+		t.Fatalf("Dial's response %v; want the refusal", resp)
+	}
+}
+
 // Frames a server must not send fail the connection with the RFC's close
 // code: the client sends a close frame with it, masked, and OnClose gets
 // it. The bad frames come in the same write as the 101 answer.
