@@ -77,17 +77,23 @@ func parseClose(p []byte) (*CloseError, *CloseError) {
 }
 
 // appendClosePayload appends a close frame's payload for code and reason,
-// the reason cut to fit a control frame (at a character boundary).
+// the reason cut to fit a control frame (closeReason).
 func appendClosePayload(dst []byte, code int, reason string) []byte {
 	if code == CloseNoStatus || code == 0 {
 		return dst
 	}
 	dst = binary.BigEndian.AppendUint16(dst, uint16(code))
+	return append(dst, closeReason(reason)...)
+}
+
+// closeReason returns the part of reason a close frame carries: up to 123
+// bytes, cut at a character boundary.
+func closeReason(reason string) string {
 	if len(reason) > 123 {
 		reason = reason[:123]
 		for len(reason) > 0 && !utf8.ValidString(reason) {
 			reason = reason[:len(reason)-1]
 		}
 	}
-	return append(dst, reason...)
+	return reason
 }

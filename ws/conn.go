@@ -771,7 +771,7 @@ func (wc *Conn) Close(code int, reason string) error {
 		return err
 	}
 	wc.flags |= fCloseSent
-	wc.closeErr = &CloseError{Code: code, Reason: reason}
+	wc.closeErr = &CloseError{Code: code, Reason: closeReason(reason)}
 	wc.writeClose(code, reason)
 	wc.c.AfterFunc(wc.o.closeTimeout(), wc.closeTimedOut)
 	return nil

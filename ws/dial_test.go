@@ -213,7 +213,7 @@ func TestDialCloseHandshake(t *testing.T) {
 
 // Close refuses, sending nothing, a code a close frame may not carry and
 // a reason that is not UTF-8; a reason too long for a control frame is
-// cut at a character boundary.
+// cut at a character boundary, and OnClose has it cut as it was sent.
 func TestCloseArguments(t *testing.T) {
 	srvSide := &echo{}
 	addr := serve(t, srvSide, nil)
@@ -255,7 +255,9 @@ func TestCloseArguments(t *testing.T) {
 	if ce := srvSide.nextClose(t, 0); ce.Code != 4000 || ce.Reason != long[:123] {
 		t.Fatalf("server's OnClose: %v; want 4000 and the reason's first 41 characters", ce)
 	}
-	r.closeCode(t, 4000)
+	if ce := r.closeCode(t, 4000); ce.Reason != long[:123] {
+		t.Fatalf("client's OnClose: reason of %d bytes; want the 123 it sent", len(ce.Reason))
+	}
 }
 
 // A client's messages past MaxMessageSize fail with 1009; its Workers
