@@ -80,7 +80,9 @@ type Options struct {
 	// CloseTimeout bounds the wait for the peer's close frame after Close
 	// (default 5s); on a client, also the wait for the server to close
 	// the TCP connection after the close handshake. A connection whose
-	// peer has not read up to the close frame by then is reset.
+	// peer has not read up to the close frame by then is reset, whether
+	// that frame began the handshake, answered the peer's or failed the
+	// connection.
 	CloseTimeout time.Duration
 
 	once sync.Once
@@ -550,9 +552,6 @@ func (wc *Conn) control(op Opcode, payload []byte) {
 			// Echo the code (RFC 6455 section 5.5.1); none if none came.
 			wc.flags |= fCloseSent
 			wc.writeClose(ce.Code, "")
-			if wc.client {
-				wc.c.AfterFunc(wc.o.closeTimeout(), wc.closeTimedOut)
-			}
 		}
 		if !wc.client {
 			// The server closes the TCP connection first, so that it holds
@@ -685,8 +684,11 @@ func (wc *Conn) writeFrame(op Opcode, payload []byte, rsv1 bool) error {
 // connection's last bytes (evloop.Conn.WriteLast): it goes out after the
 // messages queued before it even when they fill the outbound queue, where
 // it would be dropped and the peer, having read every message, would see
-// the connection end without a close (1006).
+// the connection end without a close (1006). The connection ends
+// CloseTimeout later at the latest (closeTimedOut), whether the frame
+// starts the handshake, answers the peer's or fails the connection.
 func (wc *Conn) writeClose(code int, reason string) {
+	wc.c.AfterFunc(wc.o.closeTimeout(), wc.closeTimedOut)
 	var pb [125]byte
 	var fb [maxHeader + 125]byte
 	var mask *[4]byte
@@ -773,15 +775,16 @@ func (wc *Conn) Close(code int, reason string) error {
 	wc.flags |= fCloseSent
 	wc.closeErr = &CloseError{Code: code, Reason: closeReason(reason)}
 	wc.writeClose(code, reason)
-	wc.c.AfterFunc(wc.o.closeTimeout(), wc.closeTimedOut)
 	return nil
 }
 
-// closeTimedOut ends a close handshake that the peer did not finish within
-// CloseTimeout. A peer that has not even been sent the close frame, still
-// queued behind what it did not read, is reset: closed gracefully, the
-// connection would wait for it to read again, up to the engine's
-// CloseTimeout (30 s by default) of no progress, and a Shutdown with it.
+// closeTimedOut ends a connection CloseTimeout after its close frame was
+// queued: a close handshake the peer did not finish, or a close that
+// waits for the peer to read. A peer that has not even been sent the
+// close frame, still queued behind what it did not read, is reset: closed
+// gracefully, the connection would wait for it to read again, up to the
+// engine's CloseTimeout (30 s by default) of no progress, and a Shutdown
+// with it.
 func (wc *Conn) closeTimedOut() {
 	if wc.c.OutboundBuffered() > 0 {
 		wc.c.Abort()
