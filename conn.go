@@ -353,7 +353,40 @@ func (c *Conn) ResumeReading() {
 		}
 		if t := c.tlsState(); t != nil && (t.held || t.heldEOF) {
 			c.resumeTLS()
+		} else if _, held := c.ls.eofs[c]; held {
+			delete(c.ls.eofs, c)
+			c.ls.l.Submit(func() {
+				if c.state == open {
+					defer c.closeOnPanic()
+					c.ReplayEOF() // held again if paused again
+				}
+			})
 		}
+	}
+}
+
+// ReplayEOF reports again the peer's EOF, which OnReadEOF reported
+// already, once reading is not paused: at once if it is not, else after
+// ResumeReading. A protocol that takes a connection over after its earlier
+// handler was told of the EOF (an HTTP upgrade whose client sent its last
+// bytes and its FIN before the switch) learns of it so in its turn, after
+// the bytes buffered before it, as if the EOF had come after the switch.
+// It does nothing unless the peer's EOF was read and the connection is
+// open. It must be called on the loop.
+func (c *Conn) ReplayEOF() {
+	if c.state != open || c.flags&fReadEOF == 0 {
+		return
+	}
+	switch {
+	case c.flags&fUserPaused == 0:
+		c.peerClosed()
+	case c.secure:
+		c.tlsState().heldEOF = true
+	default:
+		if c.ls.eofs == nil {
+			c.ls.eofs = make(map[*Conn]struct{})
+		}
+		c.ls.eofs[c] = struct{}{}
 	}
 }
 
@@ -1022,6 +1055,9 @@ func (c *Conn) finalizeWith(err, writeErr error) {
 	}
 	if c.secure {
 		delete(ls.tls, c) // after OnClose, which may ask ConnectionState
+	}
+	if len(ls.eofs) > 0 {
+		delete(ls.eofs, c)
 	}
 }
 

@@ -554,10 +554,10 @@ func (hc *conn) switchTo(p Protocol) {
 	}
 	if eof && !c.Closed() {
 		// The client's EOF came before the switch (while a pooled
-		// handler still had the connection): the engine reports it
-		// once, so the protocol learns of it here, after the bytes
-		// before it, as from OnReadEOF.
-		ls.s.OnReadEOF(c)
+		// handler still had the connection): the protocol learns of it
+		// after the bytes before it, as from OnReadEOF, once it reads
+		// (a protocol busy with those bytes may have paused).
+		c.ReplayEOF()
 		return
 	}
 	if leaves && ls.shuttingDown && !c.Closed() {
