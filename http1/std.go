@@ -827,6 +827,12 @@ func newResponseWriter(sr *stdRequest, req *Request) *responseWriter {
 // changes after WriteHeader do not change the answer's head, but for the
 // trailers.
 func (w *responseWriter) Header() http.Header {
+	if w.returned.Load() {
+		// The answer is the server's now, sent from this header even
+		// later if it waits for the body's end (holdForBody): a goroutine
+		// the handler left behind gets one of its own, which goes nowhere.
+		return make(http.Header)
+	}
 	if w.wroteHeader && !w.headSent && w.sent == nil {
 		w.sent = w.header.Clone()
 	}

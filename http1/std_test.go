@@ -571,3 +571,32 @@ func TestStdWriteHeaderAfterHeldAnswer(t *testing.T) {
 		t.Errorf("second answer's body %q; want \"second\"", body)
 	}
 }
+
+// http.Error from a goroutine a pooled handler left behind, once the
+// handler returned and its answer waits for the end of a chunked body it
+// left unread, changes nothing: the header it is given is not the one the
+// loop sends the held answer from, where the two met in one map (a data
+// race, and a crash when a map is written as another reads it).
+func TestStdHeaderAfterHeldAnswer(t *testing.T) {
+	late := make(chan struct{})
+	lateDone := make(chan struct{})
+	srv := &http1.Server{}
+	srv.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		go func() {
+			<-late
+			http.Error(w, "too late", http.StatusServiceUnavailable)
+			close(lateDone)
+		}()
+		io.WriteString(w, "answer") // the body is left unread: the answer waits for its end
+	})
+	c := dialRaw(t, serve(t, srv))
+	c.send("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
+	time.Sleep(100 * time.Millisecond) // the handler returns; its answer waits
+	close(late)
+	<-lateDone
+	c.send("0\r\n\r\n")
+	resp, body := c.read("POST")
+	if resp.StatusCode != http.StatusOK || body != "answer" || resp.Header.Get("X-Content-Type-Options") != "" {
+		t.Errorf("answer %d %q %v; want the handler's, 200 \"answer\"", resp.StatusCode, body, resp.Header)
+	}
+}
