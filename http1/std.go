@@ -379,6 +379,11 @@ func (sr *stdRequest) run() {
 			w.returned.Store(true)
 			w.abort()
 		}
+		if f := sr.req.MultipartForm; f != nil {
+			// The files ParseMultipartForm wrote the request's uploads
+			// to, as net/http's server removes them.
+			f.RemoveAll()
+		}
 		sr.done()
 	}()
 	sr.h.ServeHTTP(w, sr.req)

@@ -3,8 +3,10 @@ package http1_test
 import (
 	"cmp"
 	"io"
+	"mime/multipart"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -317,6 +319,52 @@ func TestStdBodyReadAfterHijack(t *testing.T) {
 			if g, want := <-got, "hijacked cde, body "; g != want {
 				t.Errorf("%q; want %q", g, want)
 			}
+		})
+	}
+}
+
+// The files a pooled handler's ParseMultipartForm wrote a large upload to
+// are removed once the handler returns, as net/http's server removes them,
+// where they stayed in the temporary directory for good.
+func TestStdMultipartFilesRemoved(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseMultipartForm(1); err != nil { // every file to disk
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		f, _, err := r.FormFile("file")
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		f.Close()
+		io.WriteString(w, "uploaded")
+	})
+	for _, s := range serveTwins(t, h, nil, nil) {
+		t.Run(s.name, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Setenv("TMPDIR", dir) // where the multipart reader writes its files
+			var body strings.Builder
+			mw := multipart.NewWriter(&body)
+			fw, _ := mw.CreateFormFile("file", "big.bin")
+			io.WriteString(fw, strings.Repeat("x", 64<<10))
+			mw.Close()
+			resp, err := client(t).Post("http://"+s.addr+"/", mw.FormDataContentType(), strings.NewReader(body.String()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if string(b) != "uploaded" {
+				t.Fatalf("answer %q; want \"uploaded\"", b)
+			}
+			var left []os.DirEntry
+			for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				if left, _ = os.ReadDir(dir); len(left) == 0 {
+					return
+				}
+			}
+			t.Errorf("%d files of the upload left in the temporary directory", len(left))
 		})
 	}
 }
