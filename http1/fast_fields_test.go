@@ -66,3 +66,20 @@ func TestFastResponseFields(t *testing.T) {
 		t.Errorf("HEAD /head: Content-Length %d, body %q; want 1234, none", resp.ContentLength, body)
 	}
 }
+
+// A fast handler's answer with a Content-Encoding gets no sniffed
+// Content-Type, as a pooled handler's does not and net/http's server's
+// does not (Issue 31753): it would name the encoded bytes' type, and a
+// browser would save "application/x-gzip" rather than show the page.
+func TestFastNoSniffWithContentEncoding(t *testing.T) {
+	srv := &http1.Server{}
+	srv.HandleFastFunc("GET /gzip", func(w *http1.Response, r *http1.Request) {
+		w.AddHeader("Content-Encoding", "gzip")
+		w.WriteString("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff")
+	})
+	c := dialRaw(t, serve(t, srv))
+	c.send("GET /gzip HTTP/1.1\r\nHost: x\r\n\r\n")
+	if resp, _ := c.read("GET"); resp.Header["Content-Type"] != nil {
+		t.Errorf("GET /gzip: Content-Type %q sniffed; want none", resp.Header["Content-Type"])
+	}
+}

@@ -28,8 +28,8 @@ func (f FastHandlerFunc) ServeFast(w *Response, r *Request) { f(w, r) }
 // Response is the answer a FastHandler writes: a status, header fields
 // and a body, sent together when the handler returns, with the Date,
 // Content-Length and Connection fields the server sets, and, for a body
-// whose handler set no Content-Type, one from http.DetectContentType, as
-// net/http's server sets it.
+// whose handler set no Content-Type (nor a Content-Encoding), one from
+// http.DetectContentType, as net/http's server sets it.
 type Response struct {
 	hc     *conn
 	req    *Request
@@ -47,6 +47,7 @@ const (
 	rHasType
 	rClose // the handler asked to close the connection
 	rHasLength
+	rEncoded // a Content-Encoding: no Content-Type is sniffed from the encoded bytes
 )
 
 // Status returns the status set by WriteHeader (200 if it was not called).
@@ -133,6 +134,10 @@ func (w *Response) serverField(name, value string) bool {
 		if equalFold(name, "Content-Type") {
 			w.flags |= rHasType
 		}
+	case len("Content-Encoding"):
+		if equalFold(name, "Content-Encoding") && value != "" {
+			w.flags |= rEncoded
+		}
 	case len("Connection"):
 		// The server writes the field for close and keep-alive itself.
 		if equalFold(name, "Connection") {
@@ -209,7 +214,9 @@ func (hc *conn) runFast(h FastHandler, req *Request, keep bool) bool {
 	b = ls.appendHead(b, w.status, req, keep, w.flags)
 	b = append(b, w.fields...)
 	if bodyAllowed(w.status) {
-		if w.flags&rHasType == 0 && len(body) > 0 {
+		// Sniffed as net/http's server sniffs: not for an encoded body,
+		// whose bytes are not the content's.
+		if w.flags&(rHasType|rEncoded) == 0 && len(body) > 0 {
 			b = appendField(b, "Content-Type", http.DetectContentType(body))
 		}
 		switch {
