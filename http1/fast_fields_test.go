@@ -2,6 +2,7 @@ package http1_test
 
 import (
 	"fmt"
+	"net/http"
 	"testing"
 
 	"github.com/evloop/evloop/http1"
@@ -81,5 +82,25 @@ func TestFastNoSniffWithContentEncoding(t *testing.T) {
 	c.send("GET /gzip HTTP/1.1\r\nHost: x\r\n\r\n")
 	if resp, _ := c.read("GET"); resp.Header["Content-Type"] != nil {
 		t.Errorf("GET /gzip: Content-Type %q sniffed; want none", resp.Header["Content-Type"])
+	}
+}
+
+// A Server field a fast handler adds replaces the server's Name, as its
+// Date field replaces the server's and as a pooled handler's Server field
+// does, where the answer carried both.
+func TestFastServerField(t *testing.T) {
+	srv := &http1.Server{Name: "evloop"}
+	srv.HandleFastFunc("GET /", func(w *http1.Response, r *http1.Request) {
+		w.AddHeader("Server", "mine")
+		if r.Query() != nil {
+			w.WriteHeader(http.StatusAccepted) // not the 200 head the loop keeps ready
+		}
+	})
+	c := dialRaw(t, serve(t, srv))
+	for _, path := range []string{"/", "/?202"} {
+		c.send("GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n")
+		if resp, _ := c.read("GET"); fmt.Sprint(resp.Header["Server"]) != "[mine]" {
+			t.Errorf("GET %s: Server %q; want [mine]", path, resp.Header["Server"])
+		}
 	}
 }

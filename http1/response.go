@@ -48,6 +48,7 @@ const (
 	rClose // the handler asked to close the connection
 	rHasLength
 	rEncoded // a Content-Encoding: no Content-Type is sniffed from the encoded bytes
+	rHasServer
 )
 
 // Status returns the status set by WriteHeader (200 if it was not called).
@@ -82,9 +83,9 @@ func checkStatusCode(code int) {
 // Transfer-Encoding are the server's to set (it frames the body it was
 // given), so those are ignored, except a Content-Length in the answer to
 // a HEAD request. A "Connection: close" field closes the connection after
-// the answer; a Date field replaces the server's. CR and LF in a value
-// become spaces and a name that is not a token is ignored, so that no
-// handler can split a response.
+// the answer; a Date or Server field replaces the server's. CR and LF in a
+// value become spaces and a name that is not a token is ignored, so that
+// no handler can split a response.
 func (w *Response) AddHeader(name, value string) {
 	if name == "Content-Type" {
 		w.flags |= rHasType // the usual case, spelt the usual way
@@ -129,6 +130,10 @@ func (w *Response) serverField(name, value string) bool {
 	case len("Date"):
 		if equalFold(name, "Date") {
 			w.flags |= rHasDate
+		}
+	case len("Server"):
+		if equalFold(name, "Server") {
+			w.flags |= rHasServer
 		}
 	case len("Content-Type"):
 		if equalFold(name, "Content-Type") {
@@ -263,7 +268,7 @@ func trim(b []byte) []byte {
 // appendHead appends the status line and the fields the server sets to
 // every answer: Date, Server, Connection.
 func (ls *loopState) appendHead(b []byte, status int, req *Request, keep bool, flags uint8) []byte {
-	if status == http.StatusOK && flags&rHasDate == 0 {
+	if status == http.StatusOK && flags&(rHasDate|rHasServer) == 0 {
 		b = append(b, ls.head200...)
 	} else {
 		b = ls.appendStart(b, status, flags)
@@ -277,14 +282,14 @@ func (ls *loopState) appendHead(b []byte, status int, req *Request, keep bool, f
 	return b
 }
 
-// appendStart appends the status line, the Date field unless the handler
-// set one, and the Server field.
+// appendStart appends the status line, and the Date field and the Server
+// field unless the handler set them.
 func (ls *loopState) appendStart(b []byte, status int, flags uint8) []byte {
 	b = appendStatusLine(b, status)
 	if flags&rHasDate == 0 {
 		b = append(b, ls.date...)
 	}
-	if name := ls.s.Name; name != "" {
+	if name := ls.s.Name; name != "" && flags&rHasServer == 0 {
 		b = appendField(b, "Server", name)
 	}
 	return b
