@@ -238,6 +238,26 @@ func (hc *conn) serve() {
 	}
 }
 
+// waitFirst is a new connection's wait for its first request: bounded by
+// ReadHeaderTimeout where that is shorter than IdleTimeout, as net/http's
+// server bounds its first read. The connection waits in inHead's list,
+// whose deadlines are as far off (it stays idle: the timeout closes it
+// without a 408).
+func (hc *conn) waitFirst() {
+	ls := hc.ls
+	s := ls.s
+	d := s.ReadHeaderTimeout
+	if d <= 0 || s.IdleTimeout > 0 && s.IdleTimeout <= d {
+		hc.enter(idle)
+		return
+	}
+	ls.timeouts.remove(hc)
+	hc.phase = idle
+	hc.began = ls.now
+	hc.deadline = ls.after(d)
+	ls.timeouts.push(hc, inHead)
+}
+
 // waitNext waits for the next request: with IdleTimeout, or, while a
 // pooled answer is still going out under its write deadline, in phase
 // sending until it is written.

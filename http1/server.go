@@ -62,7 +62,10 @@ type Server struct {
 	// the end of its head (default ReadTimeout if set, else 30s; negative:
 	// none); for a head pipelined behind answers a slow client is still
 	// taking, from when they are written (see IdleTimeout). A client that
-	// takes longer gets 408 and the connection closes.
+	// takes longer gets 408 and the connection closes. It also bounds a
+	// new connection's wait for its first byte, where it is shorter than
+	// IdleTimeout, as net/http's server bounds its first read: a client
+	// that connects and sends nothing is closed then, without an answer.
 	ReadHeaderTimeout time.Duration
 	// ReadTimeout bounds the time from a request's first byte to the end
 	// of its body (default: none). A pooled handler may replace it for its
@@ -581,7 +584,7 @@ func (s *Server) OnOpen(c *evloop.Conn) {
 		ls.connCtx[hc] = ctx
 	}
 	hc.connState(http.StateNew)
-	hc.enter(idle)
+	hc.waitFirst()
 }
 
 // OnData implements evloop.Handler.

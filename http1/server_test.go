@@ -527,6 +527,39 @@ func TestTimeouts(t *testing.T) {
 	within("idle connection", start)
 }
 
+// TestSilentConnectionTimeout: a new connection that sends nothing is
+// closed, without an answer, once ReadHeaderTimeout passes, where that is
+// shorter than IdleTimeout, as net/http's server bounds its first read;
+// kept alive after a request, a connection waits IdleTimeout. Beside
+// net/http's server, which does the same.
+func TestSilentConnectionTimeout(t *testing.T) {
+	const header, idle = 200 * time.Millisecond, 3 * time.Second
+	srv := testServer()
+	srv.ReadHeaderTimeout, srv.IdleTimeout = header, idle
+	std := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), ReadHeaderTimeout: header, IdleTimeout: idle}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go std.Serve(ln)
+	defer std.Close()
+	for _, v := range []struct{ name, addr, path string }{{"http1", serve(t, srv), "/fast"}, {"net/http", ln.Addr().String(), "/"}} {
+		silent := dialRaw(t, v.addr)
+		start := time.Now()
+		silent.closed()
+		if took := time.Since(start); took < header || took > header+time.Second {
+			t.Errorf("%s: a silent connection closed after %v; want %v to %v", v.name, took, header, header+time.Second)
+		}
+		kept := dialRaw(t, v.addr)
+		kept.send("GET " + v.path + " HTTP/1.1\r\nHost: x\r\n\r\n")
+		kept.read("GET")
+		kept.nc.SetReadDeadline(time.Now().Add(3 * header))
+		if _, err := kept.br.ReadByte(); !isTimeout(err) {
+			t.Errorf("%s: a kept-alive connection ended before IdleTimeout: %v", v.name, err)
+		}
+	}
+}
+
 // TestReadTimeoutFromFirstByte checks that ReadTimeout runs from a
 // request's first bytes to the end of its body, as net/http's does: a
 // request whose head came slowly has that much less time for its body.
