@@ -104,3 +104,22 @@ func TestFastServerField(t *testing.T) {
 		}
 	}
 }
+
+// A fast handler's 304 carries no Content-Type, as net/http's server
+// drops it from one (RFC 9110 section 15.4.5: a 304 carries no
+// representation metadata but what guides a cache's update), where it
+// went out as the handler added it.
+func TestFastNotModifiedDropsContentType(t *testing.T) {
+	srv := &http1.Server{}
+	srv.HandleFastFunc("GET /", func(w *http1.Response, r *http1.Request) {
+		w.AddHeader("ETag", `"v1"`)
+		w.AddHeader("Content-Type", "text/html")
+		w.WriteHeader(http.StatusNotModified)
+	})
+	c := dialRaw(t, serve(t, srv))
+	c.send("GET / HTTP/1.1\r\nHost: x\r\nIf-None-Match: \"v1\"\r\n\r\n")
+	resp, _ := c.read("GET")
+	if resp.StatusCode != http.StatusNotModified || resp.Header["Content-Type"] != nil || resp.Header.Get("ETag") != `"v1"` {
+		t.Errorf("304: status %d, Content-Type %q, ETag %q; want no Content-Type, the ETag", resp.StatusCode, resp.Header["Content-Type"], resp.Header.Get("ETag"))
+	}
+}

@@ -1,6 +1,7 @@
 package http1
 
 import (
+	"bytes"
 	"net/http"
 	"strconv"
 	"strings"
@@ -217,7 +218,11 @@ func (hc *conn) runFast(h FastHandler, req *Request, keep bool) bool {
 	isHead := string(req.Method) == "HEAD"
 	body := w.body
 	b = ls.appendHead(b, w.status, req, keep, w.flags)
-	b = append(b, w.fields...)
+	if w.status == http.StatusNotModified {
+		b = appendFieldsBut(b, w.fields, "Content-Type")
+	} else {
+		b = append(b, w.fields...)
+	}
 	if bodyAllowed(w.status) {
 		// Sniffed as net/http's server sniffs: not for an encoded body,
 		// whose bytes are not the content's.
@@ -255,6 +260,24 @@ func (hc *conn) runFast(h FastHandler, req *Request, keep bool) bool {
 	ls.out, ls.outc = trim(b), nil
 	hc.writeFailed(err)
 	return keep
+}
+
+// appendFieldsBut appends to b the header fields in fields ("Name:
+// value\r\n" each), leaving out those named name: a 304's Content-Type,
+// which net/http's server drops too.
+func appendFieldsBut(b, fields []byte, name string) []byte {
+	for len(fields) > 0 {
+		end := bytes.IndexByte(fields, '\n') + 1
+		if end == 0 {
+			end = len(fields)
+		}
+		f := fields[:end]
+		fields = fields[end:]
+		if colon := bytes.IndexByte(f, ':'); colon < 0 || !equalFold(string(f[:colon]), name) {
+			b = append(b, f...)
+		}
+	}
+	return b
 }
 
 // trim keeps a scratch buffer for the next request unless it grew large.
