@@ -531,6 +531,8 @@ func (hc *conn) answerOwn(req *Request, status int, allowed string, keep bool) {
 		hc.ls.out = append(b, "Content-Length: 0\r\n\r\n"...)
 	case http.StatusMethodNotAllowed:
 		hc.answerStatus(req, status, keep, "Allow", allowed)
+	case http.StatusTemporaryRedirect:
+		hc.answerStatus(req, status, keep, "Location", allowed)
 	default:
 		hc.answerStatus(req, status, keep)
 	}

@@ -302,3 +302,36 @@ func FuzzNetHTTP(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRoutePath checks the routing of odd paths against net/url and
+// path: a path routePath takes decodes as url.PathUnescape decodes it
+// (escaped slashes aside, which stay), and fails where it fails; the
+// clean form is clean, and a path is clean when it says so.
+func FuzzRoutePath(f *testing.F) {
+	for _, s := range []string{"/", "/a/../b", "//x", "/%61/%2F/./", "/%zz", "/a/b/..", "/%2e%2e/", "/x/%"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		if raw == "" || raw[0] != '/' {
+			return
+		}
+		path, clean, ok := routePath([]byte(raw))
+		want, err := url.PathUnescape(raw)
+		if ok != (err == nil) {
+			t.Fatalf("%q: ok %v; url.PathUnescape: %v", raw, ok, err)
+		}
+		if !ok {
+			return
+		}
+		if got := strings.NewReplacer("%2F", "/", "%2f", "/").Replace(path); got != want && !strings.Contains(want, "%2F") && !strings.Contains(want, "%2f") {
+			t.Fatalf("%q: decoded %q; url.PathUnescape %q", raw, path, want)
+		}
+		c := cleanPath(raw)
+		if (clean == "") != (c == raw) || cleanPath(c) != c {
+			t.Fatalf("%q: clean %q, cleanPath %q, again %q", raw, clean, c, cleanPath(c))
+		}
+		if strings.Contains(c, "//") || strings.Contains(c+"/", "/./") || strings.Contains(c+"/", "/../") {
+			t.Fatalf("%q: cleanPath %q is not clean", raw, c)
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package http1
 
 import (
+	"bytes"
 	"net/http"
 	"slices"
 	"strings"
@@ -80,15 +81,33 @@ func validMethod(m string) bool {
 // methods (allowed then lists them). last is the caller's cache: the set
 // an exact path matched last time, looked at before the map.
 func (rt *router) match(req *Request, last **routeSet) (r *route, status int, allowed string) {
+	if rt.exact == nil && rt.prefixes == nil {
+		return nil, 0, "" // Server.Handler's alone, paths as they came
+	}
 	var set *routeSet
 	var path []byte
 	if *last != nil && string(req.Target) == (*last).path {
 		set = *last // the target is that path, with no query: the usual repeat
 	} else if path = req.Path(); *last != nil && string(path) == (*last).path {
 		set = *last
-	} else if rt.exact != nil {
-		if set = rt.exact[string(path)]; set != nil {
-			*last = set
+	} else {
+		if odd(path) {
+			p, clean, ok := routePath(path)
+			switch {
+			case !ok:
+				return nil, http.StatusBadRequest, ""
+			case clean != "":
+				return nil, http.StatusTemporaryRedirect, rt.redirect(req, clean)
+			}
+			path = []byte(p)
+		}
+		if rt.exact != nil {
+			if set = rt.exact[string(path)]; set != nil {
+				*last = set
+			}
+		}
+		if set == nil && rt.subtreeRoot(req.Method, path) {
+			return nil, http.StatusTemporaryRedirect, rt.redirect(req, string(path))
 		}
 	}
 	if set == nil {
@@ -110,7 +129,7 @@ func (rt *router) match(req *Request, last **routeSet) (r *route, status int, al
 	// registered for POST alone), as with http.ServeMux. If none has,
 	// the answer is 405, allowing the methods of them all.
 	if path == nil {
-		path = req.Path()
+		path = req.Path() // the target was a clean path
 	}
 	sets := []*routeSet{set}
 	for _, s := range rt.prefixes {
@@ -156,4 +175,114 @@ func allowedMethods(sets []*routeSet) string {
 	}
 	slices.Sort(methods)
 	return strings.Join(slices.Compact(methods), ", ")
+}
+
+// odd reports whether a path may not be routed as it is: it has a
+// percent-escape, or may not be clean ("//", "." or ".." segments).
+func odd(path []byte) bool {
+	return len(path) > 0 && path[0] == '/' &&
+		(bytes.IndexByte(path, '%') >= 0 || bytes.Contains(path, []byte("//")) || bytes.Contains(path, []byte("/.")))
+}
+
+// routePath returns the path an odd one is routed by, as http.ServeMux
+// routes it: percent-decoded but for escaped slashes, which stay within
+// their segment; and, if raw is not clean, its clean form, to which the
+// request is redirected, as ServeMux redirects it, so that a path spelt
+// otherwise cannot reach a route other than the one its handler's
+// URL.Path names. ok is false for a malformed escape, which net/http's
+// server refuses (400).
+func routePath(raw []byte) (path, clean string, ok bool) {
+	if path, ok = unescapeRoute(raw); !ok {
+		return "", "", false
+	}
+	if c := cleanPath(string(raw)); c != string(raw) {
+		return path, c, true
+	}
+	return path, "", true
+}
+
+// subtreeRoot reports whether path names, without its trailing slash,
+// a subtree with a route for method: such a request is redirected to
+// the subtree ("/static" to "/static/"), as http.ServeMux redirects it.
+func (rt *router) subtreeRoot(method, path []byte) bool {
+	if len(path) == 0 || path[len(path)-1] == '/' {
+		return false
+	}
+	for _, s := range rt.prefixes {
+		if len(s.path) == len(path)+1 && s.path[:len(path)] == string(path) {
+			return s.lookup(method) != nil
+		}
+	}
+	return false
+}
+
+// redirect returns the Location of a redirect of req to path (escaped as
+// sent), the subtree's root if path names one without its slash, and the
+// request's query.
+func (rt *router) redirect(req *Request, path string) string {
+	if p, ok := unescapeRoute([]byte(path)); ok && rt.exact[p] == nil && rt.subtreeRoot(req.Method, []byte(p)) {
+		path += "/"
+	}
+	if q := req.Query(); len(q) > 0 {
+		path += "?" + string(q)
+	}
+	return path
+}
+
+// unescapeRoute percent-decodes p but for "%2F", which stays as it is; it
+// reports false for a malformed escape.
+func unescapeRoute(p []byte) (string, bool) {
+	b := make([]byte, 0, len(p))
+	for i := 0; i < len(p); i++ {
+		if p[i] != '%' {
+			b = append(b, p[i])
+			continue
+		}
+		if i+2 >= len(p) || unhex(p[i+1]) < 0 || unhex(p[i+2]) < 0 {
+			return "", false
+		}
+		c := byte(unhex(p[i+1])<<4 | unhex(p[i+2]))
+		if c == '/' {
+			b = append(b, p[i:i+3]...)
+		} else {
+			b = append(b, c)
+		}
+		i += 2
+	}
+	return string(b), true
+}
+
+func unhex(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c - 'a' + 10)
+	case 'A' <= c && c <= 'F':
+		return int(c - 'A' + 10)
+	}
+	return -1
+}
+
+// cleanPath is p without empty, "." and ".." segments, with a trailing
+// slash if p has one, as http.ServeMux cleans a path (escaped: "%2e%2e"
+// is not a ".." segment).
+func cleanPath(p string) string {
+	var kept []string
+	for seg := range strings.SplitSeq(p[1:], "/") {
+		switch seg {
+		case "", ".":
+		case "..":
+			if len(kept) > 0 {
+				kept = kept[:len(kept)-1]
+			}
+		default:
+			kept = append(kept, seg)
+		}
+	}
+	clean := "/" + strings.Join(kept, "/")
+	if p[len(p)-1] == '/' && clean != "/" {
+		clean += "/"
+	}
+	return clean
 }

@@ -318,3 +318,73 @@ func TestFastChunkedBodyInPieces(t *testing.T) {
 		}
 	}
 }
+
+// Routes match a path as http.ServeMux matches it: percent-decoded, an
+// escaped slash staying within its segment; a path that is not clean
+// (".", ".." or empty segments) is redirected to its clean form with 301,
+// its query kept; a malformed escape is 400. Beside ServeMux with the same
+// patterns, where a path spelt otherwise reached another route than its
+// handler's r.URL.Path names ("/%61dmin/", "/x/../admin/" past "/admin/").
+func TestRoutePathAsServeMux(t *testing.T) {
+	patterns := []string{"/admin/", "/a/", "/", "/exact"}
+	srv := &http1.Server{}
+	mux := http.NewServeMux()
+	for _, p := range patterns {
+		srv.HandleFastFunc(p, func(w *http1.Response, r *http1.Request) { w.WriteString(p) })
+		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, p) })
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	std := &http.Server{Handler: mux}
+	go std.Serve(ln)
+	defer std.Close()
+	addr := serve(t, srv)
+	ours, theirs := dialRaw(t, addr), dialRaw(t, ln.Addr().String())
+	for _, target := range []string{
+		"/admin/secret", "/%61dmin/secret", "/x/../admin/secret", "/x/..%2Fadmin/secret",
+		"//admin/secret", "/admin/./secret", "/admin/secret/..", "/x/../y?q=1&r=%2F",
+		"/a%2Fb", "/a/b", "/%2561dmin/", "/exact", "/%65xact", "/exact/", "/.well-known/x",
+		"/%zz", "/admin/%", "/a/b/.", "/a/b/..", "/..", "/.", "/a/./", "/admin/..", "/admin/.",
+		"/a/b/../../../c", "/a//", "/a%2F..", "/%2F/", "/a/%2e%2e/admin/", "/admin", "/a", "/exact/..", "/x/../a?q",
+	} {
+		var got, want string
+		for _, side := range []struct {
+			c   *rawConn
+			out *string
+		}{{ours, &got}, {theirs, &want}} {
+			side.c.send("GET " + target + " HTTP/1.1\r\nHost: x\r\n\r\n")
+			resp, body := side.c.read("GET")
+			if resp.StatusCode != 200 {
+				body = ""
+			}
+			*side.out = fmt.Sprintf("%d %q Location %q", resp.StatusCode, body, resp.Header.Get("Location"))
+			if resp.Close {
+				if side.c == ours {
+					ours = dialRaw(t, addr)
+				} else {
+					theirs = dialRaw(t, ln.Addr().String())
+				}
+			}
+		}
+		if got != want {
+			t.Errorf("GET %s: %s; net/http's ServeMux %s", target, got, want)
+		}
+	}
+	// ServeMux escapes an escaped path's "%" again in the Location
+	// ("/%2561dmin/"), naming another path.
+	ours.send("GET /x/../%61dmin/ HTTP/1.1\r\nHost: x\r\n\r\n")
+	if resp, _ := ours.read("GET"); resp.StatusCode != 307 || resp.Header.Get("Location") != "/%61dmin/" {
+		t.Errorf("GET /x/../%%61dmin/: %d, Location %q; want 307 to /%%61dmin/", resp.StatusCode, resp.Header.Get("Location"))
+	}
+
+	// A server without routes hands Handler the path as it came, as
+	// net/http's server does.
+	bare := &http1.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.URL.Path) })}
+	c := dialRaw(t, serve(t, bare))
+	c.send("GET /x/../y HTTP/1.1\r\nHost: x\r\n\r\n")
+	if resp, body := c.read("GET"); resp.StatusCode != 200 || body != "/x/../y" {
+		t.Errorf("GET /x/../y without routes: %d %q; want 200 /x/../y", resp.StatusCode, body)
+	}
+}

@@ -178,8 +178,13 @@ var ErrServerClosed = http.ErrServerClosed
 // match the request's method and path, the one with the longest path
 // wins, and a pattern naming GET matches HEAD too. A path that matches
 // only patterns of other methods is answered 405 with an Allow field
-// naming their methods. Paths
-// are compared as sent, before percent-decoding.
+// naming their methods. Paths are matched as http.ServeMux matches
+// them: percent-decoded (an escaped slash stays within its segment); a
+// path that is not clean (empty, "." or ".." segments) is redirected to
+// its clean form, and a subtree's root without its slash ("/static") to
+// the subtree ("/static/"), with 307 and the query kept; a malformed
+// escape is refused with 400. Handler alone, without patterns, gets the
+// path as it came. A fast handler's Request.Path is the path as sent.
 func (s *Server) HandleFast(pattern string, h FastHandler) {
 	s.routes.add(pattern, route{fast: h})
 }
