@@ -166,7 +166,10 @@ const (
 // Upgrade, or a client's, opened by Dialer.Dial, which masks the frames it
 // sends and refuses masked ones. Its methods run on the loop — in the
 // Handler's methods on the loop, timers, or Submit — except Send,
-// CloseAsync, Submit and the accessors, which any goroutine may call.
+// CloseAsync, Submit and the accessors (Subprotocol, Compressed, Conn,
+// Context), which any goroutine may call; SetContext is not synchronized:
+// set the context in OnOpen, or on the loop while no other goroutine
+// reads it (a pooled OnMessage runs on a worker).
 // Between messages it holds no buffer.
 type Conn struct {
 	c        *evloop.Conn
@@ -240,6 +243,7 @@ func windowTakes(w uint8, n int) bool { return w == 0 || n <= 1<<w }
 func (wc *Conn) Conn() *evloop.Conn { return wc.c }
 
 // SetContext attaches a value of the application's to the connection.
+// It is not synchronized with Context (see Conn).
 func (wc *Conn) SetContext(v any) { wc.ctx = v }
 
 // Context returns the value given to SetContext.
