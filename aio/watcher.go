@@ -472,7 +472,9 @@ func (w *watcher) publish() {
 	w.rmu.Lock()
 	if w.ready == nil {
 		w.ready = w.done
-		w.done = make([]OpResult, 0, cap(w.done))
+		// Room for a batch like this one, not for the largest there was:
+		// a burst's room would be allocated again at every iteration.
+		w.done = make([]OpResult, 0, len(w.ready))
 	} else {
 		w.ready = append(w.ready, w.done...)
 		clear(w.done)
