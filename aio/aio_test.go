@@ -1078,18 +1078,47 @@ func TestBurstResultsReleased(t *testing.T) {
 	roundTrip() // warm up
 	small := roundTrip()
 
-	// Hold the loop while the burst is submitted: its writes all complete
-	// in the iteration that takes them.
 	const burst = 100_000
-	hold := make(chan struct{})
-	w.l.Submit(func() { <-hold })
-	for range burst {
-		w.Write(nil, s, msg)
-	}
-	close(hold)
+	writeBurst(t, w, s, burst)
 	waitN(t, w, burst)
 
 	if big := roundTrip(); big > small+4<<10 {
 		t.Fatalf("a write's round trip allocates %d bytes after a burst of %d; %d before it", big, burst, small)
+	}
+}
+
+// writeBurst submits n one-byte writes on s while the loop is held: they
+// are all taken, and complete, in one iteration.
+func writeBurst(t *testing.T, w *Watcher, s net.Conn, n int) {
+	t.Helper()
+	hold := make(chan struct{})
+	w.l.Submit(func() { <-hold })
+	for range n {
+		if err := w.Write(nil, s, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(hold)
+}
+
+// TestBurstQueuesReleased: once a burst of submissions is over, the
+// Watcher lets go of the room it took, as the loop's task queue does,
+// where it kept it for good.
+func TestBurstQueuesReleased(t *testing.T) {
+	w, c, s := connected(t)
+	go io.Copy(io.Discard, c)
+	const burst = 100_000
+	writeBurst(t, w, s, burst)
+	waitN(t, w, burst)
+	w.Write(nil, s, []byte("x"))
+	waitOne(t, w)
+	caps := make(chan [2]int)
+	w.l.Submit(func() {
+		w.smu.Lock()
+		defer w.smu.Unlock()
+		caps <- [2]int{cap(w.pending), cap(w.taking)}
+	})
+	if got := <-caps; max(got[0], got[1]) > 1<<16 {
+		t.Fatalf("after a burst of %d, the queues hold room for %v; want at most %d each", burst, got, 1<<16)
 	}
 }

@@ -291,6 +291,9 @@ func (w *watcher) take() {
 		}
 		w.startGuarded(cb)
 	}
+	if cap(w.taking) > 1<<16 {
+		w.taking = nil // a burst is over: do not keep its memory
+	}
 }
 
 // startGuarded is start, where a panic in the conn's own methods (its
