@@ -1122,3 +1122,45 @@ func TestBurstQueuesReleased(t *testing.T) {
 		t.Fatalf("after a burst of %d, the queues hold room for %v; want at most %d each", burst, got, 1<<16)
 	}
 }
+
+// TestBurstSwapBuffersReleased: once a burst of reads into the swap
+// buffers is over, the Watcher keeps few spare buffers, where it kept every
+// buffer the burst had taken for good.
+func TestBurstSwapBuffersReleased(t *testing.T) {
+	const bufsize, nconns = 4096, 200
+	w := newWatcher(t, bufsize)
+	ln := listen(t)
+	defer ln.Close()
+	var servers []net.Conn
+	for range nconns {
+		c := dial(t, ln.Addr().String())
+		s, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		if _, err := c.Write(make([]byte, bufsize)); err != nil {
+			t.Fatal(err)
+		}
+		servers = append(servers, s)
+	}
+	// Every read fills a swap buffer of its own, in one iteration.
+	hold := make(chan struct{})
+	w.l.Submit(func() { <-hold })
+	for _, s := range servers {
+		w.Read(nil, s, nil)
+	}
+	close(hold)
+	waitN(t, w, nconns)
+	// Two WaitIOs later, the burst's buffers are past their use.
+	for range 2 {
+		w.Write(nil, servers[0], []byte("x"))
+		waitOne(t, w)
+	}
+	w.rmu.Lock()
+	spare := len(w.free)
+	w.rmu.Unlock()
+	if spare > 4 {
+		t.Fatalf("after a burst of %d reads, %d spare swap buffers are kept; want 4 at most", nconns, spare)
+	}
+}

@@ -156,11 +156,20 @@ func (w *watcher) shutdown() {
 // The swap-buffer bytes of the results it returned before may be reused
 // from this call on. After Close it returns ErrWatcherClosed.
 func (w *watcher) WaitIO() ([]OpResult, error) {
+	w.rmu.Lock()
+	// Spare buffers for as many as the last results pointed into, and two:
+	// the buffers a burst took go back to the garbage collector.
+	n := len(w.held)
+	w.free = append(w.free, w.held...)
+	clear(w.held)
+	w.held = w.held[:0]
+	if len(w.free) > n+2 {
+		clear(w.free[n+2:])
+		w.free = w.free[:n+2]
+	}
+	w.rmu.Unlock()
 	for {
 		w.rmu.Lock()
-		w.free = append(w.free, w.held...)
-		clear(w.held)
-		w.held = w.held[:0]
 		if w.closed.Load() {
 			w.rmu.Unlock()
 			return nil, ErrWatcherClosed
