@@ -1164,3 +1164,28 @@ func TestBurstSwapBuffersReleased(t *testing.T) {
 		t.Fatalf("after a burst of %d reads, %d spare swap buffers are kept; want 4 at most", nconns, spare)
 	}
 }
+
+// TestBurstConnQueueReleased: once a conn's queue of 100,000 writes has
+// drained, the conn lets go of the queue's room, where it kept it until
+// the conn was freed.
+func TestBurstConnQueueReleased(t *testing.T) {
+	w, c, s := connected(t)
+	const burst = 100_000
+	msg := make([]byte, 1000)
+	for range burst {
+		w.Write(nil, s, msg) // the peer does not read yet: most queue
+	}
+	go io.Copy(io.Discard, c)
+	waitN(t, w, burst)
+	room := make(chan int)
+	w.l.Submit(func() {
+		n := 0
+		for _, d := range w.descs {
+			n += cap(d.writers.ops)
+		}
+		room <- n
+	})
+	if got := <-room; got > 1<<16 {
+		t.Fatalf("after %d writes drained, the conn's queue holds room for %d; want at most %d", burst, got, 1<<16)
+	}
+}

@@ -157,9 +157,17 @@ func (q *opQueue) pop() *aiocb {
 	q.ops[q.head] = nil
 	q.head++
 	if q.empty() {
-		q.ops, q.head = q.ops[:0], 0
+		q.reset()
 	}
 	return cb
+}
+
+// reset empties q, and lets go of a burst's memory.
+func (q *opQueue) reset() {
+	q.ops, q.head = q.ops[:0], 0
+	if cap(q.ops) > 1<<16 {
+		q.ops = nil
+	}
 }
 
 func (q *opQueue) remove(cb *aiocb) {
@@ -173,7 +181,7 @@ func (q *opQueue) remove(cb *aiocb) {
 			q.ops[len(q.ops)-1] = nil
 			q.ops = q.ops[:len(q.ops)-1]
 			if q.empty() {
-				q.ops, q.head = q.ops[:0], 0
+				q.reset()
 			}
 			return
 		}
