@@ -996,7 +996,10 @@ func (c *Conn) Detach() (net.Conn, []byte, error) {
 	if c.secure {
 		nc = c.detachTLS(nc)
 	}
-	c.finalize(ErrDetached)
+	// Nothing is left to write: the AsyncWrites still listed (those
+	// written in the flush whose completion detaches, or of nothing)
+	// reached the kernel, and the socket lives on to send them.
+	c.finalizeWith(ErrDetached, nil)
 	return nc, rest, nil
 }
 

@@ -4,6 +4,7 @@ package evloop
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"io"
 	"net"
@@ -187,5 +188,44 @@ func TestEachConn(t *testing.T) {
 	}
 	if total != 5 {
 		t.Fatalf("EachConn saw %d connections, want 5", total)
+	}
+}
+
+// TestDetachInAsyncWriteCompletion: AsyncWrite's done is called with nil
+// once all of b reached the kernel. Two AsyncWrites flushed in one writev,
+// the first's completion detaching the connection (its queue empty, as
+// Detach wants): the second's bytes reached the kernel too, and the
+// detached socket sends them, but its completion was told ErrDetached.
+func TestDetachInAsyncWriteCompletion(t *testing.T) {
+	type result struct {
+		nc  net.Conn
+		err error
+	}
+	detached := make(chan result, 1)
+	second := make(chan error, 1)
+	h := &funcHandler{data: func(c *Conn) {
+		c.Discard(c.InboundBuffered())
+		// Queued behind this handler: both run in the loop's task pass,
+		// and the iteration's flush writes them in one writev.
+		c.AsyncWrite([]byte("first "), func(err error) {
+			nc, _, derr := c.Detach()
+			detached <- result{nc, cmp.Or(err, derr)}
+		})
+		c.AsyncWrite([]byte("second"), func(err error) { second <- err })
+	}}
+	_, addr := serve(t, h, Options{Loops: 1})
+	client := dial(t, addr)
+	io.WriteString(client, "go")
+	r := <-detached
+	if r.err != nil {
+		t.Fatalf("first AsyncWrite's completion: Detach = %v", r.err)
+	}
+	defer r.nc.Close()
+	got := make([]byte, len("first second"))
+	if _, err := io.ReadFull(client, got); err != nil || string(got) != "first second" {
+		t.Fatalf("client read %q, %v; want %q", got, err, "first second")
+	}
+	if err := <-second; err != nil {
+		t.Fatalf("second AsyncWrite, whose bytes the detached socket sent, completed with %v; want nil", err)
 	}
 }
