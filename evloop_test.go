@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -447,4 +448,50 @@ func TestShutdownTwiceAndAfter(t *testing.T) {
 	if _, err := srv.Dial(context.Background(), "tcp", "127.0.0.1:1"); err == nil {
 		t.Error("Dial after Shutdown = nil error")
 	}
+}
+
+// TestShutdownWaitsForConnAcceptedAfterLastClose: Shutdown returns once
+// every OnClose has run. Its last connection gone (reset by the peer)
+// before its listener closed, and a client accepted in between, it
+// counted the server drained at the reset, stopped the loop with the new
+// connection still closing, and that one's OnClose never ran.
+func TestShutdownWaitsForConnAcceptedAfterLastClose(t *testing.T) {
+	var opened, closed atomic.Int32
+	opens := make(chan struct{}, 2)
+	h := &funcHandler{
+		open:  func(*Conn) { opened.Add(1); opens <- struct{}{} },
+		close: func(*Conn, error) { closed.Add(1) },
+	}
+	srv, addr := serve(t, h, Options{Loops: 1})
+	first := dial(t, addr)
+	<-opens
+	// Hold the loop, so that Shutdown's closing of the listener waits.
+	release := make(chan struct{})
+	held := make(chan struct{})
+	srv.Submit(0, func() { close(held); <-release })
+	<-held
+	shut := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		shut <- srv.Shutdown(ctx)
+	}()
+	for deadline := time.Now().Add(5 * time.Second); !srv.isShutdown(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("Shutdown did not begin")
+		}
+	}
+	// Ready for the loop's next wait, in this order: the reset of the
+	// last connection, then a new client in the listener's backlog.
+	first.(*net.TCPConn).SetLinger(0)
+	first.Close()
+	second := dial(t, addr)
+	close(release)
+	if err := <-shut; err != nil {
+		t.Fatalf("Shutdown = %v", err)
+	}
+	if o, c := opened.Load(), closed.Load(); o != c {
+		t.Fatalf("after Shutdown: OnOpen ran %d times, OnClose %d; want as many", o, c)
+	}
+	second.Close()
 }

@@ -173,10 +173,11 @@ type Server struct {
 	mu        sync.Mutex
 	listeners []*listener
 	shutdown  bool
+	draining  bool // Shutdown closed the listeners: no connection comes now
 	deaf      bool // StopAccepting: listeners closed, new ones refused
 
 	conns   atomic.Int64  // open connections, all loops
-	drained chan struct{} // closed when conns reaches 0 during Shutdown
+	drained chan struct{} // closed when conns reaches 0 once Shutdown closed the listeners
 	paused  atomic.Int32  // listeners paused for want of fds, or at MaxConns
 	stopped sync.Once
 
@@ -554,6 +555,12 @@ func (s *Server) isShutdown() bool {
 	return s.shutdown
 }
 
+func (s *Server) isDraining() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.draining
+}
+
 // Unlisten closes the listener bound to addr (as Listen or Addrs returned
 // it) and returns once it is closed; the connections it accepted stay. A
 // Unix socket's file is removed with it, as package net removes it, unless
@@ -723,7 +730,7 @@ func (s *Server) reserve() bool {
 }
 
 func (s *Server) unreserve() {
-	if s.conns.Add(-1) == 0 && s.isShutdown() {
+	if s.conns.Add(-1) == 0 && s.isDraining() {
 		s.markDrained()
 	}
 }
@@ -971,6 +978,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, ln := range listeners {
 		s.onLoop(ln.ls, ln.close)
 	}
+	// Until now a listener may have accepted a connection after the
+	// last one closed: counted drained at that close, the server would
+	// have stopped its loops with the new one open.
+	s.mu.Lock()
+	s.draining = true
+	s.mu.Unlock()
 	for _, ls := range s.loops {
 		s.onLoop(ls, func() { ls.eachConn(func(c *Conn) { c.closeNow(false) }) })
 	}
