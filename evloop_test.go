@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -494,4 +495,53 @@ func TestShutdownWaitsForConnAcceptedAfterLastClose(t *testing.T) {
 		t.Fatalf("after Shutdown: OnOpen ran %d times, OnClose %d; want as many", o, c)
 	}
 	second.Close()
+}
+
+// TestUnlistenLoopInOnOpen: a listener that UnlistenLoop closes in the
+// OnOpen of a connection it just accepted accepts nothing more, where its
+// accept batch went on with the closed fd: it logged the closing as the
+// listener's failure, and accepted from whatever socket took the fd's
+// number meanwhile (here another listener of the process), stealing that
+// socket's client.
+func TestUnlistenLoopInOnOpen(t *testing.T) {
+	var logs syncBuffer
+	var opened atomic.Int32
+	others := make(chan []io.Closer, 1)
+	h := &funcHandler{open: func(c *Conn) {
+		if opened.Add(1) > 1 {
+			return
+		}
+		if err := c.Server().UnlistenLoop(0, c.LocalAddr()); err != nil {
+			t.Errorf("UnlistenLoop: %v", err)
+		}
+		// The process listens elsewhere: its socket takes the lowest
+		// free fd, the number the listener had, and a client connects.
+		other, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Error(err)
+			others <- nil
+			return
+		}
+		peer, err := net.Dial("tcp", other.Addr().String())
+		if err != nil {
+			t.Error(err)
+			others <- []io.Closer{other}
+			return
+		}
+		others <- []io.Closer{other, peer}
+	}}
+	srv, addr := serve(t, h, Options{Loops: 1, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	dial(t, addr)
+	for _, c := range <-others {
+		defer c.Close()
+	}
+	done := make(chan struct{})
+	srv.Submit(0, func() { close(done) }) // after the accept batch
+	<-done
+	if n := opened.Load(); n != 1 {
+		t.Errorf("OnOpen ran %d times after UnlistenLoop closed the listener; want 1", n)
+	}
+	if s := logs.String(); strings.Contains(s, "accept failed") {
+		t.Errorf("UnlistenLoop's close logged as a failure:\n%s", s)
+	}
 }

@@ -48,6 +48,11 @@ const acceptBatch = 128
 func (ln *listener) HandleIO(fd int, ev poll.Flags) {
 	s := ln.s
 	for range acceptBatch {
+		if ln.closed {
+			// Closed by the OnOpen of a connection it accepted
+			// (UnlistenLoop): its fd's number may be another file's now.
+			return
+		}
 		if !s.reserve() {
 			ln.hold()
 			return
