@@ -924,6 +924,11 @@ func (ls *loopState) flushOne(c *Conn) {
 		if v := recover(); v != nil {
 			ls.s.opts.Logger.Error("evloop: panic recovered while flushing", "panic", v, "stack", string(debug.Stack()))
 			c.closeAfterPanic(v)
+			if c.state != closed {
+				// The flush, cut short, kept nothing of the loop's write
+				// arena, which the next iteration reuses.
+				c.keepOutbound()
+			}
 		}
 	}()
 	c.flushDirty()
