@@ -211,13 +211,7 @@ func TestResumeWarnsOncePerBackoff(t *testing.T) {
 	var logs syncBuffer
 	srv, addr := serve(t, &echoHandler{}, Options{Loops: 1, Logger: slogTo(&logs)})
 	const n = 64
-	conns := make([]net.Conn, n)
-	for i := range conns {
-		conns[i] = dial(t, addr)
-		if _, err := roundTrip(conns[i], []byte("x")); err != nil {
-			t.Fatal(err)
-		}
-	}
+	conns := dialEchoed(t, addr, n)
 	refuse.Store(true)
 	outOfFiles.Store(true)
 	late := dial(t, addr) // its accept fails with EMFILE: the listener pauses
@@ -233,4 +227,55 @@ func TestResumeWarnsOncePerBackoff(t *testing.T) {
 	if w := strings.Count(logs.String(), "resuming accept failed"); w > n/4 {
 		t.Errorf("%d closes while resuming failed logged %d warnings; want one per backoff", n, w)
 	}
+}
+
+// TestAcceptStillFailingWarnsOncePerBackoff: while accept goes on failing
+// for want of descriptors (ENFILE: the system's, which a close of the
+// process's own does not give back), the connections that close, each of
+// which has the paused listener try again, add no warning of their own:
+// one is logged per backoff, where each close logged one (and doubled the
+// backoff).
+func TestAcceptStillFailingWarnsOncePerBackoff(t *testing.T) {
+	savedAccept := acceptConn
+	t.Cleanup(func() { acceptConn = savedAccept }) // after the Shutdown below
+	var outOfFiles atomic.Bool
+	var attempts atomic.Int32
+	acceptConn = func(fd int) (int, error) { // on the listener's loop
+		if outOfFiles.Load() {
+			attempts.Add(1)
+			return -1, os.NewSyscallError("accept4", unix.ENFILE)
+		}
+		return savedAccept(fd)
+	}
+	var logs syncBuffer
+	_, addr := serve(t, &echoHandler{}, Options{Loops: 1, Logger: slogTo(&logs)})
+	const n = 64
+	conns := dialEchoed(t, addr, n)
+	outOfFiles.Store(true)
+	late := dial(t, addr) // its accept fails: the listener pauses
+	waitFor(t, "the listener paused", func() bool { return attempts.Load() == 1 })
+	for _, c := range conns {
+		c.Close()
+	}
+	waitFor(t, "an accept for every close", func() bool { return attempts.Load() > n })
+	outOfFiles.Store(false)
+	if got, err := roundTrip(late, []byte("ping")); err != nil || string(got) != "ping" {
+		t.Fatalf("echo once accepting resumed = %q, %v; want ping", got, err)
+	}
+	if w := strings.Count(logs.String(), "out of file descriptors"); w > n/4 {
+		t.Errorf("%d closes while accept failed logged %d warnings; want one per backoff", n, w)
+	}
+}
+
+// dialEchoed dials n clients of an echo server at addr, each answered once.
+func dialEchoed(t *testing.T, addr string, n int) []net.Conn {
+	t.Helper()
+	conns := make([]net.Conn, n)
+	for i := range conns {
+		conns[i] = dial(t, addr)
+		if _, err := roundTrip(conns[i], []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return conns
 }

@@ -78,6 +78,10 @@ func (ln *listener) HandleIO(fd int, ev poll.Flags) {
 			return
 		}
 		ln.backoff = 0
+		if ln.retry != 0 {
+			ln.ls.l.CancelTimer(ln.retry) // accepting again: no backoff now
+			ln.retry = 0
+		}
 		var remote net.Addr
 		if s.opts.LoadBalancing == SourceAddrHash {
 			remote = sock.RemoteAddr(nfd)
@@ -117,6 +121,8 @@ func (ln *listener) fail(err error) {
 }
 
 // pause stops accepting until a connection closes or the backoff ends.
+// Failing again before the backoff's end (a close had it resume), it
+// waits for that end as it was, and says nothing, as resume does.
 func (ln *listener) pause(err error) {
 	if ln.paused || ln.closed {
 		return
@@ -124,7 +130,9 @@ func (ln *listener) pause(err error) {
 	ln.paused = true
 	ln.s.paused.Add(1)
 	ln.ls.l.Unregister(ln.fd)
-	ln.retryLater("evloop: out of file descriptors; accepting paused", err)
+	if ln.retry == 0 {
+		ln.retryLater("evloop: out of file descriptors; accepting paused", err)
+	}
 }
 
 // hold stops accepting while the server is at Options.MaxConns: clients
@@ -176,11 +184,9 @@ func (ln *listener) resume() {
 		}
 		return
 	}
-	ln.ls.l.CancelTimer(ln.retry)
-	ln.retry = 0
 	ln.paused = false
 	ln.s.paused.Add(-1)
-	ln.HandleIO(ln.fd, poll.Readable)
+	ln.HandleIO(ln.fd, poll.Readable) // an accept cancels the backoff's timer
 }
 
 // close stops the listener for good. It runs on the listener's loop.
@@ -188,10 +194,10 @@ func (ln *listener) close() {
 	if ln.closed {
 		return
 	}
+	ln.ls.l.CancelTimer(ln.retry)
 	if ln.paused {
 		ln.paused = false
 		ln.s.paused.Add(-1)
-		ln.ls.l.CancelTimer(ln.retry)
 	} else {
 		ln.ls.l.Unregister(ln.fd)
 	}
