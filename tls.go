@@ -657,29 +657,42 @@ func (c *Conn) ConnectionState() (tls.ConnectionState, bool) {
 	return t.tc.ConnectionState(), true
 }
 
-// encryptv is encrypt for Writev's buffers, n bytes in all: gathered into
-// one record where they fit one (an answer's head and body, say), where each
-// would make a record of its own.
+// encryptv is encrypt for Writev's buffers, n bytes in all: the small
+// ones gathered into chunks, each sealed whole, so that a record holds
+// 1 KiB or more but the last of each seal, as canWrite reckons (an
+// answer's head and body share one), where each buffer made records of
+// its own and many small buffers passed MaxOutbound. A buffer of a chunk
+// or more is sealed as it is.
 func (c *Conn) encryptv(bs [][]byte, n int) (int, error) {
-	if n <= buf.ChunkSize {
-		ch := buf.Get()
-		defer buf.Put(ch)
-		p := ch[:0]
-		for _, b := range bs {
-			p = append(p, b...)
-		}
-		return c.encrypt(p)
-	}
+	ch := buf.Get()
+	defer buf.Put(ch)
+	p := ch[:0]
 	sealed := 0
 	var err error
-	for _, b := range bs {
-		var k int
-		k, err = c.seal(b)
-		sealed += k
-		if err != nil {
-			break
+	seal := func(b []byte) {
+		if len(b) > 0 && err == nil {
+			var k int
+			k, err = c.seal(b)
+			sealed += k
 		}
 	}
+	for _, b := range bs {
+		if len(b) >= len(ch) {
+			seal(p)
+			p = ch[:0]
+			seal(b)
+			continue
+		}
+		for len(b) > 0 {
+			k := copy(ch[len(p):], b)
+			p, b = ch[:len(p)+k], b[k:]
+			if len(p) == len(ch) {
+				seal(p)
+				p = ch[:0]
+			}
+		}
+	}
+	seal(p)
 	if sealed > 0 {
 		c.queued(sealed)
 	}

@@ -943,6 +943,34 @@ func TestTLSOutboundLimit(t *testing.T) {
 	}
 }
 
+// TestTLSOutboundLimitWritev: MaxOutbound bounds the encrypted bytes a
+// Writev queues too: one of many small buffers, more than a chunk in all,
+// whose every buffer was sealed into a record of its own, passed the bound
+// by the records' overhead, which the bound reckons per KiB.
+func TestTLSOutboundLimitWritev(t *testing.T) {
+	const limit = 64 << 10
+	type result struct {
+		err    error
+		queued int
+	}
+	results := make(chan result, 1)
+	h := &funcHandler{data: func(c *Conn) {
+		c.Discard(c.InboundBuffered())
+		bs := make([][]byte, 3000)
+		for i := range bs {
+			bs[i] = make([]byte, 16)
+		}
+		_, err := c.Writev(bs) // 48,000 bytes
+		results <- result{err, c.OutboundBuffered()}
+	}}
+	_, addr := serveTLS(t, h, Options{Loops: 1, MaxOutbound: limit})
+	c := dialTLS(t, addr, nil)
+	c.Write([]byte("go"))
+	if r := <-results; r.err == nil && r.queued > limit {
+		t.Fatalf("Writev of 3,000 buffers of 16 bytes queued %d bytes; MaxOutbound is %d", r.queued, limit)
+	}
+}
+
 // TestTLSBackPressureAbort: a handler that aborts its connection in
 // OnBackPressure, as a TLS write crosses Options.HighWater, has its
 // AsyncWrite completed with ErrAborted, and its Writev of several
