@@ -664,55 +664,62 @@ var (
 // completes the segments that went out.
 func (c *Conn) flush() {
 	ls := c.ls
-	for c.completeEmpty(); c.outLen > 0; c.completeEmpty() {
-		iov := ls.iov[:0]
-		total := 0
-		for i := c.outHead; i < len(c.out) && len(iov) < cap(ls.iov); i++ {
-			if len(c.out[i].b) > 0 {
-				iov = append(iov, c.out[i].b)
-				total += len(c.out[i].b)
+	blocked := c.flags&fWriteArmed != 0 // the socket did not take the queue at once
+	for {
+		for c.completeEmpty(); c.outLen > 0; c.completeEmpty() {
+			iov := ls.iov[:0]
+			total := 0
+			for i := c.outHead; i < len(c.out) && len(iov) < cap(ls.iov); i++ {
+				if len(c.out[i].b) > 0 {
+					iov = append(iov, c.out[i].b)
+					total += len(c.out[i].b)
+				}
 			}
-		}
-		var n int
-		var err error
-		if len(iov) == 1 {
-			n, err = writeFD(int(c.fd), iov[0])
-		} else {
-			n, err = writevFD(int(c.fd), iov)
-		}
-		clear(iov)
-		if err == sock.ErrAgain {
-			c.armWrite(true)
-			return
-		}
-		if err != nil {
-			if errors.Is(err, sock.ErrNoBuffers) {
-				// macOS and the BSDs: the kernel is short of mbufs for a
-				// moment and took nothing. Tried again at the next write
-				// readiness, or, since none may come (the socket has
-				// room), after a while, as the aio face does.
+			var n int
+			var err error
+			if len(iov) == 1 {
+				n, err = writeFD(int(c.fd), iov[0])
+			} else {
+				n, err = writevFD(int(c.fd), iov)
+			}
+			clear(iov)
+			if err == sock.ErrAgain {
 				c.armWrite(true)
-				c.ls.retryWrite(c)
 				return
 			}
-			c.finalize(c.opError("write", err))
-			return
+			if err != nil {
+				if errors.Is(err, sock.ErrNoBuffers) {
+					// macOS and the BSDs: the kernel is short of mbufs for a
+					// moment and took nothing. Tried again at the next write
+					// readiness, or, since none may come (the socket has
+					// room), after a while, as the aio face does.
+					c.armWrite(true)
+					c.ls.retryWrite(c)
+					return
+				}
+				c.finalize(c.opError("write", err))
+				return
+			}
+			c.consume(n)
+			if c.state == closed {
+				return
+			}
+			if n < total {
+				c.armWrite(true) // the socket is full: wait, rather than try again now
+				c.drained()
+				return
+			}
 		}
-		c.consume(n)
+		c.armWrite(false)
+		c.drained()
 		if c.state == closed {
 			return
 		}
-		if n < total {
-			c.armWrite(true) // the socket is full: wait, rather than try again now
-			c.drained()
-			return
+		if c.outLen == 0 {
+			break
 		}
-	}
-	blocked := c.flags&fWriteArmed != 0
-	c.armWrite(false)
-	c.drained()
-	if c.state == closed {
-		return
+		// OnBackPressure(false) queued more: written now, and OnWritten
+		// waits for the queue to be empty.
 	}
 	if blocked && c.state == open {
 		if wh, ok := c.ls.h.(WrittenHandler); ok {

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/evloop/evloop/internal/sock"
 )
 
 // writtenHandler counts OnWritten and, when its data handler is asked
@@ -127,4 +129,41 @@ func waitClosed(t *testing.T, closed <-chan error) error {
 		t.Fatal("no OnClose")
 	}
 	return nil
+}
+
+// TestWrittenAfterBackPressureWrites: OnWritten runs once the queue is
+// empty again, after the bytes OnBackPressure(false) queued as the queue
+// drained, where it ran with them still queued.
+func TestWrittenAfterBackPressureWrites(t *testing.T) {
+	const size = 2000
+	saved := writeFD
+	t.Cleanup(func() { writeFD = saved }) // after the Shutdown below
+	var full atomic.Bool
+	full.Store(true)
+	writeFD = func(fd int, p []byte) (int, error) { // on the loop
+		if len(p) == size && full.CompareAndSwap(true, false) {
+			return 0, sock.ErrAgain // the socket is full: the queue waits
+		}
+		return saved(fd, p)
+	}
+	h := &writtenHandler{}
+	h.data = func(c *Conn) {
+		c.Discard(c.InboundBuffered())
+		c.Write(make([]byte, size)) // past HighWater
+	}
+	h.bp = func(c *Conn, paused bool) {
+		if !paused {
+			c.Write([]byte("more"))
+		}
+	}
+	_, addr := serve(t, h, Options{Loops: 1, HighWater: size / 2})
+	c := dial(t, addr)
+	c.Write([]byte("go"))
+	if _, err := io.ReadFull(c, make([]byte, size+len("more"))); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "OnWritten", func() bool { return h.written.Load() > 0 })
+	if n, q := h.written.Load(), h.queued.Load(); n != 1 || q != 0 {
+		t.Fatalf("OnWritten ran %d times, the queue at %d bytes; want once, empty", n, q)
+	}
 }
