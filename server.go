@@ -949,7 +949,8 @@ func (ls *loopState) guard(what string, fn func()) {
 // closed; Listen and Serve fail with ErrClosed afterwards. Connections,
 // dialed and adopted ones included, are not affected. It is the first step
 // of a shutdown that lets connections finish their work before Shutdown
-// closes them.
+// closes them. It waits for the loops, so it must not be called on one
+// (from a handler, a timer or a task): there, hand it to a goroutine.
 func (s *Server) StopAccepting() {
 	s.mu.Lock()
 	s.deaf = true
@@ -968,7 +969,9 @@ func (s *Server) StopAccepting() {
 // connections; one whose configuration's callback ignores its context
 // (GetCertificate, say) is waited for while ctx lasts, and then Shutdown
 // returns ctx.Err(), leaving it to end when the callback returns.
-// Shutdown may be called more than once.
+// Shutdown may be called more than once. It waits for the loops, so it
+// must not be called on one (from a handler, a timer or a task): there,
+// hand it to a goroutine.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	if s.shutdown {
@@ -1048,7 +1051,8 @@ func (s *Server) markDrained() {
 }
 
 // Close shuts the server down at once: connections are aborted as by a
-// Shutdown whose context has ended.
+// Shutdown whose context has ended. Like Shutdown, it must not be called
+// on a loop.
 func (s *Server) Close() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
