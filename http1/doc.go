@@ -35,7 +35,9 @@
 // Where a client sees a difference: an answer the handler did not flush
 // gets Content-Length up to 4 KiB (net/http's server: 2 KiB, then
 // chunked); Hijack sends the body written before it, and its reader
-// gives a chunked body's bytes decoded; a body read through
+// gives the body's bytes received and not read (a chunked body's
+// decoded), then the connection's as they come (the rest of a chunked
+// body in its framing, as net/http's gives them); a body read through
 // http.MaxBytesReader past its limit leaves the connection open (the rest
 // is dropped as any unread body is, the answer framed as it must be),
 // where net/http's server closes it.
