@@ -85,7 +85,7 @@ const maxFilterDepth = 32
 
 // compileFilter compiles the directive's condition (the *ast.Value of its
 // "condition" argument, from the schema) for one subscription's arguments,
-// which are what gqlparser's ArgumentMap gives. Each condition object must
+// which are what argumentValues gives. Each condition object must
 // set exactly one of AND, IN, NOT and OR; AND and OR must list at least one
 // condition; a list or an object among the values, or a placeholder that
 // cannot be rendered, is an error. A nil cond compiles to a nil filter.

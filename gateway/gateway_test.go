@@ -1066,3 +1066,49 @@ func TestFetchPanicIsAnError(t *testing.T) {
 		t.Errorf("ResolvePanics, UpstreamErrors = %d, %d; want 1, 0", n, m)
 	}
 }
+
+func TestInputFieldDefaultsEverywhere(t *testing.T) {
+	schema, err := ParseSchema(testSchema + `
+input Range { from: Int! to: Int = 10 }
+input Outer { r: Range! = {from: 2} }
+extend type Subscription {
+  ranged(r: Range = {from: 3}, o: Outer): Employee! @edfs__natsSubscribe(subjects: ["ranged.{{ args.r.to }}"])
+}
+extend type Mutation {
+  setRange(r: Range!): edfs__PublishResult! @edfs__natsPublish(subject: "ranged.set")
+}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _, _ := startGateway(t, func(c *Config) { c.Schema = schema })
+	// An input object's fields take their defaults whether it comes in a
+	// variable's value, a literal, a variable's default or an argument's
+	// default, as graphql-js's valueFromAST and coerceInputValue give them.
+	tests := []struct {
+		query string
+		vars  map[string]any
+		args  string
+	}{
+		{`subscription($r: Range) { ranged(r: $r) { id } }`, map[string]any{"r": map[string]any{"from": json.Number("1")}}, `{"r":{"from":1,"to":10}}`},
+		{`subscription { ranged(r: {from: 1}) { id } }`, nil, `{"r":{"from":1,"to":10}}`},
+		{`subscription($r: Range = {from: 1}) { ranged(r: $r) { id } }`, nil, `{"r":{"from":1,"to":10}}`},
+		{`subscription { ranged { id } }`, nil, `{"r":{"from":3,"to":10}}`},
+		{`subscription($to: Int) { ranged(r: {from: 1, to: $to}) { id } }`, nil, `{"r":{"from":1,"to":10}}`},
+		{`subscription { ranged(o: {}) { id } }`, nil, `{"o":{"r":{"from":2,"to":10}},"r":{"from":3,"to":10}}`},
+		{`subscription($o: Outer) { ranged(o: $o) { id } }`, map[string]any{"o": map[string]any{}}, `{"o":{"r":{"from":2,"to":10}},"r":{"from":3,"to":10}}`},
+		{`mutation { setRange(r: {from: 1}) { success } }`, nil, `{"r":{"from":1,"to":10}}`},
+	}
+	for _, tc := range tests {
+		op, errs := g.prepare(&request{Query: tc.query, Variables: tc.vars})
+		if errs != nil {
+			t.Errorf("%s: %v; want the arguments %s", tc.query, errs, tc.args)
+			continue
+		}
+		if got, _ := json.Marshal(op.args); string(got) != tc.args {
+			t.Errorf("%s: arguments %s; want %s", tc.query, got, tc.args)
+		}
+		if strings.HasPrefix(tc.query, "subscription") && (len(op.subjects) != 1 || op.subjects[0] != "ranged.10") {
+			t.Errorf("%s: subjects %v; want [ranged.10]", tc.query, op.subjects)
+		}
+	}
+}

@@ -261,7 +261,7 @@ func (g *Gateway) prepare(r *request) (*operation, gqlerror.List) {
 	if o.bind == nil {
 		return nil, gqlerror.List{gqlerror.ErrorPosf(o.root.Position, "Field %q has no event binding.", o.root.Name)}
 	}
-	o.args = o.root.ArgumentMap(vars)
+	o.args = argumentValues(g.schema.ast, o.root, vars)
 	proj, perr := compileProjection(g.schema.ast, nodes, vars)
 	if perr != nil {
 		return nil, gqlerror.List{asGQLError(perr)}

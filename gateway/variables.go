@@ -43,12 +43,7 @@ func coerceVariables(schema *ast.Schema, op *ast.OperationDefinition, given map[
 		v, ok := given[def.Variable]
 		switch {
 		case !ok && def.DefaultValue != nil:
-			d, err := def.DefaultValue.Value(nil)
-			if err != nil {
-				c.errs = append(c.errs, gqlerror.ErrorPosf(def.Position, "%s", err.Error()))
-				continue
-			}
-			vars[def.Variable] = d
+			vars[def.Variable], _ = literalValue(schema, def.DefaultValue, def.Type, nil)
 		case !ok:
 			if def.Type.NonNull {
 				c.errs = append(c.errs, gqlerror.ErrorPosf(def.Position, "Variable \"$%s\" of required type \"%s\" was not provided.", def.Variable, def.Type))
@@ -158,12 +153,7 @@ func (c *coercion) coerceObject(v any, def *ast.Definition, path string) any {
 		case ok:
 			out[f.Name] = c.coerce(fv, f.Type, path+"."+f.Name)
 		case f.DefaultValue != nil:
-			d, err := f.DefaultValue.Value(nil)
-			if err != nil {
-				c.fail(v, path, err.Error())
-				continue
-			}
-			out[f.Name] = d
+			out[f.Name], _ = literalValue(c.schema, f.DefaultValue, f.Type, nil)
 		case f.Type.NonNull:
 			c.fail(v, path, `Field "`+f.Name+`" of required type "`+f.Type.String()+`" was not provided.`)
 		}
@@ -214,4 +204,77 @@ func coerceScalar(name string, v any) (any, string) {
 		}
 	}
 	return v, ""
+}
+
+// argumentValues returns field's arguments as the spec's
+// CoerceArgumentValues gives them, from its literals, vars (coerced by
+// coerceVariables) and its arguments' defaults: an argument neither given
+// nor defaulted is left out.
+func argumentValues(schema *ast.Schema, field *ast.Field, vars map[string]any) map[string]any {
+	out := make(map[string]any)
+	if field.Definition == nil {
+		return out
+	}
+	for _, def := range field.Definition.Arguments {
+		var v any
+		ok := false
+		if arg := field.Arguments.ForName(def.Name); arg != nil {
+			v, ok = literalValue(schema, arg.Value, def.Type, vars)
+		}
+		if !ok && def.DefaultValue != nil {
+			v, ok = literalValue(schema, def.DefaultValue, def.Type, nil)
+		}
+		if ok {
+			out[def.Name] = v
+		}
+	}
+	return out
+}
+
+// literalValue returns the value of the validated literal v of type t, as
+// graphql-js's valueFromAST makes it: an input object's fields not given
+// (or given an unset variable) take their defaults, at any depth, as they
+// do in a variable's value; a single value for a list is a list of one.
+// ok is false when v is absent or an unset variable without a default.
+func literalValue(schema *ast.Schema, v *ast.Value, t *ast.Type, vars map[string]any) (any, bool) {
+	if v == nil {
+		return nil, false
+	}
+	switch v.Kind {
+	case ast.Variable:
+		x, ok := vars[v.Raw]
+		return x, ok
+	case ast.NullValue:
+		return nil, true
+	}
+	if t.Elem != nil {
+		if v.Kind != ast.ListValue {
+			x, _ := literalValue(schema, v, t.Elem, vars)
+			return []any{x}, true
+		}
+		items := make([]any, len(v.Children))
+		for i, c := range v.Children {
+			items[i], _ = literalValue(schema, c.Value, t.Elem, vars)
+		}
+		return items, true
+	}
+	if def := schema.Types[t.NamedType]; v.Kind == ast.ObjectValue && def != nil && def.Kind == ast.InputObject {
+		out := make(map[string]any, len(def.Fields))
+		for _, f := range def.Fields {
+			var x any
+			ok := false
+			if c := v.Children.ForName(f.Name); c != nil {
+				x, ok = literalValue(schema, c, f.Type, vars)
+			}
+			if !ok && f.DefaultValue != nil {
+				x, ok = literalValue(schema, f.DefaultValue, f.Type, nil)
+			}
+			if ok {
+				out[f.Name] = x
+			}
+		}
+		return out, true
+	}
+	x, err := v.Value(vars)
+	return x, err == nil
 }
