@@ -9,7 +9,7 @@ import (
 	"maps"
 	"runtime/debug"
 	"slices"
-	"strings"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -175,25 +175,35 @@ func (e *engine) goUpstream(f func()) {
 	}()
 }
 
-// triggerKey is what makes two subscriptions share a trigger.
+// triggerKey is what makes two subscriptions share a trigger. Each part
+// is written after its length, so that no subject or header value, which
+// may come from a client and hold any byte, can spell another set of them.
 func triggerKey(src providerKey, field string, subjects []string, stream *StreamConfig, headers map[string]string) string {
-	var b strings.Builder
-	b.WriteString(src.String())
-	b.WriteByte(0)
-	b.WriteString(field)
-	for _, s := range slices.Sorted(slices.Values(subjects)) {
-		b.WriteByte(0)
-		b.WriteString(s)
+	var b []byte
+	part := func(s string) {
+		b = strconv.AppendInt(b, int64(len(s)), 10)
+		b = append(b, ':')
+		b = append(b, s...)
+	}
+	part(src.String())
+	part(field)
+	sorted := slices.Sorted(slices.Values(subjects))
+	b = strconv.AppendInt(b, int64(len(sorted)), 10)
+	b = append(b, 's')
+	for _, s := range sorted {
+		part(s)
 	}
 	if stream != nil {
-		b.WriteByte(0)
-		b.WriteString(stream.StreamName + "/" + stream.ConsumerName)
+		b = append(b, 'j')
+		part(stream.StreamName)
+		part(stream.ConsumerName)
 	}
+	b = append(b, 'h')
 	for _, k := range slices.Sorted(maps.Keys(headers)) {
-		b.WriteByte(1)
-		b.WriteString(k + ":" + headers[k])
+		part(k)
+		part(headers[k])
 	}
-	return b.String()
+	return string(b)
 }
 
 // add places sub in its trigger, starting the trigger if it is new. It

@@ -1112,3 +1112,37 @@ extend type Mutation {
 		}
 	}
 }
+
+func TestTriggersOfDifferentSubjectsNotShared(t *testing.T) {
+	schema, err := ParseSchema(testSchema + `
+extend type Subscription {
+  pair(a: String!, b: String!): Employee! @edfs__natsSubscribe(subjects: ["p.{{ args.a }}", "p.{{ args.b }}"])
+}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, src, addr := startGateway(t, func(c *Config) { c.Schema = schema })
+	// The subjects p.x\x00p.y and p.z, then p.x and p.y\x00p.z: written one
+	// after another with the same separator, they spell the same.
+	const q = `subscription($a: String!, $b: String!) { pair(a: $a, b: $b) { id } }`
+	first := dial(t, addr, ProtocolTransportWS)
+	first.init()
+	first.send(fmt.Sprintf(`{"id":"1","type":"subscribe","payload":{"query":%q,"variables":{"a":"x\u0000p.y","b":"z"}}}`, q))
+	waitFor(t, "the first upstream subscription", func() bool { return src.Subscribers("p.z") == 1 })
+	second := dial(t, addr, ProtocolTransportWS)
+	second.init()
+	second.send(fmt.Sprintf(`{"id":"1","type":"subscribe","payload":{"query":%q,"variables":{"a":"x","b":"y\u0000p.z"}}}`, q))
+	waitFor(t, "two subscriptions", func() bool { return g.Stats().Subscriptions.Load() == 2 })
+	if n := g.Stats().Triggers.Load(); n != 2 {
+		t.Fatalf("Triggers = %d; want 2, one for each set of subjects", n)
+	}
+	waitFor(t, "the second upstream subscription", func() bool { return src.Subscribers("p.x") == 1 })
+	publish(t, src, "p.z", `{"id":"z"}`)
+	publish(t, src, "p.x", `{"id":"x"}`)
+	if got, want := first.readRaw(), `{"id":"1","type":"next","payload":{"data":{"pair":{"id":"z"}}}}`; got != want {
+		t.Errorf("first client got %s; want %s", got, want)
+	}
+	if got, want := second.readRaw(), `{"id":"1","type":"next","payload":{"data":{"pair":{"id":"x"}}}}`; got != want {
+		t.Errorf("second client got %s; want %s", got, want)
+	}
+}
