@@ -1146,3 +1146,22 @@ extend type Subscription {
 		t.Errorf("second client got %s; want %s", got, want)
 	}
 }
+
+func TestIntLiteralsWithin32Bits(t *testing.T) {
+	g, _, _ := startGateway(t, nil)
+	// As a variable's value is held to 32 bits (TestVariablesCoerced), so
+	// is a literal, in an argument or a variable's default.
+	for _, q := range []string{
+		`subscription { filtered(ids: [1, 3000000000]) { id } }`,
+		`subscription($ids: [Int!]! = [3000000000]) { filtered(ids: $ids) { id } }`,
+		`subscription { filtered(ids: -2147483649) { id } }`,
+	} {
+		_, errs := g.prepare(&request{Query: q})
+		if len(errs) != 1 || !strings.HasPrefix(errs[0].Message, "Int cannot represent non 32-bit signed integer value: ") {
+			t.Errorf("%s: errors %v; want Int cannot represent non 32-bit signed integer value", q, errs)
+		}
+	}
+	if _, errs := g.prepare(&request{Query: `subscription { filtered(ids: [-2147483648, 2147483647]) { id } }`}); errs != nil {
+		t.Errorf("the bounds of Int: %v", errs)
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
 	"github.com/vektah/gqlparser/v2/validator"
+	"github.com/vektah/gqlparser/v2/validator/core"
+	"github.com/vektah/gqlparser/v2/validator/rules"
 )
 
 // request is a GraphQL request: the payload of a subscribe (or start)
@@ -127,7 +129,7 @@ func parse(docs *cache[*parsed], schema *ast.Schema, query string) *parsed {
 	doc, err := parser.ParseQuery(&ast.Source{Input: query})
 	if err != nil {
 		p.errs = gqlerror.List{asGQLError(err)}
-	} else if errs := validator.ValidateWithRules(schema, doc, nil); len(errs) > 0 {
+	} else if errs := validator.ValidateWithRules(schema, doc, validationRules); len(errs) > 0 {
 		p.errs = errs
 	} else if err := singleRootField(doc); err != nil {
 		p.errs = gqlerror.List{err}
@@ -137,6 +139,27 @@ func parse(docs *cache[*parsed], schema *ast.Schema, query string) *parsed {
 	docs.put(query, p)
 	return p
 }
+
+// validationRules are the specification's rules as gqlparser has them,
+// and the 32-bit range of Int literals, which its rule for values of the
+// correct type checks only for literals past 64 bits.
+var validationRules = func() *rules.Rules {
+	r := rules.NewDefaultRules()
+	r.AddRule("IntLiteralsWithin32Bits", func(observers *core.Events, addError core.AddErrFunc) {
+		observers.OnValue(func(_ *core.Walker, v *ast.Value) {
+			if v.Kind != ast.IntValue || v.Definition == nil || v.Definition.Kind != ast.Scalar || v.Definition.Name != "Int" {
+				return
+			}
+			if _, err := strconv.ParseInt(v.Raw, 10, 64); err != nil {
+				return // past 64 bits: the rule for values of the correct type says so
+			}
+			if _, err := strconv.ParseInt(v.Raw, 10, 32); err != nil {
+				addError(core.Message("Int cannot represent non 32-bit signed integer value: %s", v.String()), core.At(v.Position))
+			}
+		})
+	})
+	return r
+}()
 
 type parsed struct {
 	doc  *ast.QueryDocument
