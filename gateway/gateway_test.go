@@ -1165,3 +1165,37 @@ func TestIntLiteralsWithin32Bits(t *testing.T) {
 		t.Errorf("the bounds of Int: %v", errs)
 	}
 }
+
+func TestOneOfVariables(t *testing.T) {
+	schema, err := ParseSchema(testSchema + `
+input Pick @oneOf { id: ID, name: String }
+extend type Subscription {
+  picked(p: Pick!): Employee! @edfs__natsSubscribe(subjects: ["picked"])
+}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _, _ := startGateway(t, func(c *Config) { c.Schema = schema })
+	const q = `subscription($p: Pick!) { picked(p: $p) { id } }`
+	// As graphql-js's coerceInputValue holds a variable's value for a
+	// OneOf input object to what its literals are held to.
+	tests := []struct{ vars, err string }{
+		{`{"p":{"id":"1"}}`, ""},
+		{`{"p":{"id":"1","name":"Ada"}}`, `Variable "$p" got invalid value { id: "1", name: "Ada" }; Exactly one key must be specified for OneOf type "Pick".`},
+		{`{"p":{}}`, `Variable "$p" got invalid value {}; Exactly one key must be specified for OneOf type "Pick".`},
+		{`{"p":{"name":null}}`, `Variable "$p" got invalid value null at "p.name"; Field "name" must be non-null.`},
+	}
+	for _, tc := range tests {
+		var vars map[string]any
+		if err := json.Unmarshal([]byte(tc.vars), &vars); err != nil {
+			t.Fatal(err)
+		}
+		_, errs := g.prepare(&request{Query: q, Variables: vars})
+		switch {
+		case tc.err == "" && errs != nil:
+			t.Errorf("%s: %v; want no error", tc.vars, errs)
+		case tc.err != "" && (len(errs) != 1 || errs[0].Message != tc.err):
+			t.Errorf("%s: %v; want the error %s", tc.vars, errs, tc.err)
+		}
+	}
+}

@@ -27,7 +27,8 @@ const maxVariableErrors = 50
 //     literal argument is). A numeric string is no number.
 //   - An enum value is a string spelled as one of the enum's values.
 //   - An input object is an object with no field its type lacks, and
-//     its missing fields take their defaults.
+//     its missing fields take their defaults; a OneOf input object's has
+//     exactly one field, not null.
 //   - A custom scalar is taken as it came.
 //
 // Variables op does not define are left out.
@@ -161,6 +162,18 @@ func (c *coercion) coerceObject(v any, def *ast.Definition, path string) any {
 	for _, k := range sortedKeys(obj) {
 		if def.Fields.ForName(k) == nil {
 			c.fail(v, path, `Field "`+k+`" is not defined by type "`+def.Name+`".`)
+		}
+	}
+	if def.Directives.ForName("oneOf") != nil {
+		switch len(out) {
+		case 1:
+			for k, x := range out {
+				if x == nil {
+					c.fail(nil, path+"."+k, `Field "`+k+`" must be non-null.`)
+				}
+			}
+		default:
+			c.fail(v, path, `Exactly one key must be specified for OneOf type "`+def.Name+`".`)
 		}
 	}
 	return out
