@@ -311,14 +311,25 @@ func (e *engine) started(t *trigger, cancel func(), err error) {
 // connection closed for good, its consumer gone): its subscribers are
 // told with an error, as the protocol has an operation that cannot go on
 // end, rather than wait for events that will not come; a client that
-// subscribes again starts a new trigger.
+// subscribes again starts a new trigger. A source that ends it with no
+// error has no more events for it: its subscribers complete.
 func (e *engine) ended(t *trigger, err error) {
+	if err == nil {
+		e.log.Info("gateway: upstream subscription completed", "subjects", t.subjects)
+		e.endAll(t, func(s *subscriber) { s.s.complete(s) })
+		return
+	}
 	e.log.Warn("gateway: upstream subscription ended", "subjects", t.subjects, "err", err)
 	e.failAll(t, "upstream subscription ended: "+err.Error())
 }
 
 // failAll ends every subscriber of t with an error saying msg, and t.
 func (e *engine) failAll(t *trigger, msg string) {
+	e.endAll(t, func(s *subscriber) { s.s.fail(s, gqlerror.List{gqlerror.Errorf("%s", msg)}) })
+}
+
+// endAll ends every subscriber of t with end, run on its loop, and t.
+func (e *engine) endAll(t *trigger, end func(*subscriber)) {
 	if t.dead {
 		return
 	}
@@ -330,7 +341,7 @@ func (e *engine) failAll(t *trigger, msg string) {
 			}
 			ls.submit(func() {
 				for _, s := range subs {
-					s.s.fail(s, gqlerror.List{gqlerror.Errorf("%s", msg)})
+					end(s)
 				}
 			})
 		}

@@ -423,6 +423,15 @@ func (s *session) fail(sub *subscriber, errs gqlerror.List) {
 	s.send(s.appendError(nil, sub.id, errs))
 }
 
+// complete sends complete for sub, which ends it.
+func (s *session) complete(sub *subscriber) {
+	if sub.done {
+		return
+	}
+	s.end(sub)
+	s.send(s.appendComplete(nil, sub.id))
+}
+
 // slowGrace is how long a connection's outbound queue may stay past
 // Config.MaxOutbound: a burst of events queued within one loop iteration
 // passes it before the loop writes any of it, which is no sign of a slow

@@ -11,8 +11,9 @@ type Source interface {
 	// Subscribe starts delivering the events published on subjects to
 	// deliver, until cancel is called, or until the source ends the
 	// subscription by itself (its connection closed for good, its
-	// consumer gone): then ended is called once, with why, after the last
-	// deliver, and nothing follows; cancel may still be called. deliver
+	// consumer gone): then ended is called once, with why (nil: the
+	// subscription is complete, its subscribers get complete), after the
+	// last deliver, and nothing follows; cancel may still be called. deliver
 	// is called for one subscription's events one at a time, in order, on
 	// the source's goroutines; data is the caller's to keep. stream, if
 	// not nil, asks for a durable consumer where the source has them (NATS

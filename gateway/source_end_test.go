@@ -32,6 +32,23 @@ func TestUpstreamEnds(t *testing.T) {
 	}
 }
 
+// A source that ends a subscription with no error (a nil why) has no
+// more events for it: each subscriber gets complete, and its id is free.
+// Before, the engine's loop panicked on the nil error, and the client
+// was told nothing and kept waiting.
+func TestUpstreamEndsWithoutError(t *testing.T) {
+	g, src, addr := startGateway(t, nil)
+	c := dialSubscribe(t, addr, "1", "subscription { employeeUpdated(id: 1) { id } }")
+	waitFor(t, "the upstream subscription", func() bool { return src.Subscribers("employee.1") == 1 })
+	src.End("employee.1", nil)
+	if got, want := c.readRaw(), `{"id":"1","type":"complete"}`; got != want {
+		t.Fatalf("after the upstream ended: %s; want %s", got, want)
+	}
+	waitFor(t, "the trigger to end", func() bool { return g.Stats().Triggers.Load() == 0 && g.Stats().Subscriptions.Load() == 0 })
+	c.send(`{"id":"1","type":"subscribe","payload":{"query":"subscription { employeeUpdated(id: 1) { id } }"}}`)
+	waitFor(t, "the upstream subscription again", func() bool { return src.Subscribers("employee.1") == 1 })
+}
+
 // NATS: a core subscription ends when its connection closes for good; a
 // JetStream one when its consumer is deleted. Each subscriber gets an
 // error naming why.
