@@ -15,7 +15,7 @@ import (
 
 // initToken returns the token of a connection_init payload: its "token"
 // field, or an "Authorization" (or "authorization") field of the form
-// "Bearer <token>", at the top or under "headers", where Apollo's and
+// "Bearer <token>" (the scheme in any case), at the top or under "headers", where Apollo's and
 // graphql-ws's clients put connection parameters.
 func initToken(p map[string]any) string {
 	for _, m := range []map[string]any{p, asMap(p["headers"])} {
@@ -23,10 +23,9 @@ func initToken(p map[string]any) string {
 			return t
 		}
 		for _, k := range []string{"Authorization", "authorization"} {
-			if v, ok := m[k].(string); ok {
-				if t, ok := strings.CutPrefix(v, "Bearer "); ok {
-					return strings.TrimSpace(t)
-				}
+			// The scheme is a case-insensitive token (RFC 9110, 11.1).
+			if v, ok := m[k].(string); ok && len(v) > 7 && strings.EqualFold(v[:7], "Bearer ") {
+				return strings.TrimSpace(v[7:])
 			}
 		}
 	}

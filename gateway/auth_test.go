@@ -135,3 +135,20 @@ func TestAllowOrigins(t *testing.T) {
 		}
 	}
 }
+
+// The authentication scheme is a case-insensitive token (RFC 9110,
+// section 11.1): "bearer" and "BEARER" name the same scheme as "Bearer".
+func TestInitTokenSchemeAnyCase(t *testing.T) {
+	for _, tc := range []struct {
+		payload map[string]any
+		want    string
+	}{
+		{map[string]any{"Authorization": "bearer d"}, "d"},
+		{map[string]any{"headers": map[string]any{"Authorization": "BEARER e"}}, "e"},
+		{map[string]any{"Authorization": "Bearerf"}, ""},
+	} {
+		if got := initToken(tc.payload); got != tc.want {
+			t.Errorf("initToken(%v) = %q; want %q", tc.payload, got, tc.want)
+		}
+	}
+}
