@@ -1113,11 +1113,15 @@ extend type Mutation {
 	}
 }
 
-func TestTriggersOfDifferentSubjectsNotShared(t *testing.T) {
-	schema, err := ParseSchema(testSchema + `
+// pairSchema is testSchema with a field of two subjects, each from an
+// argument.
+const pairSchema = testSchema + `
 extend type Subscription {
   pair(a: String!, b: String!): Employee! @edfs__natsSubscribe(subjects: ["p.{{ args.a }}", "p.{{ args.b }}"])
-}`)
+}`
+
+func TestTriggersOfDifferentSubjectsNotShared(t *testing.T) {
+	schema, err := ParseSchema(pairSchema)
 	if err != nil {
 		t.Fatal(err)
 	}

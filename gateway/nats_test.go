@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -323,5 +324,41 @@ func TestJetStreamRedeliverySkipped(t *testing.T) {
 		if delivered := len(got) > n; delivered != tc.delivered || !m.acked || m.naked {
 			t.Errorf("deliver(seq %d): delivered %v, acked %v, refused %v; want delivered %v, acked", tc.seq, delivered, m.acked, m.naked, tc.delivered)
 		}
+	}
+}
+
+// Subjects that render to the same subject are subscribed to once: two
+// NATS subscriptions on one subject would deliver each event twice.
+func TestSameSubjectTwiceDeliversOnce(t *testing.T) {
+	ns := startNATS(t)
+	schema, err := ParseSchema(pairSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewNATSSource(natsConn(t, ns), "twice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, addr := serve(t, Config{Schema: schema, NATS: map[string]Source{"default": src}})
+	c := dialSubscribe(t, addr, "1", `subscription { pair(a: "x", b: "x") { id } }`)
+	waitFor(t, "the upstream subscription", func() bool { return triggersStarted(g) == 1 })
+	pub := natsConn(t, ns)
+	pub.Publish("p.x", []byte(`{"id":"1"}`))
+	pub.Publish("p.x", []byte(`{"id":"2"}`))
+	pub.Flush()
+	var got []string
+	for {
+		msg, err := c.tryRead(500 * time.Millisecond)
+		if err != nil {
+			break
+		}
+		got = append(got, msg)
+	}
+	want := []string{
+		`{"id":"1","type":"next","payload":{"data":{"pair":{"id":"1"}}}}`,
+		`{"id":"1","type":"next","payload":{"data":{"pair":{"id":"2"}}}}`,
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %q;\nwant %q", got, want)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -307,7 +308,11 @@ func (g *Gateway) prepare(r *request) (*operation, gqlerror.List) {
 		if err != nil {
 			return nil, gqlerror.List{gqlerror.ErrorPosf(o.root.Position, "%s", err.Error())}
 		}
-		o.subjects = append(o.subjects, subj)
+		// Templates that render alike name one subject, subscribed to
+		// once: twice, NATS would deliver each event twice.
+		if !slices.Contains(o.subjects, subj) {
+			o.subjects = append(o.subjects, subj)
+		}
 	}
 	if b.filter != nil {
 		f, err := compileFilter(b.filter, o.args)
