@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -360,5 +361,32 @@ func TestSameSubjectTwiceDeliversOnce(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %q;\nwant %q", got, want)
+	}
+}
+
+// A subject past what a NATS protocol line holds, rendered from a
+// client's argument, is refused: sent, the server answers "maximum
+// control line exceeded", on which nats.go closes the connection for
+// good, ending every other subscription. Before, one client could do
+// that with a long id.
+func TestLongSubjectRefused(t *testing.T) {
+	ns := startNATS(t)
+	g, addr := startNATSGateway(t, ns, "long")
+	c := dialSubscribe(t, addr, "1", `subscription { employeeUpdated(id: 1) { id } }`)
+	waitFor(t, "the upstream subscription", func() bool { return triggersStarted(g) == 1 })
+	long := strings.Repeat("a", 5000)
+	d := dialSubscribe(t, addr, "2", fmt.Sprintf(`subscription { employeeUpdated(id: %q) { id } }`, long))
+	if m := d.read(); m["type"] != "error" {
+		t.Fatalf("subscription to a long subject: %v; want an error", m)
+	}
+	d.send(fmt.Sprintf(`{"id":"3","type":"subscribe","payload":{"query":%q}}`, fmt.Sprintf(`mutation { updateEmployee(id: %q, name: "x") { success } }`, long)))
+	if got := d.readRaw(); !strings.Contains(got, "publish failed") {
+		t.Fatalf("publish to a long subject: %s; want publish failed", got)
+	}
+	pub := natsConn(t, ns)
+	pub.Publish("employee.1", []byte(`{"id":"1"}`))
+	pub.Flush()
+	if got, want := c.readRaw(), `{"id":"1","type":"next","payload":{"data":{"employeeUpdated":{"id":"1"}}}}`; got != want {
+		t.Fatalf("the other subscription after: %s; want %s", got, want)
 	}
 }

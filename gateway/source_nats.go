@@ -320,12 +320,22 @@ func (s *NATSSource) Publish(ctx context.Context, subject string, data []byte) e
 	return s.nc.FlushWithContext(ctx)
 }
 
+// maxSubjectLen bounds a subject so that the protocol lines that carry it
+// (SUB, PUB, and MSG with a reply subject) fit in NATS's 4,096 bytes: past
+// them the server answers "maximum control line exceeded", and nats.go
+// closes the connection for good, every subscription on it.
+const maxSubjectLen = 1024
+
 // checkSubject refuses a subject that is empty, has empty tokens or white
 // space, or wildcards: a subject rendered from a client's arguments must
-// not widen a subscription to other subjects.
+// not widen a subscription to other subjects; nor one longer than
+// maxSubjectLen, which would close the connection.
 func checkSubject(subj string) error {
 	if subj == "" {
 		return errors.New("empty subject")
+	}
+	if len(subj) > maxSubjectLen {
+		return fmt.Errorf("subject of %d bytes is longer than %d", len(subj), maxSubjectLen)
 	}
 	for _, tok := range strings.Split(subj, ".") {
 		if tok == "" || tok == "*" || tok == ">" || strings.ContainsAny(tok, " \t\r\n") {
