@@ -163,7 +163,9 @@ func TestJetStream(t *testing.T) {
 }
 
 func TestSubjectsChecked(t *testing.T) {
-	for _, s := range []string{"", "a..b", "a.*", "a.>", "a b", ">"} {
+	// Control characters too: a NUL would let two different sets of
+	// subjects name one durable consumer (consume joins them with NULs).
+	for _, s := range []string{"", "a..b", "a.*", "a.>", "a b", ">", "a\x00b", "a\x01", "a.\x7f"} {
 		if checkSubject(s) == nil {
 			t.Errorf("checkSubject(%q) = nil; want an error", s)
 		}

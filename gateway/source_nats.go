@@ -326,10 +326,12 @@ func (s *NATSSource) Publish(ctx context.Context, subject string, data []byte) e
 // closes the connection for good, every subscription on it.
 const maxSubjectLen = 1024
 
-// checkSubject refuses a subject that is empty, has empty tokens or white
-// space, or wildcards: a subject rendered from a client's arguments must
-// not widen a subscription to other subjects; nor one longer than
-// maxSubjectLen, which would close the connection.
+// checkSubject refuses a subject that is empty, has empty tokens, white
+// space or control characters, or wildcards: a subject rendered from a
+// client's arguments must not widen a subscription to other subjects (nor
+// hold a NUL, which separates subjects where consume names a durable
+// consumer); nor one longer than maxSubjectLen, which would close the
+// connection.
 func checkSubject(subj string) error {
 	if subj == "" {
 		return errors.New("empty subject")
@@ -338,7 +340,7 @@ func checkSubject(subj string) error {
 		return fmt.Errorf("subject of %d bytes is longer than %d", len(subj), maxSubjectLen)
 	}
 	for _, tok := range strings.Split(subj, ".") {
-		if tok == "" || tok == "*" || tok == ">" || strings.ContainsAny(tok, " \t\r\n") {
+		if tok == "" || tok == "*" || tok == ">" || strings.ContainsFunc(tok, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
 			return fmt.Errorf("subject %q is not a valid NATS subject", subj)
 		}
 	}
