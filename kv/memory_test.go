@@ -126,3 +126,33 @@ func TestCompatMemoryErrors(t *testing.T) {
 		{"MEMORY", "NOSUCH"},
 	})
 }
+
+// TestLargeReplyReleased: the buffer a 32 MiB reply was written in is let
+// go once it is sent, as Redis frees a client's reply list, where the
+// writer kept its capacity and the server held the largest reply it had
+// ever sent, the key deleted and the client gone.
+func TestLargeReplyReleased(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	rc := dialRaw(t, addr)
+	rc.do("SETRANGE", "k", strconv.Itoa(32<<20-1), "x")
+	g := dialRaw(t, addr) // this test's process holds the server too
+	if got := g.do("GET", "k"); len(got) < 32<<20 {
+		t.Fatalf("GET replied %d bytes", len(got))
+	}
+	g.rb = nil
+	rc.do("DEL", "k")
+	rc.do("MEMORY", "PURGE")
+	info := rc.do("INFO", "memory")
+	i := strings.Index(info, "used_memory:")
+	if i < 0 {
+		t.Fatalf("INFO memory has no used_memory: %q", info)
+	}
+	line := info[i+len("used_memory:"):]
+	used, err := strconv.ParseInt(line[:strings.Index(line, "\r\n")], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used > 16<<20 {
+		t.Errorf("used_memory after the key went: %d bytes; want under 16 MiB", used)
+	}
+}

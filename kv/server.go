@@ -968,7 +968,7 @@ func (s *Server) serve(c *client) {
 			// A long pipeline's replies go out as they come, so that
 			// the output buffer limits see them.
 			s.send(c, s.w.Buf)
-			s.w.Reset()
+			s.resetReplies()
 		}
 	}
 	c.conn.Discard(off)
@@ -1018,11 +1018,23 @@ func (s *Server) endCommand(c *client, mark int) {
 	c.nextCommand()
 }
 
+// resetReplies empties the writer once what it held is queued on a
+// connection, and lets its buffer go when a large reply grew it past
+// twice replyBatch, so that the server does not hold the largest reply
+// it ever sent.
+func (s *Server) resetReplies() {
+	if cap(s.w.Buf) > 2*replyBatch {
+		s.w.Buf = nil
+		return
+	}
+	s.w.Reset()
+}
+
 // flushReply writes what the writer holds for c.
 func (s *Server) flushReply(c *client) {
 	if len(s.w.Buf) > 0 {
 		s.send(c, s.w.Buf)
-		s.w.Reset()
+		s.resetReplies()
 	}
 	if c.flags&flagCloseAfterReply != 0 {
 		s.closeClient(c)
