@@ -142,6 +142,35 @@ func TestLargeReplyReleased(t *testing.T) {
 	g.rb = nil
 	rc.do("DEL", "k")
 	rc.do("MEMORY", "PURGE")
+	if used := usedMemory(t, rc); used > 16<<20 {
+		t.Errorf("used_memory after the key went: %d bytes; want under 16 MiB", used)
+	}
+}
+
+// TestLargeMessageReleased: the buffer a 32 MiB message to a subscriber
+// was written in is let go once it is sent, where the writer for other
+// clients kept its capacity and the server held the largest message it
+// had ever sent, as it held a reply (TestLargeReplyReleased).
+func TestLargeMessageReleased(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	rc := dialRaw(t, addr)
+	sub := dialRaw(t, addr)
+	sub.do("SUBSCRIBE", "ch")
+	rc.do("PUBLISH", "ch", strings.Repeat("x", 32<<20))
+	if got := sub.read(); len(got) < 32<<20 {
+		t.Fatalf("the message came in %d bytes", len(got))
+	}
+	sub.rb = nil
+	rc.rb, rc.w.Buf = nil, nil
+	rc.do("MEMORY", "PURGE")
+	if used := usedMemory(t, rc); used > 16<<20 {
+		t.Errorf("used_memory after the message went: %d bytes; want under 16 MiB", used)
+	}
+}
+
+// usedMemory reads INFO's used_memory.
+func usedMemory(t *testing.T, rc *rawConn) int64 {
+	t.Helper()
 	info := rc.do("INFO", "memory")
 	i := strings.Index(info, "used_memory:")
 	if i < 0 {
@@ -152,7 +181,5 @@ func TestLargeReplyReleased(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if used > 16<<20 {
-		t.Errorf("used_memory after the key went: %d bytes; want under 16 MiB", used)
-	}
+	return used
 }

@@ -1135,7 +1135,11 @@ func (s *Server) to(c *client, push bool) (*resp.Writer, func()) {
 		if len(s.ow.Buf) > 0 && !s.replay && (push || !c.silenced()) {
 			s.send(c, s.ow.Buf)
 		}
-		s.ow.Reset()
+		if cap(s.ow.Buf) > 2*replyBatch {
+			s.ow.Buf = nil // as s.w's (resetReplies)
+		} else {
+			s.ow.Reset()
+		}
 	}
 }
 
