@@ -175,6 +175,27 @@ func TestSubjectsChecked(t *testing.T) {
 	}
 }
 
+// A schema whose NATS subject cannot be one subject, whatever the
+// arguments (a wildcard, an empty token, white space), is refused as it
+// loads, naming the subject, where it loaded and every subscription to
+// it, or publish, failed.
+func TestSchemaSubjectsChecked(t *testing.T) {
+	for _, subj := range []string{"employee.*", "employee.>", "a..{{ args.id }}", "{{ args.id }}.", "a b.{{ args.id }}"} {
+		for _, sdl := range []string{
+			`type Subscription { e(id: ID!): Int! @edfs__natsSubscribe(subjects: ["` + subj + `"]) }`,
+			`type Subscription { e(id: ID!): Int! @edfs__natsSubscribe(subjects: ["ok"]) }
+type Mutation { p(id: ID!): edfs__PublishResult! @edfs__natsPublish(subject: "` + subj + `") }`,
+		} {
+			if _, err := ParseSchema(sdl); err == nil || !strings.Contains(err.Error(), subj) {
+				t.Errorf("ParseSchema with subject %q: %v; want an error naming it", subj, err)
+			}
+		}
+	}
+	if _, err := ParseSchema(`type Subscription { e(id: ID!): Int! @edfs__natsSubscribe(subjects: ["employee.{{ args.id }}.x"]) }`); err != nil {
+		t.Errorf("ParseSchema with a good subject: %v", err)
+	}
+}
+
 // A schema's streamConfiguration: the subscription reads the stream
 // through a durable consumer, end to end.
 func TestJetStreamSubscription(t *testing.T) {

@@ -189,6 +189,11 @@ func subscribeBinding(f *ast.FieldDefinition) (*binding, error) {
 		if err != nil {
 			return nil, err
 		}
+		if b.kind == NATS {
+			if err := checkSubjectTemplate(t); err != nil {
+				return nil, err
+			}
+		}
 		b.subjects = append(b.subjects, t)
 	}
 	if fd := f.Directives.ForName("openfed__subscriptionFilter"); fd != nil {
@@ -229,6 +234,11 @@ func publishBinding(f *ast.FieldDefinition) (*binding, error) {
 	t, err := fieldTemplate(f, a.Value.Raw)
 	if err != nil {
 		return nil, err
+	}
+	if b.kind == NATS {
+		if err := checkSubjectTemplate(t); err != nil {
+			return nil, err
+		}
 	}
 	b.subjects = []*template{t}
 	return b, nil

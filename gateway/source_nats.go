@@ -326,6 +326,26 @@ func (s *NATSSource) Publish(ctx context.Context, subject string, data []byte) e
 // closes the connection for good, every subscription on it.
 const maxSubjectLen = 1024
 
+// checkSubjectTemplate refuses, as the schema loads, a subject template
+// that no arguments can make one subject: a wildcard, an empty token or
+// white space in its text (each placeholder stands for a token's worth of
+// text here), which checkSubject would refuse at every subscribe or
+// publish.
+func checkSubjectTemplate(t *template) error {
+	var b strings.Builder
+	for _, p := range t.parts {
+		if p.path != nil {
+			b.WriteString("x")
+		} else {
+			b.WriteString(p.text)
+		}
+	}
+	if err := checkSubject(b.String()); err != nil {
+		return fmt.Errorf("subject %q cannot be one NATS subject: wildcards, empty tokens and white space are refused", t.src)
+	}
+	return nil
+}
+
 // checkSubject refuses a subject that is empty, has empty tokens, white
 // space or control characters, or wildcards: a subject rendered from a
 // client's arguments must not widen a subscription to other subjects (nor
