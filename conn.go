@@ -351,18 +351,50 @@ func (c *Conn) ResumeReading() {
 		if c.state == open {
 			c.updateInterest()
 		}
-		if t := c.tlsState(); t != nil && (t.held || t.heldEOF) {
-			c.resumeTLS()
-		} else if _, held := c.ls.eofs[c]; held {
-			delete(c.ls.eofs, c)
-			c.ls.l.Submit(func() {
-				if c.state == open {
-					defer c.closeOnPanic()
-					c.ReplayEOF() // held again if paused again
-				}
-			})
+		_, eof := c.ls.eofs[c]
+		if t := c.tlsState(); eof || t != nil && t.held {
+			c.resumeHeld()
 		}
 	}
+}
+
+// deliverEOF reports the peer's EOF, or keeps it while the handler has
+// reading paused: it is reported once reading resumes (resumeHeld), after
+// the bytes read before it, as a plain connection's peer's EOF is, which
+// is not read while paused. A TLS connection's close_notify, or a FIN read
+// with its handshake, comes with the bytes before it: closed at once, it
+// could not answer them.
+func (c *Conn) deliverEOF() {
+	if c.flags&fUserPaused == 0 {
+		c.peerClosed()
+		return
+	}
+	c.flags |= fReadEOF // there is nothing more to read
+	if c.ls.eofs == nil {
+		c.ls.eofs = make(map[*Conn]struct{})
+	}
+	c.ls.eofs[c] = struct{}{}
+}
+
+// resumeHeld hands a connection whose reading resumed what was kept while
+// it was paused, which no read will report again: a TLS connection's
+// plaintext read along with its handshake, then the peer's EOF.
+func (c *Conn) resumeHeld() {
+	c.ls.l.Submit(func() {
+		if c.state != open || c.flags&fUserPaused != 0 {
+			return // closed, or paused again: the next ResumeReading hands it
+		}
+		defer c.closeOnPanic()
+		if t := c.tlsState(); t != nil && t.held {
+			t.held = false
+			c.ls.h.OnData(c)
+			c.keepInbound()
+		}
+		if _, eof := c.ls.eofs[c]; eof && c.state == open && c.flags&fUserPaused == 0 {
+			delete(c.ls.eofs, c)
+			c.peerClosed()
+		}
+	})
 }
 
 // ReplayEOF reports again the peer's EOF, which OnReadEOF reported
@@ -374,19 +406,8 @@ func (c *Conn) ResumeReading() {
 // It does nothing unless the peer's EOF was read and the connection is
 // open. It must be called on the loop.
 func (c *Conn) ReplayEOF() {
-	if c.state != open || c.flags&fReadEOF == 0 {
-		return
-	}
-	switch {
-	case c.flags&fUserPaused == 0:
-		c.peerClosed()
-	case c.secure:
-		c.tlsState().heldEOF = true
-	default:
-		if c.ls.eofs == nil {
-			c.ls.eofs = make(map[*Conn]struct{})
-		}
-		c.ls.eofs[c] = struct{}{}
+	if c.state == open && c.flags&fReadEOF != 0 {
+		c.deliverEOF()
 	}
 }
 

@@ -217,7 +217,7 @@ type loopState struct {
 	dials  map[*Conn]chan<- dialResult // connections being dialed
 	panics map[*Conn]*PanicError       // closing after a panic: OnClose's error
 	tls    map[*Conn]*tlsState         // TLS connections' state (Conn.secure)
-	eofs   map[*Conn]struct{}          // plain ones' EOFs held for ResumeReading (ReplayEOF)
+	eofs   map[*Conn]struct{}          // peers' EOFs kept while reading is paused (deliverEOF)
 
 	// Accepted fds handed over by another loop's acceptor; one task, bound
 	// once, takes a whole batch, so a hand-off allocates nothing.

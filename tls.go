@@ -41,7 +41,6 @@ type tlsState struct {
 	w       tlsWire
 	started bool               // the handshake's goroutine was started
 	held    bool               // plaintext kept from OnData while reading is paused (ResumeReading)
-	heldEOF bool               // the peer's EOF, kept while reading is paused (ResumeReading)
 	record  int                // what a record adds to its plaintext at most (recordOverhead)
 	cancel  context.CancelFunc // ends the handshake's context
 	err     error              // the TLS failure that closes the connection, for OnClose
@@ -448,7 +447,7 @@ func (c *Conn) handshakeDone(err error) {
 		eof := c.decryptAndDeliver(t, rest)
 		c.keepInbound()
 		if !eof && c.flags&fReadEOF != 0 && c.state == open {
-			c.tlsEOF(t)
+			c.deliverEOF()
 		}
 	}()
 }
@@ -491,7 +490,7 @@ func (c *Conn) decryptAndDeliver(t *tlsState, b []byte) (eof bool) {
 	case err == nil || c.state != open:
 	case errors.Is(err, errWouldBlock):
 	case errors.Is(err, io.EOF):
-		c.tlsEOF(t)
+		c.deliverEOF()
 		return true
 	default:
 		t.err = err
@@ -499,42 +498,6 @@ func (c *Conn) decryptAndDeliver(t *tlsState, b []byte) (eof bool) {
 		c.startClose()
 	}
 	return false
-}
-
-// tlsEOF handles the peer's EOF, its close_notify or a FIN read during
-// the handshake, which a read brought with the bytes the peer sent before
-// it. A connection its handler paused sees it once reading resumes, after
-// those bytes, as a plain connection sees its peer's EOF, which it does not
-// read while paused: closed now, it could not answer them.
-func (c *Conn) tlsEOF(t *tlsState) {
-	if c.flags&fUserPaused == 0 {
-		c.peerClosed()
-		return
-	}
-	c.flags |= fReadEOF // there is nothing more to read
-	t.heldEOF = true
-}
-
-// resumeTLS hands a TLS connection whose reading resumed what was kept
-// while it was paused, which no read will report again: the plaintext
-// read along with the handshake, then the peer's EOF.
-func (c *Conn) resumeTLS() {
-	c.ls.l.Submit(func() {
-		if c.state != open || c.flags&fUserPaused != 0 {
-			return // closed, or paused again: the next ResumeReading hands it
-		}
-		defer c.closeOnPanic()
-		t := c.tlsState()
-		if t.held {
-			t.held = false
-			c.ls.h.OnData(c)
-			c.keepInbound()
-		}
-		if t.heldEOF && c.state == open && c.flags&fUserPaused == 0 {
-			t.heldEOF = false
-			c.peerClosed()
-		}
-	})
 }
 
 // decrypt appends to the inbound bytes the plaintext of b and of what
