@@ -3,6 +3,7 @@ package http1
 import (
 	"bytes"
 	"net/http"
+	"path"
 	"slices"
 	"strings"
 )
@@ -238,11 +239,10 @@ func unescapeRoute(p []byte) (string, bool) {
 			b = append(b, p[i])
 			continue
 		}
-		if i+2 >= len(p) || unhex(p[i+1]) < 0 || unhex(p[i+2]) < 0 {
+		if i+2 >= len(p) || hexValue[p[i+1]] > 15 || hexValue[p[i+2]] > 15 {
 			return "", false
 		}
-		c := byte(unhex(p[i+1])<<4 | unhex(p[i+2]))
-		if c == '/' {
+		if c := hexValue[p[i+1]]<<4 | hexValue[p[i+2]]; c == '/' {
 			b = append(b, p[i:i+3]...)
 		} else {
 			b = append(b, c)
@@ -252,35 +252,11 @@ func unescapeRoute(p []byte) (string, bool) {
 	return string(b), true
 }
 
-func unhex(c byte) int {
-	switch {
-	case '0' <= c && c <= '9':
-		return int(c - '0')
-	case 'a' <= c && c <= 'f':
-		return int(c - 'a' + 10)
-	case 'A' <= c && c <= 'F':
-		return int(c - 'A' + 10)
-	}
-	return -1
-}
-
 // cleanPath is p without empty, "." and ".." segments, with a trailing
 // slash if p has one, as http.ServeMux cleans a path (escaped: "%2e%2e"
 // is not a ".." segment).
 func cleanPath(p string) string {
-	var kept []string
-	for seg := range strings.SplitSeq(p[1:], "/") {
-		switch seg {
-		case "", ".":
-		case "..":
-			if len(kept) > 0 {
-				kept = kept[:len(kept)-1]
-			}
-		default:
-			kept = append(kept, seg)
-		}
-	}
-	clean := "/" + strings.Join(kept, "/")
+	clean := path.Clean(p)
 	if p[len(p)-1] == '/' && clean != "/" {
 		clean += "/"
 	}
