@@ -864,16 +864,20 @@ func configSet(s *Server, c *client, args [][]byte) {
 		}
 		changes = append(changes, change{name, p, string(args[i+1])})
 	}
-	// All or nothing, as in Redis: a failure restores what was set before.
+	// All or nothing, as in Redis: a failure restores what was set before,
+	// the first set changes of them.
 	was := make([]string, len(changes))
+	fail := func(set int, name string, err error) {
+		for j := set - 1; j >= 0; j-- {
+			changes[j].p.set(s, was[j])
+		}
+		s.tlsDirty.files, s.tlsDirty.port = false, false
+		s.w.Error("ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + err.Error())
+	}
 	for k, ch := range changes {
 		was[k] = ch.p.get(s)
 		if err := ch.p.set(s, ch.v); err != nil {
-			for j := k - 1; j >= 0; j-- {
-				changes[j].p.set(s, was[j])
-			}
-			s.tlsDirty.files, s.tlsDirty.port = false, false
-			s.w.Error("ERR CONFIG SET failed (possibly related to argument '" + ch.name + "') - " + err.Error())
+			fail(k, ch.name, err)
 			return
 		}
 	}
@@ -881,14 +885,10 @@ func configSet(s *Server, c *client, args [][]byte) {
 	// and its key, say), as Redis's apply function applies them.
 	if err := s.applyTLS(); err != nil {
 		name := ""
-		for j := len(changes) - 1; j >= 0; j-- {
-			if strings.HasPrefix(changes[j].name, "tls-") {
-				name = changes[j].name
-			}
-			changes[j].p.set(s, was[j])
+		if i := slices.IndexFunc(changes, func(ch change) bool { return strings.HasPrefix(ch.name, "tls-") }); i >= 0 {
+			name = changes[i].name
 		}
-		s.tlsDirty.files, s.tlsDirty.port = false, false
-		s.w.Error("ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + err.Error())
+		fail(len(changes), name, err)
 		return
 	}
 	s.w.OK()

@@ -968,7 +968,7 @@ func (s *Server) serve(c *client) {
 			// A long pipeline's replies go out as they come, so that
 			// the output buffer limits see them.
 			s.send(c, s.w.Buf)
-			s.resetReplies()
+			resetWriter(&s.w)
 		}
 	}
 	c.conn.Discard(off)
@@ -1018,23 +1018,23 @@ func (s *Server) endCommand(c *client, mark int) {
 	c.nextCommand()
 }
 
-// resetReplies empties the writer once what it held is queued on a
-// connection, and lets its buffer go when a large reply grew it past
-// twice replyBatch, so that the server does not hold the largest reply
-// it ever sent.
-func (s *Server) resetReplies() {
-	if cap(s.w.Buf) > 2*replyBatch {
-		s.w.Buf = nil
+// resetWriter empties w (the replies' or the messages' writer) once what
+// it held is queued on a connection, and lets its buffer go when a large
+// reply grew it past twice replyBatch, so that the server does not hold
+// the largest reply or message it ever sent.
+func resetWriter(w *resp.Writer) {
+	if cap(w.Buf) > 2*replyBatch {
+		w.Buf = nil
 		return
 	}
-	s.w.Reset()
+	w.Reset()
 }
 
 // flushReply writes what the writer holds for c.
 func (s *Server) flushReply(c *client) {
 	if len(s.w.Buf) > 0 {
 		s.send(c, s.w.Buf)
-		s.resetReplies()
+		resetWriter(&s.w)
 	}
 	if c.flags&flagCloseAfterReply != 0 {
 		s.closeClient(c)
@@ -1135,11 +1135,7 @@ func (s *Server) to(c *client, push bool) (*resp.Writer, func()) {
 		if len(s.ow.Buf) > 0 && !s.replay && (push || !c.silenced()) {
 			s.send(c, s.ow.Buf)
 		}
-		if cap(s.ow.Buf) > 2*replyBatch {
-			s.ow.Buf = nil // as s.w's (resetReplies)
-		} else {
-			s.ow.Reset()
-		}
+		resetWriter(&s.ow)
 	}
 }
 
