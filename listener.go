@@ -124,12 +124,9 @@ func (ln *listener) fail(err error) {
 // Failing again before the backoff's end (a close had it resume), it
 // waits for that end as it was, and says nothing, as resume does.
 func (ln *listener) pause(err error) {
-	if ln.paused || ln.closed {
+	if !ln.park() {
 		return
 	}
-	ln.paused = true
-	ln.s.paused.Add(1)
-	ln.ls.l.Unregister(ln.fd)
 	if ln.retry == 0 {
 		ln.retryLater("evloop: out of file descriptors; accepting paused", err)
 	}
@@ -140,17 +137,27 @@ func (ln *listener) pause(err error) {
 // listener). One that closed as the listener paused, before gone could
 // see the pause, is made up for here.
 func (ln *listener) hold() {
-	if ln.paused || ln.closed {
+	if !ln.park() {
 		return
 	}
-	ln.paused = true
 	s := ln.s
-	s.paused.Add(1)
-	ln.ls.l.Unregister(ln.fd)
 	s.opts.Logger.Debug("evloop: at MaxConns; accepting paused", "addr", ln.addr, "conns", s.conns.Load())
 	if s.conns.Load() < int64(s.opts.MaxConns) {
 		ln.ls.l.Submit(ln.resume)
 	}
+}
+
+// park stops accepting for pause and hold: the listener leaves the
+// poller and counts as paused, so that a closing connection resumes it
+// (gone). It reports false if it was paused or closed already.
+func (ln *listener) park() bool {
+	if ln.paused || ln.closed {
+		return false
+	}
+	ln.paused = true
+	ln.s.paused.Add(1)
+	ln.ls.l.Unregister(ln.fd)
+	return true
 }
 
 // retryLater has a paused listener resume after a backoff: twice the last
