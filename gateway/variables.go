@@ -229,19 +229,24 @@ func argumentValues(schema *ast.Schema, field *ast.Field, vars map[string]any) m
 		return out
 	}
 	for _, def := range field.Definition.Arguments {
-		var v any
-		ok := false
+		var given *ast.Value
 		if arg := field.Arguments.ForName(def.Name); arg != nil {
-			v, ok = literalValue(schema, arg.Value, def.Type, vars)
+			given = arg.Value
 		}
-		if !ok && def.DefaultValue != nil {
-			v, ok = literalValue(schema, def.DefaultValue, def.Type, nil)
-		}
-		if ok {
+		if v, ok := valueOrDefault(schema, given, def.DefaultValue, def.Type, vars); ok {
 			out[def.Name] = v
 		}
 	}
 	return out
+}
+
+// valueOrDefault is the value of the literal given, or, if it is absent
+// or an unset variable, of the default dflt (literalValue).
+func valueOrDefault(schema *ast.Schema, given, dflt *ast.Value, t *ast.Type, vars map[string]any) (any, bool) {
+	if v, ok := literalValue(schema, given, t, vars); ok {
+		return v, true
+	}
+	return literalValue(schema, dflt, t, nil)
 }
 
 // literalValue returns the value of the validated literal v of type t, as
@@ -274,15 +279,7 @@ func literalValue(schema *ast.Schema, v *ast.Value, t *ast.Type, vars map[string
 	if def := schema.Types[t.NamedType]; v.Kind == ast.ObjectValue && def != nil && def.Kind == ast.InputObject {
 		out := make(map[string]any, len(def.Fields))
 		for _, f := range def.Fields {
-			var x any
-			ok := false
-			if c := v.Children.ForName(f.Name); c != nil {
-				x, ok = literalValue(schema, c, f.Type, vars)
-			}
-			if !ok && f.DefaultValue != nil {
-				x, ok = literalValue(schema, f.DefaultValue, f.Type, nil)
-			}
-			if ok {
+			if x, ok := valueOrDefault(schema, v.Children.ForName(f.Name), f.DefaultValue, f.Type, vars); ok {
 				out[f.Name] = x
 			}
 		}
