@@ -162,10 +162,14 @@ func (q *opQueue) pop() *aiocb {
 	return cb
 }
 
+// burstRoom is the room a queue keeps once emptied, past which it lets a
+// burst's memory go, as the loop's task queue does.
+const burstRoom = 1 << 16
+
 // reset empties q, and lets go of a burst's memory.
 func (q *opQueue) reset() {
 	q.ops, q.head = q.ops[:0], 0
-	if cap(q.ops) > 1<<16 {
+	if cap(q.ops) > burstRoom {
 		q.ops = nil
 	}
 }

@@ -300,7 +300,7 @@ func (w *watcher) take() {
 		}
 		w.startGuarded(cb)
 	}
-	if cap(w.taking) > 1<<16 {
+	if cap(w.taking) > burstRoom {
 		w.taking = nil // a burst is over: do not keep its memory
 	}
 }
