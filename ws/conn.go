@@ -27,10 +27,13 @@ type Handler interface {
 	// data is valid until OnMessage returns.
 	OnMessage(c *Conn, op Opcode, data []byte)
 	// OnClose runs once, when the connection is gone. err is a
-	// *CloseError with the code and reason of the close handshake (the
-	// peer's, or this side's when it failed the connection:
-	// CloseProtocolError, CloseInvalidPayload, CloseMessageTooBig), or
-	// with CloseAbnormal when the connection dropped without one. With
+	// *CloseError with the code and reason of the peer's close frame
+	// (RFC 6455 section 7.1.5: after this side's Close, those of the
+	// peer's answer), or this side's when it failed the connection
+	// (CloseProtocolError, CloseInvalidPayload, CloseMessageTooBig,
+	// ClosePolicyViolation), or CloseAbnormal when no close frame came:
+	// the connection dropped, or the peer did not answer this side's
+	// Close within Options.CloseTimeout. With
 	// Options.Workers it runs after the last OnMessage has returned: on
 	// the loop, or, if the loop stopped meanwhile (a Shutdown whose
 	// context ended first), on the worker that ran that OnMessage.
@@ -553,9 +556,11 @@ func (wc *Conn) control(op Opcode, payload []byte) {
 			wc.closeErr = ce
 		}
 		if wc.flags&fCloseSent == 0 {
-			// Echo the code (RFC 6455 section 5.5.1); none if none came.
+			// Echo the code (RFC 6455 section 5.5.1), none if none came,
+			// and the reason, as browsers do: a peer that began the
+			// handshake finds its own in its answer.
 			wc.flags |= fCloseSent
-			wc.writeClose(ce.Code, "")
+			wc.writeClose(ce.Code, ce.Reason)
 		}
 		if !wc.client {
 			// The server closes the TCP connection first, so that it holds
@@ -777,7 +782,6 @@ func (wc *Conn) Close(code int, reason string) error {
 		return err
 	}
 	wc.flags |= fCloseSent
-	wc.closeErr = &CloseError{Code: code, Reason: closeReason(reason)}
 	wc.writeClose(code, reason)
 	return nil
 }
@@ -790,6 +794,9 @@ func (wc *Conn) Close(code int, reason string) error {
 // engine's CloseTimeout (30 s by default) of no progress, and a Shutdown
 // with it.
 func (wc *Conn) closeTimedOut() {
+	if wc.closeErr == nil {
+		wc.closeErr = &CloseError{Code: CloseAbnormal, Reason: "no close frame from the peer within CloseTimeout"}
+	}
 	if wc.c.OutboundBuffered() > 0 {
 		wc.c.Abort()
 		return

@@ -31,8 +31,9 @@
 // allows), and checked as it is inflated: at its first bad byte of text, or once its inflated length
 // passes the limit, it fails without the rest being inflated. Pings are
 // answered, control frames may come between fragments, and the close
-// handshake echoes the peer's code; the server closes the TCP connection
-// first. Between messages a Conn holds no buffer: an idle connection
+// handshake echoes the peer's code and reason; the server closes the TCP
+// connection first. OnClose reports the peer's close frame, or 1006 when
+// none came (RFC 6455 section 7.1.5), also after this side's Close. Between messages a Conn holds no buffer: an idle connection
 // costs its struct (136 bytes) and the reactor's.
 //
 // Messages are handled on the loop (OnMessage must not block; write with

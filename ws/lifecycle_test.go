@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -138,8 +139,46 @@ func TestSimultaneousClose(t *testing.T) {
 		t.Fatalf("%#x %q", b0, p)
 	}
 	c.expectClose(4001)
-	if ce := h.nextClose(t, 0); ce == nil {
-		t.Fatal("no OnClose")
+	if ce := h.nextClose(t, 0); ce == nil || ce.Code != 4000 {
+		t.Fatalf("OnClose: %v; want the client's close frame's code, 4000", ce)
+	}
+}
+
+// After this side's Close, OnClose has the code and reason of the peer's
+// answer, or CloseAbnormal if none came within CloseTimeout (RFC 6455
+// section 7.1.5), where it had this side's own code either way: a peer
+// that never answered looked like one that had.
+func TestCloseCodeIsThePeers(t *testing.T) {
+	h := &closeOnOpen{}
+	addr := serve(t, h, &ws.Options{CloseTimeout: 200 * time.Millisecond})
+	closeFrame := func(c *rawConn) {
+		c.t.Helper()
+		c.frame(0x81, []byte("x"), false)
+		if b0, p := c.read(); b0 != 0x81 || string(p) != "bye" {
+			t.Fatalf("%#x %q", b0, p)
+		}
+		if b0, p := c.read(); b0 != 0x88 || binary.BigEndian.Uint16(p) != 4001 {
+			t.Fatalf("close %#x %q", b0, p)
+		}
+	}
+
+	answered := dialRaw(t, addr, "/fast", "")
+	closeFrame(answered)
+	answered.frame(0x88, append([]byte{0x0f, 0xa2}, "client"...), false)
+	if _, err := answered.br.ReadByte(); err != io.EOF {
+		t.Fatalf("after the close handshake: %v, want EOF", err)
+	}
+	if ce := h.nextClose(t, 0); ce == nil || ce.Code != 4002 || ce.Reason != "client" {
+		t.Fatalf("OnClose: %v; want the client's answer, 4002 client", ce)
+	}
+
+	silent := dialRaw(t, addr, "/fast", "")
+	closeFrame(silent)
+	if _, err := silent.br.ReadByte(); err != io.EOF {
+		t.Fatalf("after CloseTimeout: %v, want EOF", err)
+	}
+	if ce := h.nextClose(t, 1); ce == nil || ce.Code != ws.CloseAbnormal || !strings.Contains(ce.Reason, "CloseTimeout") {
+		t.Fatalf("OnClose: %v; want 1006, no close frame within CloseTimeout", ce)
 	}
 }
 

@@ -148,7 +148,7 @@ func TestDialDeflateAnswers(t *testing.T) {
 					t.Fatalf("Dial = %v; want a connection with permessage-deflate", err)
 				}
 				c.CloseAsync(ws.CloseNormal, "")
-				r.closeCode(t, ws.CloseNormal)
+				r.closeCode(t, ws.CloseAbnormal) // the fake server hangs up without answering
 				return
 			}
 			var herr *ws.HandshakeError
