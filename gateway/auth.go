@@ -109,17 +109,27 @@ func verifyJWT(token string, secret []byte, now time.Time) error {
 	const skew = time.Minute
 	if claims.Exp != nil {
 		exp, err := claims.Exp.Float64()
-		if err != nil || now.Add(-skew).After(time.Unix(int64(exp), 0)) {
+		if err != nil {
+			return ErrBadToken
+		}
+		if seconds(now.Add(-skew)) > exp {
 			return ErrTokenExpired
 		}
 	}
 	if claims.Nbf != nil {
 		nbf, err := claims.Nbf.Float64()
-		if err != nil || now.Add(skew).Before(time.Unix(int64(nbf), 0)) {
+		if err != nil || seconds(now.Add(skew)) < nbf {
 			return ErrBadToken
 		}
 	}
 	return nil
+}
+
+// seconds returns t as a JWT NumericDate: seconds since the epoch. Claims
+// are compared with it as numbers, so that a date past int64's seconds,
+// which a conversion to time.Time would wrap, is as far off as it says.
+func seconds(t time.Time) float64 {
+	return float64(t.Unix()) + float64(t.Nanosecond())/1e9
 }
 
 func decodeSegment(s string, v any) error {

@@ -34,6 +34,17 @@ func TestVerifyJWT(t *testing.T) {
 		{"expired", signHS256("k", hs, `{"exp":1799999000}`), ErrTokenExpired},
 		{"within skew", signHS256("k", hs, `{"exp":1799999990}`), nil},
 		{"not yet", signHS256("k", hs, `{"nbf":1800000500}`), ErrBadToken},
+		// NumericDates past int64's seconds compare as the numbers they are
+		// (RFC 7519 section 2), where they wrapped: a token in force only
+		// in 300 billion years was taken, one valid as long was expired.
+		{"exp far ahead", signHS256("k", hs, `{"exp":1e19}`), nil},
+		{"nbf far ahead", signHS256("k", hs, `{"nbf":1e19}`), ErrBadToken},
+		{"exp far behind", signHS256("k", hs, `{"exp":-1e19}`), ErrTokenExpired},
+		{"nbf far behind", signHS256("k", hs, `{"nbf":-1e19}`), nil},
+		{"fractional exp", signHS256("k", hs, `{"exp":1799999940.5}`), nil},
+		{"fractional exp past", signHS256("k", hs, `{"exp":1799999939.5}`), ErrTokenExpired},
+		{"exp not a number", signHS256("k", hs, `{"exp":"soon"}`), ErrBadToken},
+		{"exp past float64", signHS256("k", hs, `{"exp":1e400}`), ErrBadToken},
 		{"wrong secret", signHS256("other", hs, `{}`), ErrBadToken},
 		{"alg none", base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none"}`)) + "." + base64.RawURLEncoding.EncodeToString([]byte(`{}`)) + ".", ErrBadToken},
 		{"RS256 refused", signHS256("k", `{"alg":"RS256"}`, `{}`), ErrBadToken},
