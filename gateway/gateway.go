@@ -12,6 +12,8 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -272,8 +274,20 @@ func (g *Gateway) callPublish(ctx context.Context, src Source, subject string, d
 // serveHTTP answers POST /graphql: mutations publish, introspection
 // queries are answered; subscriptions need a WebSocket. The request must be application/json, come from an Origin
 // CheckOrigin allows (if it has one), and pass Authenticate (if set).
+//
+// The answer is application/graphql-response+json if the Accept field
+// prefers it, else application/json, and its status follows
+// GraphQL-over-HTTP: a well-formed request that fails to parse or
+// validate (or asks for a subscription) is 400 in the first, 200 in the
+// second, which legacy clients read errors from whatever the status.
 func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
+	requestError := http.StatusOK
+	if prefersGraphQLResponse(r.Header.Values("Accept")) {
+		w.Header().Set("Content-Type", "application/graphql-response+json; charset=utf-8")
+		requestError = http.StatusBadRequest
+	} else {
+		w.Header().Set("Content-Type", "application/json")
+	}
 	reply := func(status int, errs gqlerror.List) {
 		b, _ := json.Marshal(map[string]any{"errors": errs})
 		w.WriteHeader(status)
@@ -315,14 +329,64 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	op, errs := g.prepare(req)
 	switch {
 	case errs != nil:
-		reply(http.StatusBadRequest, errs)
+		reply(requestError, errs)
 		return
 	case op.kind == ast.Subscription:
-		reply(http.StatusBadRequest, gqlerror.List{gqlerror.Errorf("subscriptions are served over WebSocket (graphql-transport-ws or graphql-ws)")})
+		reply(requestError, gqlerror.List{gqlerror.Errorf("subscriptions are served over WebSocket (graphql-transport-ws or graphql-ws)")})
 		return
 	case op.kind == ast.Query:
 		w.Write(op.result)
 		return
 	}
 	w.Write(g.publish(op))
+}
+
+// prefersGraphQLResponse reports whether the Accept fields rank
+// application/graphql-response+json at least as high as application/json
+// (each at the weight of the most specific range that matches it, RFC 9110
+// section 12.5.1), and above zero.
+func prefersGraphQLResponse(accept []string) bool {
+	const (
+		exact = iota + 1 // the media type itself
+		sub              // application/*
+		all              // */*
+	)
+	type weight struct {
+		q    float64
+		rank int // 0: no range matched
+	}
+	var gql, js weight
+	take := func(w *weight, q float64, rank int) {
+		if w.rank == 0 || rank < w.rank {
+			*w = weight{q, rank}
+		}
+	}
+	for _, field := range accept {
+		for _, r := range strings.Split(field, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(r))
+			if err != nil {
+				continue
+			}
+			q := 1.0
+			if v, ok := params["q"]; ok {
+				if q, err = strconv.ParseFloat(v, 64); err != nil || q < 0 || q > 1 {
+					continue
+				}
+			}
+			switch mt {
+			case "application/graphql-response+json":
+				take(&gql, q, exact)
+			case "application/json":
+				take(&js, q, exact)
+			case "application/*":
+				take(&gql, q, sub)
+				take(&js, q, sub)
+			case "*/*":
+				take(&gql, q, all)
+				take(&js, q, all)
+			}
+		}
+	}
+	// A wildcard alone names neither: the legacy type is the default.
+	return gql.rank == exact && gql.q > 0 && gql.q >= js.q
 }

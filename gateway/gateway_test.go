@@ -409,14 +409,55 @@ func TestMutationOverSocketAndHTTP(t *testing.T) {
 	}
 
 	for _, bad := range []string{`{`, `{"query":"subscription { all { id } }"}`, `{"query":"mutation { nope }"}`} {
-		resp, err := http.Post("http://"+addr+"/graphql", "application/json", strings.NewReader(bad))
-		if err != nil {
-			t.Fatal(err)
+		if status, b := postGraphQL(t, addr, bad); status != 400 || !strings.Contains(b, `"errors"`) {
+			t.Fatalf("POST %s = %d %s; want 400 with errors", bad, status, b)
 		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 400 || !bytes.Contains(b, []byte(`"errors"`)) {
-			t.Fatalf("POST %s = %d %s; want 400 with errors", bad, resp.StatusCode, b)
+	}
+}
+
+// A POST's answer is application/graphql-response+json when the Accept
+// field prefers it, and then a request that does not parse or validate is
+// 400; otherwise it is application/json, and such a request is 200 with
+// its errors, as GraphQL-over-HTTP has it, where it was always
+// application/json and 400. A body that is no GraphQL request at all is
+// 400 either way.
+func TestPostStatusByAccept(t *testing.T) {
+	_, _, addr := startGateway(t, nil)
+	const (
+		gql    = "application/graphql-response+json; charset=utf-8"
+		legacy = "application/json"
+	)
+	for _, tc := range []struct {
+		accept      string
+		contentType string
+	}{
+		{"", legacy},
+		{"*/*", legacy},
+		{"application/json", legacy},
+		{"application/graphql-response+json", gql},
+		{"application/graphql-response+json, application/json;q=0.9", gql},
+		{"application/json, application/graphql-response+json", gql},
+		{"application/json, application/graphql-response+json;q=0.5", legacy},
+		{"application/graphql-response+json;q=0, */*", legacy},
+		{"application/*;q=0.5, application/graphql-response+json", gql},
+		{"text/html", legacy},
+		{"application/graphql-response+json;q=x", legacy},
+	} {
+		want := 200
+		if tc.contentType == gql {
+			want = 400
+		}
+		for _, body := range []string{`{"query":"mutation { nope }"}`, `{"query":"{"}`, `{"query":"subscription { all { id } }"}`} {
+			status, ct, b := postAccept(t, addr, tc.accept, body)
+			if status != want || ct != tc.contentType || !strings.Contains(b, `"errors"`) {
+				t.Errorf("Accept %q, %s: %d %s %s; want %d %s with errors", tc.accept, body, status, ct, b, want, tc.contentType)
+			}
+		}
+		if status, ct, b := postAccept(t, addr, tc.accept, `{"query":"{ __typename }"}`); status != 200 || ct != tc.contentType || b != `{"data":{"__typename":"Query"}}` {
+			t.Errorf("Accept %q, a query: %d %s %s", tc.accept, status, ct, b)
+		}
+		if status, ct, _ := postAccept(t, addr, tc.accept, `{"nope":1}`); status != 400 || ct != tc.contentType {
+			t.Errorf("Accept %q, no query: %d %s; want 400 %s", tc.accept, status, ct, tc.contentType)
 		}
 	}
 }

@@ -164,15 +164,34 @@ func TestNoIntrospection(t *testing.T) {
 
 // postGraphQL posts body to the gateway at addr and returns the status and
 // the answer's body.
+// postGraphQL posts body as a client of GraphQL-over-HTTP's
+// application/graphql-response+json, which gets 400 for a request that
+// does not validate.
 func postGraphQL(t *testing.T, addr, body string) (int, string) {
 	t.Helper()
-	resp, err := http.Post("http://"+addr+"/graphql", "application/json", strings.NewReader(body))
+	status, _, b := postAccept(t, addr, "application/graphql-response+json, application/json;q=0.9", body)
+	return status, b
+}
+
+// postAccept posts body with the given Accept field (none if empty) and
+// returns the answer's status, Content-Type and body.
+func postAccept(t *testing.T, addr, accept, body string) (int, string, string) {
+	t.Helper()
+	req, err := http.NewRequest("POST", "http://"+addr+"/graphql", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return resp.StatusCode, resp.Header.Get("Content-Type"), string(b)
 }
 
 // Any query, with any variables, that validates against the schema and
