@@ -78,7 +78,7 @@ func TestEntitiesFromUpstream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, src, addr := startGateway(t, func(c *Config) {
+	g, src, addr := startGateway(t, func(c *Config) {
 		c.Schema = schema
 		c.Upstream = hs.URL
 		c.ForwardHeaders = []string{"Authorization"}
@@ -95,6 +95,9 @@ func TestEntitiesFromUpstream(t *testing.T) {
 	c.init()
 	c.send(`{"id":"c","type":"subscribe","payload":{"query":"subscription { employeeUpdated(id: \"1\") { id } }"}}`)
 	// a and b share a trigger (same forwarded Authorization); c has none.
+	// The three connections may be on different loops: two upstream
+	// subscriptions may be a's and c's, with b's subscribe not yet read.
+	waitFor(t, "the subscriptions", func() bool { return g.Stats().Subscriptions.Load() == 3 })
 	waitFor(t, "two upstream subscriptions", func() bool { return src.Subscribers("employee.1") == 2 })
 
 	publish(t, src, "employee.1", `{"__typename":"Employee","id":"1","updatedAt":"today"}`)

@@ -126,10 +126,15 @@ func (c *client) send(msg string) {
 	}
 }
 
+// readWait bounds the wait for a message the server owes: generous, as
+// an answer made under the race detector on a loaded machine (a 16 MiB
+// introspection result refused) can take seconds.
+const readWait = 30 * time.Second
+
 // read returns the next message as a map, failing the test on a close.
 func (c *client) read() map[string]any {
 	c.t.Helper()
-	c.ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+	c.ws.SetReadDeadline(time.Now().Add(readWait))
 	_, b, err := c.ws.ReadMessage()
 	if err != nil {
 		c.t.Fatalf("ReadMessage: %v", err)
@@ -144,7 +149,7 @@ func (c *client) read() map[string]any {
 // readRaw returns the next message's text.
 func (c *client) readRaw() string {
 	c.t.Helper()
-	c.ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+	c.ws.SetReadDeadline(time.Now().Add(readWait))
 	_, b, err := c.ws.ReadMessage()
 	if err != nil {
 		c.t.Fatalf("ReadMessage: %v", err)
