@@ -7,7 +7,10 @@
 // (@edfs__natsPublish, @edfs__redisPublish), and clients subscribe over
 // WebSocket with graphql-ws's protocol (graphql-transport-ws) or the
 // legacy one of subscriptions-transport-ws (graphql-ws). Mutations may
-// also come as POST /graphql. Queries are served for introspection
+// also come as POST /graphql, answered as GraphQL-over-HTTP says: in
+// application/graphql-response+json when the Accept field prefers it (a
+// request that does not validate is then 400), else in application/json
+// (such a request 200, its errors in the body). Queries are served for introspection
 // (__schema, __type, __typename), over either, so that GraphiQL, Apollo's
 // tools and code generators can read the schema; it is shown without the
 // gateway's own directives and the types only they use, as Cosmo's
