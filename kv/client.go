@@ -47,6 +47,7 @@ type client struct {
 
 	channels map[string]struct{}
 	patterns map[string]struct{}
+	shards   map[string]struct{} // shard channels
 
 	block *blockState // non-nil while blocked
 
@@ -95,8 +96,13 @@ func (c *client) peer() string {
 	return c.peerID
 }
 
-// subscriptions returns how many channels and patterns c is subscribed to.
-func (c *client) subscriptions() int { return len(c.channels) + len(c.patterns) }
+// subscriptions returns how many channels, patterns and shard channels c
+// is subscribed to: any makes it a pub/sub client.
+func (c *client) subscriptions() int { return len(c.channels) + len(c.patterns) + len(c.shards) }
+
+// globalSubscriptions returns how many channels and patterns c is
+// subscribed to, the count SUBSCRIBE's and PSUBSCRIBE's replies carry.
+func (c *client) globalSubscriptions() int { return len(c.channels) + len(c.patterns) }
 
 // inPubSub reports whether c is in RESP2's subscribed mode, where only the
 // subscription commands, PING, QUIT and RESET are served.

@@ -180,7 +180,7 @@ func helloCommand(s *Server, c *client, args [][]byte) {
 func resetCommand(s *Server, c *client, args [][]byte) {
 	s.discardMulti(c)
 	s.unwatchAll(c)
-	s.unsubscribeAll(c, false)
+	s.unsubscribeAll(c)
 	s.stopMonitor(c)
 	c.db = s.dbs[0]
 	c.proto = 2
@@ -301,9 +301,9 @@ func (s *Server) describe(c *client, now time.Time) string {
 	if omem > 0 {
 		events = "rw"
 	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=0 multi=%d qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=%d rbs=0 rbp=0 obl=0 oll=%d omem=%d tot-mem=%d events=%s cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=%d rbs=0 rbp=0 obl=0 oll=%d omem=%d tot-mem=%d events=%s cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
 		c.id, addr, laddr, c.conn.Fd(), c.name, int64(now.Sub(c.created).Seconds()), max(0, (now.UnixMilli()-c.lastActive)/1000),
-		flags, c.db.id, len(c.channels), len(c.patterns), multi, qbuf, qfree, argvMem, multiMem,
+		flags, c.db.id, len(c.channels), len(c.patterns), len(c.shards), multi, qbuf, qfree, argvMem, multiMem,
 		oll, omem, totMem, events, cmdName, c.proto, c.libName, c.libVer)
 }
 

@@ -1055,10 +1055,10 @@ func (s *Server) writeCommandInfo(cm *command) {
 		if last > 0 {
 			last -= cm.firstKey
 		}
-		s.writeKeySpec(cm.firstKey, "range", specField{"lastkey", last}, specField{"keystep", cm.step}, specField{"limit", 0})
+		s.writeKeySpec(cm.notKey, cm.firstKey, "range", specField{"lastkey", last}, specField{"keystep", cm.step}, specField{"limit", 0})
 	}
 	if cm.keyCount > 0 {
-		s.writeKeySpec(cm.keyCount, "keynum", specField{"keynumidx", 0}, specField{"firstkey", 1}, specField{"keystep", 1})
+		s.writeKeySpec(false, cm.keyCount, "keynum", specField{"keynumidx", 0}, specField{"firstkey", 1}, specField{"keystep", 1})
 	}
 	subs := make([]*command, 0, len(cm.subs))
 	for _, sc := range cm.subs {
@@ -1084,10 +1084,15 @@ type specField struct {
 // writeKeySpec writes a key spec of COMMAND INFO's: the search for its
 // keys begins at index, and finds them by find ("range", "keynum") with
 // the fields given.
-func (s *Server) writeKeySpec(index int, find string, fields ...specField) {
+func (s *Server) writeKeySpec(notKey bool, index int, find string, fields ...specField) {
 	s.w.Map(3) // no notes, which Redis leaves out where it has none
 	s.w.BulkString("flags")
-	s.w.Set(0)
+	if notKey {
+		s.w.Set(1)
+		s.w.Simple("not_key")
+	} else {
+		s.w.Set(0)
+	}
 	s.w.BulkString("begin_search")
 	s.w.Map(2)
 	s.w.BulkString("type")
@@ -1237,7 +1242,7 @@ func commandGetkeys(s *Server, c *client, args [][]byte) {
 	case cm == nil:
 		s.w.Error("ERR Invalid command specified")
 		return
-	case cm.firstKey == 0 && cm.keys == nil:
+	case (cm.firstKey == 0 || cm.notKey) && cm.keys == nil:
 		s.w.Error("ERR The command has no key arguments")
 		return
 	case !arityOK(cm.arity, len(target)):
@@ -1413,6 +1418,7 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 		field("keyspace_misses", s.stats.keyspaceMiss)
 		field("pubsub_channels", len(s.channels))
 		field("pubsub_patterns", len(s.patterns))
+		field("pubsubshard_channels", len(s.shards))
 		field("total_error_replies", s.stats.errorReplies)
 		field("unexpected_error_replies", s.stats.protoErrors)
 		field("client_output_buffer_limit_disconnections", s.stats.outputLimitCloses) // as Redis 7.2

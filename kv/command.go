@@ -94,14 +94,18 @@ type command struct {
 	// (LMPOP numkeys key [key ...]), 0 if none: a key spec of Redis's
 	// begin_search index and find_keys keynum.
 	keyCount int
-	group    string   // "string", "list", ...: COMMAND DOCS and the ACL categories
-	cats     []string // ACL categories in place of the group's, as Redis's command table gives them
-	since    string
-	summary  string
-	fn       func(s *Server, c *client, args [][]byte)
-	keys     func(args [][]byte) [][]byte // COMMAND GETKEYS's, where not firstKey to lastKey
-	subs     map[string]*command
-	id       int // index of the command's statistics in Server.cmdStats
+	// notKey says that the range firstKey to lastKey names no keys but
+	// what Redis's key spec flags not_key (shard channels): COMMAND INFO
+	// shows the range, GETKEYS finds no keys in it.
+	notKey  bool
+	group   string   // "string", "list", ...: COMMAND DOCS and the ACL categories
+	cats    []string // ACL categories in place of the group's, as Redis's command table gives them
+	since   string
+	summary string
+	fn      func(s *Server, c *client, args [][]byte)
+	keys    func(args [][]byte) [][]byte // COMMAND GETKEYS's, where not firstKey to lastKey
+	subs    map[string]*command
+	id      int // index of the command's statistics in Server.cmdStats
 }
 
 // cmdStat is one command's statistics in one Server: INFO commandstats.
@@ -158,6 +162,12 @@ func (c *command) withCategories(cats ...string) *command {
 // command whose keys are not a range of them.
 func (c *command) withKeys(keys func(args [][]byte) [][]byte) *command {
 	c.keys = keys
+	return c
+}
+
+// withNotKeys says that c's range of key arguments holds no keys (notKey).
+func (c *command) withNotKeys() *command {
+	c.notKey = true
 	return c
 }
 

@@ -14,17 +14,54 @@ func init() {
 		cmd("psubscribe", -2, "pubsub noscript loading stale", 0, 0, 0, "pubsub", "2.0.0", "Listens for messages published to channels that match one or more patterns.", psubscribeCommand),
 		cmd("punsubscribe", -1, "pubsub noscript loading stale", 0, 0, 0, "pubsub", "2.0.0", "Stops listening to messages published to channels that match one or more patterns.", punsubscribeCommand),
 		cmd("publish", 3, "pubsub loading stale fast may_replicate", 0, 0, 0, "pubsub", "2.0.0", "Posts a message to a channel.", publishCommand),
+		cmd("ssubscribe", -2, "pubsub noscript loading stale", 1, -1, 1, "pubsub", "7.0.0", "Listens for messages published to shard channels.", ssubscribeCommand).withNotKeys(),
+		cmd("sunsubscribe", -1, "pubsub noscript loading stale", 1, -1, 1, "pubsub", "7.0.0", "Stops listening to messages posted to shard channels.", sunsubscribeCommand).withNotKeys(),
+		cmd("spublish", 3, "pubsub loading stale fast", 1, 1, 1, "pubsub", "7.0.0", "Post a message to a shard channel", spublishCommand).withNotKeys(),
 		cmd("pubsub", -2, "", 0, 0, 0, "pubsub", "2.8.0", "A container for Pub/Sub commands.", nil).withSubs(
 			cmd("channels", -2, "pubsub loading stale", 0, 0, 0, "", "2.8.0", "Returns the active channels.", pubsubChannels),
 			cmd("numsub", -2, "pubsub loading stale", 0, 0, 0, "", "2.8.0", "Returns a count of subscribers to channels.", pubsubNumsub),
 			cmd("numpat", 2, "pubsub loading stale", 0, 0, 0, "", "2.8.0", "Returns a count of unique pattern subscriptions.", pubsubNumpat),
+			cmd("shardchannels", -2, "pubsub loading stale", 0, 0, 0, "", "7.0.0", "Returns the active shard channels.", pubsubShardChannels),
+			cmd("shardnumsub", -2, "pubsub loading stale", 0, 0, 0, "", "7.0.0", "Returns the count of subscribers of shard channels.", pubsubShardNumsub),
 			cmd("help", 2, "loading stale", 0, 0, 0, "", "6.2.0", "Returns helpful text about the different subcommands.", pubsubHelp),
 		),
 	)
 }
 
+// pubsubKind is one of the three kinds of subscription: channels
+// (SUBSCRIBE), patterns (PSUBSCRIBE) and shard channels (SSUBSCRIBE, which
+// on a server without cluster are channels of a namespace of their own).
+type pubsubKind struct {
+	sub, unsub string                                        // the kind's replies' names
+	table      func(*Server) map[string]map[*client]struct{} // the server's subscribers by name
+	own        func(*client) *map[string]struct{}            // the client's names
+	count      func(*client) int                             // the count its replies carry
+}
+
+var (
+	channelKind = &pubsubKind{
+		sub: "subscribe", unsub: "unsubscribe",
+		table: func(s *Server) map[string]map[*client]struct{} { return s.channels },
+		own:   func(c *client) *map[string]struct{} { return &c.channels },
+		count: (*client).globalSubscriptions,
+	}
+	patternKind = &pubsubKind{
+		sub: "psubscribe", unsub: "punsubscribe",
+		table: func(s *Server) map[string]map[*client]struct{} { return s.patterns },
+		own:   func(c *client) *map[string]struct{} { return &c.patterns },
+		count: (*client).globalSubscriptions,
+	}
+	// Redis 7.0 counts a client's shard channels apart in their replies.
+	shardKind = &pubsubKind{
+		sub: "ssubscribe", unsub: "sunsubscribe",
+		table: func(s *Server) map[string]map[*client]struct{} { return s.shards },
+		own:   func(c *client) *map[string]struct{} { return &c.shards },
+		count: func(c *client) int { return len(c.shards) },
+	}
+)
+
 // subscriptionReply is the reply to (un)subscribing: kind, name, count.
-func (s *Server) subscriptionReply(c *client, kind string, name []byte, null bool) {
+func (s *Server) subscriptionReply(c *client, kind string, name []byte, null bool, count int) {
 	w, send := s.to(c, true)
 	w.Push(3)
 	w.BulkString(kind)
@@ -33,29 +70,35 @@ func (s *Server) subscriptionReply(c *client, kind string, name []byte, null boo
 	} else {
 		w.Bulk(name)
 	}
-	w.Int(int64(c.subscriptions()))
+	w.Int(int64(count))
 	send()
 }
 
-func subscribeCommand(s *Server, c *client, args [][]byte) {
-	for _, ch := range args[1:] {
-		s.subscribe(c, string(ch), false)
-		s.subscriptionReply(c, "subscribe", ch, false)
-	}
-}
-
+func subscribeCommand(s *Server, c *client, args [][]byte) { subscribeGeneric(s, c, args, channelKind) }
 func psubscribeCommand(s *Server, c *client, args [][]byte) {
-	for _, p := range args[1:] {
-		s.subscribe(c, string(p), true)
-		s.subscriptionReply(c, "psubscribe", p, false)
+	subscribeGeneric(s, c, args, patternKind)
+}
+
+// ssubscribeCommand subscribes to shard channels. Unlike SUBSCRIBE, it is
+// refused in a transaction, as Redis 7.0 refuses it to a client that may
+// not block.
+func ssubscribeCommand(s *Server, c *client, args [][]byte) {
+	if s.inExec {
+		s.w.Error("ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client")
+		return
+	}
+	subscribeGeneric(s, c, args, shardKind)
+}
+
+func subscribeGeneric(s *Server, c *client, args [][]byte, k *pubsubKind) {
+	for _, name := range args[1:] {
+		s.subscribe(c, string(name), k)
+		s.subscriptionReply(c, k.sub, name, false, k.count(c))
 	}
 }
 
-func (s *Server) subscribe(c *client, name string, pattern bool) {
-	table, own := s.channels, &c.channels
-	if pattern {
-		table, own = s.patterns, &c.patterns
-	}
+func (s *Server) subscribe(c *client, name string, k *pubsubKind) {
+	table, own := k.table(s), k.own(c)
 	if *own == nil {
 		*own = make(map[string]struct{})
 	}
@@ -71,11 +114,8 @@ func (s *Server) subscribe(c *client, name string, pattern bool) {
 	subs[c] = struct{}{}
 }
 
-func (s *Server) unsubscribe(c *client, name string, pattern bool) bool {
-	table, own := s.channels, c.channels
-	if pattern {
-		table, own = s.patterns, c.patterns
-	}
+func (s *Server) unsubscribe(c *client, name string, k *pubsubKind) bool {
+	table, own := k.table(s), *k.own(c)
 	if _, ok := own[name]; !ok {
 		return false
 	}
@@ -89,43 +129,43 @@ func (s *Server) unsubscribe(c *client, name string, pattern bool) bool {
 	return true
 }
 
-func unsubscribeCommand(s *Server, c *client, args [][]byte)  { unsubscribeGeneric(s, c, args, false) }
-func punsubscribeCommand(s *Server, c *client, args [][]byte) { unsubscribeGeneric(s, c, args, true) }
+func unsubscribeCommand(s *Server, c *client, args [][]byte) {
+	unsubscribeGeneric(s, c, args, channelKind)
+}
 
-func unsubscribeGeneric(s *Server, c *client, args [][]byte, pattern bool) {
-	kind := "unsubscribe"
-	if pattern {
-		kind = "punsubscribe"
-	}
+func punsubscribeCommand(s *Server, c *client, args [][]byte) {
+	unsubscribeGeneric(s, c, args, patternKind)
+}
+
+func sunsubscribeCommand(s *Server, c *client, args [][]byte) {
+	unsubscribeGeneric(s, c, args, shardKind)
+}
+
+func unsubscribeGeneric(s *Server, c *client, args [][]byte, k *pubsubKind) {
 	if len(args) > 1 {
 		for _, name := range args[1:] {
-			s.unsubscribe(c, string(name), pattern)
-			s.subscriptionReply(c, kind, name, false)
+			s.unsubscribe(c, string(name), k)
+			s.subscriptionReply(c, k.unsub, name, false, k.count(c))
 		}
 		return
 	}
-	own := c.channels
-	if pattern {
-		own = c.patterns
-	}
+	own := *k.own(c)
 	if len(own) == 0 {
-		s.subscriptionReply(c, kind, nil, true)
+		s.subscriptionReply(c, k.unsub, nil, true, k.count(c))
 		return
 	}
 	for _, name := range sortedKeys(own) {
-		s.unsubscribe(c, name, pattern)
-		s.subscriptionReply(c, kind, []byte(name), false)
+		s.unsubscribe(c, name, k)
+		s.subscriptionReply(c, k.unsub, []byte(name), false, k.count(c))
 	}
 }
 
-// unsubscribeAll drops c's subscriptions; notify replies for each, as
-// RESET does not.
-func (s *Server) unsubscribeAll(c *client, notify bool) {
-	for name := range c.channels {
-		s.unsubscribe(c, name, false)
-	}
-	for name := range c.patterns {
-		s.unsubscribe(c, name, true)
+// unsubscribeAll drops c's subscriptions of every kind, with no reply.
+func (s *Server) unsubscribeAll(c *client) {
+	for _, k := range []*pubsubKind{channelKind, patternKind, shardKind} {
+		for name := range *k.own(c) {
+			s.unsubscribe(c, name, k)
+		}
 	}
 }
 
@@ -141,16 +181,7 @@ func sortedKeys(m map[string]struct{}) []string {
 // publish sends msg to the subscribers of channel and of the patterns it
 // matches, and returns how many received it.
 func (s *Server) publish(channel, msg []byte) int {
-	n := 0
-	for c := range s.channels[string(channel)] {
-		w, send := s.to(c, true)
-		w.Push(3)
-		w.BulkString("message")
-		w.Bulk(channel)
-		w.Bulk(msg)
-		send()
-		n++
-	}
+	n := s.deliver(s.channels[string(channel)], "message", channel, msg)
 	for pat, subs := range s.patterns {
 		if !globMatch([]byte(pat), channel, false) {
 			continue
@@ -169,17 +200,43 @@ func (s *Server) publish(channel, msg []byte) int {
 	return n
 }
 
+// deliver pushes msg, from channel, to subs as a message of the given
+// kind ("message", "smessage") and returns how many it reached.
+func (s *Server) deliver(subs map[*client]struct{}, kind string, channel, msg []byte) int {
+	for c := range subs {
+		w, send := s.to(c, true)
+		w.Push(3)
+		w.BulkString(kind)
+		w.Bulk(channel)
+		w.Bulk(msg)
+		send()
+	}
+	return len(subs)
+}
+
 func publishCommand(s *Server, c *client, args [][]byte) {
 	s.w.Int(int64(s.publish(args[1], args[2])))
 }
 
-func pubsubChannels(s *Server, c *client, args [][]byte) {
+// spublishCommand publishes to a shard channel's subscribers; patterns
+// do not see it.
+func spublishCommand(s *Server, c *client, args [][]byte) {
+	s.w.Int(int64(s.deliver(s.shards[string(args[1])], "smessage", args[1], args[2])))
+}
+
+func pubsubChannels(s *Server, c *client, args [][]byte) { channelList(s, args, s.channels) }
+
+func pubsubShardChannels(s *Server, c *client, args [][]byte) { channelList(s, args, s.shards) }
+
+// channelList answers PUBSUB CHANNELS and SHARDCHANNELS: the names in
+// table that match the optional pattern.
+func channelList(s *Server, args [][]byte, table map[string]map[*client]struct{}) {
 	if len(args) > 3 {
-		s.w.Error("ERR wrong number of arguments for 'pubsub|channels' command")
+		s.w.Error("ERR unknown subcommand or wrong number of arguments for '" + trunc(string(args[1]), 128) + "'. Try PUBSUB HELP.")
 		return
 	}
 	var out []string
-	for ch := range s.channels {
+	for ch := range table {
 		if len(args) == 2 || globMatch(args[2], []byte(ch), false) {
 			out = append(out, ch)
 		}
@@ -191,11 +248,17 @@ func pubsubChannels(s *Server, c *client, args [][]byte) {
 	}
 }
 
-func pubsubNumsub(s *Server, c *client, args [][]byte) {
-	s.w.Map(len(args) - 2)
+func pubsubNumsub(s *Server, c *client, args [][]byte) { numsub(s, args, s.channels) }
+
+func pubsubShardNumsub(s *Server, c *client, args [][]byte) { numsub(s, args, s.shards) }
+
+// numsub answers PUBSUB NUMSUB and SHARDNUMSUB: each name and its
+// subscribers, flat, as Redis 7.0 answers in RESP3 too.
+func numsub(s *Server, args [][]byte, table map[string]map[*client]struct{}) {
+	s.w.Array(2 * (len(args) - 2))
 	for _, ch := range args[2:] {
 		s.w.Bulk(ch)
-		s.w.Int(int64(len(s.channels[string(ch)])))
+		s.w.Int(int64(len(table[string(ch)])))
 	}
 }
 
@@ -207,6 +270,8 @@ func pubsubHelp(s *Server, c *client, args [][]byte) {
 		"NUMPAT", "    Return number of subscriptions to patterns.",
 		"NUMSUB [<channel> ...]", "    Return the number of subscribers for the specified channels, excluding",
 		"    pattern subscriptions(default: no channels).",
+		"SHARDCHANNELS [<pattern>]", "    Return the currently active shard level channels matching a <pattern> (default: '*').",
+		"SHARDNUMSUB [<shardchannel> ...]", "    Return the number of subscribers for the specified shard level channel(s)",
 	)
 }
 

@@ -225,7 +225,8 @@ type Server struct {
 	snap           rdbState
 	channels       map[string]map[*client]struct{}
 	patterns       map[string]map[*client]struct{}
-	ready          []readyKey // keys of blocked clients that received data
+	shards         map[string]map[*client]struct{} // shard channels' subscribers
+	ready          []readyKey                      // keys of blocked clients that received data
 	warmer         warmer
 	replay         bool // replaying the log: nothing is propagated or sent
 	inExec         bool // running EXEC's queue
@@ -303,6 +304,7 @@ func New(cfg Config) (*Server, error) {
 		clients:  make(map[int64]*client),
 		channels: make(map[string]map[*client]struct{}),
 		patterns: make(map[string]map[*client]struct{}),
+		shards:   make(map[string]map[*client]struct{}),
 		start:    time.Now(),
 		runID:    newReplID(),
 		replID:   newReplID(),
@@ -1167,7 +1169,7 @@ func (s *Server) forget(c *client) {
 	}
 	s.unblock(c)
 	s.unwatchAll(c)
-	s.unsubscribeAll(c, false)
+	s.unsubscribeAll(c)
 	s.stopMonitor(c)
 	delete(s.clients, c.id)
 	c.closed = true
