@@ -26,8 +26,9 @@ import (
 // or below hi in the dict the database had at the start. A key added
 // after the start goes at the end, above hi; a key deleted below hi
 // moves the last one into its place, which, if the walk had passed it,
-// is named in done, as a key preserve wrote is: the walk passes over the
-// keys done names. FLUSHDB gives the database a new dict while a save
+// is named in done, as a key preserve wrote is (the walk passes over the
+// keys done names), and if not, brings hi down by the slot freed, where
+// the next key added goes. FLUSHDB gives the database a new dict while a save
 // runs (the walk keeps the old one), and SWAPDB swaps the
 // dicts, which the save finds by identity: their keys are written under
 // the numbers they had at the start.
@@ -217,6 +218,11 @@ func (b *bgsave) preserve(d *db, key []byte, del bool) {
 	if last := sd.keys.len() - 1; del && last > sd.hi {
 		k, _ := sd.keys.at(last)
 		sd.done[k] = struct{}{}
+	} else if del {
+		// The last slot, not walked yet, is going: the walk's bound comes
+		// down with it, so that a key added next, in that slot, is not
+		// taken for one the save started with.
+		sd.hi = last - 1
 	}
 }
 
