@@ -15,9 +15,11 @@ var (
 	ErrNoRawConn = errors.New("net.Conn does implement net.RawConn")
 	// ErrWatcherClosed: the Watcher is closed.
 	ErrWatcherClosed = errors.New("watcher closed")
-	// ErrPollerClosed: the poller is closed.
+	// ErrPollerClosed: the poller is closed; SetPollerAffinity on a closed
+	// Watcher returns it, as gaio's does.
 	ErrPollerClosed = errors.New("poller closed")
-	// ErrConnClosed: the connection was freed.
+	// ErrConnClosed: the connection was freed; SetLoopAffinity on a closed
+	// Watcher returns it, as gaio's does.
 	ErrConnClosed = errors.New("connection closed")
 	// ErrDeadline: the operation's deadline passed before it completed.
 	ErrDeadline = errors.New("operation exceeded deadline")

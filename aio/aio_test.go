@@ -589,6 +589,9 @@ func TestCloseTwiceAndAfter(t *testing.T) {
 	if err := w.SetLoopAffinity(0); err != ErrConnClosed {
 		t.Fatalf("SetLoopAffinity after Close = %v", err)
 	}
+	if err := w.SetPollerAffinity(0); err != ErrPollerClosed {
+		t.Fatalf("SetPollerAffinity after Close = %v; want ErrPollerClosed", err)
+	}
 	// Close closed the delegated conn.
 	c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if _, err := c.Read(make([]byte, 1)); err != io.EOF {

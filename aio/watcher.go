@@ -242,21 +242,27 @@ func (w *watcher) GetGC() (found uint32, closed uint32) {
 }
 
 // SetPollerAffinity pins the thread that polls to CPU cpuid. Polling and
-// the I/O run on one loop here, so it is SetLoopAffinity.
-func (w *watcher) SetPollerAffinity(cpuid int) error { return w.SetLoopAffinity(cpuid) }
+// the I/O run on one loop here, so it is SetLoopAffinity, but for its
+// answer once the Watcher is closed: ErrPollerClosed, as gaio's poller
+// gives, where SetLoopAffinity gives gaio's ErrConnClosed.
+func (w *watcher) SetPollerAffinity(cpuid int) error { return w.pin(cpuid, ErrPollerClosed) }
 
 // SetLoopAffinity locks the Watcher's loop to an OS thread and pins that
 // thread to CPU cpuid (Linux; elsewhere only the locking). cpuid counts
 // the CPUs the process may run on, modulo their number: under taskset or a
 // container's cpuset, 0 is the first of those, where gaio would ask for
 // CPU 0 itself and be refused.
-func (w *watcher) SetLoopAffinity(cpuid int) error {
+func (w *watcher) SetLoopAffinity(cpuid int) error { return w.pin(cpuid, ErrConnClosed) }
+
+// pin pins the loop's thread to cpuid, or returns closedErr if the loop
+// has stopped.
+func (w *watcher) pin(cpuid int, closedErr error) error {
 	if cpuid < 0 || cpuid >= runtime.NumCPU() {
 		return ErrCPUID
 	}
 	errc := make(chan error, 1)
 	if w.l.Submit(func() { errc <- w.l.Pin(cpuid) }) != nil {
-		return ErrConnClosed
+		return closedErr
 	}
 	if err := <-errc; err != nil && !errors.Is(err, errors.ErrUnsupported) {
 		return err
