@@ -47,5 +47,9 @@
 // the swap buffers rather than completing with io.EOF. A write that meets
 // ENOBUFS (the kernel short of mbufs, on macOS and the BSDs) is tried
 // again, as gaio tries it, at the next write readiness, and after 10 ms if
-// none comes first, where gaio waits for readiness alone.
+// none comes first, where gaio waits for readiness alone. Free of a conn
+// never submitted closes it, where gaio takes it over and keeps its
+// duplicate open, the peer seeing no end, until the garbage collector finds
+// the conn. gaio runs on Windows too; evloop's engine has epoll and kqueue
+// alone, and on a system with neither NewWatcher returns an error.
 package aio
