@@ -44,8 +44,12 @@ var (
 )
 
 // errExpectedBulk is Redis's message for an array element that is not a bulk
-// string: "expected '$', got 'X'", with X the byte found.
+// string: "expected '$', got 'X'", with X the byte found, or a space for a
+// '\r' or '\n', which Redis makes spaces as an error line cannot carry them.
 func errExpectedBulk(c byte) error {
+	if c == '\r' || c == '\n' {
+		c = ' '
+	}
 	return &ProtocolError{"expected '$', got '" + string([]byte{c}) + "'"}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -37,12 +38,16 @@ func sameErr(a, b error) bool {
 	return a.Error() == b.Error()
 }
 
-// checkErrClass fails unless err is nil, ErrIncomplete or a *ProtocolError.
+// checkErrClass fails unless err is nil, ErrIncomplete or a *ProtocolError
+// whose text has no '\r' or '\n', which an error reply cannot carry.
 func checkErrClass(t *testing.T, call string, err error) {
 	t.Helper()
 	var pe *ProtocolError
 	if err != nil && !errors.Is(err, ErrIncomplete) && !errors.As(err, &pe) {
 		t.Fatalf("%s error = %v (%T); want nil, ErrIncomplete or *ProtocolError", call, err, err)
+	}
+	if pe != nil && strings.ContainsAny(pe.Error(), "\r\n") {
+		t.Fatalf("%s error = %q; want no '\\r' or '\\n' in it", call, pe.Error())
 	}
 }
 

@@ -93,6 +93,10 @@ var commandTests = []commandTest{
 	{name: "count bad, ended", in: "*1x\rx", err: "invalid multibulk length"},
 	{name: "not bulk", in: "*1\r\n:1\r\n", err: "expected '$', got ':'"},
 	{name: "inline in array", in: "*2\r\n$3\r\nGET\r\nkey\r\n", err: "expected '$', got 'k'"},
+	// Redis makes '\r' and '\n' in an error's text spaces, as a line
+	// cannot carry them.
+	{name: "not bulk, cr", in: "*1\r\n\r\n", err: "expected '$', got ' '"},
+	{name: "not bulk, lf", in: "*1\r\n\nx\r\n", err: "expected '$', got ' '"},
 	{name: "not bulk, line not ended", in: "*1\r\n+", err: incomplete},
 	{name: "not bulk before lf", in: "*1\r\n+\r", err: incomplete},
 	{name: "not bulk, more than MaxInline buffered", in: "*1\r\nX" + strings.Repeat("Y", 1<<16), err: "too big bulk count string"},
