@@ -1,6 +1,9 @@
 package resp
 
-import "errors"
+import (
+	"errors"
+	"strconv"
+)
 
 // ErrIncomplete reports that b holds only the beginning of a request or
 // value: read more bytes and call again with them appended.
@@ -53,7 +56,14 @@ func errExpectedBulk(c byte) error {
 	return &ProtocolError{"expected '$', got '" + string([]byte{c}) + "'"}
 }
 
-// errUnknownType reports a value starting with a byte that is no RESP type.
+// errUnknownType reports a value starting with a byte that is no RESP type:
+// a printable ASCII byte as itself, any other escaped as Go escapes it
+// ('\r', '\x00', '\xff'), so that the text holds no '\r' or '\n' and is
+// UTF-8.
 func errUnknownType(c byte) error {
-	return &ProtocolError{"unknown type byte '" + string([]byte{c}) + "'"}
+	if ' ' <= c && c <= '~' {
+		return &ProtocolError{"unknown type byte '" + string([]byte{c}) + "'"}
+	}
+	q := strconv.Quote(string([]byte{c}))
+	return &ProtocolError{"unknown type byte '" + q[1:len(q)-1] + "'"}
 }

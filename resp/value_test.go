@@ -108,6 +108,10 @@ var parseTests = []parseTest{
 	// Malformed values.
 	{name: "unknown type", in: "?x\r\n", err: "unknown type byte '?'"},
 	{name: "inline text", in: "PING\r\n", err: "unknown type byte 'P'"},
+	{name: "unknown type cr", in: "\r\n", err: `unknown type byte '\r'`},
+	{name: "unknown type lf", in: "\n", err: `unknown type byte '\n'`},
+	{name: "unknown type nul", in: "\x00", err: `unknown type byte '\x00'`},
+	{name: "unknown type high byte", in: "\xff", err: `unknown type byte '\xff'`},
 	{name: "attribute type alone", in: "|x\r\n", err: "invalid aggregate length"},
 	{name: "integer not a number", in: ":abc\r\n", err: "invalid integer"},
 	{name: "integer empty", in: ":\r\n", err: "invalid integer"},
