@@ -16,7 +16,8 @@ type Writer struct {
 	// Proto is the protocol version: 3 for RESP3; 2, or 0, for RESP2.
 	Proto int
 	// OnError, if set, is called with each error reply's message as Error
-	// appends it: a server counts its errors with it.
+	// or BulkError appends it, in either protocol: a server counts its
+	// errors with it.
 	OnError func(msg string)
 }
 
@@ -236,6 +237,9 @@ func (w *Writer) BulkError(msg string) {
 	w.header('!', int64(len(msg)))
 	w.Buf = append(w.Buf, msg...)
 	w.Buf = append(w.Buf, '\r', '\n')
+	if w.OnError != nil {
+		w.OnError(msg)
+	}
 }
 
 // Command appends a request of the given arguments, an array of bulk

@@ -102,6 +102,22 @@ func TestAppendCommand(t *testing.T) {
 	}
 }
 
+// TestWriterOnError: OnError hears of every error reply that Error and
+// BulkError append, in either protocol. Before, a RESP3 BulkError was not
+// counted, where the same call in RESP2 was.
+func TestWriterOnError(t *testing.T) {
+	for _, proto := range []int{2, 3} {
+		var got []string
+		w := Writer{Proto: proto, OnError: func(msg string) { got = append(got, msg) }}
+		w.Error("ERR one")
+		w.BulkError("ERR two")
+		w.Simple("OK")
+		if len(got) != 2 || got[0] != "ERR one" || got[1] != "ERR two" {
+			t.Errorf("RESP%d: OnError called with %q; want [\"ERR one\" \"ERR two\"]", proto, got)
+		}
+	}
+}
+
 func TestVerbatimFormatPanics(t *testing.T) {
 	defer func() {
 		if recover() == nil {
