@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
@@ -784,5 +785,45 @@ func TestErrAfterPollerFailure(t *testing.T) {
 	}
 	if len(got) != 1 || got[0] != 7 || l.Err() != nil {
 		t.Fatalf("Events after the failure = %v, Err = %v; want [7], nil", got, l.Err())
+	}
+}
+
+// A watched fd closed behind the loop's back, whose number a regular file
+// (which epoll cannot poll) then takes: the number stays taken, in either
+// direction, until the old key is unwatched, and Unwatch frees it without
+// an error, as for any other file. Before, the kernel's EPERM for the
+// file was taken for a failure: Unwatch returned it, and so did WatchIO
+// in the other direction, where ErrFDInUse was due.
+func TestWatchedFdReusedByRegularFile(t *testing.T) {
+	l := newLoop[string](t)
+	fds := rawPipe(t)
+	defer unix.Close(fds[1])
+	old := fds[0]
+	if err := l.WatchIO("old", old, Read, false); err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(old)
+	fd, err := unix.Open(filepath.Join(t.TempDir(), "file"), unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if fd != old {
+		t.Skipf("fd %d not reused (got %d)", old, fd)
+	}
+	if err := l.WatchIO("new", fd, Write, false); !errors.Is(err, ErrFDInUse) {
+		t.Fatalf("WatchIO(Write) of the number a file took while old is watched = %v; want ErrFDInUse", err)
+	}
+	if err := l.WatchIO("new", fd, Read, false); !errors.Is(err, ErrFDInUse) {
+		t.Fatalf("WatchIO(Read) of the number a file took while old is watched = %v; want ErrFDInUse", err)
+	}
+	if err := l.Unwatch("old"); err != nil {
+		t.Fatalf("Unwatch of a closed fd's key, its number now a file's = %v; want nil", err)
+	}
+	if err := l.WatchIO("new", fd, Read, false); err != nil {
+		t.Fatalf("WatchIO of the file once the number is free = %v", err)
+	}
+	if got := ready(t, l); len(got) != 1 || got[0] != "new" {
+		t.Fatalf("ready = %v; want [new]", got)
 	}
 }

@@ -364,8 +364,12 @@ func (p *Poller) Close() error {
 
 // IsGone reports whether err from Modify or Delete means the kernel holds no
 // registration for the fd: it was never added, or its owner closed it, which
-// drops the registration.
-func IsGone(err error) bool { return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EBADF) }
+// drops the registration. The closed number may since have gone to a file
+// that epoll cannot poll (a regular file), which epoll_ctl refuses with
+// EPERM whatever the operation, before it looks for a registration.
+func IsGone(err error) bool {
+	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EBADF) || errors.Is(err, unix.EPERM)
+}
 
 // IsRegistered reports whether err from Add means the kernel holds a
 // registration for the fd already (EEXIST): one that a Delete which
