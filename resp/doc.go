@@ -52,5 +52,6 @@
 // Neither Command nor Writer allocates once its buffers have grown to fit:
 // the arguments Command returns point into its input, and Writer appends to
 // one reusable buffer. Parse allocates only the element slices of aggregate
-// values; strings in a Value point into its input.
+// values, and a Verbatim string's Format when it is not "txt" or "mkd"; the
+// byte slices in a Value point into its input.
 package resp

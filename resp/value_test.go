@@ -305,3 +305,30 @@ func TestParseStreamedRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestParseAllocs: Parse allocates what the package doc says it does: an
+// aggregate's element slice, and a Verbatim string's format when it is not
+// one Redis sends ("txt", "mkd"); nothing for other values.
+func TestParseAllocs(t *testing.T) {
+	for _, tc := range []struct {
+		in     string
+		allocs float64
+	}{
+		{"$5\r\nhello\r\n", 0},
+		{",1.5\r\n", 0},
+		{"=7\r\ntxt:abc\r\n", 0},
+		{"=7\r\nmkd:abc\r\n", 0},
+		{"=7\r\nxyz:abc\r\n", 1},
+		{"*2\r\n:1\r\n:2\r\n", 1},
+	} {
+		b := []byte(tc.in)
+		allocs := testing.AllocsPerRun(100, func() {
+			if _, _, err := Parse(b); err != nil {
+				panic(err)
+			}
+		})
+		if allocs != tc.allocs {
+			t.Errorf("Parse(%q) allocations = %v; want %v", tc.in, allocs, tc.allocs)
+		}
+	}
+}
