@@ -542,13 +542,23 @@ func (s *Server) startRewrite() error {
 	return nil
 }
 
-// step walks for about a millisecond, then yields to the loop.
+// rewriteSlice is how long the walk of a rewrite runs in a loop
+// iteration, reading the clock every rewriteBatch keys.
+var (
+	rewriteSlice = time.Millisecond
+	rewriteBatch = 256
+	// rewritePause, if not 0, is how long the walk waits between slices
+	// instead of going on at the next iteration, for tests.
+	rewritePause time.Duration
+)
+
+// step walks for rewriteSlice, then yields to the loop.
 func (rw *rewrite) step() {
 	s := rw.s
 	if rw.a.rw != rw {
 		return // aborted
 	}
-	deadline := time.Now().Add(time.Millisecond)
+	deadline := time.Now().Add(rewriteSlice)
 	var w resp.Writer
 	for rw.db < len(s.dbs) {
 		d := s.dbs[rw.db]
@@ -559,7 +569,7 @@ func (rw *rewrite) step() {
 			}
 			continue
 		}
-		for n := 0; rw.pos >= 0 && n < 256; n++ {
+		for n := 0; rw.pos >= 0 && n < rewriteBatch; n++ {
 			key, e := d.keys.at(rw.pos)
 			rw.pos--
 			if e.gen == rw.gen || (e.exp != 0 && e.exp <= s.now()) {
@@ -579,7 +589,11 @@ func (rw *rewrite) step() {
 		rw.written += int64(len(w.Buf))
 		w.Reset()
 		if time.Now().After(deadline) {
-			s.ev.Submit(0, rw.step)
+			if rewritePause > 0 {
+				s.ev.AfterFunc(0, rewritePause, rw.step)
+			} else {
+				s.ev.Submit(0, rw.step)
+			}
 			return
 		}
 	}
