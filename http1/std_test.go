@@ -459,14 +459,16 @@ func TestStdBodyReadWaitingPastHandler(t *testing.T) {
 	if _, body := c.read("POST"); body != "done" {
 		t.Fatalf("answer %q; want \"done\"", body)
 	}
-	c.nc.Close()
+	// The client stays: had it closed here, its EOF could reach the loop
+	// before the handler's return does, and the Read fail for the body
+	// that did not come (io.ErrUnexpectedEOF) instead.
 	select {
 	case err := <-readErr:
 		if !errors.Is(err, http.ErrBodyReadAfterClose) {
 			t.Errorf("Read waiting when the handler returned = %v; want http.ErrBodyReadAfterClose", err)
 		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("a Read waiting when the handler returned still waits after the client closed")
+	case <-time.After(10 * time.Second):
+		t.Fatal("a Read waiting when the handler returned still waits")
 	}
 }
 
