@@ -253,6 +253,7 @@ func (hc *conn) waitFirst() {
 	}
 	ls.timeouts.remove(hc)
 	hc.phase = idle
+	ls.catchUp()
 	hc.began = ls.now
 	hc.deadline = ls.after(d)
 	ls.timeouts.push(hc, inHead)
@@ -783,6 +784,7 @@ func (hc *conn) enter(p phase) {
 // switchPhase is enter's change of phase: the timeout of the new one.
 func (hc *conn) switchPhase(p phase) {
 	ls := hc.ls
+	ls.catchUp()
 	if !hc.arriving() {
 		hc.began = ls.now // a request begins (with ReadTimeout's wait)
 	}
@@ -882,6 +884,7 @@ func (hc *conn) written() {
 	default:
 		return
 	}
+	hc.ls.catchUp()
 	hc.began = hc.ls.now
 	hc.switchPhase(p)
 	hc.noteIdle()

@@ -114,10 +114,19 @@ func ceilTicks(d time.Duration) int64 {
 }
 
 // after returns the loop's tick at which a wait of d that starts now has
-// passed. ls.now is the last tick's, up to a tick behind the time: one
-// more makes the wait at least d, and less than d and two ticks.
+// passed. ls.now is the last tick's, or catchUp's, up to a tick behind the
+// time: one more makes the wait at least d, and less than d and two ticks.
 func (ls *loopState) after(d time.Duration) int64 {
 	return ls.now + ceilTicks(d) + 1
+}
+
+// catchUp brings the loop's clock up to the time, for a wait that starts
+// now: the loop handles the events of an iteration before its timers, and
+// while a tick is overdue (the loop was busy, or its goroutine did not
+// run) ls.now lags the time by more than a tick, by which a wait timed
+// from it would end early. The waits it makes due act at the next tick.
+func (ls *loopState) catchUp() {
+	ls.now = max(ls.now, int64(time.Since(ls.start)/tickEvery))
 }
 
 // schedule puts the request in its loop's deadline list at its earliest

@@ -562,6 +562,46 @@ func TestSilentConnectionTimeout(t *testing.T) {
 	}
 }
 
+// TestWaitAfterOverdueTick: a wait that starts while the loop's tick is
+// overdue, the loop having been busy, lasts its whole timeout, where it
+// was timed from the last tick's clock and ended early: a connection that
+// came while the loop was busy was closed before its ReadHeaderTimeout,
+// or before its IdleTimeout after its answer.
+func TestWaitAfterOverdueTick(t *testing.T) {
+	const header, idle = 200 * time.Millisecond, 300 * time.Millisecond
+	srv := testServer()
+	srv.ReadHeaderTimeout, srv.IdleTimeout = header, idle
+	addr := oneLoopServer(t, srv)
+	for _, tc := range []struct {
+		name string
+		send string
+		wait time.Duration // the least time from the dial to the close
+	}{
+		{name: "silent connection", wait: header},
+		{name: "kept alive", send: "GET /fast HTTP/1.1\r\nHost: x\r\n\r\n", wait: idle},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The loop is busy for 400 ms, several ticks; the client
+			// comes at 300 ms, and the loop takes it before the tick.
+			busy := make(chan struct{})
+			http1.SubmitOnLoop(srv, 0, func() { close(busy); time.Sleep(400 * time.Millisecond) })
+			<-busy
+			time.Sleep(300 * time.Millisecond)
+			start := time.Now()
+			c := dialRaw(t, addr)
+			if _, err := io.WriteString(c.nc, tc.send); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.Copy(io.Discard, c.nc); isTimeout(err) { // the answer, if any, then the close
+				t.Fatal("connection still open after 10 s")
+			}
+			if took := time.Since(start); took < tc.wait {
+				t.Errorf("closed %v after the dial; want %v at least", took, tc.wait)
+			}
+		})
+	}
+}
+
 // TestReadTimeoutFromFirstByte checks that ReadTimeout runs from a
 // request's first bytes to the end of its body, as net/http's does: a
 // request whose head came slowly has that much less time for its body.
