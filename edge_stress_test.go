@@ -127,7 +127,7 @@ func TestStressEdgeTriggered(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			r := rand.New(rand.NewPCG(uint64(i), uint64(time.Now().UnixNano())))
-			nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+			nc, err := net.DialTimeout("tcp", addr, 30*time.Second) // as long as the echo may take: 200 dials at once on a busy machine
 			if err != nil {
 				errs <- err
 				return
