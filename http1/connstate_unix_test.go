@@ -17,7 +17,10 @@ import (
 // IdleTimeout reported idle twice and a request read meanwhile was not
 // reported active.
 func TestConnStateSlowReader(t *testing.T) {
-	const idle = 200 * time.Millisecond
+	// The client reads a little every idle/10; the server resets a client
+	// that takes nothing for a whole IdleTimeout, which a client slowed by
+	// a busy machine must not come near.
+	const idle = time.Second
 	for _, when := range []string{"after it is written", "while it goes out"} {
 		cs := newConnStates()
 		twins := serveQueued(t, bigFastThenNext, queuedTimeouts{idle: idle}, bigFast, func(s *http1.Server) {
@@ -31,7 +34,7 @@ func TestConnStateSlowReader(t *testing.T) {
 				time.Sleep(idle + idle/2) // past IdleTimeout
 				c.send("GET /next HTTP/1.1\r\nHost: x\r\n\r\n")
 			}
-			c.readBigSlowly(50*time.Millisecond, 128<<10)
+			c.readBigSlowly(idle/10, 128<<10) // 2.4 s at least
 			if when == "after it is written" {
 				c.send("GET /next HTTP/1.1\r\nHost: x\r\n\r\n")
 			}
