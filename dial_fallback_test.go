@@ -6,9 +6,12 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // dualStack makes host names resolve to 127.0.0.1 and ::1, as localhost
@@ -34,6 +37,33 @@ func listen6(t *testing.T, port string) net.Listener {
 	return ln
 }
 
+// listen6Only listens on ::1 on a port it also holds on 127.0.0.1, bound
+// there and not listening, until the test ends: a connect to 127.0.0.1 on
+// that port is refused, where the listener of another test or program
+// could have had the port there and accepted it. A port already taken on
+// 127.0.0.1 is passed over.
+func listen6Only(t *testing.T) (net.Listener, string) {
+	t.Helper()
+	for range 10 {
+		ln := listen6(t, "0")
+		_, port, _ := net.SplitHostPort(ln.Addr().String())
+		p, _ := strconv.Atoi(port)
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Bind(fd, &unix.SockaddrInet4{Port: p, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+			unix.Close(fd)
+			ln.Close()
+			continue
+		}
+		t.Cleanup(func() { unix.Close(fd) })
+		return ln, port
+	}
+	t.Fatal("no port free on both ::1 and 127.0.0.1")
+	return nil, ""
+}
+
 // A host name's addresses are tried in turn until one connects, as
 // net.Dialer tries them, where Dial tried the first IPv4 address alone: a
 // server listening on ::1 only was refused by name when the name also
@@ -41,8 +71,7 @@ func listen6(t *testing.T, port string) net.Listener {
 // returned.
 func TestDialFallsBackToNextAddress(t *testing.T) {
 	dualStack(t)
-	ln := listen6(t, "0")
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	ln, port := listen6Only(t)
 	client, err := NewServer(BaseHandler{}, Options{Loops: 1, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
