@@ -125,7 +125,14 @@ func (ls *loopState) after(d time.Duration) int64 {
 // while a tick is overdue (the loop was busy, or its goroutine did not
 // run) ls.now lags the time by more than a tick, by which a wait timed
 // from it would end early. The waits it makes due act at the next tick.
+// It reads the clock once an iteration (caught is cleared as the
+// iteration ends), not at every change of phase, which is every request:
+// within an iteration ls.now lags by that iteration's work at most.
 func (ls *loopState) catchUp() {
+	if ls.caught {
+		return
+	}
+	ls.caught = true
 	ls.now = max(ls.now, int64(time.Since(ls.start)/tickEvery))
 }
 

@@ -358,6 +358,13 @@ func (s *Server) init(base context.Context) error {
 	if opts.Logger == nil {
 		opts.Logger = s.Logger
 	}
+	beforeFlush := opts.BeforeFlush
+	opts.BeforeFlush = func(loop int) {
+		s.loops[loop].caught = false // the iteration ends (catchUp)
+		if beforeFlush != nil {
+			beforeFlush(loop)
+		}
+	}
 	srv, err := evloop.NewServer(s, opts)
 	if err != nil {
 		return err
@@ -474,9 +481,11 @@ type loopState struct {
 	s     *Server
 	index int
 	start time.Time
-	now   int64  // ticks since start, updated by tick
-	sec   int64  // the Unix second date was made in
-	date  []byte // "Date: ...\r\n", updated by tick
+	now   int64 // ticks since start, updated by tick and catchUp
+	// caught says catchUp read the clock in this iteration of the loop.
+	caught bool
+	sec    int64  // the Unix second date was made in
+	date   []byte // "Date: ...\r\n", updated by tick
 
 	// head200 is the start of a 200 answer the server dates: the status
 	// line, the Date field and the Server field, rebuilt by tick.
