@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -599,6 +600,27 @@ func TestWaitAfterOverdueTick(t *testing.T) {
 				t.Errorf("closed %v after the dial; want %v at least", took, tc.wait)
 			}
 		})
+	}
+}
+
+// A BeforeFlush of the server's Engine options is called at the end of
+// the loop's iterations, beside the server's own use of the hook.
+func TestEngineBeforeFlushCalled(t *testing.T) {
+	var calls atomic.Int64
+	srv := testServer()
+	srv.Engine.BeforeFlush = func(loop int) {
+		if loop == 0 {
+			calls.Add(1)
+		}
+	}
+	addr := oneLoopServer(t, srv)
+	resp, err := http.Get("http://" + addr + "/fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if calls.Load() == 0 {
+		t.Fatal("Engine.BeforeFlush was not called")
 	}
 }
 
