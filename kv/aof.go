@@ -49,7 +49,8 @@ type aof struct {
 	stop    chan struct{}
 	stopped chan struct{}
 
-	rw *rewrite
+	rw         *rewrite
+	restarting bool // a rewrite given up is to start again (rewrite.restart)
 
 	// base is the file's size after the last rewrite, or at start: the
 	// automatic rewrite measures growth from it.
@@ -364,7 +365,7 @@ func (a *aof) cron(now time.Time) {
 		a.flush()
 	}
 	s := a.s
-	if a.rw != nil || a.f == nil || s.bg != nil || s.autoRewritePerc == 0 || a.size <= s.autoRewriteMin {
+	if a.rw != nil || a.restarting || a.f == nil || s.bg != nil || s.autoRewritePerc == 0 || a.size <= s.autoRewriteMin {
 		return
 	}
 	growth := a.size*100/max(a.base, 1) - 100
@@ -737,11 +738,16 @@ func (rw *rewrite) abort(err error) {
 // the start, as SWAPDB needs; it is not a failure unless the new one
 // cannot start. The new one starts after the running command, which the
 // old file alone logs (its effect is in what the new one walks).
+//
+// Until it starts, a.restarting keeps a background save from starting in
+// between, which Redis refuses while its rewriting child runs.
 func (rw *rewrite) restart(why string) {
 	rw.discard()
 	rw.s.log.Info("kv: append-only file rewrite starts again", "reason", why)
 	s, a := rw.s, rw.a
+	a.restarting = true
 	s.ev.Submit(0, func() {
+		a.restarting = false
 		if s.aof != a || a.rw != nil {
 			return // the log was turned off, or another rewrite runs
 		}
@@ -750,6 +756,13 @@ func (rw *rewrite) restart(why string) {
 			a.giveUp(err)
 		}
 	})
+}
+
+// rewriting reports whether a rewrite of the append-only file runs, or
+// is to start again at once (rewrite.restart): Redis's rewriting child
+// runs through what evkv's restart is.
+func (s *Server) rewriting() bool {
+	return s.aof != nil && (s.aof.rw != nil || s.aof.restarting)
 }
 
 // discard ends the rewrite and removes its file.

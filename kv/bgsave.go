@@ -85,7 +85,7 @@ func (s *Server) startBgsave() error {
 	switch {
 	case s.bg != nil:
 		return errBgsaveRunning
-	case s.aof != nil && s.aof.rw != nil:
+	case s.rewriting():
 		return errChildActive
 	case s.ev == nil:
 		return errors.New("the server is not serving")
@@ -338,7 +338,7 @@ func (s *Server) abortBgsave(why string) {
 // scheduled; and a rewrite of the append-only file scheduled while a
 // save ran.
 func (s *Server) saveCron(now time.Time) {
-	if s.bg != nil || (s.aof != nil && s.aof.rw != nil) {
+	if s.bg != nil || s.rewriting() {
 		return
 	}
 	if s.rewriteScheduled {

@@ -86,7 +86,7 @@ func bgsaveCommand(s *Server, c *client, args [][]byte) {
 	switch {
 	case s.bg != nil:
 		s.w.Error("ERR " + errBgsaveRunning.Error())
-	case s.aof != nil && s.aof.rw != nil || s.inExec:
+	case s.rewriting() || s.inExec:
 		if schedule || s.inExec {
 			s.snap.bgsaveScheduled = true
 			s.w.Simple("Background saving scheduled")
@@ -1385,7 +1385,7 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 			status = "err"
 		}
 		if a := s.aof; a != nil {
-			inProgress = b2i(a.rw != nil)
+			inProgress = b2i(s.rewriting())
 			if a.err != nil {
 				writeStatus = "err"
 			}

@@ -395,3 +395,34 @@ func TestRewriteInterleaved(t *testing.T) {
 		})
 	}
 }
+
+// A rewrite that SWAPDB starts again (see rewrite.restart) counts as
+// running until the new one starts: a BGSAVE in the same batch is refused
+// with Redis's reply for a save while its rewriting child runs, where it
+// started between the two and a save and a rewrite ran at once.
+func TestBgsaveRefusedWhileRewriteRestarts(t *testing.T) {
+	slice, batch, pause := rewriteSlice, rewriteBatch, rewritePause
+	rewriteSlice, rewriteBatch, rewritePause = 0, 1, time.Hour
+	t.Cleanup(func() { rewriteSlice, rewriteBatch, rewritePause = slice, batch, pause })
+	_, addr := startServer(t, Config{Dir: t.TempDir(), AppendOnly: true})
+	rc := dialRaw(t, addr)
+	for i := range 10 {
+		rc.do("SET", "k"+strconv.Itoa(i), "v")
+	}
+	if got := rc.do("BGREWRITEAOF"); got != "+Background append only file rewriting started\r\n" {
+		t.Fatalf("BGREWRITEAOF = %q", got)
+	}
+	rc.sendTogether([]string{"SWAPDB", "0", "1"}, []string{"BGSAVE"}, []string{"INFO", "persistence"})
+	if got := rc.read(); got != "+OK\r\n" {
+		t.Fatalf("SWAPDB = %q", got)
+	}
+	if got, want := rc.read(), "-ERR "+errChildActive.Error()+"\r\n"; got != want {
+		t.Errorf("BGSAVE while the rewrite starts again = %q; want %q", got, want)
+	}
+	info := rc.read()
+	for _, f := range []string{"rdb_bgsave_in_progress:0", "aof_rewrite_in_progress:1"} {
+		if !strings.Contains(info, "\r\n"+f+"\r\n") {
+			t.Errorf("INFO persistence in the same batch lacks %s: %q", f, info)
+		}
+	}
+}
