@@ -365,7 +365,7 @@ func (a *aof) cron(now time.Time) {
 		a.flush()
 	}
 	s := a.s
-	if a.rw != nil || a.restarting || a.f == nil || s.bg != nil || s.autoRewritePerc == 0 || a.size <= s.autoRewriteMin {
+	if s.rewriting() || a.f == nil || s.bg != nil || s.autoRewritePerc == 0 || a.size <= s.autoRewriteMin {
 		return
 	}
 	growth := a.size*100/max(a.base, 1) - 100

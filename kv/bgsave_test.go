@@ -123,12 +123,46 @@ func compareKeyspaces(t *testing.T, got, want map[string]keyState) {
 	}
 }
 
+// walkBy makes the walk of a background save take batch keys at a time,
+// pause apart, until the test ends.
+func walkBy(t *testing.T, batch int, pause time.Duration) {
+	slice, b, p := bgsaveSlice, bgsaveBatch, bgsavePause
+	bgsaveSlice, bgsaveBatch, bgsavePause = 0, batch, pause
+	t.Cleanup(func() { bgsaveSlice, bgsaveBatch, bgsavePause = slice, b, p })
+}
+
 // slowWalk makes the walk of a background save take a sliver of each
 // loop iteration, so that the writes of a test meet it halfway.
-func slowWalk(t *testing.T) {
-	slice, batch, pause := bgsaveSlice, bgsaveBatch, bgsavePause
-	bgsaveSlice, bgsaveBatch, bgsavePause = 0, 8, 200*time.Microsecond
-	t.Cleanup(func() { bgsaveSlice, bgsaveBatch, bgsavePause = slice, batch, pause })
+func slowWalk(t *testing.T) { walkBy(t, 8, 200*time.Microsecond) }
+
+// startCaptured starts a background save and returns the keyspace as it
+// was when the save started.
+func startCaptured(t *testing.T, s *Server) map[string]keyState {
+	t.Helper()
+	var want map[string]keyState
+	var err error
+	onLoop(s, func() {
+		want = captureKeyspace(s)
+		err = s.startBgsave()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return want
+}
+
+// savedAsStarted waits for the background save to end and checks that
+// nothing changed was missed and that its file in dir holds want, the
+// keyspace at the save's start.
+func savedAsStarted(t *testing.T, s *Server, rc *rawConn, dir string, want map[string]keyState) {
+	t.Helper()
+	waitInfo(t, rc, "rdb_bgsave_in_progress", "0")
+	var missed int64
+	onLoop(s, func() { missed = s.snap.bgsaveMissed })
+	if missed != 0 {
+		t.Errorf("%d keys counted as changed unpreserved", missed)
+	}
+	compareKeyspaces(t, loadFile(t, filepath.Join(dir, "dump.rdb")), want)
 }
 
 // waitBgsave waits until no background save runs, and returns INFO
@@ -323,15 +357,7 @@ func TestBgsavePointInTime(t *testing.T) {
 			writeStream(t, wc, uint64(w), stop)
 		}()
 	}
-	var want map[string]keyState
-	var startErr error
-	onLoop(s, func() {
-		want = captureKeyspace(s)
-		startErr = s.startBgsave()
-	})
-	if startErr != nil {
-		t.Fatal(startErr)
-	}
+	want := startCaptured(t, s)
 	close(started)
 	rc.do("LPUSH", "waiting", "x")
 	if got := blocked.read(); got != "$1\r\nx\r\n" {
@@ -432,22 +458,12 @@ func TestBgsaveKeysAddedAfterDeletes(t *testing.T) {
 		rc.do("APPEND", "new"+strconv.Itoa(i), "y")
 	}
 	resumeWalk(s)
-	waitInfo(t, rc, "rdb_bgsave_in_progress", "0")
-	var missed int64
-	onLoop(s, func() { missed = s.snap.bgsaveMissed })
-	if missed != 0 {
-		t.Errorf("%d keys counted as changed unpreserved", missed)
-	}
-	compareKeyspaces(t, loadFile(t, filepath.Join(dir, "dump.rdb")), want)
+	savedAsStarted(t, s, rc, dir, want)
 }
 
 // stallWalk makes a background save stop after its first key until
 // resumeWalk.
-func stallWalk(t *testing.T) {
-	slice, batch, pause := bgsaveSlice, bgsaveBatch, bgsavePause
-	bgsaveSlice, bgsaveBatch, bgsavePause = 0, 1, time.Hour
-	t.Cleanup(func() { bgsaveSlice, bgsaveBatch, bgsavePause = slice, batch, pause })
-}
+func stallWalk(t *testing.T) { walkBy(t, 1, time.Hour) }
 
 // resumeWalk lets a stalled save go on to its end.
 func resumeWalk(s *Server) {

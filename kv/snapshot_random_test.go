@@ -248,24 +248,14 @@ func listPayload(t *testing.T, rc *rawConn) string {
 func TestBgsaveInterleaved(t *testing.T) {
 	for seed := range 8 {
 		t.Run(strconv.Itoa(seed), func(t *testing.T) {
-			slice, batch, pause := bgsaveSlice, bgsaveBatch, bgsavePause
-			bgsaveSlice, bgsaveBatch, bgsavePause = 0, 1+seed%3, time.Hour
-			t.Cleanup(func() { bgsaveSlice, bgsaveBatch, bgsavePause = slice, batch, pause })
+			walkBy(t, 1+seed%3, time.Hour)
 			rng := rand.New(rand.NewPCG(uint64(seed), 3))
 			dir := t.TempDir()
 			s, addr := startServer(t, Config{Dir: dir, Databases: bgsaveDBs, Settings: map[string]string{"enable-debug-command": "yes"}})
 			rc, blocker := dialRaw(t, addr), dialRaw(t, addr)
 			payload := listPayload(t, rc)
 			fillForBgsave(t, rc, interleavedKeys*bgsaveDBs)
-			var want map[string]keyState
-			var err error
-			onLoop(s, func() {
-				want = captureKeyspace(s)
-				err = s.startBgsave()
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			want := startCaptured(t, s)
 			interleave(t, rc, blocker, rng, payload, 1, func() {
 				onLoop(s, func() {
 					if s.bg != nil {
@@ -274,13 +264,7 @@ func TestBgsaveInterleaved(t *testing.T) {
 				})
 			})
 			resumeWalk(s)
-			waitInfo(t, rc, "rdb_bgsave_in_progress", "0")
-			var missed int64
-			onLoop(s, func() { missed = s.snap.bgsaveMissed })
-			if missed != 0 {
-				t.Errorf("%d keys counted as changed unpreserved", missed)
-			}
-			compareKeyspaces(t, loadFile(t, filepath.Join(dir, "dump.rdb")), want)
+			savedAsStarted(t, s, rc, dir, want)
 		})
 	}
 }
@@ -323,6 +307,14 @@ func valueKeyspace(s *Server) map[string]keyState {
 	return out
 }
 
+// stallRewrite makes a rewrite's walk stop after its first batch keys
+// until the test steps it (rewrite.step), until the test ends.
+func stallRewrite(t *testing.T, batch int) {
+	slice, b, p := rewriteSlice, rewriteBatch, rewritePause
+	rewriteSlice, rewriteBatch, rewritePause = 0, batch, time.Hour
+	t.Cleanup(func() { rewriteSlice, rewriteBatch, rewritePause = slice, b, p })
+}
+
 // unexpired returns the keys of ks whose time is after now: a rewrite
 // leaves out the keys whose time has passed.
 func unexpired(ks map[string]keyState, now int64) map[string]keyState {
@@ -342,9 +334,7 @@ func unexpired(ks map[string]keyState, now int64) map[string]keyState {
 func TestRewriteInterleaved(t *testing.T) {
 	for seed := range 8 {
 		t.Run(strconv.Itoa(seed), func(t *testing.T) {
-			slice, batch, pause := rewriteSlice, rewriteBatch, rewritePause
-			rewriteSlice, rewriteBatch, rewritePause = 0, 1+seed%3, time.Hour
-			t.Cleanup(func() { rewriteSlice, rewriteBatch, rewritePause = slice, batch, pause })
+			stallRewrite(t, 1+seed%3)
 			rng := rand.New(rand.NewPCG(uint64(seed), 3))
 			s, addr := startServer(t, Config{Dir: t.TempDir(), AppendOnly: true, Databases: bgsaveDBs, Settings: map[string]string{"enable-debug-command": "yes"}})
 			rc, blocker := dialRaw(t, addr), dialRaw(t, addr)
@@ -401,9 +391,7 @@ func TestRewriteInterleaved(t *testing.T) {
 // with Redis's reply for a save while its rewriting child runs, where it
 // started between the two and a save and a rewrite ran at once.
 func TestBgsaveRefusedWhileRewriteRestarts(t *testing.T) {
-	slice, batch, pause := rewriteSlice, rewriteBatch, rewritePause
-	rewriteSlice, rewriteBatch, rewritePause = 0, 1, time.Hour
-	t.Cleanup(func() { rewriteSlice, rewriteBatch, rewritePause = slice, batch, pause })
+	stallRewrite(t, 1)
 	_, addr := startServer(t, Config{Dir: t.TempDir(), AppendOnly: true})
 	rc := dialRaw(t, addr)
 	for i := range 10 {
