@@ -120,12 +120,12 @@ func (s *Server) unblock(c *client) {
 // reply is c's: c is released from waiting and closed, what reply wrote is
 // not sent, and the client being served, if any, goes on.
 func (s *Server) answer(c *client, reply func() bool) (answered bool) {
-	w, cur := s.w, s.cur
+	w, cur, running := s.w, s.cur, s.running
 	s.w, s.cur = resp.Writer{Buf: s.bw[:0], Proto: c.proto, OnError: s.countError}, c
 	defer func() {
 		v := recover()
 		s.bw = s.w.Buf[:0]
-		s.w, s.cur = w, cur
+		s.w, s.cur, s.running = w, cur, running
 		if v != nil {
 			s.ow.Reset()
 			s.log.Error("kv: panic answering a blocked client; closing it", "client", c.id,
@@ -134,8 +134,16 @@ func (s *Server) answer(c *client, reply func() bool) (answered bool) {
 			answered = false
 		}
 	}()
-	if !reply() {
+	// As a command runs: the invalidations its own changes give c wait for
+	// its reply.
+	s.running++
+	ok := reply()
+	s.running = running
+	if !ok {
 		return false
+	}
+	if len(c.pendingInval) > 0 {
+		s.sendPendingInvalidations(c)
 	}
 	s.endCommand(c, 0)
 	s.flushReply(c)

@@ -62,6 +62,18 @@ type client struct {
 	softLimitSince int64
 	closeASAP      bool
 	peerID         string // the peer's address (peer), once asked
+
+	// Client-side caching (tracking.go): the tracking flags, the ID
+	// invalidation messages go to (0: this connection), the BCAST
+	// prefixes, sorted, and the messages its own command's changes gave
+	// it, sent after the command's reply.
+	track        uint8
+	redirect     int64
+	prefixes     []string
+	pendingInval []pendingInvalidation
+	// cmdClient is whether the command being run is a CLIENT command,
+	// after which CLIENT CACHING's word still holds, as in Redis.
+	cmdClient bool
 }
 
 func newClient(s *Server, conn *evloop.Conn, id int64) *client {

@@ -33,6 +33,10 @@ func init() {
 			cmd("unblock", -3, "admin noscript loading stale", 0, 0, 0, "", "5.0.0", "Unblocks a client blocked by a blocking command from a different connection.", clientUnblock),
 			cmd("reply", 3, "noscript loading stale", 0, 0, 0, "", "3.2.0", "Instructs the server whether to reply to commands.", clientReply),
 			cmd("no-evict", 3, "admin noscript loading stale", 0, 0, 0, "", "7.0.0", "Sets the client eviction mode of the connection.", clientNoEvict),
+			cmd("tracking", -3, "noscript loading stale", 0, 0, 0, "", "6.0.0", "Controls server-assisted client-side caching for the connection.", clientTracking),
+			cmd("caching", 3, "noscript loading stale", 0, 0, 0, "", "6.0.0", "Instructs the server whether to track the keys in the next request.", clientCaching),
+			cmd("getredir", 2, "noscript loading stale", 0, 0, 0, "", "6.0.0", "Returns the client ID to which the connection's tracking notifications are redirected.", clientGetRedir),
+			cmd("trackinginfo", 2, "noscript loading stale", 0, 0, 0, "", "6.2.0", "Returns information about server-assisted client-side caching for the connection.", clientTrackingInfo),
 			cmd("help", 2, "loading stale", 0, 0, 0, "", "5.0.0", "Returns helpful text about the different subcommands.", clientHelp),
 		),
 	)
@@ -182,6 +186,7 @@ func resetCommand(s *Server, c *client, args [][]byte) {
 	s.unwatchAll(c)
 	s.unsubscribeAll(c)
 	s.stopMonitor(c)
+	s.disableTracking(c)
 	c.db = s.dbs[0]
 	c.proto = 2
 	s.w.Proto = 2
@@ -249,7 +254,8 @@ func (s *Server) describe(c *client, now time.Time) string {
 		ch string
 	}{
 		{c.flags&flagMonitor != 0, "O"}, {c.subscriptions() > 0, "P"}, {c.flags&flagMulti != 0, "x"},
-		{c.blocked(), "b"}, {c.flags&flagDirtyCAS != 0, "d"}, {c.flags&flagCloseAfterReply != 0, "c"},
+		{c.blocked(), "b"}, {c.track&trackOn != 0, "t"}, {c.track&trackBrokenRedir != 0, "R"},
+		{c.track&trackBcast != 0, "B"}, {c.flags&flagDirtyCAS != 0, "d"}, {c.flags&flagCloseAfterReply != 0, "c"},
 		{c.closeASAP, "A"}, {isUnix(c.conn.LocalAddr()), "U"}, {c.flags&flagNoEvict != 0, "e"},
 	} {
 		if f.on {
@@ -301,10 +307,14 @@ func (s *Server) describe(c *client, now time.Time) string {
 	if omem > 0 {
 		events = "rw"
 	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=%d rbs=0 rbp=0 obl=0 oll=%d omem=%d tot-mem=%d events=%s cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
+	redir := int64(-1)
+	if c.track&trackOn != 0 {
+		redir = c.redirect
+	}
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=%d rbs=0 rbp=0 obl=0 oll=%d omem=%d tot-mem=%d events=%s cmd=%s user=default redir=%d resp=%d lib-name=%s lib-ver=%s",
 		c.id, addr, laddr, c.conn.Fd(), c.name, int64(now.Sub(c.created).Seconds()), max(0, (now.UnixMilli()-c.lastActive)/1000),
 		flags, c.db.id, len(c.channels), len(c.patterns), len(c.shards), multi, qbuf, qfree, argvMem, multiMem,
-		oll, omem, totMem, events, cmdName, c.proto, c.libName, c.libVer)
+		oll, omem, totMem, events, cmdName, redir, c.proto, c.libName, c.libVer)
 }
 
 // queryChunk and replyBlock are the sizes CLIENT LIST counts a query
@@ -535,6 +545,8 @@ func clientReply(s *Server, c *client, args [][]byte) {
 
 func clientHelp(s *Server, c *client, args [][]byte) {
 	s.help("CLIENT",
+		"CACHING (YES|NO)", "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+		"GETREDIR", "    Return the client ID we are redirecting to when tracking is enabled.",
 		"ID", "    Return the ID of the current connection.",
 		"GETNAME", "    Return the name of the current connection.",
 		"INFO", "    Return information about the current client connection.",
@@ -546,6 +558,9 @@ func clientHelp(s *Server, c *client, args [][]byte) {
 		"SETINFO <option> <value>", "    Set client meta attributes: LIB-NAME and LIB-VER.",
 		"SETNAME <name>", "    Assign the name <name> to the current connection.",
 		"UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client.",
+		"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]", "         [OPTIN] [OPTOUT] [NOLOOP]",
+		"    Control server assisted client side caching.",
+		"TRACKINGINFO", "    Report tracking status for the current connection.",
 	)
 }
 

@@ -204,6 +204,9 @@ func debugReload(s *Server, opts [][]byte) {
 		}
 	}
 	s.replay = false
+	if flush || merge {
+		s.invalidateAll() // as Redis's emptyData; MERGE replaced keys too
+	}
 	s.log.Warn("kv: DB reloaded by DEBUG RELOAD")
 	s.w.OK()
 }
@@ -313,7 +316,7 @@ func debugPopulate(s *Server, c *client, args [][]byte) {
 			}
 		}
 		d.setString(key, string(val), false)
-		s.touchWatched(d, key) // as Redis's signalModifiedKey; no change counted
+		s.keyChanged(d, key, c) // no change counted
 	}
 	s.w.OK()
 }

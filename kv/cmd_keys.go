@@ -59,7 +59,18 @@ func (s *Server) touched(d *db, key []byte) {
 		s.bg.check(d, key)
 	}
 	s.rewriteTouch(d, key)
+	s.keyChanged(d, key, s.cur)
+}
+
+// keyChanged is Redis's signalModifiedKey: clients WATCHing key will fail
+// their EXEC, and the clients that may cache it are told it changed. by
+// is the client whose command changed it, nil for an expiry or an
+// eviction.
+func (s *Server) keyChanged(d *db, key []byte, by *client) {
 	s.touchWatched(d, key)
+	if s.track.table != nil {
+		s.invalidate(key, by, true)
+	}
 }
 
 // rewriteTouch notes, for a rewrite of the log under way, that the
@@ -619,6 +630,7 @@ func flushdbCommand(s *Server, c *client, args [][]byte) {
 		return
 	}
 	s.flushDB(c.db)
+	s.invalidateAll()
 	s.rewrite(args...) // logged when nothing was there too, as Redis's forceCommandPropagation
 	s.w.OK()
 }
@@ -634,6 +646,7 @@ func flushallCommand(s *Server, c *client, args [][]byte) {
 	for _, d := range s.dbs {
 		s.flushDB(d)
 	}
+	s.invalidateAll()
 	if s.savePoints() {
 		if err := s.save(); err != nil {
 			s.log.Error("kv: saving the RDB file after FLUSHALL failed", "err", err)
@@ -671,6 +684,10 @@ func swapdbCommand(s *Server, c *client, args [][]byte) {
 	s.dirty(1)
 	s.signalAllReady(da)
 	s.signalAllReady(dbb)
+	// Caching clients are told every key changed, as after a flush, where
+	// Redis tells them nothing and leaves what they cached of the swapped
+	// databases stale.
+	s.invalidateAll()
 	s.w.OK()
 }
 

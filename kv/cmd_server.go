@@ -405,6 +405,9 @@ var configParams = []configParam{
 		s.latency.threshold = n
 	})},
 	boolConfig("latency-tracking", func(s *Server) *bool { return &s.latencyTracking }),
+	{"tracking-table-max-keys", func(s *Server) string { return strconv.FormatInt(s.track.maxKeys, 10) }, setInt(0, math.MaxInt64, func(s *Server, n int64) {
+		s.track.maxKeys = n
+	})},
 	{"latency-tracking-info-percentiles", func(s *Server) string { return formatPercentiles(s.latencyPercentiles) }, func(s *Server, v string) error {
 		ps, err := parsePercentiles(v)
 		if err == nil {
@@ -564,7 +567,6 @@ var inertParams = []inertParam{
 	{"enable-protected-configs", "no", checkEnum("no", "yes", "local"), true, false},
 	{"enable-module-command", "no", checkEnum("no", "yes", "local"), true, false},
 	{"io-threads-do-reads", "no", checkBool, true, false},
-	{"tracking-table-max-keys", "1000000", checkInt(0, math.MaxInt64), false, false},
 	{"pidfile", "", nil, true, true},
 	{"logfile", "", nil, true, true},
 	{"daemonize", "no", checkNoDaemon, true, false},
@@ -1249,18 +1251,7 @@ func commandGetkeys(s *Server, c *client, args [][]byte) {
 		s.w.Error("ERR Invalid number of arguments specified for command")
 		return
 	}
-	var keys [][]byte
-	if cm.keys != nil {
-		keys = cm.keys(target)
-	} else {
-		last := cm.lastKey
-		if last < 0 {
-			last = len(target) + last
-		}
-		for i := cm.firstKey; i <= last && i < len(target); i += max(cm.step, 1) {
-			keys = append(keys, target[i])
-		}
-	}
+	keys := cm.keyArgs(target)
 	if len(keys) == 0 {
 		s.w.Error("ERR Invalid arguments specified for command")
 		return
@@ -1336,7 +1327,7 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 		field("client_recent_max_input_buffer", maxIn)
 		field("client_recent_max_output_buffer", maxOut)
 		field("blocked_clients", blocked)
-		field("tracking_clients", 0)
+		field("tracking_clients", s.track.clients)
 		field("clients_in_timeout_table", timed)
 		field("pubsub_clients", pubsub) // as Redis 7.2
 	}
@@ -1419,6 +1410,9 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 		field("pubsub_channels", len(s.channels))
 		field("pubsub_patterns", len(s.patterns))
 		field("pubsubshard_channels", len(s.shards))
+		field("tracking_total_keys", len(s.track.table))
+		field("tracking_total_items", s.track.items)
+		field("tracking_total_prefixes", len(s.track.prefixes))
 		field("total_error_replies", s.stats.errorReplies)
 		field("unexpected_error_replies", s.stats.protoErrors)
 		field("client_output_buffer_limit_disconnections", s.stats.outputLimitCloses) // as Redis 7.2

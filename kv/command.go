@@ -322,16 +322,21 @@ func arityOK(arity, n int) bool {
 // call runs one request of c's, with the checks Redis makes first.
 func (s *Server) call(c *client, args [][]byte) {
 	c.lastActive = s.ms
+	if s.track.clients > 0 {
+		s.limitTable()
+	}
 	cmd := c.lastTop
 	if cmd == nil || !isName(args[0], cmd.name) {
 		// A client mostly sends one command over and over: the map only
 		// when it changes.
 		if cmd = lookupName(commands, args[0]); cmd == nil {
+			c.cmdClient = false
 			s.reject(c, nil, args, unknownCommand(args))
 			return
 		}
 		c.lastTop = cmd
 	}
+	c.cmdClient = cmd.name == "client"
 	if !arityOK(cmd.arity, len(args)) {
 		s.reject(c, cmd, args, "ERR wrong number of arguments for '"+cmd.name+"' command")
 		return
@@ -413,8 +418,13 @@ func (s *Server) exec(c *client, cmd *command, args [][]byte) {
 	}
 	prevArgs := s.curArgs // EXEC's, around a command it runs
 	s.curArgs = args
+	s.running++
 	cmd.fn(s, c, args)
+	s.running--
 	s.curArgs = prevArgs
+	if cmd.flags&cmdReadonly != 0 && c.track&(trackOn|trackBcast) == trackOn {
+		s.trackRead(c, cmd, args)
+	}
 	s.writing = false
 	end := s.tick()
 	st := &s.cmdStats[cmd.id]

@@ -176,7 +176,8 @@ func (d *db) expiring(key []byte) {
 
 // expired follows the deletion of key, whose time had come, as Redis's
 // deleteExpiredKeyAndPropagate: it is counted, the log gets its DEL, the
-// expired event is sent and the clients WATCHing it see a change. Each
+// expired event is sent and the clients WATCHing or caching it see a
+// change. Each
 // is skipped at once when nothing takes it (no log, no events, no
 // WATCH), so that the active cycle's deletions cost little more than the
 // deletion.
@@ -186,7 +187,7 @@ func (d *db) expired(key []byte) {
 		d.s.propagate(d.id, [][]byte{[]byte("DEL"), key})
 	}
 	d.s.notify(notifyExpired, "expired", key, d.id)
-	d.s.touchWatched(d, key)
+	d.s.keyChanged(d, key, nil)
 }
 
 // setString stores a string value, replacing whatever key held; keepTTL

@@ -46,6 +46,19 @@
 // shared from the policy in force when it is asked, where Redis decides
 // it when the value is made.
 //
+// # Client-side caching
+//
+// CLIENT TRACKING, CACHING, GETREDIR and TRACKINGINFO are Redis 7.0's:
+// a client that reads keys hears, once, when each changes (a write, a
+// deletion, an expiry, an eviction), in RESP3 push messages, or, for a
+// RESP2 client, through a connection it redirects them to that subscribes
+// to __redis__:invalidate. OPTIN, OPTOUT, BCAST with prefixes and NOLOOP
+// work as in Redis, flushes invalidate every key, and
+// tracking-table-max-keys bounds the keys remembered. Clients that cache
+// (rueidis's default, for one) work against evkv as against Redis. One
+// difference: SWAPDB invalidates every key, as a flush does, where Redis
+// leaves what clients cached of the swapped databases stale.
+//
 // # Snapshots
 //
 // The keyspace is also kept in Redis's RDB format, version 10, as Redis

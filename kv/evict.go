@@ -294,7 +294,7 @@ func (ev *eviction) timeLimit() time.Duration {
 
 // evictKey deletes key, whose entry e is, from d for maxmemory, as Redis's
 // eviction does: the log gets a DEL, the evicted event is sent, WATCHes
-// see a change. It returns the bytes the key was estimated to hold.
+// and caching clients see a change. It returns the bytes the key was estimated to hold.
 func (s *Server) evictKey(d *db, key []byte, e *entry) int64 {
 	size := int64(d.keyBytes(key, e, memorySamples))
 	s.evict.mem.freed += size
@@ -305,7 +305,7 @@ func (s *Server) evictKey(d *db, key []byte, e *entry) int64 {
 		s.propagate(d.id, [][]byte{[]byte("DEL"), key})
 	}
 	s.notify(notifyEvicted, "evicted", key, d.id)
-	s.touchWatched(d, key)
+	s.keyChanged(d, key, nil)
 	return size
 }
 

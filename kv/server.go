@@ -226,6 +226,8 @@ type Server struct {
 	channels       map[string]map[*client]struct{}
 	patterns       map[string]map[*client]struct{}
 	shards         map[string]map[*client]struct{} // shard channels' subscribers
+	track          tracker                         // client-side caching (CLIENT TRACKING)
+	running        int                             // commands running: 1, or 2 in EXEC
 	ready          []readyKey                      // keys of blocked clients that received data
 	warmer         warmer
 	replay         bool // replaying the log: nothing is propagated or sent
@@ -323,6 +325,7 @@ func New(cfg Config) (*Server, error) {
 		outputLimits:       defaultOutputLimits,
 		hllSparseMax:       3000,
 	}
+	s.track.maxKeys = 1_000_000
 	if tlsCfg != nil {
 		s.useTLS(tlsCfg)
 	}
@@ -765,6 +768,9 @@ func (s *Server) cron() {
 		s.aof.cron(start)
 	}
 	s.saveCron(start)
+	if s.track.clients > 0 {
+		s.limitTable()
+	}
 	if s.evict.max > 0 {
 		s.performEvictions() // what a command's ran out of time for, or a CONFIG SET left
 	}
@@ -808,10 +814,14 @@ func (r *recentMax) max() (in, out int64) {
 
 // beforeFlush runs at the end of every loop iteration, before replies are
 // written: a fast expiry cycle if one is due, as Redis's beforeSleep runs
-// it before its writes; then the log gets this iteration's changes, the
-// expired keys' deletions among them, first.
+// it before its writes; BCAST clients are sent the keys changed with their
+// prefixes; then the log gets this iteration's changes, the expired keys'
+// deletions among them, first.
 func (s *Server) beforeFlush() {
 	s.fastExpireLater()
+	if len(s.track.prefixes) > 0 {
+		s.broadcast()
+	}
 	s.ticked = false
 	for i, c := range s.closing {
 		c.conn.Abort()
@@ -956,6 +966,9 @@ func (s *Server) serve(c *client) {
 			s.call(c, args)
 			s.w.Proto = c.proto
 			if !c.blocked() {
+				if len(c.pendingInval) > 0 {
+					s.sendPendingInvalidations(c)
+				}
 				s.endCommand(c, mark)
 			}
 			if len(s.ready) > 0 {
@@ -993,7 +1006,7 @@ func (s *Server) serve(c *client) {
 // is in memory, not in the log). c is forgotten at once.
 func (s *Server) abandon(c *client, mark int) {
 	s.w.Buf = s.w.Buf[:mark]
-	s.cur = nil
+	s.cur, s.running = nil, 0
 	s.flushReply(c)
 	s.ow.Reset()
 	if s.inExec {
@@ -1006,8 +1019,8 @@ func (s *Server) abandon(c *client, mark int) {
 // endCommand ends a command of c's whose reply begins at mark in s.w,
 // as Redis's resetClient ends one (a blocked client's once it is
 // answered): a reply CLIENT REPLY silences is dropped, but for the
-// messages pushed to c meanwhile, and CLIENT REPLY SKIP's silence,
-// which lasts one command, begins or ends.
+// messages pushed to c meanwhile, CLIENT REPLY SKIP's silence, which
+// lasts one command, begins or ends, and so does CLIENT CACHING's word.
 func (s *Server) endCommand(c *client, mark int) {
 	if c.silenced() {
 		end := mark
@@ -1018,6 +1031,9 @@ func (s *Server) endCommand(c *client, mark int) {
 	}
 	c.pushed = c.pushed[:0]
 	c.nextCommand()
+	if c.flags&flagMulti == 0 && !c.cmdClient {
+		c.track &^= trackCaching // CLIENT CACHING's word was for this command, or transaction
+	}
 }
 
 // resetWriter empties w (the replies' or the messages' writer) once what
@@ -1171,6 +1187,7 @@ func (s *Server) forget(c *client) {
 	s.unwatchAll(c)
 	s.unsubscribeAll(c)
 	s.stopMonitor(c)
+	s.disableTracking(c)
 	delete(s.clients, c.id)
 	c.closed = true
 }

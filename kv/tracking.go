@@ -1,0 +1,536 @@
+package kv
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/evloop/evloop/resp"
+)
+
+// Client-side caching, as Redis 7.0's CLIENT TRACKING: the server
+// remembers which clients read which keys and tells them, once, when a key
+// changes, so that they may keep what they read.
+//
+// In the default mode a client that reads a key with a read-only command
+// is noted in the tracking table under the key's name (of any database:
+// the table does not tell databases apart, as Redis's does not); when the
+// key changes, is deleted, expires or is evicted, each client noted is
+// sent an invalidation message and the key leaves the table, so a client
+// hears of a key once for each time it read it. OPTIN notes a client's
+// reads only after CLIENT CACHING yes, for the next command (or
+// transaction); OPTOUT notes them unless CLIENT CACHING no came. In BCAST
+// mode nothing is noted: a client names prefixes (none: every key) and
+// hears of every change to a key with one of them, gathered over a loop
+// iteration into one message a prefix. NOLOOP spares a client the messages
+// about its own changes. A flush (FLUSHDB, FLUSHALL, SWAPDB, DEBUG RELOAD)
+// sends every tracking client one message with a null in place of the
+// keys: all of them.
+//
+// The messages are RESP3 push messages ("invalidate" and the keys); a
+// RESP2 client takes them through another connection (REDIRECT its ID)
+// subscribed to __redis__:invalidate, as Pub/Sub messages of that channel.
+// A redirection to a client that has gone is noted (the 'R' flag of
+// CLIENT LIST, "broken_redirect" in CLIENT TRACKINGINFO) and told to a
+// RESP3 client as a "tracking-redir-broken" push message.
+//
+// tracking-table-max-keys bounds the keys in the table: past it, keys are
+// dropped at random with their invalidation messages sent, as if they had
+// changed, by the cron and before each command.
+
+// Tracking flags of a client (client.track).
+const (
+	trackOn          uint8 = 1 << iota
+	trackBcast             // BCAST: told of keys by prefix, not by what it read
+	trackOptin             // its reads are noted only after CLIENT CACHING yes
+	trackOptout            // its reads are noted unless CLIENT CACHING no came
+	trackCaching           // CLIENT CACHING (yes with OPTIN, no with OPTOUT) came for the next command
+	trackNoloop            // not told of its own changes
+	trackBrokenRedir       // the client its messages go to has gone
+)
+
+// tracker is the server's tracking state.
+type tracker struct {
+	clients int // with tracking on
+	// table holds, by key name, the IDs of the clients that read the key
+	// since it last changed; nil until a client first turns tracking on,
+	// as Redis's, so that a server nobody tracks on pays a nil check a
+	// change.
+	table map[string]map[int64]struct{}
+	items int // the IDs in table
+	// prefixes are the BCAST prefixes with their clients and the keys
+	// changed since the last broadcast.
+	prefixes map[string]*bcastPrefix
+	maxKeys  int64 // tracking-table-max-keys; 0: no bound
+	// overLimit counts the runs of limitTable in a row that left the
+	// table past maxKeys: each tries harder.
+	overLimit int
+}
+
+// bcastPrefix is a BCAST prefix: its clients and the keys with it changed
+// since the last broadcast, each with the client that changed it last
+// (nil: none, an expiry or an eviction), for NOLOOP.
+type bcastPrefix struct {
+	clients map[*client]struct{}
+	keys    map[string]*client
+}
+
+// pendingInvalidation is an invalidation message for the client whose
+// command is running, sent after its reply: a key's, or, with all, a
+// flush's.
+type pendingInvalidation struct {
+	key string
+	all bool
+}
+
+// trackingChannel is the Pub/Sub channel a RESP2 client hears the
+// messages of the clients redirecting to it on.
+const trackingChannel = "__redis__:invalidate"
+
+// enableTracking turns tracking on for c, or changes its options: redirect
+// is the ID its messages go to (0: its own connection); prefixes, for
+// BCAST, are checked by the caller.
+func (s *Server) enableTracking(c *client, redirect int64, flags uint8, prefixes []string) {
+	t := &s.track
+	if c.track&trackOn == 0 {
+		t.clients++
+	}
+	c.track = c.track&trackCaching | trackOn | flags&(trackBcast|trackOptin|trackOptout|trackNoloop)
+	c.redirect = redirect
+	if t.table == nil {
+		t.table = make(map[string]map[int64]struct{})
+		t.prefixes = make(map[string]*bcastPrefix)
+	}
+	if flags&trackBcast == 0 {
+		return
+	}
+	if len(prefixes) == 0 {
+		prefixes = []string{""}
+	}
+	for _, p := range prefixes {
+		bp := t.prefixes[p]
+		if bp == nil {
+			bp = &bcastPrefix{clients: make(map[*client]struct{}), keys: make(map[string]*client)}
+			t.prefixes[p] = bp
+		}
+		if _, ok := bp.clients[c]; !ok {
+			bp.clients[c] = struct{}{}
+			c.prefixes = append(c.prefixes, p)
+		}
+	}
+	slices.Sort(c.prefixes)
+}
+
+// disableTracking turns tracking off for c. Its IDs stay in the table
+// until their keys change, as in Redis: dropping them would cost a walk of
+// the table.
+func (s *Server) disableTracking(c *client) {
+	t := &s.track
+	for _, p := range c.prefixes {
+		if bp := t.prefixes[p]; bp != nil {
+			delete(bp.clients, c)
+			if len(bp.clients) == 0 {
+				delete(t.prefixes, p)
+			}
+		}
+	}
+	c.prefixes = nil
+	if c.track&trackOn != 0 {
+		t.clients--
+	}
+	c.track, c.redirect = 0, 0
+}
+
+// trackRead notes the keys of a read-only command c ran, for c's cache,
+// if its tracking mode asks for it.
+func (s *Server) trackRead(c *client, cmd *command, args [][]byte) {
+	optin, optout, caching := c.track&trackOptin != 0, c.track&trackOptout != 0, c.track&trackCaching != 0
+	if optin && !caching || optout && caching || cmd.flags&cmdPubSub != 0 {
+		return
+	}
+	t := &s.track
+	for _, key := range cmd.keyArgs(args) {
+		ids := t.table[string(key)]
+		if ids == nil {
+			ids = make(map[int64]struct{}, 1)
+			t.table[string(key)] = ids
+		}
+		if _, ok := ids[c.id]; !ok {
+			ids[c.id] = struct{}{}
+			t.items++
+		}
+	}
+}
+
+// invalidate tells the clients that may cache key that it changed, as
+// Redis's trackingInvalidateKey: by is the client whose command changed
+// it (nil: an expiry or an eviction); with bcast, the key is also noted
+// for the BCAST prefixes it has. A client told is out of the key's
+// clients until it reads the key again.
+func (s *Server) invalidate(key []byte, by *client, bcast bool) {
+	t := &s.track
+	if bcast && len(t.prefixes) > 0 {
+		for p, bp := range t.prefixes {
+			if len(key) >= len(p) && string(key[:len(p)]) == p {
+				bp.keys[string(key)] = by
+			}
+		}
+	}
+	ids, ok := t.table[string(key)]
+	if !ok {
+		return
+	}
+	delete(t.table, string(key))
+	t.items -= len(ids)
+	for id := range ids {
+		target := s.clients[id]
+		if target == nil || target.track&(trackOn|trackBcast) != trackOn {
+			continue
+		}
+		if target == s.cur {
+			// Not told of its own change with NOLOOP, as Redis checks the
+			// client being served, whatever changed the key; told after
+			// its command's reply if the command changed it.
+			if target.track&trackNoloop != 0 {
+				continue
+			}
+			if s.running > 0 {
+				target.pendingInval = append(target.pendingInval, pendingInvalidation{key: string(key)})
+				continue
+			}
+		}
+		s.sendInvalidation(target, func(w *resp.Writer) {
+			w.Array(1)
+			w.Bulk(key)
+		})
+	}
+}
+
+// invalidateAll tells every tracking client that every key changed, as
+// Redis's trackingInvalidateKeysOnFlush, and empties the table.
+func (s *Server) invalidateAll() {
+	t := &s.track
+	if t.table == nil {
+		return
+	}
+	if t.clients > 0 {
+		for _, c := range s.sortedClients() {
+			switch {
+			case c.track&trackOn == 0:
+			case c == s.cur && s.running > 0:
+				c.pendingInval = append(c.pendingInval, pendingInvalidation{all: true})
+			default:
+				s.sendInvalidation(c, (*resp.Writer).Null)
+			}
+		}
+	}
+	clear(t.table)
+	t.items = 0
+}
+
+// sendPendingInvalidations sends c the messages its own command's changes
+// gave it, after the command's reply (after a transaction's, for those of
+// the commands in it), as Redis's trackingHandlePendingKeyInvalidations.
+func (s *Server) sendPendingInvalidations(c *client) {
+	for _, p := range c.pendingInval {
+		if p.all {
+			s.sendInvalidation(c, (*resp.Writer).Null)
+			continue
+		}
+		s.sendInvalidation(c, func(w *resp.Writer) {
+			w.Array(1)
+			w.BulkString(p.key)
+		})
+	}
+	clear(c.pendingInval)
+	c.pendingInval = c.pendingInval[:0]
+}
+
+// sendInvalidation sends the tracking client c an invalidation message
+// whose keys keys writes (an array, or a null for all), on its own
+// connection if it speaks RESP3, or to the client it redirects to: a push
+// message to one that speaks RESP3, a message of __redis__:invalidate to
+// one subscribed to anything in RESP2, nothing to others. The null of a
+// flush is written in the receiving client's protocol (Redis writes it in
+// the tracking client's).
+func (s *Server) sendInvalidation(c *client, keys func(w *resp.Writer)) {
+	to, redirected := c, c.redirect != 0
+	if redirected {
+		to = s.clients[c.redirect]
+		if to == nil {
+			c.track |= trackBrokenRedir
+			if c.proto == 3 {
+				w, send := s.to(c, true)
+				w.Push(2)
+				w.BulkString("tracking-redir-broken")
+				w.Int(c.redirect)
+				send()
+			}
+			return
+		}
+	}
+	switch {
+	case to.proto == 3:
+		w, send := s.to(to, true)
+		w.Push(2)
+		w.BulkString("invalidate")
+		keys(w)
+		send()
+	case redirected && to.subscriptions() > 0:
+		w, send := s.to(to, true)
+		w.Push(3)
+		w.BulkString("message")
+		w.BulkString(trackingChannel)
+		keys(w)
+		send()
+	}
+}
+
+// broadcast sends the BCAST clients the keys changed with their prefixes
+// since the last broadcast, a message a prefix, prefixes and keys in
+// order, as Redis's radix trees give them; a NOLOOP client is not sent
+// those it changed last. It runs at the end of each loop iteration, before
+// replies are written, as Redis's beforeSleep runs
+// trackingBroadcastInvalidationMessages.
+func (s *Server) broadcast() {
+	t := &s.track
+	var changed []string
+	for p, bp := range t.prefixes {
+		if len(bp.keys) > 0 {
+			changed = append(changed, p)
+		}
+	}
+	slices.Sort(changed)
+	for _, p := range changed {
+		bp := t.prefixes[p]
+		keys := make([]string, 0, len(bp.keys))
+		for k := range bp.keys {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for c := range bp.clients {
+			own := 0
+			if c.track&trackNoloop != 0 {
+				for _, k := range keys {
+					if bp.keys[k] == c {
+						own++
+					}
+				}
+				if own == len(keys) {
+					continue
+				}
+			}
+			s.sendInvalidation(c, func(w *resp.Writer) {
+				w.Array(len(keys) - own)
+				for _, k := range keys {
+					if own == 0 || bp.keys[k] != c {
+						w.BulkString(k)
+					}
+				}
+			})
+		}
+		clear(bp.keys)
+	}
+}
+
+// limitTable drops keys from the tracking table while it holds more than
+// tracking-table-max-keys, their clients told as if the keys had changed,
+// as Redis's trackingLimitUsedSlots: a hundred keys a run at most, more in
+// each run that follows one that left it over the bound.
+func (s *Server) limitTable() {
+	t := &s.track
+	if t.maxKeys == 0 || int64(len(t.table)) <= t.maxKeys {
+		t.overLimit = 0
+		return
+	}
+	effort := 100 * (t.overLimit + 1)
+	for key := range t.table { // in Go's random order
+		if effort == 0 {
+			break
+		}
+		effort--
+		s.invalidate([]byte(key), nil, false)
+		if int64(len(t.table)) <= t.maxKeys {
+			t.overLimit = 0
+			return
+		}
+	}
+	t.overLimit++
+}
+
+// keyArgs returns the keys among args, a call of cm, as COMMAND GETKEYS
+// finds them: none for a command whose key range names no keys.
+func (cm *command) keyArgs(args [][]byte) [][]byte {
+	if cm.keys != nil {
+		return cm.keys(args)
+	}
+	if cm.firstKey == 0 || cm.notKey {
+		return nil
+	}
+	last := cm.lastKey
+	if last < 0 {
+		last = len(args) + last
+	}
+	var keys [][]byte
+	for i := cm.firstKey; i <= last && i < len(args); i += max(cm.step, 1) {
+		keys = append(keys, args[i])
+	}
+	return keys
+}
+
+// prefixOverlap returns the error for prefixes of which one begins
+// another, or begins or is begun by one of c's, as Redis's
+// checkPrefixCollisionsOrReply: a key would then be sent twice.
+func prefixOverlap(c *client, prefixes []string) string {
+	overlap := func(a, b string) bool { return strings.HasPrefix(a, b) || strings.HasPrefix(b, a) }
+	for i, p := range prefixes {
+		for _, q := range c.prefixes {
+			if overlap(p, q) {
+				return "ERR Prefix '" + p + "' overlaps with an existing prefix '" + q + "'. Prefixes for a single client must not overlap."
+			}
+		}
+		for _, q := range prefixes[i+1:] {
+			if overlap(p, q) {
+				return "ERR Prefix '" + p + "' overlaps with another provided prefix '" + q + "'. Prefixes for a single client must not overlap."
+			}
+		}
+	}
+	return ""
+}
+
+func clientTracking(s *Server, c *client, args [][]byte) {
+	var redirect int64
+	var flags uint8
+	var prefixes []string
+	for j := 3; j < len(args); j++ {
+		more := j+1 < len(args)
+		switch opt := strings.ToLower(string(args[j])); {
+		case opt == "redirect" && more:
+			j++
+			if redirect != 0 {
+				s.w.Error("ERR A client can only redirect to a single other client")
+				return
+			}
+			id, ok := parseInt(args[j])
+			if !ok {
+				s.w.Error(errNotInt)
+				return
+			}
+			if s.clients[id] == nil {
+				s.w.Error("ERR The client ID you want redirect to does not exist")
+				return
+			}
+			redirect = id
+		case opt == "bcast":
+			flags |= trackBcast
+		case opt == "optin":
+			flags |= trackOptin
+		case opt == "optout":
+			flags |= trackOptout
+		case opt == "noloop":
+			flags |= trackNoloop
+		case opt == "prefix" && more:
+			j++
+			prefixes = append(prefixes, string(args[j]))
+		default:
+			s.w.Error(errSyntax)
+			return
+		}
+	}
+	switch strings.ToLower(string(args[2])) {
+	case "on":
+		switch {
+		case flags&trackBcast == 0 && len(prefixes) > 0:
+			s.w.Error("ERR PREFIX option requires BCAST mode to be enabled")
+		case c.track&trackOn != 0 && c.track&trackBcast != flags&trackBcast:
+			s.w.Error("ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode.")
+		case flags&trackBcast != 0 && flags&(trackOptin|trackOptout) != 0:
+			s.w.Error("ERR OPTIN and OPTOUT are not compatible with BCAST")
+		case flags&trackOptin != 0 && flags&trackOptout != 0:
+			s.w.Error("ERR You can't specify both OPTIN mode and OPTOUT mode")
+		case flags&trackOptin != 0 && c.track&trackOptout != 0, flags&trackOptout != 0 && c.track&trackOptin != 0:
+			s.w.Error("ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode.")
+		default:
+			if flags&trackBcast != 0 {
+				if msg := prefixOverlap(c, prefixes); msg != "" {
+					s.w.Error(msg)
+					return
+				}
+			}
+			s.enableTracking(c, redirect, flags, prefixes)
+			s.w.OK()
+		}
+	case "off":
+		s.disableTracking(c)
+		s.w.OK()
+	default:
+		s.w.Error(errSyntax)
+	}
+}
+
+func clientCaching(s *Server, c *client, args [][]byte) {
+	if c.track&trackOn == 0 {
+		s.w.Error("ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled")
+		return
+	}
+	switch strings.ToLower(string(args[2])) {
+	case "yes":
+		if c.track&trackOptin == 0 {
+			s.w.Error("ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.")
+			return
+		}
+	case "no":
+		if c.track&trackOptout == 0 {
+			s.w.Error("ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.")
+			return
+		}
+	default:
+		s.w.Error(errSyntax)
+		return
+	}
+	c.track |= trackCaching
+	s.w.OK()
+}
+
+func clientGetRedir(s *Server, c *client, args [][]byte) {
+	if c.track&trackOn == 0 {
+		s.w.Int(-1)
+		return
+	}
+	s.w.Int(c.redirect)
+}
+
+func clientTrackingInfo(s *Server, c *client, args [][]byte) {
+	flags := []string{"off"}
+	if c.track&trackOn != 0 {
+		flags[0] = "on"
+	}
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{
+		{c.track&trackBcast != 0, "bcast"},
+		{c.track&trackOptin != 0, "optin"},
+		{c.track&(trackOptin|trackCaching) == trackOptin|trackCaching, "caching-yes"},
+		{c.track&trackOptout != 0, "optout"},
+		{c.track&(trackOptout|trackCaching) == trackOptout|trackCaching, "caching-no"},
+		{c.track&trackNoloop != 0, "noloop"},
+		{c.track&trackBrokenRedir != 0, "broken_redirect"},
+	} {
+		if f.on {
+			flags = append(flags, f.name)
+		}
+	}
+	s.w.Map(3)
+	s.w.BulkString("flags")
+	s.w.Set(len(flags))
+	for _, f := range flags {
+		s.w.BulkString(f)
+	}
+	s.w.BulkString("redirect")
+	clientGetRedir(s, c, args)
+	s.w.BulkString("prefixes")
+	s.w.Array(len(c.prefixes))
+	for _, p := range c.prefixes {
+		s.w.BulkString(p)
+	}
+}

@@ -1,0 +1,436 @@
+package kv
+
+import (
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// trackStep is a step of a tracking script run on evkv and on Redis: who
+// sends args (nil: nothing, what came is read) and reads n replies and
+// messages; a step with neither is a pause of 100 ms, to let the server
+// block the command sent before it. In args, "$R" stands for the ID of
+// connection 2 and "$T" for connection 0's. With pick, only the lines or
+// fields of the reply that the expression finds are compared (INFO,
+// CLIENT INFO).
+type trackStep struct {
+	who  int
+	args []string
+	n    int
+	pick *regexp.Regexp
+}
+
+// runTrackScript runs steps on a fresh set of three connections to addr,
+// each first switched to proto (HELLO), and returns what each step read,
+// with the connections' IDs in it written as <T> and <R>.
+func runTrackScript(t *testing.T, addr string, proto string, steps []trackStep) []string {
+	t.Helper()
+	conns := [3]*rawConn{dialRaw(t, addr), dialRaw(t, addr), dialRaw(t, addr)}
+	var ids [3]string
+	for i, c := range conns {
+		c.do("HELLO", proto)
+		id := c.do("CLIENT", "ID")
+		ids[i] = strings.TrimSuffix(strings.TrimPrefix(id, ":"), "\r\n")
+	}
+	norm := strings.NewReplacer(
+		":"+ids[0]+"\r\n", ":<T>\r\n", ":"+ids[2]+"\r\n", ":<R>\r\n",
+		"redir="+ids[2]+" ", "redir=<R> ", "$"+strconv.Itoa(len(ids[2]))+"\r\n"+ids[2]+"\r\n", "$<R>\r\n")
+	var got []string
+	for _, st := range steps {
+		c := conns[st.who]
+		args := make([]string, len(st.args))
+		for i, a := range st.args {
+			switch a {
+			case "$R":
+				a = ids[2]
+			case "$T":
+				a = ids[0]
+			}
+			args[i] = a
+		}
+		if st.args != nil {
+			c.send(args...)
+		}
+		if st.args == nil && st.n == 0 {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		for range st.n {
+			r := c.read()
+			if st.args != nil && strings.EqualFold(st.args[0], "CLIENT") || strings.Contains(r, "tracking-redir-broken") {
+				r = norm.Replace(r) // not ":1" of another reply
+			}
+			if st.pick != nil {
+				r = strings.Join(st.pick.FindAllString(r, -1), " ")
+			}
+			got = append(got, strconv.Itoa(st.who)+" "+strings.Join(st.args, " ")+" -> "+r)
+		}
+		if st.args != nil && strings.EqualFold(st.args[0], "RESET") {
+			c.do("HELLO", proto)
+		}
+	}
+	return got
+}
+
+// compareScripts runs steps on evkv and on Redis and reports each
+// difference.
+func compareScripts(t *testing.T, addr, raddr, proto string, steps []trackStep) {
+	t.Helper()
+	ours, theirs := runTrackScript(t, addr, proto, steps), runTrackScript(t, raddr, proto, steps)
+	for j := range max(len(ours), len(theirs)) {
+		var o, r string
+		if j < len(ours) {
+			o = ours[j]
+		}
+		if j < len(theirs) {
+			r = theirs[j]
+		}
+		if o != r {
+			t.Errorf("RESP%s step %d: evkv %q; Redis %q", proto, j, o, r)
+		}
+	}
+}
+
+var (
+	pickTrackingInfo = regexp.MustCompile(`(?m)^tracking_\w+:\d+`)
+	pickClientFlags  = regexp.MustCompile(`\b(flags|redir)=\S+`)
+)
+
+// TestCompatTracking runs client-side caching (CLIENT TRACKING, CACHING,
+// GETREDIR, TRACKINGINFO) on evkv and on Redis 7.0 and compares every
+// reply and message, in RESP3: a key read is invalidated once when
+// another client changes it and not again until read again; a client's own
+// change is told after its reply (after EXEC's in a transaction), not at
+// all with NOLOOP; flushes send a null; OPTIN and OPTOUT with CLIENT
+// CACHING's word lasting one command, or more CLIENT commands; BCAST by
+// prefix, a message a prefix, and with NOLOOP; a redirection to a RESP3
+// client and one that breaks; messages pushed past CLIENT REPLY OFF; every
+// refusal's text; CLIENT INFO's flags and redir and INFO's counts.
+func TestCompatTracking(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	raddr := redisServer(t)
+	steps := []trackStep{
+		{0, []string{"CLIENT", "TRACKINGINFO"}, 1, nil},
+		{0, []string{"CLIENT", "GETREDIR"}, 1, nil},
+		{0, []string{"CLIENT", "CACHING", "yes"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKING", "on"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKINGINFO"}, 1, nil},
+		{0, []string{"CLIENT", "INFO"}, 1, pickClientFlags},
+		{1, []string{"INFO", "all"}, 1, pickTrackingInfo},
+		{0, []string{"GET", "a"}, 1, nil},
+		{0, []string{"MGET", "a", "b", "c"}, 1, nil},
+		{1, []string{"INFO", "all"}, 1, pickTrackingInfo},
+		{1, []string{"SET", "a", "1"}, 1, nil},
+		{0, nil, 1, nil},
+		{1, []string{"SET", "a", "2"}, 1, nil}, // not read since: no message
+		{1, []string{"MSET", "b", "1", "c", "2"}, 1, nil},
+		{0, nil, 2, nil},
+		{0, []string{"PING"}, 1, nil},
+		// Its own change, after its reply; in a transaction, after EXEC's.
+		{0, []string{"GET", "own"}, 1, nil},
+		{0, []string{"SET", "own", "x"}, 2, nil},
+		{0, []string{"MULTI"}, 1, nil},
+		{0, []string{"GET", "m"}, 1, nil},
+		{0, []string{"SET", "m", "1"}, 1, nil},
+		{0, []string{"EXEC"}, 2, nil},
+		{0, []string{"HGETALL", "h"}, 1, nil},
+		{1, []string{"HSET", "h", "f", "v"}, 1, nil},
+		{0, nil, 1, nil},
+		{0, []string{"ZRANGE", "z", "0", "-1"}, 1, nil},
+		{0, []string{"SINTER", "s1", "s2"}, 1, nil},
+		{1, []string{"SADD", "s2", "m"}, 1, nil},
+		{0, nil, 1, nil},
+		{1, []string{"ZADD", "z", "1", "a"}, 1, nil},
+		{0, nil, 1, nil},
+		{1, []string{"DEL", "s1"}, 1, nil}, // never existed: no change
+		{0, []string{"PING"}, 1, nil},
+		{0, []string{"GET", "del"}, 1, nil},
+		{1, []string{"SET", "del", "1"}, 1, nil},
+		{0, nil, 1, nil},
+		// Served while blocked: its own change to the list it moves to.
+		{0, []string{"LRANGE", "dst", "0", "-1"}, 1, nil},
+		{0, []string{"BLMOVE", "src", "dst", "LEFT", "RIGHT", "5"}, 0, nil},
+		{0, nil, 0, nil}, // blocked, most likely: either way the same replies
+		{1, []string{"RPUSH", "src", "x"}, 1, nil},
+		{0, nil, 2, nil},
+		// Pushed past CLIENT REPLY OFF.
+		{0, []string{"GET", "quiet"}, 1, nil},
+		{0, []string{"CLIENT", "REPLY", "OFF"}, 0, nil},
+		{1, []string{"SET", "quiet", "1"}, 1, nil},
+		{0, nil, 1, nil},
+		{0, []string{"CLIENT", "REPLY", "ON"}, 1, nil},
+		// Flushes: a null, to a client of its own after its reply.
+		{0, []string{"GET", "a"}, 1, nil},
+		{1, []string{"FLUSHALL"}, 1, nil},
+		{0, nil, 1, nil},
+		{0, []string{"FLUSHDB"}, 2, nil},
+		{1, []string{"INFO", "all"}, 1, pickTrackingInfo},
+		// NOLOOP: its own changes are not told, and forget its read.
+		{0, []string{"CLIENT", "TRACKING", "on", "NOLOOP"}, 1, nil},
+		{0, []string{"GET", "n"}, 1, nil},
+		{0, []string{"SET", "n", "1"}, 1, nil},
+		{1, []string{"SET", "n", "2"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKINGINFO"}, 1, nil},
+		{0, []string{"PING"}, 1, nil},
+		// Refusals.
+		{0, []string{"CLIENT", "TRACKING", "on", "PREFIX", "a"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKING", "on", "BCAST"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKING", "on", "OPTIN"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKING", "on", "OPTIN", "OPTOUT"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKING", "on", "REDIRECT", "999999"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKING", "on", "REDIRECT", "x"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKING", "on", "REDIRECT", "$R", "REDIRECT", "$R"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKING", "on", "REDIRECT"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKING", "on", "SOMETIMES"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKING", "maybe"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKING"}, 1, nil},
+		{0, []string{"CLIENT", "CACHING", "yes"}, 1, nil},
+		{0, []string{"CLIENT", "CACHING", "no"}, 1, nil},
+		{0, []string{"CLIENT", "CACHING", "maybe"}, 1, nil},
+		{0, []string{"CLIENT", "GETREDIR", "x"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKINGINFO", "x"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKING", "off"}, 1, nil},
+		{0, []string{"CLIENT", "CACHING", "yes"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKING", "on", "BCAST", "OPTOUT"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "ab", "PREFIX", "a"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKING", "off"}, 1, nil},
+		// OPTIN: only after CLIENT CACHING yes, for one command, or more
+		// CLIENT commands, or a transaction.
+		{0, []string{"CLIENT", "TRACKING", "on", "OPTIN"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKING", "on", "OPTOUT"}, 1, nil},
+		{0, []string{"GET", "i1"}, 1, nil},
+		{1, []string{"SET", "i1", "1"}, 1, nil},
+		{0, []string{"PING"}, 1, nil},
+		{0, []string{"CLIENT", "CACHING", "yes"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKINGINFO"}, 1, nil},
+		{0, []string{"GET", "i2"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKINGINFO"}, 1, nil},
+		{0, []string{"GET", "i3"}, 1, nil},
+		{1, []string{"MSET", "i2", "1", "i3", "1"}, 1, nil},
+		{0, nil, 1, nil},
+		{0, []string{"PING"}, 1, nil},
+		{0, []string{"CLIENT", "CACHING", "yes"}, 1, nil},
+		{0, []string{"CLIENT", "ID"}, 1, nil},
+		{0, []string{"GET", "i4"}, 1, nil},
+		{0, []string{"CLIENT", "CACHING", "yes"}, 1, nil},
+		{0, []string{"MULTI"}, 1, nil},
+		{0, []string{"GET", "i5"}, 1, nil},
+		{0, []string{"GET", "i6"}, 1, nil},
+		{0, []string{"EXEC"}, 1, nil},
+		{0, []string{"GET", "i7"}, 1, nil},
+		{1, []string{"MSET", "i4", "1", "i5", "1", "i6", "1", "i7", "1"}, 1, nil},
+		{0, nil, 3, nil},
+		{0, []string{"PING"}, 1, nil},
+		{0, []string{"CLIENT", "CACHING", "no"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKING", "off"}, 1, nil},
+		// OPTOUT: all but after CLIENT CACHING no.
+		{0, []string{"CLIENT", "TRACKING", "on", "OPTOUT"}, 1, nil},
+		{0, []string{"CLIENT", "CACHING", "no"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKINGINFO"}, 1, nil},
+		{0, []string{"GET", "o1"}, 1, nil},
+		{0, []string{"GET", "o2"}, 1, nil},
+		{1, []string{"MSET", "o1", "1", "o2", "1"}, 1, nil},
+		{0, nil, 1, nil},
+		{0, []string{"PING"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKING", "off"}, 1, nil},
+		// BCAST: by prefix, a message a prefix, in order.
+		{0, []string{"CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "user:", "PREFIX", "obj:"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "u"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "user:", "PREFIX", "x:"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKING", "on"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKINGINFO"}, 1, nil},
+		{0, []string{"CLIENT", "INFO"}, 1, pickClientFlags},
+		{1, []string{"INFO", "all"}, 1, pickTrackingInfo},
+		{1, []string{"MSET", "user:2", "a", "obj:1", "b", "other", "c", "user:1", "d"}, 1, nil},
+		{0, nil, 2, nil},
+		{0, []string{"GET", "other"}, 1, nil},
+		{1, []string{"SET", "other", "x"}, 1, nil},
+		{0, []string{"SET", "user:3", "own"}, 2, nil},
+		{0, []string{"CLIENT", "TRACKING", "off"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKING", "on", "BCAST", "NOLOOP"}, 1, nil},
+		{0, []string{"MSET", "k1", "1", "k2", "2"}, 1, nil},
+		{0, []string{"PING"}, 1, nil},
+		{1, []string{"SET", "k3", "3"}, 1, nil},
+		{0, nil, 1, nil},
+		{0, []string{"CLIENT", "TRACKING", "off"}, 1, nil},
+		{1, []string{"INFO", "all"}, 1, pickTrackingInfo},
+		// Redirected to a RESP3 client, and broken when it goes.
+		{0, []string{"CLIENT", "TRACKING", "on", "REDIRECT", "$R"}, 1, nil},
+		{0, []string{"CLIENT", "GETREDIR"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKINGINFO"}, 1, nil},
+		{0, []string{"CLIENT", "INFO"}, 1, pickClientFlags},
+		{0, []string{"GET", "r1"}, 1, nil},
+		{0, []string{"GET", "r2"}, 1, nil},
+		{1, []string{"SET", "r1", "1"}, 1, nil},
+		{2, nil, 1, nil},
+		{0, []string{"SET", "r2", "own"}, 1, nil},
+		{2, nil, 1, nil},
+		{0, []string{"GET", "r3"}, 1, nil},
+		{2, []string{"QUIT"}, 1, nil},
+		{1, []string{"SET", "r3", "1"}, 1, nil},
+		{0, nil, 1, nil},
+		{0, []string{"CLIENT", "TRACKINGINFO"}, 1, nil},
+		{0, []string{"CLIENT", "INFO"}, 1, pickClientFlags},
+		{0, []string{"CLIENT", "TRACKING", "on"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKINGINFO"}, 1, nil},
+		{0, []string{"RESET"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKINGINFO"}, 1, nil},
+		{1, []string{"INFO", "all"}, 1, pickTrackingInfo},
+	}
+	compareScripts(t, addr, raddr, "3", steps)
+}
+
+// TestCompatTrackingRESP2 compares, with Redis 7.0, what a RESP2 client
+// tracking keys gets: nothing on its own connection, and, redirected to a
+// client subscribed to __redis__:invalidate, messages of that channel,
+// a key's, a BCAST prefix's and a flush's; nothing to a redirection
+// target that is not subscribed.
+func TestCompatTrackingRESP2(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	raddr := redisServer(t)
+	steps := []trackStep{
+		{0, []string{"CLIENT", "TRACKING", "on"}, 1, nil},
+		{0, []string{"GET", "a"}, 1, nil},
+		{1, []string{"SET", "a", "1"}, 1, nil},
+		{0, []string{"PING"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKING", "on", "REDIRECT", "$R"}, 1, nil},
+		{0, []string{"GET", "b"}, 1, nil},
+		{1, []string{"SET", "b", "1"}, 1, nil}, // R is not subscribed: lost
+		{2, []string{"PING"}, 1, nil},
+		{2, []string{"SUBSCRIBE", "__redis__:invalidate"}, 1, nil},
+		{0, []string{"GET", "b"}, 1, nil},
+		{0, []string{"MGET", "c", "d"}, 1, nil},
+		{1, []string{"SET", "b", "2"}, 1, nil},
+		{2, nil, 1, nil},
+		{0, []string{"SET", "c", "own"}, 1, nil},
+		{2, nil, 1, nil},
+		{1, []string{"FLUSHALL"}, 1, nil},
+		{2, nil, 1, nil},
+		{0, []string{"CLIENT", "TRACKING", "off"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "p", "REDIRECT", "$R"}, 1, nil},
+		{1, []string{"MSET", "p2", "1", "p1", "2", "q", "3"}, 1, nil},
+		{2, nil, 1, nil},
+		{0, []string{"CLIENT", "TRACKINGINFO"}, 1, nil},
+	}
+	compareScripts(t, addr, raddr, "2", steps)
+}
+
+// A key that expires, or that eviction takes, is invalidated for the
+// clients that read it, as a change: by the expiry cycle, or after the
+// reply of the command that found it expired.
+func TestTrackingExpiryAndEviction(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	tracker, writer := dialRaw(t, addr), dialRaw(t, addr)
+	tracker.do("HELLO", "3")
+	tracker.do("CLIENT", "TRACKING", "on")
+	writer.do("SET", "soon", "v", "PX", "50")
+	writer.do("SET", "later", "v", "PX", "50")
+	tracker.do("GET", "soon")
+	tracker.do("GET", "later")
+	time.Sleep(100 * time.Millisecond)
+	// Each is found expired by the read, or by the expiry cycle before
+	// or after it: the read's null and the two messages come in an order
+	// that depends on the cycle.
+	tracker.send("GET", "later")
+	got := []string{tracker.read(), tracker.read(), tracker.read()}
+	slices.Sort(got)
+	want := []string{
+		">2\r\n$10\r\ninvalidate\r\n*1\r\n$4\r\nsoon\r\n",
+		">2\r\n$10\r\ninvalidate\r\n*1\r\n$5\r\nlater\r\n",
+		"_\r\n",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("GET of an expired key, and the cycle, gave %q; want %q", got, want)
+	}
+
+	writer.do("CONFIG", "SET", "maxmemory-policy", "allkeys-random")
+	writer.do("SET", "evicted", "v")
+	tracker.do("GET", "evicted")
+	writer.do("CONFIG", "SET", "maxmemory", "1")
+	writer.do("SET", "more", "v") // refused or not, eviction runs first
+	if msg := tracker.read(); msg != ">2\r\n$10\r\ninvalidate\r\n*1\r\n$7\r\nevicted\r\n" {
+		t.Errorf("evicted key's message = %q", msg)
+	}
+}
+
+// tracking-table-max-keys bounds the keys the server remembers: past it,
+// keys are dropped with their invalidation messages, as if they changed,
+// before the next command, and the clients may read them again.
+func TestTrackingTableMaxKeys(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	tracker := dialRaw(t, addr)
+	tracker.do("HELLO", "3")
+	if got := tracker.do("CONFIG", "GET", "tracking-table-max-keys"); got != "%1\r\n$23\r\ntracking-table-max-keys\r\n$7\r\n1000000\r\n" {
+		t.Errorf("CONFIG GET tracking-table-max-keys = %q", got)
+	}
+	tracker.do("CONFIG", "SET", "tracking-table-max-keys", "3")
+	tracker.do("CLIENT", "TRACKING", "on")
+	// Each command from the fifth on finds 4 keys where 3 may be, and
+	// drops one, its message sent before the command's reply; the PING
+	// after them drops the seventh.
+	var cmds [][]string
+	for i := range 10 {
+		cmds = append(cmds, []string{"GET", "k" + strconv.Itoa(i)})
+	}
+	tracker.sendTogether(append(cmds, []string{"PING"})...)
+	var nulls, dropped int
+	for {
+		msg := tracker.read()
+		if msg == "+PONG\r\n" {
+			break
+		}
+		switch {
+		case msg == "_\r\n":
+			nulls++
+		case strings.HasPrefix(msg, ">2\r\n$10\r\ninvalidate\r\n*1\r\n$2\r\nk"):
+			dropped++
+		default:
+			t.Fatalf("read %q; want a GET's null or a key's invalidation", msg)
+		}
+	}
+	if nulls != 10 || dropped != 7 {
+		t.Errorf("read %d nulls and %d invalidations; want 10 and 7", nulls, dropped)
+	}
+	if info := tracker.do("INFO", "stats"); !strings.Contains(info, "\r\ntracking_total_keys:3\r\n") || !strings.Contains(info, "\r\ntracking_total_items:3\r\n") {
+		t.Errorf("INFO stats after the bound: %q", info)
+	}
+	if got := tracker.do("CONFIG", "SET", "tracking-table-max-keys", "-1"); !strings.HasPrefix(got, "-ERR") {
+		t.Errorf("CONFIG SET tracking-table-max-keys -1 = %q; want an error", got)
+	}
+}
+
+// A client that closes leaves the tracking: its count, its prefixes and,
+// when its keys change, no message for it; a client redirecting to it
+// notes the redirection broken.
+func TestTrackingClientCloses(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	a, b, watcher := dialRaw(t, addr), dialRaw(t, addr), dialRaw(t, addr)
+	a.do("HELLO", "3")
+	a.do("CLIENT", "TRACKING", "on")
+	a.do("GET", "k")
+	b.do("CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "p", "PREFIX", "q")
+	if info := watcher.do("INFO", "all"); !strings.Contains(info, "\r\ntracking_clients:2\r\n") || !strings.Contains(info, "\r\ntracking_total_prefixes:2\r\n") {
+		t.Fatalf("INFO with two tracking clients: %q", info)
+	}
+	a.c.Close()
+	b.c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		info := watcher.do("INFO", "all")
+		if strings.Contains(info, "\r\ntracking_clients:0\r\n") && strings.Contains(info, "\r\ntracking_total_prefixes:0\r\n") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("INFO after the tracking clients closed: %q", info)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	watcher.do("SET", "k", "1")
+	watcher.do("SET", "p1", "1")
+	if got := watcher.do("PING"); got != "+PONG\r\n" {
+		t.Errorf("PING = %q", got)
+	}
+}
