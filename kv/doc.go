@@ -55,7 +55,8 @@
 // to __redis__:invalidate. OPTIN, OPTOUT, BCAST with prefixes and NOLOOP
 // work as in Redis, flushes invalidate every key, and
 // tracking-table-max-keys bounds the keys remembered. Clients that cache
-// (rueidis's default, for one) work against evkv as against Redis. One
+// (rueidis by default, node-redis's clientSideCache) work against evkv as
+// against Redis; redis-py caches only with servers of 7.4 or later. One
 // difference: SWAPDB invalidates every key, as a flush does, where Redis
 // leaves what clients cached of the swapped databases stale.
 //
