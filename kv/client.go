@@ -21,6 +21,9 @@ const (
 	flagReplyOff      // CLIENT REPLY OFF: replies are dropped
 	flagReplySkipNext // CLIENT REPLY SKIP: the next command's reply is dropped
 	flagReplySkip     // the reply to the command being run is dropped
+	// in MULTI, a command that may change the keyspace or propagate
+	// (a write, PUBLISH) is queued: CLIENT PAUSE WRITE holds EXEC back
+	flagQueuedMayReplicate
 )
 
 // client is one connection's state. Owned by the loop.
@@ -71,6 +74,9 @@ type client struct {
 	redirect     int64
 	prefixes     []string
 	pendingInval []pendingInvalidation
+	// postponed is whether c waits for CLIENT PAUSE to end, its next
+	// command not run (pause.go).
+	postponed bool
 	// cmdClient is whether the command being run is a CLIENT command,
 	// after which CLIENT CACHING's word still holds, as in Redis.
 	cmdClient bool

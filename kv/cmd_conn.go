@@ -33,6 +33,8 @@ func init() {
 			cmd("unblock", -3, "admin noscript loading stale", 0, 0, 0, "", "5.0.0", "Unblocks a client blocked by a blocking command from a different connection.", clientUnblock),
 			cmd("reply", 3, "noscript loading stale", 0, 0, 0, "", "3.2.0", "Instructs the server whether to reply to commands.", clientReply),
 			cmd("no-evict", 3, "admin noscript loading stale", 0, 0, 0, "", "7.0.0", "Sets the client eviction mode of the connection.", clientNoEvict),
+			cmd("pause", -3, "admin noscript loading stale", 0, 0, 0, "", "2.9.50", "Suspends commands processing.", clientPause),
+			cmd("unpause", 2, "admin noscript loading stale", 0, 0, 0, "", "6.2.0", "Resumes processing commands from paused clients.", clientUnpause),
 			cmd("tracking", -3, "noscript loading stale", 0, 0, 0, "", "6.0.0", "Controls server-assisted client-side caching for the connection.", clientTracking),
 			cmd("caching", 3, "noscript loading stale", 0, 0, 0, "", "6.0.0", "Instructs the server whether to track the keys in the next request.", clientCaching),
 			cmd("getredir", 2, "noscript loading stale", 0, 0, 0, "", "6.0.0", "Returns the client ID to which the connection's tracking notifications are redirected.", clientGetRedir),
@@ -254,7 +256,7 @@ func (s *Server) describe(c *client, now time.Time) string {
 		ch string
 	}{
 		{c.flags&flagMonitor != 0, "O"}, {c.subscriptions() > 0, "P"}, {c.flags&flagMulti != 0, "x"},
-		{c.blocked(), "b"}, {c.track&trackOn != 0, "t"}, {c.track&trackBrokenRedir != 0, "R"},
+		{c.blocked() || c.postponed, "b"}, {c.track&trackOn != 0, "t"}, {c.track&trackBrokenRedir != 0, "R"},
 		{c.track&trackBcast != 0, "B"}, {c.flags&flagDirtyCAS != 0, "d"}, {c.flags&flagCloseAfterReply != 0, "c"},
 		{c.closeASAP, "A"}, {isUnix(c.conn.LocalAddr()), "U"}, {c.flags&flagNoEvict != 0, "e"},
 	} {
@@ -554,6 +556,8 @@ func clientHelp(s *Server, c *client, args [][]byte) {
 		"KILL <option> <value> [<option> <value> [...]]", "    Kill connections. Options are: ID, ADDR, LADDR, TYPE, USER, SKIPME.",
 		"LIST [TYPE (NORMAL|MASTER|REPLICA|PUBSUB)] [ID <id> [<id> ...]]", "    Return information about client connections.",
 		"NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
+		"PAUSE <timeout> [WRITE|ALL]", "    Suspend all, or just write, clients for <timeout> milliseconds.",
+		"UNPAUSE", "    Stop the current client pause, resuming traffic.",
 		"REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.",
 		"SETINFO <option> <value>", "    Set client meta attributes: LIB-NAME and LIB-VER.",
 		"SETNAME <name>", "    Assign the name <name> to the current connection.",

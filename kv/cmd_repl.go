@@ -36,6 +36,22 @@ func roleCommand(s *Server, c *client, args [][]byte) {
 	s.w.Array(0)
 }
 
+// msTimeoutArg parses a timeout in milliseconds, as Redis's
+// getTimeoutFromObjectOrReply: not an integer, or negative, it answers
+// Redis's error and reports false.
+func (s *Server) msTimeoutArg(arg []byte) (int64, bool) {
+	ms, ok := parseInt(arg)
+	if !ok {
+		s.w.Error("ERR timeout is not an integer or out of range")
+		return 0, false
+	}
+	if ms < 0 {
+		s.w.Error(errNegTimeout)
+		return 0, false
+	}
+	return ms, true
+}
+
 // waitCommand answers at once when no replicas are asked for (or in a
 // transaction, where nothing blocks); otherwise it blocks the client, as
 // Redis does, until the timeout in milliseconds (0: for ever) or CLIENT
@@ -46,13 +62,8 @@ func waitCommand(s *Server, c *client, args [][]byte) {
 		s.w.Error(errNotInt)
 		return
 	}
-	ms, ok := parseInt(args[2])
+	ms, ok := s.msTimeoutArg(args[2])
 	if !ok {
-		s.w.Error("ERR timeout is not an integer or out of range")
-		return
-	}
-	if ms < 0 {
-		s.w.Error(errNegTimeout)
 		return
 	}
 	if replicas <= 0 {

@@ -1310,6 +1310,9 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 		section("Clients")
 		blocked, pubsub, timed := 0, 0, 0
 		for _, cl := range s.clients {
+			if cl.postponed {
+				blocked++ // as Redis counts a client CLIENT PAUSE holds back
+			}
 			if cl.blocked() {
 				blocked++
 				if cl.block.armed {

@@ -387,10 +387,17 @@ func (s *Server) call(c *client, args [][]byte) {
 		s.reject(c, cmd, args, "ERR Replica can't interact with the keyspace")
 		return
 	}
+	if s.pause.kind != pauseOff && s.postpones(c, cmd) {
+		s.postpone(c) // serve runs it again when the pause ends
+		return
+	}
 	if c.flags&flagMulti != 0 && !controlsMulti(cmd.name) {
 		c.multi = append(c.multi, copyArgs(args))
 		if cmd.flags&cmdWrite != 0 {
 			c.flags |= flagQueuedWrite
+		}
+		if cmd.flags&(cmdWrite|cmdMayReplicate) != 0 {
+			c.flags |= flagQueuedMayReplicate
 		}
 		if cmd.flags&cmdDenyOOM != 0 {
 			c.flags |= flagQueuedDenyOOM

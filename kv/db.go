@@ -118,7 +118,11 @@ func (d *db) peek(key []byte) *entry {
 		return nil
 	}
 	if e.exp != 0 && d.s.passed(e.exp) {
-		d.expire(key)
+		// Absent, but left in place while clients are paused, as Redis
+		// keeps the keyspace still then.
+		if d.s.pause.kind == pauseOff || !d.s.clientsPaused() {
+			d.expire(key)
+		}
 		return nil
 	}
 	return e

@@ -60,6 +60,16 @@
 // difference: SWAPDB invalidates every key, as a flush does, where Redis
 // leaves what clients cached of the swapped databases stale.
 //
+// # Pausing clients
+//
+// CLIENT PAUSE and UNPAUSE are Redis 7.0's: for a time, every command
+// (ALL) or those that may change the keyspace (WRITE: writes, PUBLISH,
+// an EXEC with one of those queued) waits, with the client's later
+// requests behind it, while the keyspace keeps still (expired keys read
+// as absent but stay, no expiry cycle, no eviction). One difference: a
+// timeout past the largest time is refused, as Redis 7.2 refuses it,
+// where 7.0 wraps it round and does not pause.
+//
 // # Snapshots
 //
 // The keyspace is also kept in Redis's RDB format, version 10, as Redis

@@ -190,8 +190,8 @@ const (
 // made first if it may take enough off (mayBeGarbage).
 func (s *Server) performEvictions() int {
 	ev := &s.evict
-	if ev.max == 0 || s.replay {
-		return evictOK
+	if ev.max == 0 || s.replay || s.pause.kind != pauseOff && s.clientsPaused() {
+		return evictOK // as Redis: nothing goes while clients are paused
 	}
 	// While a collection runs, which will take garbage off the estimate,
 	// it may pass maxmemory by an eighth, as garbage goes on being made.

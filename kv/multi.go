@@ -37,7 +37,7 @@ func multiCommand(s *Server, c *client, args [][]byte) {
 func (s *Server) discardMulti(c *client) {
 	clear(c.multi)
 	c.multi = c.multi[:0]
-	c.flags &^= flagMulti | flagDirtyExec | flagDirtyCAS | flagQueuedWrite | flagQueuedDenyOOM
+	c.flags &^= flagMulti | flagDirtyExec | flagDirtyCAS | flagQueuedWrite | flagQueuedDenyOOM | flagQueuedMayReplicate
 	s.unwatchAll(c)
 }
 
@@ -67,7 +67,7 @@ func execCommand(s *Server, c *client, args [][]byte) {
 	}
 	queued := c.multi
 	c.multi = nil
-	c.flags &^= flagMulti | flagQueuedWrite | flagQueuedDenyOOM
+	c.flags &^= flagMulti | flagQueuedWrite | flagQueuedDenyOOM | flagQueuedMayReplicate
 	s.unwatchAll(c)
 	s.w.Array(len(queued))
 	s.inExec = true

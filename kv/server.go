@@ -227,6 +227,7 @@ type Server struct {
 	patterns       map[string]map[*client]struct{}
 	shards         map[string]map[*client]struct{} // shard channels' subscribers
 	track          tracker                         // client-side caching (CLIENT TRACKING)
+	pause          pauseState                      // CLIENT PAUSE
 	running        int                             // commands running: 1, or 2 in EXEC
 	ready          []readyKey                      // keys of blocked clients that received data
 	warmer         warmer
@@ -771,6 +772,9 @@ func (s *Server) cron() {
 	if s.track.clients > 0 {
 		s.limitTable()
 	}
+	if s.pause.kind != pauseOff {
+		s.clientsPaused() // ends it when its time is up
+	}
 	if s.evict.max > 0 {
 		s.performEvictions() // what a command's ran out of time for, or a CONFIG SET left
 	}
@@ -933,7 +937,7 @@ func (s *Server) serve(c *client) {
 	}
 	s.cur = c
 	s.w.Proto = c.proto
-	if !c.blocked() && c.flags&flagCloseAfterReply == 0 {
+	if !c.blocked() && !c.postponed && c.flags&flagCloseAfterReply == 0 {
 		s.warmer.warm(c.db, b)
 	}
 	// mark is where the reply of the command being run begins in s.w.
@@ -946,7 +950,7 @@ func (s *Server) serve(c *client) {
 			}
 		}
 	}()
-	for off < len(b) && !c.blocked() && c.flags&flagCloseAfterReply == 0 && !c.closeASAP {
+	for off < len(b) && !c.blocked() && !c.postponed && c.flags&flagCloseAfterReply == 0 && !c.closeASAP {
 		mark = len(s.w.Buf)
 		c.parser.Unauthenticated = s.cfg.RequirePass != "" && !c.authenticated
 		args, n, err := c.parser.Command(b[off:])
@@ -964,6 +968,13 @@ func (s *Server) serve(c *client) {
 		if len(args) > 0 {
 			s.stats.netIn += int64(n)
 			s.call(c, args)
+			if c.postponed {
+				// Held back by CLIENT PAUSE: run again, with the rest
+				// of the pipeline, when the pause ends.
+				off -= n
+				s.stats.netIn -= int64(n)
+				break
+			}
 			s.w.Proto = c.proto
 			if !c.blocked() {
 				if len(c.pendingInval) > 0 {
@@ -1188,6 +1199,7 @@ func (s *Server) forget(c *client) {
 	s.unsubscribeAll(c)
 	s.stopMonitor(c)
 	s.disableTracking(c)
+	s.unpostpone(c)
 	delete(s.clients, c.id)
 	c.closed = true
 }

@@ -79,19 +79,7 @@ func runTrackScript(t *testing.T, addr string, proto string, steps []trackStep) 
 // difference.
 func compareScripts(t *testing.T, addr, raddr, proto string, steps []trackStep) {
 	t.Helper()
-	ours, theirs := runTrackScript(t, addr, proto, steps), runTrackScript(t, raddr, proto, steps)
-	for j := range max(len(ours), len(theirs)) {
-		var o, r string
-		if j < len(ours) {
-			o = ours[j]
-		}
-		if j < len(theirs) {
-			r = theirs[j]
-		}
-		if o != r {
-			t.Errorf("RESP%s step %d: evkv %q; Redis %q", proto, j, o, r)
-		}
-	}
+	compareTranscripts(t, "RESP"+proto+" ", runTrackScript(t, addr, proto, steps), runTrackScript(t, raddr, proto, steps))
 }
 
 var (
