@@ -179,6 +179,7 @@ func (s *Server) unblockWithError(c *client, msg string) {
 	w.Error(msg)
 	send()
 	c.nextCommand()
+	c.track &^= trackCaching // CLIENT CACHING's word was for the command that blocked
 	s.wake(c)
 }
 

@@ -336,7 +336,7 @@ func (s *Server) call(c *client, args [][]byte) {
 		}
 		c.lastTop = cmd
 	}
-	c.cmdClient = cmd.name == "client"
+	c.cmdClient = cmd.name == "client" && len(args) > 1 // a bare CLIENT is no CLIENT command to Redis
 	if !arityOK(cmd.arity, len(args)) {
 		s.reject(c, cmd, args, "ERR wrong number of arguments for '"+cmd.name+"' command")
 		return
@@ -344,6 +344,7 @@ func (s *Server) call(c *client, args [][]byte) {
 	if cmd.subs != nil && len(args) > 1 {
 		sub := lookupName(cmd.subs, args[1])
 		if sub == nil {
+			c.cmdClient = false
 			s.reject(c, nil, args, "ERR unknown subcommand '"+trunc(string(args[1]), 128)+"'. Try "+strings.ToUpper(cmd.name)+" HELP.")
 			return
 		}

@@ -422,3 +422,37 @@ func TestTrackingClientCloses(t *testing.T) {
 		t.Errorf("PING = %q", got)
 	}
 }
+
+// TestCompatTrackingCachingEnds compares with Redis 7.0 when CLIENT
+// CACHING's word ends: after any command but a CLIENT one, an unknown
+// CLIENT subcommand and a bare CLIENT among those that end it, and after
+// a command that blocked, however it is released.
+func TestCompatTrackingCachingEnds(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	raddr := redisServer(t)
+	dialRaw(t, addr).do("PING") // connection 0's ID is not 1, CLIENT UNBLOCK's reply
+	steps := []trackStep{
+		{0, []string{"CLIENT", "TRACKING", "on", "OPTIN"}, 1, nil},
+		{0, []string{"CLIENT", "CACHING", "yes"}, 1, nil},
+		{0, []string{"CLIENT", "CACHING"}, 1, nil}, // a CLIENT command still
+		{0, []string{"CLIENT", "TRACKINGINFO"}, 1, nil},
+		{0, []string{"CLIENT", "NOSUCH"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKINGINFO"}, 1, nil},
+		{0, []string{"CLIENT", "CACHING", "yes"}, 1, nil},
+		{0, []string{"CLIENT"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKINGINFO"}, 1, nil},
+		{0, []string{"CLIENT", "CACHING", "yes"}, 1, nil},
+		{0, []string{"BLPOP", "nolist", "0"}, 0, nil},
+		{0, nil, 0, nil},
+		{1, []string{"CLIENT", "UNBLOCK", "$T", "ERROR"}, 1, nil},
+		{0, nil, 1, nil},
+		{0, []string{"CLIENT", "TRACKINGINFO"}, 1, nil},
+		{0, []string{"CLIENT", "CACHING", "yes"}, 1, nil},
+		{0, []string{"BLPOP", "nolist", "0"}, 0, nil},
+		{0, nil, 0, nil},
+		{1, []string{"CLIENT", "UNBLOCK", "$T"}, 1, nil},
+		{0, nil, 1, nil},
+		{0, []string{"CLIENT", "TRACKINGINFO"}, 1, nil},
+	}
+	compareScripts(t, addr, raddr, "3", steps)
+}
