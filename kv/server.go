@@ -976,10 +976,10 @@ func (s *Server) serve(c *client) {
 				break
 			}
 			s.w.Proto = c.proto
+			if len(c.pendingInval) > 0 {
+				s.sendPendingInvalidations(c) // after the reply, or as it blocks
+			}
 			if !c.blocked() {
-				if len(c.pendingInval) > 0 {
-					s.sendPendingInvalidations(c)
-				}
 				s.endCommand(c, mark)
 			}
 			if len(s.ready) > 0 {

@@ -229,7 +229,9 @@ func (s *Server) invalidateAll() {
 
 // sendPendingInvalidations sends c the messages its own command's changes
 // gave it, after the command's reply (after a transaction's, for those of
-// the commands in it), as Redis's trackingHandlePendingKeyInvalidations.
+// the commands in it), or as the command blocks (a key it waits on had
+// expired), as Redis's trackingHandlePendingKeyInvalidations after each
+// call.
 func (s *Server) sendPendingInvalidations(c *client) {
 	for _, p := range c.pendingInval {
 		if p.all {

@@ -456,3 +456,31 @@ func TestCompatTrackingCachingEnds(t *testing.T) {
 	}
 	compareScripts(t, addr, raddr, "3", steps)
 }
+
+// TestCompatTrackingBlocked compares with Redis 7.0 the messages of a
+// client whose blocking command finds a key it reads expired: the
+// message comes as the command blocks, not once it is answered.
+func TestCompatTrackingBlocked(t *testing.T) {
+	_, addr := startServer(t, Config{Settings: map[string]string{"enable-debug-command": "yes"}})
+	raddr := redisServer(t, "--enable-debug-command", "yes")
+	steps := []trackStep{
+		{1, []string{"DEBUG", "SET-ACTIVE-EXPIRE", "0"}, 1, nil},
+		{0, []string{"CLIENT", "TRACKING", "on"}, 1, nil},
+		{1, []string{"RPUSH", "l", "a"}, 1, nil},
+		{1, []string{"PEXPIRE", "l", "20"}, 1, nil},
+		{0, []string{"LRANGE", "l", "0", "-1"}, 1, nil},
+		{0, nil, 0, nil},
+		{0, []string{"BLPOP", "l", "0.3"}, 2, nil},
+		{0, []string{"LRANGE", "l2", "0", "-1"}, 1, nil},
+		{1, []string{"RPUSH", "l2", "a"}, 1, nil},
+		{0, nil, 1, nil},
+		{1, []string{"PEXPIRE", "l2", "20"}, 1, nil},
+		{0, []string{"LRANGE", "l2", "0", "-1"}, 1, nil},
+		{0, nil, 0, nil},
+		{0, []string{"BLPOP", "l2", "0"}, 1, nil},
+		{1, []string{"RPUSH", "l2", "b"}, 1, nil},
+		{0, nil, 1, nil},
+		{0, []string{"PING"}, 1, nil},
+	}
+	compareScripts(t, addr, raddr, "3", steps)
+}
