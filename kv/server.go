@@ -981,6 +981,11 @@ func (s *Server) serve(c *client) {
 			}
 			if !c.blocked() {
 				s.endCommand(c, mark)
+			} else {
+				// What was pushed to it while it blocked stays in s.w, to
+				// be sent: its place there means nothing to the reply
+				// written when it is answered, in another buffer.
+				c.pushed = c.pushed[:0]
 			}
 			if len(s.ready) > 0 {
 				// Clients blocked on a key this command gave data are

@@ -459,7 +459,9 @@ func TestCompatTrackingCachingEnds(t *testing.T) {
 
 // TestCompatTrackingBlocked compares with Redis 7.0 the messages of a
 // client whose blocking command finds a key it reads expired: the
-// message comes as the command blocks, not once it is answered.
+// message comes as the command blocks, not once it is answered; under
+// CLIENT REPLY OFF it comes, and the reply when the client is answered
+// does not, nor anything else.
 func TestCompatTrackingBlocked(t *testing.T) {
 	_, addr := startServer(t, Config{Settings: map[string]string{"enable-debug-command": "yes"}})
 	raddr := redisServer(t, "--enable-debug-command", "yes")
@@ -481,6 +483,28 @@ func TestCompatTrackingBlocked(t *testing.T) {
 		{1, []string{"RPUSH", "l2", "b"}, 1, nil},
 		{0, nil, 1, nil},
 		{0, []string{"PING"}, 1, nil},
+		// Under CLIENT REPLY OFF: the message, and no reply when it is
+		// answered.
+		{1, []string{"RPUSH", "q", "a"}, 1, nil},
+		{1, []string{"PEXPIRE", "q", "20"}, 1, nil},
+		{0, []string{"LRANGE", "q", "0", "-1"}, 1, nil},
+		{0, nil, 0, nil},
+		{0, []string{"CLIENT", "REPLY", "OFF"}, 0, nil},
+		{0, []string{"BLPOP", "q", "0.1"}, 1, nil},
+		{0, nil, 0, nil},
+		{0, nil, 0, nil},
+		{0, []string{"CLIENT", "REPLY", "ON"}, 1, nil},
+		// And a message for a client redirecting to it.
+		{2, []string{"CLIENT", "TRACKING", "on", "REDIRECT", "$T"}, 1, nil},
+		{1, []string{"RPUSH", "r", "a"}, 1, nil},
+		{1, []string{"PEXPIRE", "r", "20"}, 1, nil},
+		{2, []string{"LRANGE", "r", "0", "-1"}, 1, nil},
+		{0, nil, 0, nil},
+		{0, []string{"CLIENT", "REPLY", "OFF"}, 0, nil},
+		{0, []string{"BLPOP", "r", "0.1"}, 1, nil},
+		{0, nil, 0, nil},
+		{0, nil, 0, nil},
+		{0, []string{"CLIENT", "REPLY", "ON"}, 1, nil},
 	}
 	compareScripts(t, addr, raddr, "3", steps)
 }
