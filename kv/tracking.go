@@ -76,10 +76,12 @@ type bcastPrefix struct {
 
 // pendingInvalidation is an invalidation message for the client whose
 // command is running, sent after its reply: a key's, or, with all, a
-// flush's.
+// flush's; from is the ID of the tracking client whose message it is when
+// that is another client redirecting to this one (0: its own).
 type pendingInvalidation struct {
-	key string
-	all bool
+	key  string
+	all  bool
+	from int64
 }
 
 // trackingChannel is the Pub/Sub channel a RESP2 client hears the
@@ -197,6 +199,9 @@ func (s *Server) invalidate(key []byte, by *client, bcast bool) {
 				target.pendingInval = append(target.pendingInval, pendingInvalidation{key: string(key)})
 				continue
 			}
+		} else if s.redirectsToRunning(target) {
+			s.cur.pendingInval = append(s.cur.pendingInval, pendingInvalidation{key: string(key), from: target.id})
+			continue
 		}
 		s.sendInvalidation(target, func(w *resp.Writer) {
 			w.Array(1)
@@ -218,6 +223,8 @@ func (s *Server) invalidateAll() {
 			case c.track&trackOn == 0:
 			case c == s.cur && s.running > 0:
 				c.pendingInval = append(c.pendingInval, pendingInvalidation{all: true})
+			case s.redirectsToRunning(c):
+				s.cur.pendingInval = append(s.cur.pendingInval, pendingInvalidation{all: true, from: c.id})
 			default:
 				s.sendInvalidation(c, (*resp.Writer).Null)
 			}
@@ -232,19 +239,35 @@ func (s *Server) invalidateAll() {
 // the commands in it), or as the command blocks (a key it waits on had
 // expired), as Redis's trackingHandlePendingKeyInvalidations after each
 // call.
+//
+// The messages of the clients redirecting to c come then too: written
+// at once, they would land inside c's reply (EXEC's array, MGET's, where
+// Redis 7.0 writes them). One whose client has gone since is dropped.
 func (s *Server) sendPendingInvalidations(c *client) {
 	for _, p := range c.pendingInval {
+		from := c
+		if p.from != 0 {
+			if from = s.clients[p.from]; from == nil {
+				continue
+			}
+		}
 		if p.all {
-			s.sendInvalidation(c, (*resp.Writer).Null)
+			s.sendInvalidation(from, (*resp.Writer).Null)
 			continue
 		}
-		s.sendInvalidation(c, func(w *resp.Writer) {
+		s.sendInvalidation(from, func(w *resp.Writer) {
 			w.Array(1)
 			w.BulkString(p.key)
 		})
 	}
 	clear(c.pendingInval)
 	c.pendingInval = c.pendingInval[:0]
+}
+
+// redirectsToRunning reports whether the tracking client c's messages go
+// to the client whose command is running, to be sent after its reply.
+func (s *Server) redirectsToRunning(c *client) bool {
+	return s.running > 0 && c.redirect != 0 && s.cur != nil && c.redirect == s.cur.id
 }
 
 // sendInvalidation sends the tracking client c an invalidation message

@@ -508,3 +508,31 @@ func TestCompatTrackingBlocked(t *testing.T) {
 	}
 	compareScripts(t, addr, raddr, "3", steps)
 }
+
+// A message for a client redirecting to the client being served comes
+// after that one's reply, where Redis 7.0 writes it into the reply: into
+// EXEC's array when a command of the transaction changes the key or
+// flushes, into MGET's when MGET finds the key expired.
+func TestTrackingRedirectToClientServed(t *testing.T) {
+	_, addr := startServer(t, Config{Settings: map[string]string{"enable-debug-command": "yes"}})
+	target, tracker := dialRaw(t, addr), dialRaw(t, addr)
+	target.do("HELLO", "3")
+	target.do("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+	id := strings.TrimSuffix(strings.TrimPrefix(target.do("CLIENT", "ID"), ":"), "\r\n")
+	tracker.do("CLIENT", "TRACKING", "on", "REDIRECT", id)
+	target.do("SET", "e", "v", "PX", "20")
+	tracker.do("GET", "k")
+	tracker.do("GET", "e")
+	time.Sleep(50 * time.Millisecond)
+	target.sendTogether([]string{"MULTI"}, []string{"SET", "k", "1"}, []string{"GET", "x"}, []string{"EXEC"},
+		[]string{"MGET", "a", "e", "b"}, []string{"MULTI"}, []string{"FLUSHDB"}, []string{"EXEC"})
+	want := []string{"+OK\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "*2\r\n+OK\r\n_\r\n",
+		">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n", "*3\r\n_\r\n_\r\n_\r\n",
+		">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\ne\r\n", "+OK\r\n", "+QUEUED\r\n", "*1\r\n+OK\r\n",
+		">2\r\n$10\r\ninvalidate\r\n_\r\n"}
+	for i, w := range want {
+		if got := target.read(); got != w {
+			t.Fatalf("read %d: %q; want %q", i, got, w)
+		}
+	}
+}
