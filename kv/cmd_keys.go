@@ -55,11 +55,18 @@ func (s *Server) modified(d *db, key []byte) {
 // and a log rewrite under way takes it again. The command counts its
 // changes itself (dirty), so that it is logged.
 func (s *Server) touched(d *db, key []byte) {
+	s.changedUnsignalled(d, key)
+	s.keyChanged(d, key, s.cur)
+}
+
+// changedUnsignalled is touched without Redis's signalModifiedKey: a save
+// or a log rewrite under way takes key's change, but WATCHes and caching
+// clients are not told.
+func (s *Server) changedUnsignalled(d *db, key []byte) {
 	if s.bg != nil {
 		s.bg.check(d, key)
 	}
 	s.rewriteTouch(d, key)
-	s.keyChanged(d, key, s.cur)
 }
 
 // keyChanged is Redis's signalModifiedKey: clients WATCHing key will fail

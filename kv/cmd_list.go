@@ -133,11 +133,18 @@ func listKey(d *db, key []byte) *list {
 // (left) or the tail, deleting the key if l is now empty, and counts
 // changes: Redis counts an item a change, and none for BLPOP, BRPOP,
 // BLMOVE and BRPOPLPUSH served late (Redis 7.0's
-// serveClientBlockedOnList counts none).
+// serveClientBlockedOnList counts none). Served late, the pop is not
+// signalled either, as Redis's is not: the push that served it was, so
+// a BCAST NOLOOP client it serves is told of the push, not taken for the
+// key's last changer.
 func (s *Server) listRemoved(d *db, key []byte, l *list, left bool, changes int) {
 	s.notify(notifyList, listPopEvent(left), key, d.id)
 	s.removeIfEmpty(d, key, l.len())
-	s.touched(d, key)
+	if changes > 0 {
+		s.touched(d, key)
+	} else {
+		s.changedUnsignalled(d, key)
+	}
 	s.dirty(changes)
 }
 

@@ -267,6 +267,15 @@ func TestCompatTracking(t *testing.T) {
 		{0, []string{"RESET"}, 1, nil},
 		{0, []string{"CLIENT", "TRACKINGINFO"}, 1, nil},
 		{1, []string{"INFO", "all"}, 1, pickTrackingInfo},
+		// A BCAST NOLOOP client served a blocked pop is told of the push
+		// that served it: the pop does not make it the key's last changer.
+		{0, []string{"CLIENT", "TRACKING", "on", "BCAST", "NOLOOP"}, 1, nil},
+		{0, []string{"BLPOP", "bsrc", "5"}, 0, nil},
+		{0, nil, 0, nil},
+		{1, []string{"RPUSH", "bsrc", "x", "y"}, 1, nil},
+		{0, nil, 2, nil},
+		{0, []string{"LPOP", "bsrc"}, 1, nil}, // its own: not told
+		{0, []string{"PING"}, 1, nil},
 	}
 	compareScripts(t, addr, raddr, "3", steps)
 }
