@@ -75,6 +75,10 @@ func serverAndClient(t testing.TB) (*redis.Client, context.Context) {
 }
 
 // rawConn is a connection that speaks RESP by hand, for exact replies.
+// Each write, and each wait for more of a reply, has 30 seconds from its
+// start, so that a test that keeps a connection long on a loaded machine
+// is not cut off; a test that reads through c or r itself sets its own
+// deadline, or has the one the last write or read left.
 type rawConn struct {
 	t  testing.TB
 	c  net.Conn
@@ -113,6 +117,7 @@ func (rc *rawConn) sendTogether(cmds ...[]string) {
 		}
 		rc.w.Command(bs...)
 	}
+	rc.c.SetWriteDeadline(time.Now().Add(30 * time.Second))
 	if _, err := rc.c.Write(rc.w.Buf); err != nil {
 		rc.t.Fatalf("write: %v", err)
 	}
@@ -134,6 +139,7 @@ func (rc *rawConn) read() string {
 			}
 		}
 		buf := make([]byte, 64<<10)
+		rc.c.SetReadDeadline(time.Now().Add(30 * time.Second))
 		n, err := rc.r.Read(buf)
 		if err != nil {
 			rc.t.Fatalf("read (have %q): %v", rc.rb, err)
