@@ -84,7 +84,10 @@ type rawConn struct {
 	c  net.Conn
 	r  *bufio.Reader
 	w  resp.Writer
-	rb []byte
+	rb []byte // read and not yet taken: a part of buf
+	// buf is the buffer replies are read into, kept from one reply to
+	// the next up to 1 MiB.
+	buf []byte
 }
 
 func dialRaw(t testing.TB, addr string) *rawConn {
@@ -132,19 +135,30 @@ func (rc *rawConn) read() string {
 			if err == nil {
 				out := string(rc.rb[:n])
 				rc.rb = rc.rb[n:]
+				if len(rc.rb) == 0 && cap(rc.buf) > 1<<20 {
+					rc.rb, rc.buf = nil, nil // not held for the test's remainder
+				}
 				return out
 			}
 			if err != resp.ErrIncomplete {
 				rc.t.Fatalf("bad reply %q: %v", rc.rb, err)
 			}
 		}
-		buf := make([]byte, 64<<10)
+		if len(rc.rb) == 0 {
+			rc.rb = rc.buf[:0]
+		}
+		// Room for as much again as is held, so that a long reply is
+		// parsed a few times as it comes, not once every 64 KiB.
+		if room := max(64<<10, len(rc.rb)); cap(rc.rb)-len(rc.rb) < room {
+			rc.buf = slices.Grow(rc.rb, room)
+			rc.rb = rc.buf
+		}
 		rc.c.SetReadDeadline(time.Now().Add(30 * time.Second))
-		n, err := rc.r.Read(buf)
+		n, err := rc.r.Read(rc.rb[len(rc.rb):cap(rc.rb)])
 		if err != nil {
 			rc.t.Fatalf("read (have %q): %v", rc.rb, err)
 		}
-		rc.rb = append(rc.rb, buf[:n]...)
+		rc.rb = rc.rb[:len(rc.rb)+n]
 	}
 }
 
