@@ -630,6 +630,7 @@ func TestDifferentialRandom(t *testing.T) {
 	for seed := range seeds {
 		for _, proto := range []int{2, 3} {
 			t.Run(fmt.Sprintf("seed%d/resp%d", seed, proto), func(t *testing.T) {
+				t.Parallel()
 				drRun(t, uint64(seed), proto, 150)
 			})
 		}

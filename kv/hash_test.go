@@ -244,6 +244,7 @@ func TestCompatHashEvents(t *testing.T) {
 func TestHashDifferential(t *testing.T) {
 	for _, proto := range []string{"2", "3"} {
 		t.Run("RESP"+proto, func(t *testing.T) {
+			t.Parallel()
 			rng := rand.New(rand.NewPCG(11, uint64(len(proto))))
 			script := [][]string{{"HELLO", proto}}
 			for range 4000 {

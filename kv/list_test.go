@@ -638,7 +638,10 @@ func TestListDifferential(t *testing.T) {
 		script[i] = randomListCommand(r)
 	}
 	for _, proto := range []int{2, 3} {
-		t.Run("RESP"+strconv.Itoa(proto), func(t *testing.T) { compareListScript(t, proto, script) })
+		t.Run("RESP"+strconv.Itoa(proto), func(t *testing.T) {
+			t.Parallel()
+			compareListScript(t, proto, script)
+		})
 	}
 }
 

@@ -202,6 +202,7 @@ func TestCompatSetEvents(t *testing.T) {
 func TestSetDifferential(t *testing.T) {
 	for _, proto := range []string{"2", "3"} {
 		t.Run("RESP"+proto, func(t *testing.T) {
+			t.Parallel()
 			rng := rand.New(rand.NewPCG(11, uint64(len(proto))))
 			keys := []string{"a", "b", "c", "d", "str"}
 			member := func() string {

@@ -568,6 +568,7 @@ func TestZsetAppendOnly(t *testing.T) {
 func TestZsetDifferential(t *testing.T) {
 	for _, proto := range []string{"2", "3"} {
 		t.Run("RESP"+proto, func(t *testing.T) {
+			t.Parallel()
 			rng := rand.New(rand.NewPCG(7, uint64(len(proto))))
 			script := [][]string{{"HELLO", proto}}
 			for range 3000 {
