@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -573,9 +574,7 @@ func TestRewriteWhileWriting(t *testing.T) {
 	s1, addr := startServer(t, cfg)
 	ctx := context.Background()
 	c := goRedis(t, addr)
-	for i := range 20000 {
-		c.Set(ctx, fmt.Sprint("k", i), i, 0)
-	}
+	fill(t, c, 20000)
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	for w := range 2 {
@@ -629,9 +628,7 @@ func TestConfigSetAppendOnly(t *testing.T) {
 	s1, addr := startServer(t, Config{Dir: dir})
 	ctx := context.Background()
 	c := goRedis(t, addr)
-	for i := range 20000 {
-		c.Set(ctx, fmt.Sprint("k", i), i, 0)
-	}
+	fill(t, c, 20000)
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	wg.Add(1)
@@ -719,10 +716,38 @@ func snapshot(t *testing.T, c *redis.Client) map[string]string {
 		t.Fatal(err)
 	}
 	out := make(map[string]string, len(keys))
-	for _, k := range keys {
-		out[k] = c.Get(ctx, k).Val()
+	for chunk := range slices.Chunk(keys, pipelined) {
+		pipe := c.Pipeline()
+		gets := make([]*redis.StringCmd, len(chunk))
+		for i, k := range chunk {
+			gets[i] = pipe.Get(ctx, k)
+		}
+		pipe.Exec(ctx) // a GET's error leaves its value "", as c.Get's
+		for i, k := range chunk {
+			out[k] = gets[i].Val()
+		}
 	}
 	return out
+}
+
+// pipelined is how many commands fill and snapshot send at once: few
+// enough that go-redis's 3 s read timeout, for all their replies, holds
+// on a loaded machine.
+const pipelined = 1000
+
+// fill sets k0 to k(n-1) to 0 to n-1.
+func fill(t *testing.T, c *redis.Client, n int) {
+	t.Helper()
+	ctx := context.Background()
+	for i := 0; i < n; i += pipelined {
+		pipe := c.Pipeline()
+		for j := i; j < min(i+pipelined, n); j++ {
+			pipe.Set(ctx, fmt.Sprint("k", j), j, 0)
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // TestPanicDisturbsNoOther runs a command that writes part of its reply
