@@ -7,10 +7,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/evloop/evloop/resp"
 )
 
 // fromAddr sends PING to addr from the local address src and returns all
-// the server sent before it closed the connection or went quiet.
+// the server sent before it closed the connection or, after a reply, went
+// quiet.
 func fromAddr(t *testing.T, src, addr string) string {
 	t.Helper()
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 5 * time.Second}
@@ -22,9 +25,24 @@ func fromAddr(t *testing.T, src, addr string) string {
 	if _, err := c.Write([]byte("PING\r\n")); err != nil {
 		t.Fatal(err)
 	}
+	// A whole reply, however long a loaded machine takes to send it; then
+	// whatever follows it until the server closes or is quiet 300 ms.
+	var b []byte
+	buf := make([]byte, 4096)
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for {
+		n, err := c.Read(buf)
+		b = append(b, buf[:n]...)
+		if err != nil {
+			return string(b) // EOF, a reset, or no reply
+		}
+		if _, _, err := resp.Parse(b); err == nil {
+			break
+		}
+	}
 	c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
-	b, _ := io.ReadAll(c) // EOF, a reset, or the deadline
-	return string(b)
+	rest, _ := io.ReadAll(c) // EOF, a reset, or the deadline
+	return string(b) + string(rest)
 }
 
 // TestProtectedMode: without a password, a client at an address other
