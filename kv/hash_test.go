@@ -30,10 +30,10 @@ func compareHash(t *testing.T, script [][]string) {
 	_, addr := startServer(t, Config{})
 	ours, theirs := dialRaw(t, addr), dialRaw(t, redisServer(t))
 	for _, args := range script {
-		got, want := ours.do(args...), theirs.do(args...)
+		got, want := doBoth(ours, theirs, args...)
 		name := strings.ToUpper(args[0])
 		if listsHash(args) {
-			encGot, encWant := ours.do("OBJECT", "ENCODING", args[1]), theirs.do("OBJECT", "ENCODING", args[1])
+			encGot, encWant := doBoth(ours, theirs, "OBJECT", "ENCODING", args[1])
 			if encGot != encWant {
 				t.Errorf("OBJECT ENCODING after %q: evkv replied %q; Redis %q", args, encGot, encWant)
 			}

@@ -443,7 +443,7 @@ func TestHllDifferential(t *testing.T) {
 		default:
 			args = []string{"PFADD", key(), strconv.Itoa(i)}
 		}
-		got, want := ours.do(args...), theirs.do(args...)
+		got, want := doBoth(ours, theirs, args...)
 		if got != want {
 			t.Fatalf("command %d %.80q: evkv replied %.200q; Redis %.200q", i, args, got, want)
 		}
@@ -467,7 +467,7 @@ func TestHllDifferentialLarge(t *testing.T) {
 	ours, theirs := dialRaw(t, addr), dialRaw(t, redisServer(t))
 	both := func(args ...string) {
 		t.Helper()
-		if got, want := ours.do(args...), theirs.do(args...); got != want {
+		if got, want := doBoth(ours, theirs, args...); got != want {
 			t.Fatalf("%.60q: evkv replied %.200q; Redis %.200q", args, got, want)
 		}
 	}
@@ -505,7 +505,7 @@ func TestCompatHllCorrupt(t *testing.T) {
 	ours, theirs := dialRaw(t, addr), dialRaw(t, redisServer(t))
 	both := func(args ...string) string {
 		t.Helper()
-		got, want := ours.do(args...), theirs.do(args...)
+		got, want := doBoth(ours, theirs, args...)
 		if got != want {
 			t.Fatalf("%.80q: evkv replied %.200q; Redis %.200q", args, got, want)
 		}

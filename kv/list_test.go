@@ -32,7 +32,7 @@ func compareListScript(t *testing.T, proto int, script [][]string) {
 		if testing.Verbose() {
 			t.Logf("%q", args)
 		}
-		got, want := ours.do(args...), theirs.do(args...)
+		got, want := doBoth(ours, theirs, args...)
 		if got != want {
 			t.Errorf("RESP%d %q: evkv replied %q; Redis %q", proto, args, got, want)
 		}

@@ -45,7 +45,7 @@ func compareSets(t *testing.T, script [][]string) {
 	_, addr := startServer(t, Config{})
 	ours, theirs := dialRaw(t, addr), dialRaw(t, redisServer(t))
 	for _, args := range script {
-		got, want := ours.do(args...), theirs.do(args...)
+		got, want := doBoth(ours, theirs, args...)
 		name := strings.ToLower(args[0])
 		switch {
 		case name == "hello":

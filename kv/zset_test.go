@@ -69,7 +69,7 @@ func compareZset(t *testing.T, script [][]string) {
 	_, addr := startServer(t, Config{})
 	ours, theirs := dialRaw(t, addr), dialRaw(t, redisServer(t))
 	for _, args := range script {
-		got, want := ours.do(args...), theirs.do(args...)
+		got, want := doBoth(ours, theirs, args...)
 		if strings.EqualFold(args[0], "zscan") {
 			got, want = sortScanReply(t, got), sortScanReply(t, want)
 		}
