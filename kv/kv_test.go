@@ -58,7 +58,10 @@ func startServer(t testing.TB, cfg Config) (*Server, string) {
 // goRedis returns a go-redis client of addr, closed when the test ends.
 func goRedis(t testing.TB, addr string, opts ...func(*redis.Options)) *redis.Client {
 	t.Helper()
-	o := &redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 4, DisableIdentity: true}
+	// 30 s to read a reply and to write a command, as a rawConn has, where
+	// go-redis's default, 3 s, cut off a long reply on a loaded machine
+	// (TestLatencyCommands's LRANGE of 500,000 items).
+	o := &redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 4, DisableIdentity: true, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
 	for _, f := range opts {
 		f(o)
 	}

@@ -730,9 +730,8 @@ func snapshot(t *testing.T, c *redis.Client) map[string]string {
 	return out
 }
 
-// pipelined is how many commands fill and snapshot send at once: few
-// enough that go-redis's 3 s read timeout, for all their replies, holds
-// on a loaded machine.
+// pipelined is how many commands fill and snapshot send at once: go-redis
+// gives all of a pipeline's replies one read timeout.
 const pipelined = 1000
 
 // fill sets k0 to k(n-1) to 0 to n-1.
