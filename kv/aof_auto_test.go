@@ -292,12 +292,7 @@ func TestRewriteWithLogOff(t *testing.T) {
 	rc.do("SET", "b", "2") // not logged
 	replayedAs(t, Config{Dir: cfg.Dir, AppendOnly: true}, map[string]string{"a": "1"})
 
-	for i := range 20000 {
-		rc.send("SET", fmt.Sprint("k", i), "v")
-	}
-	for range 20000 {
-		rc.read()
-	}
+	rc.doMany(20000, func(i int) []string { return []string{"SET", fmt.Sprint("k", i), "v"} })
 	// The log turned on while the rewrite runs.
 	rc.sendTogether([]string{"BGREWRITEAOF"}, []string{"CONFIG", "SET", "appendonly", "yes"}, []string{"SET", "c", "3"})
 	for _, want := range []string{"+Background append only file rewriting started\r\n", "+OK\r\n", "+OK\r\n"} {

@@ -44,14 +44,7 @@ func TestCompatRandomKeyNeverExpired(t *testing.T) {
 				t.Fatalf("DEBUG SET-ACTIVE-EXPIRE 0 = %q", got)
 			}
 			rc.do("SET", "live", "1")
-			for i := 0; i < 100000; i += 1000 {
-				for j := i; j < i+1000; j++ {
-					rc.send("SET", fmt.Sprint("gone", j), "x", "PX", "1")
-				}
-				for j := i; j < i+1000; j++ {
-					rc.read()
-				}
-			}
+			rc.doMany(100000, func(i int) []string { return []string{"SET", fmt.Sprint("gone", i), "x", "PX", "1"} })
 			time.Sleep(5 * time.Millisecond) // the last keys' time passes
 			if got := rc.do("RANDOMKEY"); got != "$4\r\nlive\r\n" {
 				t.Errorf("%s: RANDOMKEY = %q (EXISTS: %q); want live, the one key left", name, got, rc.do("EXISTS", strings.Split(got, "\r\n")[1]))
@@ -152,14 +145,7 @@ func TestCompatWriteOntoExpiredKeyEvents(t *testing.T) {
 	var events [2][][]string // by server, by scenario
 	for i, a := range []string{addr, redisServer(t)} {
 		sub, rc := dialRaw(t, a), dialRaw(t, a)
-		for j := 0; j < 10000; j += 500 {
-			for k := j; k < j+500; k++ {
-				rc.send("SET", fmt.Sprint("pad", k), "x", "EX", "3600")
-			}
-			for range 500 {
-				rc.read()
-			}
-		}
+		rc.doMany(10000, func(k int) []string { return []string{"SET", fmt.Sprint("pad", k), "x", "EX", "3600"} })
 		rc.do("CONFIG", "SET", "notify-keyspace-events", "KEAn")
 		sub.do("PSUBSCRIBE", "__keyevent@0__:*")
 		for _, sc := range scenarios {

@@ -165,6 +165,22 @@ func (rc *rawConn) read() string {
 	}
 }
 
+// doMany sends the n commands cmd(0) to cmd(n-1), 1000 to a write, and
+// reads each write's replies, which it drops, before the next write.
+func (rc *rawConn) doMany(n int, cmd func(i int) []string) {
+	rc.t.Helper()
+	for i := 0; i < n; i += 1000 {
+		batch := make([][]string, 0, 1000)
+		for j := i; j < min(i+1000, n); j++ {
+			batch = append(batch, cmd(j))
+		}
+		rc.sendTogether(batch...)
+		for range batch {
+			rc.read()
+		}
+	}
+}
+
 // do sends a command and returns its raw reply.
 func (rc *rawConn) do(args ...string) string {
 	rc.t.Helper()

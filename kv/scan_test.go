@@ -78,12 +78,7 @@ func TestCompatScanExpiredKeys(t *testing.T) {
 	for _, a := range []string{addr, raddr} {
 		rc, sub := dialRaw(t, a), dialRaw(t, a)
 		rc.do("CONFIG", "SET", "notify-keyspace-events", "KEAm")
-		for i := range 10000 {
-			rc.send("SET", fmt.Sprint("pad", i), "x", "EX", "3600")
-		}
-		for range 10000 {
-			rc.read()
-		}
+		rc.doMany(10000, func(i int) []string { return []string{"SET", fmt.Sprint("pad", i), "x", "EX", "3600"} })
 		rc.do("SET", "old", "v")
 		time.Sleep(1100 * time.Millisecond) // old is idle a second
 		rc.do("SET", "x", "v", "PX", "1")
