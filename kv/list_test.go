@@ -19,7 +19,9 @@ import (
 
 // compareListScript runs script against evkv and Redis as compareWithRedis
 // does, after HELLO proto (whose replies, naming each server, are not
-// compared) when proto is 3.
+// compared) when proto is 3. A run of up to 100 commands that do not
+// block goes to each server in one write, which it serves in order as it
+// would one at a time; a blocking command goes alone.
 func compareListScript(t *testing.T, proto int, script [][]string) {
 	t.Helper()
 	_, addr := startServer(t, Config{})
@@ -28,16 +30,30 @@ func compareListScript(t *testing.T, proto int, script [][]string) {
 		ours.do("HELLO", "3")
 		theirs.do("HELLO", "3")
 	}
-	for _, args := range script {
-		if testing.Verbose() {
-			t.Logf("%q", args)
+	for len(script) > 0 {
+		n := 0
+		for n < min(len(script), 100) && !listBlocking[strings.ToUpper(script[n][0])] {
+			n++
 		}
-		got, want := doBoth(ours, theirs, args...)
-		if got != want {
-			t.Errorf("RESP%d %q: evkv replied %q; Redis %q", proto, args, got, want)
+		n = max(n, 1)
+		batch := script[:n]
+		script = script[n:]
+		ours.sendTogether(batch...)
+		theirs.sendTogether(batch...)
+		for _, args := range batch {
+			if testing.Verbose() {
+				t.Logf("%q", args)
+			}
+			got, want := ours.read(), theirs.read()
+			if got != want {
+				t.Errorf("RESP%d %q: evkv replied %q; Redis %q", proto, args, got, want)
+			}
 		}
 	}
 }
+
+// listBlocking are the list commands that may block their client.
+var listBlocking = map[string]bool{"BLPOP": true, "BRPOP": true, "BRPOPLPUSH": true, "BLMOVE": true, "BLMPOP": true}
 
 // listScript covers every list command with good and bad arguments.
 var listScript = [][]string{
