@@ -486,23 +486,25 @@ func TestHalfClose(t *testing.T) {
 
 // TestTimeouts checks that the server's timeouts act on a slow head, a
 // slow body and an idle connection, never early and at most a few tenths
-// of a second late (the loops' clock ticks ten times a second; it is
-// given up to a second here, on a busy machine).
+// of a second late on an idle machine (the loops' clock ticks ten times a
+// second); a loaded machine, whose loops' goroutines wait to run, makes
+// them seconds late, and they are given 5 s here, well before the
+// defaults (30 s, 2 min) that would act were they not applied. Each is
+// timed from before the dial, before the server's clock starts: at the
+// first bytes for a head or a body, after the answer for an idle wait.
 func TestTimeouts(t *testing.T) {
-	const d = 200 * time.Millisecond
+	const d, late = 200 * time.Millisecond, 5 * time.Second
 	srv := testServer()
 	srv.ReadHeaderTimeout, srv.ReadTimeout, srv.IdleTimeout = d, d, d
 	addr := serve(t, srv)
 	within := func(what string, start time.Time) {
 		t.Helper()
-		if took := time.Since(start); took < d || took > d+time.Second {
-			t.Errorf("%s: timed out after %v; want %v to %v", what, took, d, d+time.Second)
+		if took := time.Since(start); took < d || took > d+late {
+			t.Errorf("%s: timed out after %v; want %v to %v", what, took, d, d+late)
 		}
 	}
 
-	slow := dialRaw(t, addr)
-	start := time.Now()
-	slow.send("GET /fast HTTP/1.1\r\nHo")
+	slow, start := dialSend(t, addr, "GET /fast HTTP/1.1\r\nHo", d)
 	resp, _ := slow.read("GET")
 	if resp.StatusCode != 408 {
 		t.Fatalf("slow head: %d", resp.StatusCode)
@@ -510,9 +512,7 @@ func TestTimeouts(t *testing.T) {
 	slow.closed()
 	within("slow head", start)
 
-	body := dialRaw(t, addr)
-	start = time.Now()
-	body.send("POST /fast/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
+	body, start := dialSend(t, addr, "POST /fast/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc", d)
 	resp, _ = body.read("POST")
 	if resp.StatusCode != 408 {
 		t.Fatalf("slow body: %d", resp.StatusCode)
@@ -520,12 +520,33 @@ func TestTimeouts(t *testing.T) {
 	body.closed()
 	within("slow body", start)
 
-	idle := dialRaw(t, addr)
-	idle.send("GET /fast HTTP/1.1\r\nHost: x\r\n\r\n")
+	idle, start := dialSend(t, addr, "GET /fast HTTP/1.1\r\nHost: x\r\n\r\n", d)
 	idle.read("GET")
-	start = time.Now()
 	idle.closed()
 	within("idle connection", start)
+}
+
+// dialSend dials addr and sends s, and returns the connection and the time
+// just before its dial. It dials again while the send ended first or more
+// after the dial began: the server's wait for a new connection's first
+// bytes (first: ReadHeaderTimeout, or IdleTimeout where that is shorter)
+// may then have closed the connection before s came, as a loaded machine
+// that leaves the test's goroutine unscheduled that long can make it.
+func dialSend(t *testing.T, addr, s string, first time.Duration) (*rawConn, time.Time) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		start := time.Now()
+		c := dialRaw(t, addr)
+		c.send(s)
+		if time.Since(start) < first {
+			return c, start
+		}
+		c.nc.Close()
+		if time.Now().After(deadline) {
+			t.Fatalf("no send within %v of its dial in 30 s", first)
+		}
+	}
 }
 
 // TestSilentConnectionTimeout: a new connection that sends nothing is
