@@ -2,6 +2,7 @@ package ws_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -39,14 +40,20 @@ func (h *closePanics) OnClose(c *ws.Conn, err error) {
 }
 
 // A Handler's OnClose runs once, even if it panics when the client
-// half-closes without a close frame.
+// half-closes without a close frame. It is counted once the server's
+// Shutdown returned, which is once every connection is gone, its OnClose
+// calls run: the client's EOF may come before the first.
 func TestOnClosePanicRunsOnce(t *testing.T) {
 	h := &closePanics{calls: make(chan struct{}, 10)}
-	_, addr := startServer(t, h, nil)
+	srv, addr := startServer(t, h, nil)
 	c := dialRaw(t, addr, "/fast", "")
 	c.nc.(*net.TCPConn).CloseWrite()
 	io.Copy(io.Discard, c.br)
-	time.Sleep(100 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
 	if n := len(h.calls); n != 1 {
 		t.Fatalf("OnClose ran %d times, want 1", n)
 	}
