@@ -118,23 +118,41 @@ func TestPooledIdleHoldsNoMessage(t *testing.T) {
 	}
 }
 
-// slowJournal records the start and end of each message, handled slowly.
-type slowJournal struct{ journal }
+// slowJournal records the start and end of each message, and ends one
+// only once its connection's loop saw the connection closed, so that the
+// close comes while the message is on the pool.
+type slowJournal struct {
+	journal
+	started chan struct{}
+}
 
 func (j *slowJournal) OnMessage(c *ws.Conn, op ws.Opcode, data []byte) {
 	j.record("start " + string(data))
-	time.Sleep(200 * time.Millisecond)
+	close(j.started)
+	deadline := time.Now().Add(30 * time.Second)
+	for !closedOnLoop(c) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
 	j.record("end " + string(data))
+}
+
+// closedOnLoop asks c's loop whether c's connection is closed.
+func closedOnLoop(c *ws.Conn) bool {
+	closed := make(chan bool, 1)
+	if c.Submit(func() { closed <- c.Conn().Closed() }) != nil {
+		return true // the loop stopped
+	}
+	return <-closed
 }
 
 // The peer resets the connection, without a close frame, while its message
 // is on the pool: OnClose waits for OnMessage to return, and runs last.
 func TestPooledCloseWaitsForMessage(t *testing.T) {
-	j := &slowJournal{journal{closed: make(chan struct{})}}
+	j := &slowJournal{journal{closed: make(chan struct{})}, make(chan struct{})}
 	c := dialPooled(t, j, 1)
 	c.frame(0x81, []byte("one"), false)
-	time.Sleep(50 * time.Millisecond) // on the pool by now
-	c.nc.(*net.TCPConn).SetLinger(0)  // a reset, seen even while reading waits
+	recv(t, j.started, "OnMessage")
+	c.nc.(*net.TCPConn).SetLinger(0) // a reset, seen even while reading waits
 	c.nc.Close()
 	recv(t, j.closed, "OnClose")
 	j.expect(t, "start one", "end one", "close 1006")
