@@ -6,6 +6,7 @@ import (
 	"crypto/sha1"
 	"crypto/tls"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"io"
 	"log/slog"
@@ -176,20 +177,25 @@ func TestDialerShutdown(t *testing.T) {
 }
 
 // Server.Shutdown stops accepting first: a client that dials while
-// Shutdown waits for a close handshake is refused.
+// Shutdown waits for a close handshake is refused. It dials once the
+// silent client has Shutdown's close frame, which Shutdown sends once it
+// stopped accepting.
 func TestServerShutdownStopsAccepting(t *testing.T) {
 	srv, addr := startServer(t, &echo{}, &ws.Options{CloseTimeout: 2 * time.Second})
-	dialRaw(t, addr, "/std", "") // never answers the close: Shutdown waits 2s
+	silent := dialRaw(t, addr, "/std", "") // never answers the close: Shutdown waits 2s
 	done := make(chan error, 1)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		done <- srv.Shutdown(ctx)
 	}()
-	time.Sleep(300 * time.Millisecond)
+	silent.nc.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if b0, p := silent.read(); b0&0xF != 0x8 || len(p) < 2 || int(binary.BigEndian.Uint16(p)) != ws.CloseGoingAway {
+		t.Fatalf("frame %#x %q; want a close frame with 1001", b0, p)
+	}
 	if c, resp, err := websocket.DefaultDialer.Dial("ws://"+addr+"/fast", nil); err == nil {
 		c.Close()
-		t.Errorf("an upgrade 300ms into Shutdown succeeded (status %d)", resp.StatusCode)
+		t.Errorf("an upgrade while Shutdown waits for a close handshake succeeded (status %d)", resp.StatusCode)
 	}
 	if err := <-done; err != nil {
 		t.Fatalf("Shutdown: %v", err)
