@@ -47,16 +47,19 @@ func slowUpload(t *testing.T, c *http.Client, url string, size int, stall <-chan
 
 // A handler's read deadline bounds its body's reads: a Read blocked when
 // it passes fails with a timeout; set later, or cleared, it lets a slow
-// upload outlast Server.ReadTimeout.
+// upload outlast Server.ReadTimeout. The deadlines that fail a Read are
+// set on a server whose ReadTimeout is a minute, which a Read that they
+// left blocked would wait for.
 func TestReadDeadline(t *testing.T) {
 	srv := &http1.Server{ReadTimeout: time.Second}
+	own := &http1.Server{ReadTimeout: time.Minute}
 	readErrs := make(chan error, 4)
 	read := func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
 		readErrs <- err
 		io.WriteString(w, r.URL.Path+" read "+strconv.Itoa(len(body)))
 	}
-	srv.HandleFunc("/expires", func(w http.ResponseWriter, r *http.Request) {
+	own.HandleFunc("/expires", func(w http.ResponseWriter, r *http.Request) {
 		if err := http.NewResponseController(w).SetReadDeadline(time.Now().Add(100 * time.Millisecond)); err != nil {
 			t.Errorf("SetReadDeadline: %v", err)
 		}
@@ -72,7 +75,7 @@ func TestReadDeadline(t *testing.T) {
 		rc.SetReadDeadline(time.Time{})
 		read(w, r)
 	})
-	srv.HandleFunc("/passed", func(w http.ResponseWriter, r *http.Request) {
+	own.HandleFunc("/passed", func(w http.ResponseWriter, r *http.Request) {
 		buf := make([]byte, 100)
 		io.ReadFull(r.Body, buf) // the first half has come
 		http.NewResponseController(w).SetReadDeadline(time.Now().Add(-time.Second))
@@ -80,7 +83,7 @@ func TestReadDeadline(t *testing.T) {
 		readErrs <- err
 	})
 	srv.HandleFunc("/server-timeout", read)
-	addr := serve(t, srv)
+	addr, ownAddr := serve(t, srv), serve(t, own)
 	c := client(t)
 
 	// readFails uploads to path, stalling halfway, and checks that the
@@ -91,7 +94,7 @@ func TestReadDeadline(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			slowUpload(t, c, "http://"+addr+path, 1000, stall)
+			slowUpload(t, c, "http://"+ownAddr+path, 1000, stall)
 		}()
 		start := time.Now()
 		err := recvErr(t, readErrs)
@@ -110,7 +113,7 @@ func TestReadDeadline(t *testing.T) {
 	readFails("/expires", 5*time.Second)
 	// A deadline set when it has passed fails the next read at once,
 	// whatever was received.
-	readFails("/passed", 900*time.Millisecond)
+	readFails("/passed", 5*time.Second)
 
 	// Uploads that stall for longer than ReadTimeout (1s, checked once a
 	// second): without a deadline of the handler's, the read fails with a
@@ -135,9 +138,16 @@ func TestReadDeadline(t *testing.T) {
 			results <- r
 		}()
 	}
-	time.AfterFunc(3*time.Second, func() { close(stall) })
+	// The stall lasts 3 s, and until an upload was cut: ReadTimeout's
+	// check, once a second, may come later on a loaded machine. Until the
+	// stall ends no Read but one cut can report.
+	stallEnds := time.After(3 * time.Second)
 	cut := 0
-	for range paths {
+	for i := range paths {
+		if i == 1 {
+			<-stallEnds
+			close(stall)
+		}
 		if err := recvErr(t, readErrs); err != nil {
 			cut++
 			if !isDeadlineError(err) {
@@ -164,7 +174,7 @@ func recvErr(t *testing.T, ch <-chan error) error {
 	select {
 	case err := <-ch:
 		return err
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("the handler did not report")
 	}
 	return nil
