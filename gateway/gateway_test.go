@@ -193,10 +193,10 @@ func dialSubscribe(t *testing.T, addr, id, query string) *client {
 	return c
 }
 
-// waitFor polls cond until it holds or 5 s pass.
+// waitFor polls cond until it holds or 30 s pass.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
