@@ -498,11 +498,12 @@ func TestRootFieldMergedByResponseKey(t *testing.T) {
 
 // TestFragmentSpreadsFollowedOnce checks that each fragment is followed
 // once where the root fields are collected: a short document whose
-// fragments spread each other twice per level, 2^22 paths, is served at
-// once.
+// fragments spread each other twice per level, 2^40 paths, which followed
+// one by one would take days, is served at once; within 10 s, which a
+// loaded machine leaves room for.
 func TestFragmentSpreadsFollowedOnce(t *testing.T) {
 	_, src, addr := startGateway(t, nil)
-	const depth = 22
+	const depth = 40
 	var q strings.Builder
 	q.WriteString("subscription { ...F0 }")
 	for i := 0; i < depth; i++ {
@@ -514,7 +515,7 @@ func TestFragmentSpreadsFollowedOnce(t *testing.T) {
 	start := time.Now()
 	c.send(fmt.Sprintf(`{"id":"1","type":"subscribe","payload":{"query":%q}}`, q.String()))
 	waitFor(t, "the upstream subscription", func() bool { return src.Subscribers("employee.1") == 1 })
-	if d := time.Since(start); d > time.Second {
+	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("a %d-byte document took %v to subscribe", q.Len(), d)
 	}
 	publish(t, src, "employee.1", `{"id":"1"}`)
