@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evloop/evloop"
 	"github.com/evloop/evloop/http1"
 )
 
@@ -280,25 +281,41 @@ func TestWriteDeadline(t *testing.T) {
 }
 
 // A read or write that waits for the client when its deadline passes
-// fails then, not at the loop's next once-a-second check. Each is tried
-// four times, so that a check once a second would miss the bound in all
-// but a few runs.
+// fails then, woken by its own timer, not by the loop's check of the
+// deadlines: the loop is held busy from before the deadline is set until
+// the call returned, or for 30 s, by which the call may not wait for it.
 func TestDeadlineWakesBlockedCall(t *testing.T) {
 	const deadline = 50 * time.Millisecond
-	const bound = 500 * time.Millisecond
-	srv := &http1.Server{}
+	const bound = 10 * time.Second // the loop is held for 30 s
+	srv := &http1.Server{Engine: evloop.Options{Loops: 1}}
 	took := make(chan time.Duration, 1)
 	errs := make(chan error, 1)
+	// hold holds the loop busy until release is called, or for 30 s.
+	hold := func() (release func()) {
+		held, released := make(chan struct{}), make(chan struct{})
+		http1.SubmitOnLoop(srv, 0, func() {
+			close(held)
+			select {
+			case <-released:
+			case <-time.After(30 * time.Second):
+			}
+		})
+		<-held
+		return func() { close(released) }
+	}
 	srv.HandleFunc("/read", func(w http.ResponseWriter, r *http.Request) {
 		buf := make([]byte, 100)
 		io.ReadFull(r.Body, buf) // the first half has come; the rest stalls
+		release := hold()
 		start := time.Now()
 		http.NewResponseController(w).SetReadDeadline(start.Add(deadline))
 		_, err := io.ReadAll(r.Body)
 		took <- time.Since(start)
+		release()
 		errs <- err
 	})
 	srv.HandleFunc("/write", func(w http.ResponseWriter, r *http.Request) {
+		release := hold()
 		start := time.Now()
 		http.NewResponseController(w).SetWriteDeadline(start.Add(deadline))
 		chunk := []byte(strings.Repeat("z", 64<<10))
@@ -307,6 +324,7 @@ func TestDeadlineWakesBlockedCall(t *testing.T) {
 			_, err = w.Write(chunk)
 		}
 		took <- time.Since(start)
+		release()
 		errs <- err
 	})
 	addr := serve(t, srv)
