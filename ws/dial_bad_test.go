@@ -243,13 +243,14 @@ func TestDialBadAnswers(t *testing.T) {
 // A refusal whose body does not all come within HandshakeTimeout fails
 // Dial as a refusal, with its status and header fields, as one whose body
 // the server cut short by closing does: Dial failed with the timeout's
-// error, the refusal unsaid.
+// error, the refusal unsaid. HandshakeTimeout is 2 s, for the refusal's
+// head to come within it on a loaded machine too.
 func TestDialRefusalBodyStalls(t *testing.T) {
 	addr := fakeServer(t, func(nc net.Conn, br *bufio.Reader, req *http.Request) {
 		io.WriteString(nc, "HTTP/1.1 403 Forbidden\r\nX-Why: policy\r\nContent-Length: 100\r\n\r\ngo away")
 		io.Copy(io.Discard, br) // the rest never comes
 	})
-	d := &ws.Dialer{HandshakeTimeout: 200 * time.Millisecond}
+	d := &ws.Dialer{HandshakeTimeout: 2 * time.Second}
 	t.Cleanup(func() { d.Close() })
 	c, resp, err := d.Dial(context.Background(), "ws://"+addr+"/", nil, newRecorder(), nil)
 	var herr *ws.HandshakeError
