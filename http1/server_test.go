@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evloop/evloop"
 	"github.com/evloop/evloop/http1"
 	"go.uber.org/goleak"
 )
@@ -909,19 +910,19 @@ func TestCurl(t *testing.T) {
 func TestShutdownAnswersArrivingRequest(t *testing.T) {
 	srv := testServer()
 	srv.HandleFastFunc("POST /up", func(w *http1.Response, r *http1.Request) { fmt.Fprintf(w, "got %d", len(r.Body)) })
-	addr := serve(t, srv)
+	addr, active, idle := shutdownProbes(t, srv)
 	body := dialRaw(t, addr)
 	body.send("POST /up HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabcde")
 	head := dialRaw(t, addr)
 	head.send("POST /up HTTP/1.1\r\nHost: x\r\nConte")
-	time.Sleep(100 * time.Millisecond) // both have arrived in part
+	active(2) // both have arrived in part
 	done := make(chan error, 1)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		done <- srv.Shutdown(ctx)
 	}()
-	time.Sleep(100 * time.Millisecond) // Shutdown has begun
+	idle.closedWithin(30 * time.Second) // Shutdown has begun on the loop
 	select {
 	case err := <-done:
 		t.Fatalf("Shutdown returned %v with two requests arriving", err)
@@ -1009,19 +1010,20 @@ func TestNoInformationalToHTTP10(t *testing.T) {
 func TestShutdownTwiceArriving(t *testing.T) {
 	srv := testServer()
 	srv.HandleFastFunc("POST /up", func(w *http1.Response, r *http1.Request) { fmt.Fprintf(w, "got %d", len(r.Body)) })
-	addr := serve(t, srv)
+	addr, active, idle := shutdownProbes(t, srv)
 	c := dialRaw(t, addr)
 	c.send("POST /up HTTP/1.1\r\nHost: x\r\nConte")
-	time.Sleep(100 * time.Millisecond) // the head has arrived in part
+	active(1) // the head has arrived in part
 	done := make(chan error, 2)
 	for range 2 {
 		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			done <- srv.Shutdown(ctx)
 		}()
 	}
-	time.Sleep(200 * time.Millisecond) // both have begun
+	idle.closedWithin(30 * time.Second) // a Shutdown has begun on the loop
+	time.Sleep(200 * time.Millisecond)  // and the other, mostly
 	c.send("nt-Length: 3\r\n\r\nabc")
 	if resp, got := c.read("POST"); got != "got 3" || !resp.Close {
 		t.Fatalf("answer %q close=%v", got, resp.Close)
@@ -1032,6 +1034,52 @@ func TestShutdownTwiceArriving(t *testing.T) {
 		if err := <-done; err != nil || time.Since(start) > 5*time.Second {
 			t.Fatalf("Shutdown returned %v after %v, once the arriving request was answered", err, time.Since(start))
 		}
+	}
+}
+
+// shutdownProbes serves srv on one loop, with a ConnState hook, and
+// returns its address, active, which waits until n more connections' requests began
+// to arrive (StateActive), and an idle connection, which Shutdown closes
+// as it begins on the loop: the Shutdown tests wait for them, where a
+// loaded machine may take longer than any sleep.
+func shutdownProbes(t *testing.T, srv *http1.Server) (addr string, active func(n int), idle *rawConn) {
+	t.Helper()
+	arrived := make(chan struct{}, 64)
+	srv.ConnState = func(c *evloop.Conn, st http.ConnState) {
+		if st == http.StateActive {
+			select {
+			case arrived <- struct{}{}:
+			default:
+			}
+		}
+	}
+	srv.Engine.Loops = 1
+	active = func(n int) {
+		t.Helper()
+		for range n {
+			select {
+			case <-arrived:
+			case <-time.After(30 * time.Second):
+				t.Fatal("no request's bytes arrived in 30 s")
+			}
+		}
+	}
+	addr = serve(t, srv)
+	idle = dialRaw(t, addr)
+	idle.send("GET /fast HTTP/1.1\r\nHost: x\r\n\r\n")
+	idle.read("GET")
+	active(1)
+	return addr, active, idle
+}
+
+// closedWithin checks that the server closed the connection within d.
+func (c *rawConn) closedWithin(d time.Duration) {
+	c.t.Helper()
+	c.nc.SetReadDeadline(time.Now().Add(d))
+	if n, err := c.br.Read(make([]byte, 1)); err == nil {
+		c.t.Fatalf("connection still open: read %d bytes", n)
+	} else if isTimeout(err) {
+		c.t.Fatalf("connection still open after %v", d)
 	}
 }
 
