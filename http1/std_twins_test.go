@@ -135,16 +135,20 @@ func TestStdEmptyWriteNoBodyStatus(t *testing.T) {
 // A write deadline that passed while the handler wrote nothing can be
 // moved on, as a net.Conn's can, and the rest is written, as by net/http's
 // server: a Server-Sent Events handler that sets a deadline before each
-// event does so, between events further apart than the deadline.
+// event does so, between events further apart than the deadline. The
+// deadlines that bound writes are 10 s, which a loaded machine cannot
+// outlast; the one that passes, 100 ms, is set once the first event is
+// written.
 func TestStdWriteDeadlineExtendedAfterIdle(t *testing.T) {
 	errs := make(chan error, 1)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
-		rc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+		rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
 		io.WriteString(w, "event 1\n")
 		rc.Flush()
+		rc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
 		time.Sleep(500 * time.Millisecond) // no event for a while
-		rc.SetWriteDeadline(time.Now().Add(2 * time.Second))
+		rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
 		_, err := io.WriteString(w, "event 2\n")
 		if err == nil {
 			err = rc.Flush()
