@@ -175,13 +175,15 @@ func TestStdWriteDeadlineExtendedAfterIdle(t *testing.T) {
 }
 
 // The same for the read deadline: one that passed while the handler was
-// not reading the body can be moved on before the next read.
+// not reading the body can be moved on before the next read (to 10 s,
+// which the body's end, sent 700 ms after its start, cannot miss on a
+// loaded machine).
 func TestStdReadDeadlineExtendedAfterIdle(t *testing.T) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
 		rc.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
 		time.Sleep(500 * time.Millisecond) // busy with something else
-		rc.SetReadDeadline(time.Now().Add(2 * time.Second))
+		rc.SetReadDeadline(time.Now().Add(10 * time.Second))
 		b, err := io.ReadAll(r.Body)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
