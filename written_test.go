@@ -73,9 +73,11 @@ func TestWrittenHandler(t *testing.T) {
 // (here over several CloseTimeouts), and gives them all before its EOF;
 // a peer that takes none for CloseTimeout is aborted, with
 // ErrCloseTimeout. The first was aborted as the second, CloseTimeout
-// after Close.
+// after Close. The slow peer takes 16 KiB every 40 ms, a twenty-fifth of
+// CloseTimeout, so that a peer slowed by a loaded machine still takes
+// some in each.
 func TestCloseTimeoutWaitsForProgress(t *testing.T) {
-	const closeTimeout = 200 * time.Millisecond
+	const closeTimeout = time.Second
 	big := bytes.Repeat([]byte("c"), 1<<20)
 	closed := make(chan error, 2)
 	h := &funcHandler{
@@ -99,7 +101,7 @@ func TestCloseTimeoutWaitsForProgress(t *testing.T) {
 		if err != nil {
 			break
 		}
-		time.Sleep(10 * time.Millisecond) // about 1.6 MiB a second at most: 0.6 s
+		time.Sleep(40 * time.Millisecond) // about 400 KiB a second at most: 2.6 s
 	}
 	if got != len(big) {
 		t.Fatalf("a slow reader got %d bytes of %d before the end (after %v)", got, len(big), time.Since(start))
