@@ -69,7 +69,7 @@ func (e *echo) count() int {
 // nextClose waits for the close after the first before of them.
 func (e *echo) nextClose(t *testing.T, before int) *ws.CloseError {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		e.mu.Lock()
 		n := len(e.closes)
