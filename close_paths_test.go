@@ -21,40 +21,59 @@ import (
 // the peer was aborted.
 func TestCloseTimeoutCountsWritability(t *testing.T) {
 	const size = 8 << 20
+	// CloseTimeout is a second, within which the peer, slowed by a loaded
+	// machine, takes some of the bytes while it reads.
+	const closeTimeout = time.Second
 	big := bytes.Repeat([]byte("0123456789abcdef"), size/16)
 	closed := make(chan error, 2)
+	busy, reading := make(chan struct{}), make(chan struct{})
 	h := &funcHandler{
 		data: func(c *Conn) {
 			b, _ := c.Next(-1)
 			if bytes.Contains(b, []byte("go")) {
 				c.Write(big)
 				c.Close()
+				t0 := time.Now()
+				// Close() ran at T0 and its flush filled the sockets. At
+				// T0+1s the stall timer sees that flush as progress and
+				// re-arms until T0+2s. At T0+1.5s, a timer of the loop and
+				// so before that one, the loop turns busy (another
+				// connection's work, simulated) until the peer reads, and
+				// past T0+2s: its next iteration carries both the
+				// writability the peer's reads caused and the overdue
+				// stall timer.
+				c.ls.l.AfterFunc(closeTimeout*3/2, func() {
+					close(busy)
+					select {
+					case <-reading:
+					case <-time.After(30 * time.Second):
+					}
+					time.Sleep(max(100*time.Millisecond, time.Until(t0.Add(closeTimeout*2+closeTimeout/3))))
+				})
 			}
 		},
 		close: func(c *Conn, err error) { closed <- err },
 	}
-	srv, addr := serve(t, h, Options{Loops: 1, HighWater: 32 << 20, SendBuffer: 64 << 10, CloseTimeout: 300 * time.Millisecond})
+	_, addr := serve(t, h, Options{Loops: 1, HighWater: 32 << 20, SendBuffer: 64 << 10, CloseTimeout: closeTimeout})
 	c := dial(t, addr)
 	c.(*net.TCPConn).SetReadBuffer(64 << 10)
 	c.Write([]byte("go"))
-	// Close() ran at T0 and its flush filled the sockets. At T0+300ms the
-	// stall timer sees that flush as progress and re-arms until T0+600ms.
-	time.Sleep(450 * time.Millisecond)
-
-	// From T0+450ms the peer reads without pause. The loop is busy
-	// meanwhile (another connection's work, simulated) until T0+1050ms:
-	// its next iteration carries both the writability the peer's reads
-	// caused and the overdue stall timer.
-	busy := make(chan struct{})
-	srv.Submit(0, func() { close(busy); time.Sleep(600 * time.Millisecond) })
-	<-busy
+	select {
+	case <-busy:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the loop did not turn busy in 30 s")
+	}
+	// From then the peer reads without pause.
 	got := 0
 	buf := make([]byte, 1<<20)
-	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	var err error
 	for {
 		var n int
 		n, err = c.Read(buf)
+		if got == 0 {
+			close(reading)
+		}
 		got += n
 		if err != nil {
 			break
@@ -62,7 +81,7 @@ func TestCloseTimeoutCountsWritability(t *testing.T) {
 	}
 	cerr := waitClosed(t, closed)
 	if got != size || err != io.EOF || cerr != nil {
-		t.Fatalf("peer reading without pause since T0+450ms, aborted at ~T0+1050ms (CloseTimeout 300ms): got %d of %d bytes, then %v; OnClose err = %v", got, size, err, cerr)
+		t.Fatalf("peer reading without pause while the loop was busy past the stall timer (CloseTimeout %v): got %d of %d bytes, then %v; OnClose err = %v", closeTimeout, got, size, err, cerr)
 	}
 }
 
