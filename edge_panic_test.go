@@ -53,9 +53,11 @@ func TestPanicWithReadableAndWritableLosesWritable(t *testing.T) {
 	c.Write([]byte("panic"))
 
 	// The queued bytes are owed, then a FIN (closeAfterPanic closes as
-	// Close does).
+	// Close does). Lost, they would stall the close until CloseTimeout
+	// (6 s) aborts it; the read is given 30 s, which a loaded machine
+	// does not outlast.
 	start := time.Now()
-	c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	var err error
 	for {
 		var n int
