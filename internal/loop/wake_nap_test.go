@@ -23,7 +23,7 @@ func TestWakeBeforeNapNotLost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(2 * time.Second):
+	case <-time.After(10 * time.Second):
 		// Unblock the stuck RunOnce so that the cleanup can run.
 		l.Wake()
 		<-done
@@ -40,7 +40,7 @@ func TestWakeBeforeWaitWithoutNap(t *testing.T) {
 	go func() { done <- l.RunOnce(true) }()
 	select {
 	case <-done:
-	case <-time.After(2 * time.Second):
+	case <-time.After(10 * time.Second):
 		l.Wake()
 		<-done
 		t.Fatal("RunOnce(true) after Wake blocked")
