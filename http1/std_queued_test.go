@@ -160,14 +160,15 @@ func TestStdIdleTimeoutAfterQueuedAnswer(t *testing.T) {
 // to read has ReadHeaderTimeout from when that answer is written, as with
 // net/http's server, which reads the next request once the answer is
 // written: its first bytes, sent while the client does not read, do not
-// start it.
+// start it. ReadHeaderTimeout is a second, which the head's end, sent once
+// the answer is read, needs on a loaded machine.
 func TestStdReadHeaderTimeoutAfterQueuedAnswer(t *testing.T) {
-	const readHeader = 200 * time.Millisecond
+	const readHeader = time.Second
 	for _, s := range serveQueued(t, bigThenNext, queuedTimeouts{write: time.Minute, idle: time.Minute, readHeader: readHeader}) {
 		t.Run(s.name, func(t *testing.T) {
 			c := dialNotReading(t, s.addr)
 			c.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\nGET /next HTTP/1.1\r\n")
-			time.Sleep(5 * readHeader) // the answer waits on the client past ReadHeaderTimeout
+			time.Sleep(2 * readHeader) // the answer waits on the client past ReadHeaderTimeout
 			c.readBig()
 			c.send("Host: x\r\n\r\n") // the head's end, at once
 			if resp, body := c.read("GET"); resp.StatusCode != 200 || body != "next" {
