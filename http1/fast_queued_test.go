@@ -71,16 +71,19 @@ func (c *rawConn) readBigSlowly(pause time.Duration, tail int64) {
 // written, as net/http's server waits for the next request once its write
 // returns. The connection stays for the next request. It closed when
 // IdleTimeout passed while the answer went out, and then lost the rest
-// after Engine.CloseTimeout.
+// after Engine.CloseTimeout. IdleTimeout is a second and the client
+// reads a little every tenth of it, so that a client slowed by a loaded
+// machine still takes some in each stretch, and sends its next request
+// within IdleTimeout of the answer's end.
 func TestFastIdleTimeoutAfterQueuedAnswer(t *testing.T) {
-	const idle = 200 * time.Millisecond
+	const idle = time.Second
 	for _, s := range serveQueued(t, bigFastThenNext, queuedTimeouts{idle: idle}, bigFast, func(s *http1.Server) {
 		s.Engine.CloseTimeout = idle / 4
 	}) {
 		t.Run(s.name, func(t *testing.T) {
 			c := dialNotReading(t, s.addr)
 			c.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
-			c.readBigSlowly(50*time.Millisecond, 128<<10) // takes 1.2 s
+			c.readBigSlowly(idle/10, 128<<10) // takes 2.4 s
 			c.send("GET /next HTTP/1.1\r\nHost: x\r\n\r\n")
 			if _, body := c.read("GET"); body != "next" {
 				t.Fatalf("next answer %q; want %q", body, "next")
@@ -94,15 +97,17 @@ func TestFastIdleTimeoutAfterQueuedAnswer(t *testing.T) {
 // answer is written, as with net/http's server, which reads the next
 // request once its write returns: its first bytes, sent with the request
 // before it, do not start it. They did, and the client got 408.
+// ReadHeaderTimeout is a second and the client reads a little every
+// tenth of it, as in TestFastIdleTimeoutAfterQueuedAnswer.
 func TestFastReadHeaderTimeoutAfterQueuedAnswer(t *testing.T) {
-	const readHeader = 200 * time.Millisecond
+	const readHeader = time.Second
 	for _, s := range serveQueued(t, bigFastThenNext, queuedTimeouts{idle: time.Minute, readHeader: readHeader}, bigFast, func(s *http1.Server) {
 		s.Engine.CloseTimeout = readHeader / 4
 	}) {
 		t.Run(s.name, func(t *testing.T) {
 			c := dialNotReading(t, s.addr)
 			c.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\nGET /next HTTP/1.1\r\n")
-			c.readBigSlowly(50*time.Millisecond, 128<<10)
+			c.readBigSlowly(readHeader/10, 128<<10)
 			c.send("Host: x\r\n\r\n") // the head's end, at once
 			if resp, body := c.read("GET"); resp.StatusCode != 200 || body != "next" {
 				t.Fatalf("next answer %d %q; want 200 %q", resp.StatusCode, body, "next")
