@@ -388,7 +388,7 @@ func (s *Server) call(c *client, args [][]byte) {
 		s.reject(c, cmd, args, "ERR Replica can't interact with the keyspace")
 		return
 	}
-	if s.pause.kind != pauseOff && s.postpones(c, cmd) {
+	if s.clientsPaused() && s.postpones(c, cmd) {
 		s.postpone(c) // serve runs it again when the pause ends
 		return
 	}

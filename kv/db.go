@@ -120,7 +120,7 @@ func (d *db) peek(key []byte) *entry {
 	if e.exp != 0 && d.s.passed(e.exp) {
 		// Absent, but left in place while clients are paused, as Redis
 		// keeps the keyspace still then.
-		if d.s.pause.kind == pauseOff || !d.s.clientsPaused() {
+		if !d.s.clientsPaused() {
 			d.expire(key)
 		}
 		return nil

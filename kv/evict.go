@@ -190,7 +190,7 @@ const (
 // made first if it may take enough off (mayBeGarbage).
 func (s *Server) performEvictions() int {
 	ev := &s.evict
-	if ev.max == 0 || s.replay || s.pause.kind != pauseOff && s.clientsPaused() {
+	if ev.max == 0 || s.replay || s.clientsPaused() {
 		return evictOK // as Redis: nothing goes while clients are paused
 	}
 	// While a collection runs, which will take garbage off the estimate,

@@ -109,7 +109,7 @@ func (s *Server) expireCycle(now int64, start, deadline time.Time) {
 // slowExpire is cron's cycle, started at start, cron's period being
 // period. The fast cycles wait a period of their own after it.
 func (s *Server) slowExpire(start time.Time, period time.Duration) {
-	if s.expiry.off || s.pause.kind != pauseOff && s.clientsPaused() {
+	if s.expiry.off || s.clientsPaused() {
 		return
 	}
 	s.expireCycle(s.now(), start, start.Add(period*time.Duration(s.expiry.params.slowPerc)/100))
@@ -122,7 +122,7 @@ func (s *Server) slowExpire(start time.Time, period time.Duration) {
 // left for the next.
 func (s *Server) fastExpire(start time.Time) (behind bool) {
 	x := &s.expiry
-	if !x.behind || x.off || s.pause.kind != pauseOff && s.clientsPaused() {
+	if !x.behind || x.off || s.clientsPaused() {
 		return false
 	}
 	if start.Sub(x.lastFast) < 2*x.params.fastBound {

@@ -772,9 +772,7 @@ func (s *Server) cron() {
 	if s.track.clients > 0 {
 		s.limitTable()
 	}
-	if s.pause.kind != pauseOff {
-		s.clientsPaused() // ends it when its time is up
-	}
+	s.clientsPaused() // a pause whose time is up ends here
 	if s.evict.max > 0 {
 		s.performEvictions() // what a command's ran out of time for, or a CONFIG SET left
 	}

@@ -88,18 +88,7 @@ func TestCompatShardedPubSub(t *testing.T) {
 				}
 			}
 		}
-		for j := range max(len(got[0]), len(got[1])) {
-			var ours, theirs string
-			if j < len(got[0]) {
-				ours = got[0][j]
-			}
-			if j < len(got[1]) {
-				theirs = got[1][j]
-			}
-			if ours != theirs {
-				t.Errorf("RESP%s reply %d: evkv %q; Redis %q", proto, j, ours, theirs)
-			}
-		}
+		compareTranscripts(t, "RESP"+proto+" ", got[0], got[1])
 	}
 }
 

@@ -181,32 +181,20 @@ func (s *Server) invalidate(key []byte, by *client, bcast bool) {
 	if !ok {
 		return
 	}
-	delete(t.table, string(key))
+	k := string(key)
+	delete(t.table, k)
 	t.items -= len(ids)
 	for id := range ids {
 		target := s.clients[id]
 		if target == nil || target.track&(trackOn|trackBcast) != trackOn {
 			continue
 		}
-		if target == s.cur {
-			// Not told of its own change with NOLOOP, as Redis checks the
-			// client being served, whatever changed the key; told after
-			// its command's reply if the command changed it.
-			if target.track&trackNoloop != 0 {
-				continue
-			}
-			if s.running > 0 {
-				target.pendingInval = append(target.pendingInval, pendingInvalidation{key: string(key)})
-				continue
-			}
-		} else if s.redirectsToRunning(target) {
-			s.cur.pendingInval = append(s.cur.pendingInval, pendingInvalidation{key: string(key), from: target.id})
+		// Not told of its own change with NOLOOP, as Redis checks the
+		// client being served, whatever changed the key.
+		if target == s.cur && target.track&trackNoloop != 0 {
 			continue
 		}
-		s.sendInvalidation(target, func(w *resp.Writer) {
-			w.Array(1)
-			w.Bulk(key)
-		})
+		s.tell(target, pendingInvalidation{key: k})
 	}
 }
 
@@ -219,14 +207,8 @@ func (s *Server) invalidateAll() {
 	}
 	if t.clients > 0 {
 		for _, c := range s.sortedClients() {
-			switch {
-			case c.track&trackOn == 0:
-			case c == s.cur && s.running > 0:
-				c.pendingInval = append(c.pendingInval, pendingInvalidation{all: true})
-			case s.redirectsToRunning(c):
-				s.cur.pendingInval = append(s.cur.pendingInval, pendingInvalidation{all: true, from: c.id})
-			default:
-				s.sendInvalidation(c, (*resp.Writer).Null)
+			if c.track&trackOn != 0 {
+				s.tell(c, pendingInvalidation{all: true})
 			}
 		}
 	}
@@ -251,23 +233,40 @@ func (s *Server) sendPendingInvalidations(c *client) {
 				continue
 			}
 		}
-		if p.all {
-			s.sendInvalidation(from, (*resp.Writer).Null)
-			continue
-		}
-		s.sendInvalidation(from, func(w *resp.Writer) {
-			w.Array(1)
-			w.BulkString(p.key)
-		})
+		s.sendInvalidated(from, p)
 	}
 	clear(c.pendingInval)
 	c.pendingInval = c.pendingInval[:0]
 }
 
-// redirectsToRunning reports whether the tracking client c's messages go
-// to the client whose command is running, to be sent after its reply.
-func (s *Server) redirectsToRunning(c *client) bool {
-	return s.running > 0 && c.redirect != 0 && s.cur != nil && c.redirect == s.cur.id
+// tell sends the tracking client c the invalidation p, or, while a command
+// runs, holds it for after the command's reply when it goes to the client
+// running it: c's own (its command changed the key), or that of a client
+// redirecting to it (sendPendingInvalidations).
+func (s *Server) tell(c *client, p pendingInvalidation) {
+	switch {
+	case s.running == 0 || s.cur == nil:
+		s.sendInvalidated(c, p)
+	case c == s.cur:
+		c.pendingInval = append(c.pendingInval, p)
+	case c.redirect != 0 && c.redirect == s.cur.id:
+		p.from = c.id
+		s.cur.pendingInval = append(s.cur.pendingInval, p)
+	default:
+		s.sendInvalidated(c, p)
+	}
+}
+
+// sendInvalidated sends c the invalidation p: its key, or a null for all.
+func (s *Server) sendInvalidated(c *client, p pendingInvalidation) {
+	if p.all {
+		s.sendInvalidation(c, (*resp.Writer).Null)
+		return
+	}
+	s.sendInvalidation(c, func(w *resp.Writer) {
+		w.Array(1)
+		w.BulkString(p.key)
+	})
 }
 
 // sendInvalidation sends the tracking client c an invalidation message
