@@ -65,11 +65,14 @@ func newCjsonModule(L *lua.LState, null *lua.LUserData) *lua.LTable {
 
 // ===== Settings =====
 
-// checkOptionArgs raises an error when more than max arguments were given.
+// checkOptionArgs raises an error when more than max arguments were given,
+// and pads the missing ones with nil, so that the settings' values are
+// pushed after them.
 func checkOptionArgs(L *lua.LState, max int) {
 	if L.GetTop() > max {
 		argError(L, max+1, "found too many arguments")
 	}
+	L.SetTop(max)
 }
 
 // integerOption sets *setting from argument n when it is given, checking it
