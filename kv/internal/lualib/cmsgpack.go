@@ -231,6 +231,9 @@ func unpackValues(L *lua.LState, limit, offset int64) int {
 		values = append(values, v)
 	}
 	if !all {
+		if base+len(values)+1 > maxCStack {
+			raise(L, "stack overflow (in function mp_unpack_full)")
+		}
 		next := int64(u.pos)
 		if u.pos == len(data) {
 			next = -1
