@@ -183,6 +183,9 @@ func (f *structFormat) orderedBytes(b []byte) []byte {
 // format says.
 func structPack(L *lua.LState) int {
 	f := newStructFormat(L)
+	// The C library pushes a nil after the arguments, which is what a
+	// missing argument is then reported as.
+	L.Push(lua.LNil)
 	arg := 2
 	var out []byte
 	var total uint64
