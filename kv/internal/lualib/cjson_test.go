@@ -13,7 +13,7 @@ func luaQuote(s string) string {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c == '"' || c == '\\' || c < 0x20 || c >= 0x7f {
-			fmt.Fprintf(&b, "\\%d", c)
+			fmt.Fprintf(&b, "\\%03d", c)
 		} else {
 			b.WriteByte(c)
 		}
