@@ -131,6 +131,7 @@ func cString(s string) string {
 	return s
 }
 
+// onOff are the names of the two states of an on/off setting.
 var onOff = []string{"off", "on"}
 
 // boolOption is enumOption for a setting that is on or off.

@@ -1,26 +1,9 @@
 package lualib
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 )
-
-// luaQuote writes s as a Lua string literal that means the same in any Lua.
-func luaQuote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '"' || c == '\\' || c < 0x20 || c >= 0x7f {
-			fmt.Fprintf(&b, "\\%03d", c)
-		} else {
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
 
 // cjsonEncodeCases are values encode should write as Redis's cjson does;
 // each is Lua source for one value.

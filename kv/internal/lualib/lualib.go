@@ -3,6 +3,13 @@
 // cjson, cmsgpack, struct and bit. Each behaves as the C library bundled with
 // Redis 7.0.15 does: the same results, the same choices of encoding and the
 // same error messages.
+//
+// Where the C libraries stop at Lua 5.1's limit of 8000 stack slots for a C
+// function (unpacking thousands of values, nesting thousands deep), these
+// functions stop at the same points with the same "stack overflow" errors.
+// A gopher-lua state whose registry cannot grow (the default) runs out
+// before that, with "registry overflow": give the state a RegistryMaxSize
+// to have Redis's limits.
 package lualib
 
 import (

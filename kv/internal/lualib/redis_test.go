@@ -59,8 +59,6 @@ func startRedis() error {
 	// Redis sorts strings with strcoll; the C locale makes that byte order,
 	// as in gopher-lua.
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
-	cmd.Stdout = nil
-	cmd.Stderr = nil
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -236,6 +234,22 @@ local out = {'ok'}
 for i = 2, r.n do out[#out + 1] = dump(r[i]) end
 return table.concat(out, ' ')
 `
+}
+
+// luaQuote writes s as a Lua string literal that means the same in any Lua.
+func luaQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '"' || c == '\\' || c < 0x20 || c >= 0x7f {
+			fmt.Fprintf(&b, "\\%03d", c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 // positionPrefix matches the position Lua puts before an error raised by
