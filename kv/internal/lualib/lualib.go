@@ -49,7 +49,8 @@ func raise(L *lua.LState, format string, args ...any) {
 }
 
 // funcName is the name the running Go function was called by, as Lua 5.1's
-// luaL_argerror finds it, or "?" when the caller gives none (pcall, for one).
+// luaL_argerror finds it, or "?" when the caller gives none: when called by
+// Go code (pcall, for one) or from Go as the outermost function.
 func funcName(L *lua.LState) string {
 	dbg, ok := L.GetStack(0)
 	if !ok {
@@ -58,10 +59,12 @@ func funcName(L *lua.LState) string {
 	if _, err := L.GetInfo("n", dbg, lua.LNil); err != nil {
 		return "?"
 	}
-	if dbg.Name == "" || dbg.Name == "(anonymous)" || dbg.Name[0] == '<' {
+	switch name := dbg.Name; {
+	case name == "", name == "(anonymous)", name == "main chunk", name == "corountine", name[0] == '<':
 		return "?"
+	default:
+		return name
 	}
-	return dbg.Name
 }
 
 // argError raises Lua 5.1's "bad argument" error for argument n.
