@@ -77,6 +77,9 @@ type client struct {
 	// postponed is whether c waits for CLIENT PAUSE to end, its next
 	// command not run (pause.go).
 	postponed bool
+	// script marks the client that runs the scripts' commands, which has
+	// no connection.
+	script bool
 	// cmdClient is whether the command being run is a CLIENT command,
 	// after which CLIENT CACHING's word still holds, as in Redis.
 	cmdClient bool

@@ -997,7 +997,7 @@ var aclCategories = []string{
 var groupCategories = map[string]string{
 	"string": "@string", "list": "@list", "hash": "@hash", "set": "@set", "sorted_set": "@sortedset",
 	"bitmap": "@bitmap", "hyperloglog": "@hyperloglog", "geo": "@geo", "generic": "@keyspace", "connection": "@connection",
-	"transactions": "@transaction",
+	"transactions": "@transaction", "scripting": "@scripting",
 }
 
 // categories returns a command's ACL categories, as COMMAND reports them:
@@ -1014,7 +1014,9 @@ func (cm *command) categories() []string {
 	f := cm.flags
 	fast := f&cmdFast != 0 || slices.Contains(cats, "@fast")
 	implied := map[string]bool{
-		"@write": f&cmdWrite != 0, "@read": f&cmdReadonly != 0, "@admin": f&cmdAdmin != 0, "@dangerous": f&cmdAdmin != 0,
+		// A read-only scripting command (EVAL_RO) is not @read, as in
+		// Redis's setImplicitACLCategories.
+		"@write": f&cmdWrite != 0, "@read": f&cmdReadonly != 0 && !slices.Contains(cats, "@scripting"), "@admin": f&cmdAdmin != 0, "@dangerous": f&cmdAdmin != 0,
 		"@pubsub": f&cmdPubSub != 0, "@fast": fast, "@slow": !fast, "@blocking": f&cmdBlocking != 0,
 	}
 	var out []string
@@ -1236,7 +1238,8 @@ func commandList(s *Server, c *client, args [][]byte) {
 // getKeysSubcommandImpl: the command is looked up as Redis's
 // lookupCommand looks it up (an unknown subcommand is no command), one
 // with no keys says so before its arguments are counted, and keys found
-// none of are "Invalid arguments specified for command".
+// none of are "Invalid arguments specified for command", but for one
+// that may have none (EVAL: no_mandatory_keys).
 func commandGetkeys(s *Server, c *client, args [][]byte) {
 	target := args[2:]
 	cm := lookupCommand(target)
@@ -1252,7 +1255,7 @@ func commandGetkeys(s *Server, c *client, args [][]byte) {
 		return
 	}
 	keys := cm.keyArgs(target)
-	if len(keys) == 0 {
+	if len(keys) == 0 && cm.flags&cmdNoMandatoryKeys == 0 {
 		s.w.Error("ERR Invalid arguments specified for command")
 		return
 	}
@@ -1351,6 +1354,8 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 		field("maxmemory_human", human(s.evict.max))
 		field("maxmemory_policy", s.evict.policy.String())
 		field("mem_allocator", "go")
+		field("used_memory_scripts_eval", s.scripts.mem)
+		field("number_of_cached_scripts", len(s.scripts.cache))
 	}
 	if want("persistence") {
 		section("Persistence")

@@ -50,6 +50,10 @@ const (
 	// checked before authentication, as Redis checks it. Like Redis,
 	// COMMAND does not list it.
 	cmdProtected
+	// cmdSkipMonitor: the command shows itself to the monitors (EVAL,
+	// before the commands its script runs).
+	cmdSkipMonitor
+	cmdNoMandatoryKeys
 )
 
 // flagNames are the flags' names, in the order COMMAND lists them.
@@ -59,9 +63,9 @@ var flagNames = []struct {
 }{
 	{cmdWrite, "write"}, {cmdReadonly, "readonly"}, {cmdDenyOOM, "denyoom"},
 	{cmdAdmin, "admin"}, {cmdPubSub, "pubsub"}, {cmdNoScript, "noscript"},
-	{cmdBlocking, "blocking"}, {cmdLoading, "loading"}, {cmdStale, "stale"},
+	{cmdBlocking, "blocking"}, {cmdLoading, "loading"}, {cmdStale, "stale"}, {cmdSkipMonitor, "skip_monitor"},
 	{cmdSkipSlowlog, "skip_slowlog"}, {cmdFast, "fast"}, {cmdNoAuth, "no_auth"},
-	{cmdMayReplicate, "may_replicate"}, {cmdNoAsyncLoading, "no_async_loading"}, {cmdNoMulti, "no_multi"},
+	{cmdMayReplicate, "may_replicate"}, {cmdNoMandatoryKeys, "no_mandatory_keys"}, {cmdNoAsyncLoading, "no_async_loading"}, {cmdNoMulti, "no_multi"},
 	{cmdMovableKeys, "movablekeys"}, {cmdAllowBusy, "allow_busy"},
 }
 
@@ -106,6 +110,10 @@ type command struct {
 	keys    func(args [][]byte) [][]byte // COMMAND GETKEYS's, where not firstKey to lastKey
 	subs    map[string]*command
 	id      int // index of the command's statistics in Server.cmdStats
+
+	// runsScript marks EVAL and its kin, whose flags are their script's
+	// (scriptedFlags).
+	runsScript bool
 }
 
 // cmdStat is one command's statistics in one Server: INFO commandstats.
@@ -354,6 +362,9 @@ func (s *Server) call(c *client, args [][]byte) {
 		}
 		cmd = sub
 	}
+	if cmd.runsScript {
+		cmd = s.scriptedFlags(cmd, args) // EVAL's flags are its script's
+	}
 	if cmd.flags&cmdProtected != 0 && !s.protectedAllowed(c) {
 		s.reject(c, cmd, args, errDebugNotAllowed)
 		return
@@ -464,7 +475,7 @@ func (s *Server) exec(c *client, cmd *command, args [][]byte) {
 	}
 	st.calls++
 	s.stats.commands++
-	if len(s.monitors) > 0 && cmd.flags&cmdAdmin == 0 && !s.replay {
+	if len(s.monitors) > 0 && cmd.flags&(cmdAdmin|cmdSkipMonitor) == 0 && !s.replay {
 		s.feedMonitors(c, cmd, args)
 	}
 	if s.stats.dirty != dirty || s.prop.override {

@@ -70,6 +70,39 @@
 // timeout past the largest time is refused, as Redis 7.2 refuses it,
 // where 7.0 wraps it round and does not pause.
 //
+// # Scripting
+//
+// EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT LOAD, EXISTS and FLUSH
+// are Redis 7.0's, compared reply for reply with it: Lua 5.1 scripts
+// (the gopher-lua interpreter) with redis.call, pcall, error_reply,
+// status_reply, sha1hex, log, setresp (RESP3 inside the script),
+// set_repl and acl_check_cmd; Redis's sandbox (the globals and library
+// tables read-only, an unset global an error, no os, io or print); the
+// cjson, cmsgpack, struct and bit libraries; Redis's math.random
+// sequence; the flags of a "#!lua flags=..." line (no-writes, allow-oom,
+// ...) deciding, as in Redis, whether a script may run past maxmemory,
+// under CLIENT PAUSE WRITE or by an _RO command. A script runs on the
+// loop like any command: its commands see no other client's between
+// them, block nowhere (BLPOP answers at once), and reach the append-only
+// file as the commands themselves, in MULTI and EXEC when there are
+// several, never as EVAL (Redis 7.0's effects replication). The monitors
+// see EVAL and then its commands from "lua"; a tracking client's cache
+// learns the keys its scripts read.
+//
+// The differences: Lua's own error messages are gopher-lua's ("cannot
+// perform add operation between number and table" where Lua 5.1 says
+// "attempt to perform arithmetic on a table value"), and so are its
+// compile errors; a number made a string by concatenation or
+// string.format("%s") is written in full ("0.30000000000000004") where
+// Lua 5.1 writes 14 digits ("0.3"), which tostring does as Lua 5.1 does;
+// redis.REDIS_VERSION is evkv's 7.0.0. A script that runs long holds the
+// loop until it ends: no other client is served meanwhile and SCRIPT
+// KILL cannot reach it (Redis answers BUSY to the others after
+// busy-reply-threshold and lets SCRIPT KILL stop a script that has not
+// written); evkv logs a warning when a script outlasted that threshold.
+// The Lua debugger (SCRIPT DEBUG YES) and Redis 7's functions (FUNCTION,
+// FCALL) are not there.
+//
 // # Snapshots
 //
 // The keyspace is also kept in Redis's RDB format, version 10, as Redis

@@ -71,6 +71,11 @@ type eviction struct {
 	lfuLogFactor int64 // lfu-log-factor
 	lfuDecayTime int64 // lfu-decay-time, minutes
 
+	// oom is whether the memory used was past maxmemory, with nothing
+	// left to evict, when the last command was checked: a script that
+	// began then may not add to it (Redis's pre_command_oom_state).
+	oom bool
+
 	nextDB int  // the random policies' next database
 	later  bool // evictLater's task is queued
 	pool   [evictPoolSize]evictCandidate
@@ -258,6 +263,7 @@ func (s *Server) evictLater() {
 // in the estimate until the runtime's counters are read again.
 func (s *Server) outOfMemory(c *client, cmd *command, args [][]byte) bool {
 	oom := s.performEvictions() == evictFail
+	s.evict.oom = oom
 	if cmd.flags&cmdDenyOOM != 0 {
 		for _, a := range args {
 			s.evict.mem.pending += int64(len(a))

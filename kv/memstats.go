@@ -121,7 +121,7 @@ func memoryStats(s *Server, c *client, args [][]byte) {
 	num("clients.normal", m.clients)
 	num("cluster.links", 0)
 	num("aof.buffer", m.aofBuffer)
-	num("lua.caches", 0)
+	num("lua.caches", s.scripts.mem)
 	num("functions.caches", 0)
 	for _, d := range m.dbs {
 		w.BulkString("db." + strconv.Itoa(d.id))

@@ -52,7 +52,9 @@ func (s *Server) feedMonitors(c *client, cmd *command, args [][]byte) {
 	line = append(line, " ["...)
 	line = strconv.AppendInt(line, int64(c.db.id), 10)
 	line = append(line, ' ')
-	if ua, ok := c.conn.LocalAddr().(*net.UnixAddr); ok {
+	if c.script {
+		line = append(line, "lua"...) // a script's command
+	} else if ua, ok := c.conn.LocalAddr().(*net.UnixAddr); ok {
 		line = append(line, "unix:"...) // Redis's monitors see the socket's path so
 		line = append(line, ua.Name...)
 	} else {

@@ -18,14 +18,6 @@ import (
 func TestCompatClientPause(t *testing.T) {
 	_, addr := startServer(t, Config{})
 	raddr := redisServer(t)
-	pickBlocked := func(info string) string {
-		for _, l := range strings.Split(info, "\r\n") {
-			if strings.HasPrefix(l, "blocked_clients:") {
-				return l
-			}
-		}
-		return "no blocked_clients in " + info
-	}
 	run := func(addr string) []string {
 		a, b := dialRaw(t, addr), dialRaw(t, addr)
 		var got []string
@@ -50,7 +42,7 @@ func TestCompatClientPause(t *testing.T) {
 		note(a.do("DBSIZE"))
 		a.sendTogether([]string{"SET", "k", "new"}, []string{"GET", "k"})
 		time.Sleep(100 * time.Millisecond)
-		note(pickBlocked(b.do("INFO", "clients")))
+		note(blockedClients(b.do("INFO", "clients")))
 		b.send("PUBLISH", "ch", "m") // may_replicate: held back too
 		note("unpause " + dialRaw(t, addr).do("CLIENT", "UNPAUSE"))
 		note(a.read())
@@ -65,7 +57,7 @@ func TestCompatClientPause(t *testing.T) {
 		b.do("CLIENT", "PAUSE", "100000", "WRITE")
 		a.send("EXEC")
 		time.Sleep(100 * time.Millisecond)
-		note(pickBlocked(b.do("INFO", "clients")))
+		note(blockedClients(b.do("INFO", "clients")))
 		note(b.do("CLIENT", "UNPAUSE"))
 		note(a.read())
 		b.do("CLIENT", "PAUSE", "100000", "WRITE")
@@ -73,7 +65,7 @@ func TestCompatClientPause(t *testing.T) {
 		note(a.do("MULTI"))
 		a.send("PUBLISH", "ch", "m")
 		time.Sleep(100 * time.Millisecond)
-		note(pickBlocked(b.do("INFO", "clients")))
+		note(blockedClients(b.do("INFO", "clients")))
 		note(b.do("CLIENT", "UNPAUSE"))
 		note(a.read() + a.do("EXEC"))
 
@@ -98,6 +90,16 @@ func TestCompatClientPause(t *testing.T) {
 		return got
 	}
 	compareTranscripts(t, "", run(addr), run(raddr))
+}
+
+// blockedClients returns INFO's blocked_clients line.
+func blockedClients(info string) string {
+	for _, l := range strings.Split(info, "\r\n") {
+		if strings.HasPrefix(l, "blocked_clients:") {
+			return l
+		}
+	}
+	return "no blocked_clients in " + info
 }
 
 // compareTranscripts reports each step where what evkv gave differs from

@@ -227,8 +227,9 @@ type Server struct {
 	patterns       map[string]map[*client]struct{}
 	shards         map[string]map[*client]struct{} // shard channels' subscribers
 	track          tracker                         // client-side caching (CLIENT TRACKING)
+	scripts        scripting                       // EVAL's
 	pause          pauseState                      // CLIENT PAUSE
-	running        int                             // commands running: 1, or 2 in EXEC
+	running        int                             // commands running: 1, or 2 in EXEC or a script
 	ready          []readyKey                      // keys of blocked clients that received data
 	warmer         warmer
 	replay         bool // replaying the log: nothing is propagated or sent
@@ -1155,11 +1156,15 @@ func (s *Server) closeSoon(c *client, why string) {
 // CLIENT REPLY says, as Redis's CLIENT_PUSHING has it.
 func (s *Server) to(c *client, push bool) (*resp.Writer, func()) {
 	if c == s.cur {
-		if !push || !c.silenced() {
-			return &s.w, func() {}
+		w := &s.w
+		if run := s.scripts.run; run != nil && run.calling {
+			w = &run.outer // not into the reply of the script's command
 		}
-		from := len(s.w.Buf)
-		return &s.w, func() { c.pushed = append(c.pushed, from, len(s.w.Buf)) }
+		if !push || !c.silenced() {
+			return w, func() {}
+		}
+		from := len(w.Buf)
+		return w, func() { c.pushed = append(c.pushed, from, len(w.Buf)) }
 	}
 	s.ow.Reset()
 	s.ow.Proto = c.proto

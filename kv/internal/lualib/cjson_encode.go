@@ -106,7 +106,7 @@ func (e *jsonEncoder) number(f float64, typ string) {
 			return
 		}
 	}
-	e.buf.WriteString(formatG(f, int(e.cfg.numberPrecision)))
+	e.buf.WriteString(FormatG(f, int(e.cfg.numberPrecision)))
 }
 
 // table writes t, an array when arrayLength finds it is one and an object

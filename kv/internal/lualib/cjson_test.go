@@ -225,8 +225,8 @@ func TestCjsonNumberFormat(t *testing.T) {
 		{-2.5, 1, "-2"}, {1.5, 1, "2"}, {1e100, 14, "1e+100"}, {5e-324, 14, "4.9406564584125e-324"},
 	}
 	for _, c := range cases {
-		if got := formatG(c.f, c.prec); got != c.want {
-			t.Errorf("formatG(%v, %d) = %q, want %q", c.f, c.prec, got, c.want)
+		if got := FormatG(c.f, c.prec); got != c.want {
+			t.Errorf("FormatG(%v, %d) = %q, want %q", c.f, c.prec, got, c.want)
 		}
 	}
 }

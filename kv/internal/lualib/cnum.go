@@ -6,11 +6,11 @@ import (
 	"strings"
 )
 
-// formatG formats f as C's printf("%.<prec>g") does: the shorter of fixed
+// FormatG formats f as C's printf("%.<prec>g") does: the shorter of fixed
 // and exponent notation, without trailing zeros, the exponent of at least
 // two digits, and "inf", "-inf", "nan" or "-nan" for the values that are not
 // finite.
-func formatG(f float64, prec int) string {
+func FormatG(f float64, prec int) string {
 	switch {
 	case math.IsNaN(f):
 		if math.Signbit(f) {

@@ -44,7 +44,7 @@ func sameJSONValue(a, b lua.LValue) bool {
 	switch x := a.(type) {
 	case lua.LNumber:
 		y, ok := b.(lua.LNumber)
-		return ok && formatG(float64(x), 14) == formatG(float64(y), 14) ||
+		return ok && FormatG(float64(x), 14) == FormatG(float64(y), 14) ||
 			ok && math.IsNaN(float64(x)) && math.IsNaN(float64(y))
 	case *lua.LTable:
 		y, ok := b.(*lua.LTable)

@@ -140,7 +140,7 @@ func checkString(L *lua.LState, n int) string {
 	case lua.LString:
 		return string(x)
 	case lua.LNumber:
-		return formatG(float64(x), 14)
+		return FormatG(float64(x), 14)
 	}
 	typeError(L, n, "string")
 	return ""
