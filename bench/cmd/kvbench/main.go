@@ -59,7 +59,20 @@ var valueTests = map[string]struct{ setup, command []string }{
 	// The ten closest of the about 200 points within 10 km, among
 	// 100,000 over 4 by 4 degrees around Palermo.
 	"geosearch_10km": {geoPoints(100000), []string{"GEOSEARCH", "geo", "FROMLONLAT", "13.4", "38.1", "BYRADIUS", "10", "km", "ASC", "COUNT", "10"}},
+	// A script sent whole every time, its digest computed each time: one
+	// INCR on one of 100,000 counters.
+	"eval_incr": {nil, []string{"EVAL", "return redis.call('INCR', KEYS[1])", "1", "ctr:__rand_int__"}},
+	// A rate limiter by its digest, as clients run scripts: an INCR, a
+	// PEXPIRE the first time, a comparison.
+	"evalsha_ratelimit": {[]string{"SCRIPT LOAD \"" + rateLimit + "\""},
+		[]string{"EVALSHA", rateLimitSHA, "1", "rl:__rand_int__", "60000", "100"}},
 }
+
+// rateLimit is evalsha_ratelimit's script, rateLimitSHA its digest.
+const (
+	rateLimit    = "local n = redis.call('INCR', KEYS[1]) if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end if n > tonumber(ARGV[2]) then return 0 end return n"
+	rateLimitSHA = "49bce3dbd64f14bef0e97508b660e5d882628975"
+)
 
 // geoPoints are the GEOADDs of n points spread evenly at random (the same
 // each run) over 4 by 4 degrees around (13.4, 38.1).
