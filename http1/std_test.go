@@ -361,9 +361,11 @@ func TestStdRefusedAnswerCloses(t *testing.T) {
 // and the switched connection reported hijacked last: the connection's
 // state was put on the idle timeouts' list as it was recycled, and the
 // loop's clock then went round that list for ever, serving nobody.
+// IdleTimeout is a second: the requests, sent as the connection opens,
+// must come within it, which a loaded machine needs.
 func TestSwitchWhilePressed(t *testing.T) {
 	cs := newConnStates()
-	srv := &http1.Server{IdleTimeout: 300 * time.Millisecond, ConnState: cs.recordConn}
+	srv := &http1.Server{IdleTimeout: time.Second, ConnState: cs.recordConn}
 	srv.Engine.HighWater = 32 << 10
 	srv.Engine.Loops = 1
 	small := bytes.Repeat([]byte("x"), 4<<10)
@@ -387,9 +389,9 @@ func TestSwitchWhilePressed(t *testing.T) {
 	}
 	// Connections on the same loop, past the switched one's IdleTimeout.
 	for i := range 3 {
-		time.Sleep(400 * time.Millisecond)
+		time.Sleep(1100 * time.Millisecond)
 		c2 := dialRaw(t, addr)
-		c2.nc.SetDeadline(time.Now().Add(3 * time.Second))
+		c2.nc.SetDeadline(time.Now().Add(10 * time.Second))
 		if _, _, body := c2.get("/ok"); body != "ok" {
 			t.Fatalf("connection %d on the loop: %q", i, body)
 		}
