@@ -197,10 +197,10 @@ func TestOwnAnswerHeldForChunkedBody(t *testing.T) {
 	mux.HandleFunc("GET /get", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "get") })
 	cfg := func(s *http1.Server) {
 		s.Handler = nil
-		s.ReadTimeout = 300 * time.Millisecond
+		s.ReadTimeout = time.Second // the head, sent as the connection opens, within it
 		s.HandleFastFunc("GET /get", func(w *http1.Response, r *http1.Request) { w.WriteString("get") })
 	}
-	twins := serveTwins(t, mux, cfg, func(s *http.Server) { s.ReadTimeout = 300 * time.Millisecond })
+	twins := serveTwins(t, mux, cfg, func(s *http.Server) { s.ReadTimeout = time.Second })
 	// The body that ends comes within a ReadTimeout of 30 s, which its
 	// pieces, 20 ms apart, meet on a loaded machine too.
 	patient := serveTwins(t, mux, func(s *http1.Server) { cfg(s); s.ReadTimeout = 30 * time.Second },
