@@ -47,7 +47,18 @@ type luaVM struct {
 	real map[*lua.LTable]*lua.LTable
 	// handler is the error handler scripts run with.
 	handler *lua.LFunction
+	// nested counts the calls in progress through pcall, xpcall and
+	// coroutines, each of which holds the server's stack: Lua 5.1's
+	// nCcalls, bounded as it bounds it (maxNested).
+	nested int
 }
+
+// maxNested is Lua 5.1's LUAI_MAXCCALLS: the calls through pcall, xpcall
+// and coroutines that may be in progress at once (pcall's own counted
+// before it checks, a coroutine's after), beyond which they fail
+// with "C stack overflow", as in Redis, where they would overflow the
+// stack the server runs on.
+const maxNested = 200
 
 // newLuaVM makes an interpreter with the libraries and sandbox of Redis
 // 7.0's: its globals and library tables read-only, reading an unset
@@ -91,7 +102,20 @@ func newLuaVM(s *Server) *luaVM {
 	vm.env.RawSetString("next", L.NewFunction(vm.next))
 	vm.env.RawSetString("pairs", L.NewFunction(vm.pairs))
 	vm.env.RawSetString("setmetatable", L.NewFunction(vm.setmetatable))
-	vm.env.RawSetString("pcall", L.NewFunction(luaPcall))
+	vm.env.RawSetString("pcall", L.NewFunction(vm.nest(L.NewFunction(luaPcall), false, maxNested-1)))
+	vm.env.RawSetString("xpcall", L.NewFunction(vm.nest(orig.RawGetString("xpcall").(*lua.LFunction), false, maxNested-1)))
+	co := orig.RawGetString("coroutine").(*lua.LTable)
+	co.RawSetString("resume", L.NewFunction(vm.nest(co.RawGetString("resume").(*lua.LFunction), false, maxNested)))
+	wrap := co.RawGetString("wrap").(*lua.LFunction)
+	co.RawSetString("wrap", L.NewFunction(func(L *lua.LState) int {
+		L.Push(wrap)
+		L.Push(L.CheckFunction(1))
+		L.Call(1, 1)
+		resume := L.Get(-1).(*lua.LFunction)
+		L.Pop(1)
+		L.Push(L.NewFunction(vm.nest(resume, true, maxNested)))
+		return 1
+	}))
 	vm.env.RawSetString("error", L.NewFunction(luaErrorFunc))
 	vm.env.RawSetString("tostring", L.NewFunction(luaTostring))
 	vm.env.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
@@ -112,6 +136,28 @@ func newLuaVM(s *Server) *luaVM {
 	L.Env = vm.genv
 	L.G.Global = vm.genv
 	return vm
+}
+
+// nest returns fn counted in vm.nested while it runs: past limit it is
+// not called, and "C stack overflow" is raised (raise) or returned
+// after false, as Lua 5.1 has it for a wrapped coroutine, and for pcall
+// and coroutine.resume.
+func (vm *luaVM) nest(fn *lua.LFunction, raise bool, limit int) lua.LGFunction {
+	return func(L *lua.LState) int {
+		if 1+vm.nested >= limit { // the script's own call is the first
+			if raise {
+				L.RaiseError("C stack overflow")
+			}
+			L.Push(lua.LFalse)
+			L.Push(lua.LString("C stack overflow"))
+			return 2
+		}
+		vm.nested++
+		defer func() { vm.nested-- }()
+		L.Insert(fn, 1)
+		L.Call(L.GetTop()-1, lua.MultRet)
+		return L.GetTop()
+	}
 }
 
 // protect returns a read-only proxy of t: reads go to t (for globals, a

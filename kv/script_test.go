@@ -594,3 +594,30 @@ func BenchmarkEval(b *testing.B) {
 		})
 	}
 }
+
+// TestEvalNestedCalls: scripts that nest coroutines, pcall or xpcall
+// without end get an error, as Lua 5.1's "C stack overflow", where they
+// overflowed the server's stack and ended the process; the server goes on.
+func TestEvalNestedCalls(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	c := dialRaw(t, addr)
+	for _, src := range []string{
+		"local function f() return coroutine.wrap(f)() end return f()",
+		"local function f() local co = coroutine.create(f); return coroutine.resume(co) end return f()",
+		"local function g(n) if n == 0 then return 0 end return select(2, pcall(g, n - 1)) end " +
+			"local function f(d) if d == 0 then return g(9000) end return coroutine.wrap(f)(d - 1) end return f(150)",
+		"local function g(n) if n == 0 then return 0 end return select(2, xpcall(function() return g(n - 1) end, function(e) return e end)) end " +
+			"local function f(d) if d == 0 then return g(9000) end return coroutine.wrap(f)(d - 1) end return f(150)",
+	} {
+		if got := c.do("EVAL", src, "0"); got == "" {
+			t.Errorf("EVAL %q: no reply", src)
+		}
+	}
+	if got := c.do("PING"); got != "+PONG\r\n" {
+		t.Errorf("PING after the scripts = %q", got)
+	}
+	compareWithRedis(t, [][]string{
+		{"EVAL", "local n = 0 local function f() n = n + 1 local ok, e = coroutine.resume(coroutine.create(f)) if not ok then return {n, e} end return ok and e end return f()", "0"},
+		{"EVAL", "local n = 0 local function f() n = n + 1 local ok, e = pcall(f) if not ok then return {n, e} end return e end return f()", "0"},
+	})
+}
