@@ -77,9 +77,9 @@
 // (the gopher-lua interpreter) with redis.call, pcall, error_reply,
 // status_reply, sha1hex, log, setresp (RESP3 inside the script),
 // set_repl and acl_check_cmd; Redis's sandbox (the globals and library
-// tables read-only, an unset global an error, no os, io or print); the
-// cjson, cmsgpack, struct and bit libraries; Redis's math.random
-// sequence; the flags of a "#!lua flags=..." line (no-writes, allow-oom,
+// tables read-only, an unset global an error, no os, io, print, getfenv
+// or setfenv); the cjson, cmsgpack, struct and bit libraries; Redis's
+// math.random sequence; the flags of a "#!lua flags=..." line (no-writes, allow-oom,
 // ...) deciding, as in Redis, whether a script may run past maxmemory,
 // under CLIENT PAUSE WRITE or by an _RO command. A script runs on the
 // loop like any command: its commands see no other client's between

@@ -24,13 +24,15 @@ const chunkName = "user_script"
 // errReadonlyTable is raised by a change to a protected table.
 const errReadonlyTable = "Attempt to modify a readonly table"
 
-// builtinGlobals are the globals of Lua's base library that Redis 7.0
+// builtinGlobals are the globals of Lua's base library that Redis 7.0.15
 // leaves to scripts; print, dofile, loadfile, module and require are not
-// among them, nor the os, io, package and debug libraries.
+// among them, nor the os, io, package and debug libraries, nor getfenv,
+// setfenv and newproxy, which reach past the sandbox (setfenv(0, t) is
+// the environment of the code every later script loads).
 var builtinGlobals = []string{
-	"xpcall", "tostring", "getfenv", "setmetatable", "next", "assert", "tonumber", "rawequal",
+	"xpcall", "tostring", "setmetatable", "next", "assert", "tonumber", "rawequal",
 	"collectgarbage", "getmetatable", "rawset", "pcall", "type", "select", "unpack", "pairs",
-	"rawget", "loadstring", "ipairs", "_VERSION", "setfenv", "load", "error", "newproxy",
+	"rawget", "loadstring", "ipairs", "_VERSION", "load", "error",
 }
 
 // libraryGlobals are the library tables scripts find, each protected.

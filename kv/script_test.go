@@ -621,3 +621,16 @@ func TestEvalNestedCalls(t *testing.T) {
 		{"EVAL", "local n = 0 local function f() n = n + 1 local ok, e = pcall(f) if not ok then return {n, e} end return e end return f()", "0"},
 	})
 }
+
+// TestCompatEvalEnvironment: a script cannot change the environment the
+// next scripts' code runs in, nor read the interpreter's own globals: no
+// getfenv, setfenv or newproxy, as in Redis 7.0.15, where setfenv(0, t)
+// left the next script's loadstring without redis.
+func TestCompatEvalEnvironment(t *testing.T) {
+	compareWithRedis(t, [][]string{
+		{"EVAL", "setfenv(0, {}) return 1", "0"},
+		{"EVAL", "return type(loadstring('return redis')())", "0"},
+		{"EVAL", "return type(getfenv(redis.call))", "0"},
+		{"EVAL", "return type(getfenv)", "0"}, {"EVAL", "return type(setfenv)", "0"}, {"EVAL", "return type(newproxy)", "0"},
+	})
+}
