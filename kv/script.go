@@ -352,8 +352,10 @@ func (s *Server) runScript(c *client, cmd *command, sc *script, keys, argv [][]b
 	err := L.PCall(0, 1, vm.handler)
 	s.scripts.run = nil
 	if run.panicked != nil {
-		s.inExec = wasInExec
-		panic(run.panicked) // serve closes the caller, as for any command
+		// serve closes the caller, as for any command; s.inExec stays
+		// set, so that it also closes the log's transaction of the
+		// commands that ran before.
+		panic(run.panicked)
 	}
 	if !wasInExec {
 		s.inExec = false

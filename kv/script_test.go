@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -633,4 +634,36 @@ func TestCompatEvalEnvironment(t *testing.T) {
 		{"EVAL", "return type(getfenv(redis.call))", "0"},
 		{"EVAL", "return type(getfenv)", "0"}, {"EVAL", "return type(setfenv)", "0"}, {"EVAL", "return type(newproxy)", "0"},
 	})
+}
+
+// TestEvalPanicAppendOnly: a command that panics in a script closes the
+// caller, and the log closes the transaction of the script's commands
+// that ran before it, where it was left open and took in the commands
+// of the other clients that came after, lost on replay.
+func TestEvalPanicAppendOnly(t *testing.T) {
+	boom := cmd("test-boom3", 1, "write fast", 0, 0, 0, "server", "7.0.0", "Panics.",
+		func(s *Server, c *client, args [][]byte) { panic("test-boom3") })
+	register(boom)
+	t.Cleanup(func() { delete(commands, boom.name) })
+	dir := t.TempDir()
+	cfg := Config{AppendOnly: true, AppendFsync: "always", Dir: dir}
+	s1, addr := startServer(t, cfg)
+	victim, other := dialRaw(t, addr), dialRaw(t, addr)
+	victim.send("EVAL", "redis.call('set', 'a', '1'); redis.call('set', 'b', '1'); redis.call('test-boom3')", "0")
+	if b, err := io.ReadAll(victim.r); err != nil || len(b) != 0 {
+		t.Errorf("the connection whose script panicked read %q, %v; want EOF", b, err)
+	}
+	if got := other.do("SET", "later", "1"); got != "+OK\r\n" {
+		t.Fatalf("SET after the panic: %q", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s1.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, addr2 := startServer(t, cfg)
+	c := dialRaw(t, addr2)
+	if got := c.do("EXISTS", "a", "b", "later"); got != ":3\r\n" {
+		t.Errorf("after replay, EXISTS a b later = %q; want 3", got)
+	}
 }
