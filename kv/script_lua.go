@@ -133,6 +133,10 @@ func newLuaVM(s *Server) *luaVM {
 	L.SetMetatable(lua.LString(""), strMeta)
 	vm.handler = L.NewFunction(s.scriptErrorHandler)
 	vm.genv = vm.protect(vm.env, true)
+	// The globals' metatable reads as an empty protected table, and the
+	// library tables have none, as in Redis: none a script can change.
+	L.GetMetatable(vm.genv).(*lua.LTable).RawSetString("__metatable", vm.protect(L.NewTable(), false))
+	vm.env.RawSetString("getmetatable", L.NewFunction(vm.getmetatable))
 	vm.env.RawSetString("_G", vm.genv)
 	// Functions made by loadstring and load get the sandbox too.
 	L.Env = vm.genv
@@ -183,7 +187,6 @@ func (vm *luaVM) protect(t *lua.LTable, globals bool) *lua.LTable {
 		L.RaiseError(errReadonlyTable)
 		return 0
 	}))
-	meta.RawSetString("__metatable", L.NewTable())
 	L.SetMetatable(proxy, meta)
 	vm.real[proxy] = t
 	return proxy
@@ -230,6 +233,24 @@ func (vm *luaVM) pairs(L *lua.LState) int {
 	L.Push(t)
 	L.Push(lua.LNil)
 	return 3
+}
+
+// getmetatable is Lua's, but a protected table other than the globals
+// has none.
+func (vm *luaVM) getmetatable(L *lua.LState) int {
+	v := L.CheckAny(1)
+	if t, ok := v.(*lua.LTable); ok && t != vm.genv {
+		if _, ok := vm.real[t]; ok {
+			L.Push(lua.LNil)
+			return 1
+		}
+	}
+	if f := L.GetMetaField(v, "__metatable"); f != lua.LNil {
+		L.Push(f)
+		return 1
+	}
+	L.Push(L.GetMetatable(v))
+	return 1
 }
 
 func (vm *luaVM) setmetatable(L *lua.LState) int {

@@ -667,3 +667,20 @@ func TestEvalPanicAppendOnly(t *testing.T) {
 		t.Errorf("after replay, EXISTS a b later = %q; want 3", got)
 	}
 }
+
+// TestCompatEvalMetatables: what getmetatable gives of the globals and of
+// the library tables cannot be changed, as in Redis, where it was a table
+// every script could write and the next read.
+func TestCompatEvalMetatables(t *testing.T) {
+	var cmds [][]string
+	for _, src := range []string{
+		"local m = getmetatable(_G); m.x = 1; return 1", "return getmetatable(_G).x", "return type(getmetatable(_G))",
+		"rawset(getmetatable(_G), 'x', 1); return 1", "return getmetatable(getmetatable(_G))",
+		"return getmetatable(string)", "return getmetatable(redis)", "return getmetatable(cjson)", "return cjson.encode({1})",
+		"return getmetatable('').__index == string", "return getmetatable(setmetatable({}, {__metatable = 'no'}))",
+		"return getmetatable(setmetatable({}, {a = 1})).a", "return getmetatable(1)",
+	} {
+		cmds = append(cmds, []string{"EVAL", src, "0"})
+	}
+	compareWithRedis(t, cmds)
+}
