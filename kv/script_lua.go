@@ -121,6 +121,15 @@ func newLuaVM(s *Server) *luaVM {
 	vm.env.RawSetString("error", L.NewFunction(luaErrorFunc))
 	vm.env.RawSetString("tostring", L.NewFunction(luaTostring))
 	vm.env.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
+	// string.rep's count is a C int, as Lua 5.1's luaL_checkint reads it:
+	// 2^36 is 0, not 64 GiB to allocate.
+	strLib := orig.RawGetString("string").(*lua.LTable)
+	strLib.RawSetString("rep", L.NewFunction(func(L *lua.LState) int {
+		str := L.CheckString(1)
+		n := int(int32(luaInt(float64(L.CheckNumber(2)))))
+		L.Push(lua.LString(strings.Repeat(str, max(n, 0))))
+		return 1
+	}))
 	// Strings' methods are the string library's, protected too: the
 	// metatable of strings is out of the scripts' reach.
 	// getmetatable("") gives the protected library, whose __index is

@@ -684,3 +684,18 @@ func TestCompatEvalMetatables(t *testing.T) {
 	}
 	compareWithRedis(t, cmds)
 }
+
+// TestCompatEvalStringRep: string.rep takes its count as Lua 5.1's C int,
+// as in Redis, where a count past it (2^36) made the server allocate it
+// all and die out of memory.
+func TestCompatEvalStringRep(t *testing.T) {
+	var cmds [][]string
+	for _, src := range []string{
+		"return #string.rep('x', 2^36)", "return #string.rep('ab', 2^32 + 3)", "return #string.rep('x', -2^63)",
+		"return #string.rep('x', 0/0)", "return #string.rep('x', 3.9)", "return #string.rep('x', -3.9)",
+		"return #('x'):rep(2^33 + 1)", "return string.rep('x', '2')", "return #string.rep('x', 2^63)", "return string.rep('ab', 3)",
+	} {
+		cmds = append(cmds, []string{"EVAL", src, "0"})
+	}
+	compareWithRedis(t, cmds)
+}
