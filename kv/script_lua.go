@@ -120,6 +120,7 @@ func newLuaVM(s *Server) *luaVM {
 	}))
 	vm.env.RawSetString("error", L.NewFunction(luaErrorFunc))
 	vm.env.RawSetString("tostring", L.NewFunction(luaTostring))
+	vm.env.RawSetString("unpack", L.NewFunction(luaUnpack))
 	vm.env.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
 	// string.rep's count is a C int, as Lua 5.1's luaL_checkint reads it:
 	// 2^36 is 0, not 64 GiB to allocate.
@@ -315,6 +316,36 @@ func luaErrorFunc(L *lua.LState) int {
 	}
 	L.Error(v, L.OptInt(2, 1))
 	return 0
+}
+
+// luaStackMax is Lua 5.1's LUAI_MAXCSTACK: the values a function called
+// from Lua may have on the stack, its arguments and its results.
+const luaStackMax = 8000
+
+// luaUnpack is Lua 5.1's unpack: its bounds C ints, and more results
+// than the stack holds an error, where gopher-lua's pushes them all
+// (unpack({}, 1, 1e8) held the server for minutes).
+func luaUnpack(L *lua.LState) int {
+	t := L.CheckTable(1)
+	cint := func(n int, def int32) int32 {
+		if L.Get(n) == lua.LNil {
+			return def
+		}
+		return int32(luaInt(float64(L.CheckNumber(n))))
+	}
+	i := cint(2, 1)
+	e := cint(3, int32(t.Len()))
+	if i > e {
+		return 0
+	}
+	n := e - i + 1 // wraps round as C's int does
+	if n <= 0 || int(n)+L.GetTop() > luaStackMax {
+		L.RaiseError("too many results to unpack")
+	}
+	for k := range int(n) {
+		L.Push(t.RawGetInt(int(i) + k))
+	}
+	return int(n)
 }
 
 // luaTostring is tostring, with numbers written as Lua 5.1 writes them

@@ -699,3 +699,19 @@ func TestCompatEvalStringRep(t *testing.T) {
 	}
 	compareWithRedis(t, cmds)
 }
+
+// TestCompatEvalUnpack: unpack refuses more results than Lua 5.1's stack
+// holds, as in Redis, where unpack({}, 1, 1e8) held the server for
+// minutes pushing them.
+func TestCompatEvalUnpack(t *testing.T) {
+	var cmds [][]string
+	for _, src := range []string{
+		"return select('#', unpack({}, 1, 1e8))", "return select('#', unpack({}, -2^31, 2^31))", "return select('#', unpack({}, 1, 7990))",
+		"return select('#', unpack({}, 1, 8000))", "return #string.char(unpack({}, 1, 1e7))", "return {unpack({1, 2, 3})}",
+		"return {unpack({1, 2, 3}, 2)}", "return {unpack({1, 2, 3}, 2, 5)}", "return {unpack({1, 2, 3}, 3, 1)}", "return {unpack({1, 2, 3}, -1, 1)}",
+		"return {unpack({1, 2, 3}, 1.9, 2.9)}", "return {unpack({1, 2, 3}, nil, 2)}", "return {unpack({1, 2, 3}, '2')}",
+	} {
+		cmds = append(cmds, []string{"EVAL", src, "0"})
+	}
+	compareWithRedis(t, cmds)
+}
