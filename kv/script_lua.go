@@ -131,6 +131,7 @@ func newLuaVM(s *Server) *luaVM {
 		L.Push(lua.LString(strings.Repeat(str, max(n, 0))))
 		return 1
 	}))
+	strLib.RawSetString("byte", L.NewFunction(luaStringByte))
 	// Strings' methods are the string library's, protected too: the
 	// metatable of strings is out of the scripts' reach.
 	// getmetatable("") gives the protected library, whose __index is
@@ -344,6 +345,40 @@ func luaUnpack(L *lua.LState) int {
 	}
 	for k := range int(n) {
 		L.Push(t.RawGetInt(int(i) + k))
+	}
+	return int(n)
+}
+
+// luaStringByte is Lua 5.1's string.byte: more results than the stack
+// holds are an error, where gopher-lua's pushes them all.
+func luaStringByte(L *lua.LState) int {
+	str := L.CheckString(1)
+	l := int64(len(str))
+	opt := func(n int, def int64) int64 {
+		if L.Get(n) == lua.LNil {
+			return def
+		}
+		return luaInt(float64(L.CheckNumber(n)))
+	}
+	posrelat := func(pos int64) int64 {
+		if pos < 0 {
+			pos += l + 1
+		}
+		return max(pos, 0)
+	}
+	posi := posrelat(opt(2, 1))
+	pose := posrelat(opt(3, posi))
+	posi = max(posi, 1)
+	pose = min(pose, l)
+	if posi > pose {
+		return 0
+	}
+	n := pose - posi + 1
+	if n+int64(L.GetTop()) > luaStackMax {
+		L.RaiseError("stack overflow (string slice too long)")
+	}
+	for i := range n {
+		L.Push(lua.LNumber(str[posi+i-1]))
 	}
 	return int(n)
 }

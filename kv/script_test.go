@@ -715,3 +715,20 @@ func TestCompatEvalUnpack(t *testing.T) {
 	}
 	compareWithRedis(t, cmds)
 }
+
+// TestCompatEvalStringByte: string.byte refuses more results than Lua
+// 5.1's stack holds, as in Redis, where string.byte of a 10 MB string
+// held the server for minutes pushing them.
+func TestCompatEvalStringByte(t *testing.T) {
+	var cmds [][]string
+	for _, src := range []string{
+		"return select('#', string.byte(string.rep('x', 1e7), 1, -1))", "return select('#', string.byte(string.rep('x', 7990), 1, -1))",
+		"return select('#', string.byte(string.rep('x', 8000), 1, -1))", "return {string.byte('abc')}", "return {string.byte('abc', 2)}",
+		"return {string.byte('abc', -2, -1)}", "return {string.byte('abc', 0, 10)}", "return {string.byte('abc', 3, 1)}",
+		"return {string.byte('abc', -10, 2)}", "return {string.byte('', 1)}", "return {('abc'):byte(1.9, 2.9)}", "return {string.byte(123, 2)}",
+		"return {string.byte('abc', -2^63, 2^63)}", "return {string.byte('abc', nil, 2)}",
+	} {
+		cmds = append(cmds, []string{"EVAL", src, "0"})
+	}
+	compareWithRedis(t, cmds)
+}
