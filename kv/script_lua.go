@@ -53,6 +53,8 @@ type luaVM struct {
 	// coroutines, each of which holds the server's stack: Lua 5.1's
 	// nCcalls, bounded as it bounds it (maxNested).
 	nested int
+	// nestEnv marks the functions nest makes, as their environment.
+	nestEnv *lua.LTable
 }
 
 // maxNested is Lua 5.1's LUAI_MAXCCALLS: the calls through pcall, xpcall
@@ -81,7 +83,7 @@ func newLuaVM(s *Server) *luaVM {
 		L.Call(1, 0)
 	}
 	lualib.Open(L)
-	vm := &luaVM{L: L, env: L.NewTable(), real: map[*lua.LTable]*lua.LTable{}}
+	vm := &luaVM{L: L, env: L.NewTable(), real: map[*lua.LTable]*lua.LTable{}, nestEnv: L.NewTable()}
 	orig := L.Get(lua.GlobalsIndex).(*lua.LTable)
 	for _, name := range builtinGlobals {
 		vm.env.RawSetString(name, orig.RawGetString(name))
@@ -104,10 +106,10 @@ func newLuaVM(s *Server) *luaVM {
 	vm.env.RawSetString("next", L.NewFunction(vm.next))
 	vm.env.RawSetString("pairs", L.NewFunction(vm.pairs))
 	vm.env.RawSetString("setmetatable", L.NewFunction(vm.setmetatable))
-	vm.env.RawSetString("pcall", L.NewFunction(vm.nest(L.NewFunction(luaPcall), false, maxNested-1)))
-	vm.env.RawSetString("xpcall", L.NewFunction(vm.nest(orig.RawGetString("xpcall").(*lua.LFunction), false, maxNested-1)))
+	vm.env.RawSetString("pcall", vm.nest(L.NewFunction(luaPcall), false, maxNested-1))
+	vm.env.RawSetString("xpcall", vm.nest(orig.RawGetString("xpcall").(*lua.LFunction), false, maxNested-1))
 	co := orig.RawGetString("coroutine").(*lua.LTable)
-	co.RawSetString("resume", L.NewFunction(vm.nest(co.RawGetString("resume").(*lua.LFunction), false, maxNested)))
+	co.RawSetString("resume", vm.nest(co.RawGetString("resume").(*lua.LFunction), false, maxNested))
 	wrap := co.RawGetString("wrap").(*lua.LFunction)
 	co.RawSetString("wrap", L.NewFunction(func(L *lua.LState) int {
 		L.Push(wrap)
@@ -115,10 +117,10 @@ func newLuaVM(s *Server) *luaVM {
 		L.Call(1, 1)
 		resume := L.Get(-1).(*lua.LFunction)
 		L.Pop(1)
-		L.Push(L.NewFunction(vm.nest(resume, true, maxNested)))
+		L.Push(vm.nest(resume, true, maxNested))
 		return 1
 	}))
-	vm.env.RawSetString("error", L.NewFunction(luaErrorFunc))
+	vm.env.RawSetString("error", L.NewFunction(vm.errorFunc))
 	vm.env.RawSetString("tostring", L.NewFunction(luaTostring))
 	vm.env.RawSetString("unpack", L.NewFunction(luaUnpack))
 	vm.env.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
@@ -155,12 +157,12 @@ func newLuaVM(s *Server) *luaVM {
 	return vm
 }
 
-// nest returns fn counted in vm.nested while it runs: past limit it is
-// not called, and "C stack overflow" is raised (raise) or returned
-// after false, as Lua 5.1 has it for a wrapped coroutine, and for pcall
-// and coroutine.resume.
-func (vm *luaVM) nest(fn *lua.LFunction, raise bool, limit int) lua.LGFunction {
-	return func(L *lua.LState) int {
+// nest returns a function calling fn, counted in vm.nested while it
+// runs: past limit fn is not called, and "C stack overflow" is raised
+// (raise) or returned after false, as Lua 5.1 has it for a wrapped
+// coroutine, and for pcall and coroutine.resume.
+func (vm *luaVM) nest(fn *lua.LFunction, raise bool, limit int) *lua.LFunction {
+	f := vm.L.NewFunction(func(L *lua.LState) int {
 		if 1+vm.nested >= limit { // the script's own call is the first
 			if raise {
 				L.RaiseError("C stack overflow")
@@ -174,7 +176,9 @@ func (vm *luaVM) nest(fn *lua.LFunction, raise bool, limit int) lua.LGFunction {
 		L.Insert(fn, 1)
 		L.Call(L.GetTop()-1, lua.MultRet)
 		return L.GetTop()
-	}
+	})
+	f.Env = vm.nestEnv // known to errorFunc
+	return f
 }
 
 // protect returns a read-only proxy of t: reads go to t (for globals, a
@@ -308,14 +312,41 @@ func luaPcall(L *lua.LState) int {
 	return L.GetTop()
 }
 
-// luaErrorFunc is Lua 5.1's error(message [, level]): no message is nil,
-// and a number, like a string, gets the position at level.
-func luaErrorFunc(L *lua.LState) int {
+// errorFunc is Lua 5.1's error(message [, level]): no message is nil,
+// and a number, like a string, gets the position of the function at
+// level (1 the one calling error) if that is Lua code, none if it is a
+// Go function (pcall) or there is none, where gopher-lua's looks one
+// level short and past Go functions. The functions of nest, which stand
+// in for Lua's own, are not counted.
+func (vm *luaVM) errorFunc(L *lua.LState) int {
 	v := L.Get(1)
 	if n, ok := v.(lua.LNumber); ok {
 		v = lua.LString(luaNumberString(n))
 	}
-	L.Error(v, L.OptInt(2, 1))
+	level := L.OptInt(2, 1)
+	if msg, ok := v.(lua.LString); ok && level > 0 {
+		for i := 1; ; i++ {
+			dbg, ok := L.GetStack(i)
+			if !ok {
+				break
+			}
+			fn, err := L.GetInfo("fSl", dbg, lua.LNil)
+			if err != nil {
+				break
+			}
+			if f, ok := fn.(*lua.LFunction); ok && f.Env == vm.nestEnv {
+				continue
+			}
+			if level--; level > 0 {
+				continue
+			}
+			if dbg.What != "G" && dbg.CurrentLine > 0 {
+				v = lua.LString(dbg.Source + ":" + strconv.Itoa(dbg.CurrentLine) + ": " + string(msg))
+			}
+			break
+		}
+	}
+	L.Error(v, 0)
 	return 0
 }
 

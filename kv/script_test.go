@@ -732,3 +732,22 @@ func TestCompatEvalStringByte(t *testing.T) {
 	}
 	compareWithRedis(t, cmds)
 }
+
+// TestCompatEvalErrorLevel: error's message gets the position of the
+// function at its level only when that is Lua code, as in Lua 5.1, where
+// a Go function's (pcall's) or none was passed over to the script's.
+func TestCompatEvalErrorLevel(t *testing.T) {
+	var cmds [][]string
+	for _, src := range []string{
+		"local ok, e = pcall(error, 'x') return e", "return {pcall(pcall, error, 'x')}", "return error('x', 2)",
+		"error('x', 2)", "error('x', 3)", "error('x', 1)", "error('x')", "error('x', 0)", "error(12, 2)",
+		"local function f() error('x', 2) end\nf()", "local function f() error('x', 1) end\nf()",
+		"local function f() error('x', 2) end\nlocal ok, e = pcall(f) return e",
+		"local function f() error('x', 3) end\nlocal function g() f() end\ng()",
+		"return select(2, pcall(error, 'y', 1))", "return select(2, pcall(error, 'y', 2))",
+		"return select(2, pcall(function() error('z', 2) end))",
+	} {
+		cmds = append(cmds, []string{"EVAL", src, "0"})
+	}
+	compareWithRedis(t, cmds)
+}
