@@ -641,10 +641,7 @@ func TestCompatEvalEnvironment(t *testing.T) {
 // that ran before it, where it was left open and took in the commands
 // of the other clients that came after, lost on replay.
 func TestEvalPanicAppendOnly(t *testing.T) {
-	boom := cmd("test-boom3", 1, "write fast", 0, 0, 0, "server", "7.0.0", "Panics.",
-		func(s *Server, c *client, args [][]byte) { panic("test-boom3") })
-	register(boom)
-	t.Cleanup(func() { delete(commands, boom.name) })
+	registerPanicking(t, "test-boom3", "write fast", nil)
 	dir := t.TempDir()
 	cfg := Config{AppendOnly: true, AppendFsync: "always", Dir: dir}
 	s1, addr := startServer(t, cfg)

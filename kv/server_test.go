@@ -337,15 +337,28 @@ func TestPubSub(t *testing.T) {
 	}
 }
 
+// registerPanicking registers, for the test's time, a command called
+// name, of the given flags, that runs before (if not nil) and panics. It
+// is to be called before the server starts; it is forgotten after the
+// server's own cleanup.
+func registerPanicking(t *testing.T, name, flags string, before func(s *Server)) {
+	boom := cmd(name, 1, flags, 0, 0, 0, "server", "7.0.0", "Panics.",
+		func(s *Server, c *client, args [][]byte) {
+			if before != nil {
+				before(s)
+			}
+			panic(name)
+		})
+	register(boom)
+	t.Cleanup(func() { delete(commands, boom.name) })
+}
+
 // TestPanicInTransaction: a command that panics inside EXEC closes its
 // connection after what came before the EXEC was answered, and the log
 // closes the transaction, so that the commands of other clients logged
 // after it are not taken into it on replay.
 func TestPanicInTransaction(t *testing.T) {
-	boom := cmd("test-boom2", 1, "write fast", 0, 0, 0, "server", "7.0.0", "Panics.",
-		func(s *Server, c *client, args [][]byte) { panic("test-boom2") })
-	register(boom)
-	t.Cleanup(func() { delete(commands, boom.name) })
+	registerPanicking(t, "test-boom2", "write fast", nil)
 	dir := t.TempDir()
 	cfg := Config{AppendOnly: true, AppendFsync: "always", Dir: dir}
 	s1, addr := startServer(t, cfg)
@@ -753,13 +766,7 @@ func fill(t *testing.T, c *redis.Client, n int) {
 // and panics: its connection closes, and the next client served gets its
 // own replies only, not the rest of that one's.
 func TestPanicDisturbsNoOther(t *testing.T) {
-	boom := cmd("test-boom", 1, "fast", 0, 0, 0, "server", "7.0.0", "Panics after half a reply.",
-		func(s *Server, c *client, args [][]byte) {
-			s.w.Simple("HALF")
-			panic("test-boom")
-		})
-	register(boom)
-	t.Cleanup(func() { delete(commands, boom.name) }) // after the server's own cleanup
+	registerPanicking(t, "test-boom", "fast", func(s *Server) { s.w.Simple("HALF") })
 	_, addr := startServer(t, Config{})
 	other, victim := dialRaw(t, addr), dialRaw(t, addr)
 	if got := other.do("PING"); got != "+PONG\r\n" {
