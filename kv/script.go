@@ -45,7 +45,7 @@ const errNoScript = "NOSCRIPT No matching script. Please use EVAL."
 type scripting struct {
 	vm    *luaVM             // made when first needed
 	cache map[string]*script // by digest, lower-case hex
-	last  *script            // the one EVAL found last
+	last  *script            // the one EVAL or EVALSHA found last
 	mem   int64              // the bytes of the cached bodies and digests
 	rand  rand48             // math.random's
 	run   *scriptRun         // the script running, if any
@@ -137,10 +137,7 @@ func (s *Server) eval(c *client, args [][]byte, bySHA, ro bool) {
 	}
 	var sc *script
 	if bySHA {
-		if len(args[1]) == 40 {
-			sc = s.scripts.cache[strings.ToLower(string(args[1]))]
-		}
-		if sc == nil {
+		if sc = s.scriptBySHA(args[1]); sc == nil {
 			s.w.Error(errNoScript)
 			return
 		}
@@ -173,7 +170,7 @@ func (c *command) runningScripts() *command {
 func (s *Server) scriptedFlags(cmd *command, args [][]byte) *command {
 	var flags scriptFlags
 	if bySHA := strings.HasPrefix(cmd.name, "evalsha"); bySHA {
-		sc := s.scripts.cache[strings.ToLower(string(args[1]))]
+		sc := s.scriptBySHA(args[1])
 		if sc == nil {
 			return cmd
 		}
@@ -273,6 +270,24 @@ func (s *Server) cachedScript(body []byte) (*script, string) {
 		s.scripts.last = sc
 	}
 	return sc, sha
+}
+
+// scriptBySHA returns the cached script whose digest is sha, in either
+// case, or nil. The script found last is compared first, as in
+// cachedScript: call's check of EVALSHA's flags and EVALSHA itself look
+// the same one up.
+func (s *Server) scriptBySHA(sha []byte) *script {
+	if len(sha) != 40 {
+		return nil
+	}
+	if sc := s.scripts.last; sc != nil && bytes.EqualFold([]byte(sc.sha), sha) {
+		return sc
+	}
+	sc := s.scripts.cache[strings.ToLower(string(sha))]
+	if sc != nil {
+		s.scripts.last = sc
+	}
+	return sc
 }
 
 // shebangFlags reads the flags of a script's "#!lua flags=..." line, as
@@ -390,7 +405,7 @@ func luaArray(L *lua.LState, items [][]byte) *lua.LTable {
 // scriptErrorHandler makes the error a script raised a table, as Redis's
 // __redis__err__handler: {err = "ERR " .. msg} for an error that is not
 // one, with the source and line of the Lua code that raised it.
-func (s *Server) scriptErrorHandler(L *lua.LState) int {
+func scriptErrorHandler(L *lua.LState) int {
 	v := L.Get(1)
 	t, ok := v.(*lua.LTable)
 	if !ok {

@@ -88,17 +88,16 @@ func newLuaVM(s *Server) *luaVM {
 	for _, name := range builtinGlobals {
 		vm.env.RawSetString(name, orig.RawGetString(name))
 	}
-	math := orig.RawGetString("math").(*lua.LTable)
-	math.RawSetString("huge", lua.LNumber(mathInf)) // gopher-lua's is the largest finite number
-	math.RawSetString("random", L.NewFunction(s.luaRandom))
-	math.RawSetString("randomseed", L.NewFunction(s.luaRandomSeed))
-	vm.env.RawSetString("redis", s.redisTable(L))
+	mathLib := orig.RawGetString("math").(*lua.LTable)
+	mathLib.RawSetString("huge", lua.LNumber(math.Inf(1))) // gopher-lua's is the largest finite number
+	mathLib.RawSetString("random", L.NewFunction(s.luaRandom))
+	mathLib.RawSetString("randomseed", L.NewFunction(s.luaRandomSeed))
 	for _, name := range libraryGlobals {
 		if t, ok := orig.RawGetString(name).(*lua.LTable); ok {
 			vm.env.RawSetString(name, vm.protect(t, false))
 		}
 	}
-	vm.env.RawSetString("redis", vm.protect(vm.env.RawGetString("redis").(*lua.LTable), false))
+	vm.env.RawSetString("redis", vm.protect(s.redisTable(L), false))
 	// The base functions that take a table see through the proxies, and
 	// refuse to change them.
 	vm.env.RawSetString("rawset", L.NewFunction(vm.rawset))
@@ -144,7 +143,7 @@ func newLuaVM(s *Server) *luaVM {
 	strMeta.RawSetString("__index", strProxy)
 	strMeta.RawSetString("__metatable", strProxy)
 	L.SetMetatable(lua.LString(""), strMeta)
-	vm.handler = L.NewFunction(s.scriptErrorHandler)
+	vm.handler = L.NewFunction(scriptErrorHandler)
 	vm.genv = vm.protect(vm.env, true)
 	// The globals' metatable reads as an empty protected table, and the
 	// library tables have none, as in Redis: none a script can change.
@@ -499,9 +498,8 @@ func (s *Server) luaCall(L *lua.LState, raise bool) int {
 	return 1
 }
 
-// luaRaise raises err, a table with an err field, as the script's error,
-// with the source and line of the Lua code that called the function
-// raising it.
+// luaRaise raises err, a table with an err field, as is, without a
+// position: the script's error handler adds where it was raised.
 func luaRaise(L *lua.LState, err *lua.LTable) {
 	L.Error(err, 0)
 }
@@ -837,8 +835,6 @@ func (s *Server) luaACLCheckCmd(L *lua.LState) int {
 	L.Push(lua.LTrue)
 	return 1
 }
-
-var mathInf = math.Inf(1)
 
 // rand48 is the generator behind math.random, Redis's redisLrand48: the
 // 48-bit linear congruential generator of POSIX's lrand48, its state kept
