@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/evloop/evloop/internal/testpeer"
 )
 
 // funcHandler builds a Handler from functions.
@@ -456,9 +458,7 @@ func TestDialAndAdopt(t *testing.T) {
 		t.Fatalf("a dialed Conn's Server and Loop: %p %d; want the dialing Server's %p, 0", c.Server(), c.Loop(), client)
 	}
 	// A refused connection is an error.
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	refused := ln.Addr().String()
-	ln.Close()
+	refused := testpeer.FreeAddr(t)
 	if _, err := client.Dial(context.Background(), "tcp", refused); err == nil {
 		t.Error("Dial to a closed port = nil error")
 	}

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/evloop/evloop/internal/testpeer"
 )
 
 // Dial's failures are what net.Dialer's are: a *net.OpError whose Op is
@@ -19,12 +21,7 @@ import (
 // error (errors.Is finds its errno), where a refused connect was a bare
 // "connect: connection refused" that named no address.
 func TestDialErrors(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := ln.Addr().String()
-	ln.Close()
+	refused := testpeer.FreeAddr(t)
 	missing := filepath.Join(t.TempDir(), "missing.sock")
 	long := "/" + strings.Repeat("x", 200)
 	client, err := NewServer(BaseHandler{}, Options{Loops: 1, Logger: quietLogger()})

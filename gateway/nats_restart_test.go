@@ -75,7 +75,7 @@ type Order { id: ID! status: String! }`)
 		{"in memory", syscall.SIGTERM, jetstream.MemoryStorage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			addr, dir := freeLoopbackAddr(t), t.TempDir()
+			addr, dir := testpeer.FreeAddr(t), t.TempDir()
 			server := runNATS(t, bin, addr, dir)
 			nc, err := nats.Connect("nats://"+addr, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
 			if err != nil {
@@ -152,16 +152,6 @@ type Order { id: ID! status: String! }`)
 	}
 }
 
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // A mutation while the NATS connection is being reestablished fails at
 // once, and publishes nothing. Before, nats.go kept the message for the
 // new connection while the gateway waited 5 s for a flush that could not
@@ -170,7 +160,7 @@ func freeLoopbackAddr(t *testing.T) string {
 // the client tried again.
 func TestNATSPublishWhileReconnecting(t *testing.T) {
 	bin := natsServerProcess(t)
-	addr := freeLoopbackAddr(t)
+	addr := testpeer.FreeAddr(t)
 	server := runNATS(t, bin, addr, t.TempDir())
 	nc, err := nats.Connect("nats://"+addr, nats.MaxReconnects(-1), nats.ReconnectWait(500*time.Millisecond))
 	if err != nil {

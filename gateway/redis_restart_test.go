@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evloop/evloop/internal/testpeer"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -44,7 +45,7 @@ func TestRedisServerRestart(t *testing.T) {
 	if err != nil {
 		t.Skip("redis-server is not installed")
 	}
-	addr := freeLoopbackAddr(t)
+	addr := testpeer.FreeAddr(t)
 	kill := runRedis(t, path, addr)
 	schema, err := ParseSchema(redisSchema)
 	if err != nil {

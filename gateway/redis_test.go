@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evloop/evloop/internal/testpeer"
 	"github.com/evloop/evloop/kv"
 	"github.com/redis/go-redis/v9"
 )
@@ -43,12 +44,7 @@ func redisServers(t *testing.T) map[string]string {
 	})
 	addrs := map[string]string{"evkv": a.String()}
 	if path, err := exec.LookPath("redis-server"); err == nil {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
+		port := testpeer.FreePort(t)
 		cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/evloop/evloop/http1"
 	"github.com/evloop/evloop/internal/testcert"
+	"github.com/evloop/evloop/internal/testpeer"
 )
 
 // serveTLS starts srv for HTTPS on a loopback port, with the test
@@ -104,12 +105,7 @@ func TestHTTPSFiles(t *testing.T) {
 	}
 	srv := tlsTestServer()
 	srv.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testpeer.FreeAddr(t)
 	done := make(chan error, 1)
 	go func() { done <- srv.ListenAndServeTLS(addr, certFile, keyFile) }()
 	defer func() {

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/evloop/evloop/internal/testpeer"
 )
 
 func TestBindAddrs(t *testing.T) {
@@ -34,7 +36,7 @@ func TestBindAddrs(t *testing.T) {
 // listenBind starts a server on bind's addresses at a free port.
 func listenBind(t *testing.T, bind string) (*Server, []net.Addr, error) {
 	t.Helper()
-	return listenConfig(t, Config{Bind: bind, Port: freePort(t), Logger: quietLogger()})
+	return listenConfig(t, Config{Bind: bind, Port: testpeer.FreePort(t), Logger: quietLogger()})
 }
 
 // listenConfig starts a server of cfg, shut down when the test ends, and
@@ -52,40 +54,6 @@ func listenConfig(t *testing.T, cfg Config) (*Server, []net.Addr, error) {
 	})
 	addrs, err := s.ListenBind()
 	return s, addrs, err
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// freePortOn returns a port free at each of hosts, where freePort's is
-// free at 127.0.0.1 alone: at another address a client's socket may hold
-// it (a test dialing from 127.0.0.2, say), and a move there would fail.
-func freePortOn(t *testing.T, hosts ...string) int {
-	t.Helper()
-	for range 100 {
-		port := freePort(t)
-		free := true
-		for _, h := range hosts {
-			ln, err := net.Listen("tcp", net.JoinHostPort(h, strconv.Itoa(port)))
-			if err != nil {
-				free = false
-				break
-			}
-			ln.Close()
-		}
-		if free {
-			return port
-		}
-	}
-	t.Fatalf("no port free at %v", hosts)
-	return 0
 }
 
 // Every address of bind is listened on, as Redis listens; a missing
@@ -163,7 +131,7 @@ func TestListenBind(t *testing.T) {
 // after it; addresses that cannot all be listened on leave the old ones
 // (and the other parameters set with them) as they were.
 func TestConfigSetBind(t *testing.T) {
-	_, addrs, err := listenConfig(t, Config{Bind: "127.0.0.1", Port: freePortOn(t, "127.0.0.1", "127.0.0.2"), Logger: quietLogger()})
+	_, addrs, err := listenConfig(t, Config{Bind: "127.0.0.1", Port: testpeer.FreePort(t, "127.0.0.1", "127.0.0.2"), Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +177,7 @@ func TestConfigSetBind(t *testing.T) {
 	if got := rc.do("CONFIG", "GET", "slowlog-max-len"); !strings.Contains(got, "\r\n128\r\n") {
 		t.Errorf("slowlog-max-len after a failed CONFIG SET with bind = %q; want 128 restored", got)
 	}
-	port2 := strconv.Itoa(freePortOn(t, "127.0.0.1", "127.0.0.2"))
+	port2 := strconv.Itoa(testpeer.FreePort(t, "127.0.0.1", "127.0.0.2"))
 	if got := rc.do("CONFIG", "SET", "port", port2); got != "+OK\r\n" {
 		t.Fatalf("CONFIG SET port = %q", got)
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evloop/evloop/internal/testpeer"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
@@ -197,12 +198,7 @@ func redisServer(t testing.TB, extra ...string) string {
 	if err != nil {
 		t.Skip("redis-server is not installed")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := testpeer.FreePort(t)
 	dir := t.TempDir()
 	cmd := exec.Command(bin, append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}, extra...)...)
 	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evloop/evloop/internal/testpeer"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/evloop/evloop/internal/testcert"
@@ -27,7 +28,7 @@ func tlsServer(t *testing.T, auth string) (s *Server, plain, secure string, file
 	if files.clientCert, files.clientKey, err = testcert.WriteClientFiles(dir); err != nil {
 		t.Fatal(err)
 	}
-	s, addrs, err := listenConfig(t, Config{Bind: "127.0.0.1", Port: freePort(t), TLSPort: freePort(t), TLSCertFile: files.cert, TLSKeyFile: files.key,
+	s, addrs, err := listenConfig(t, Config{Bind: "127.0.0.1", Port: testpeer.FreePort(t), TLSPort: testpeer.FreePort(t), TLSCertFile: files.cert, TLSKeyFile: files.key,
 		TLSCACertFile: files.ca, TLSAuthClients: auth, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
@@ -182,7 +183,7 @@ func TestTLSConfigSet(t *testing.T) {
 		t.Fatalf("after a refused change, served %q, %v", name, err)
 	}
 
-	port := strconv.Itoa(freePort(t))
+	port := strconv.Itoa(testpeer.FreePort(t))
 	if err := admin.ConfigSet(ctx, "tls-port", port).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +203,7 @@ func TestTLSConfigSet(t *testing.T) {
 
 	// A server without TLS takes it in one CONFIG SET.
 	_, plain2 := startServer(t, Config{})
-	port = strconv.Itoa(freePort(t))
+	port = strconv.Itoa(testpeer.FreePort(t))
 	if err := goRedis(t, plain2).Do(ctx, "CONFIG", "SET", "tls-port", port, "tls-cert-file", f.cert, "tls-key-file", f.key, "tls-auth-clients", "no").Err(); err != nil {
 		t.Fatalf("CONFIG SET turning TLS on: %v", err)
 	}
@@ -222,7 +223,7 @@ func TestTLSConfigSetRollbackBind(t *testing.T) {
 	_, plain, secure, _ := tlsServer(t, "no")
 	admin := goRedis(t, plain)
 	_, oldPort, _ := net.SplitHostPort(secure)
-	port := strconv.Itoa(freePortOn(t, "127.0.0.1", "127.0.0.2"))
+	port := strconv.Itoa(testpeer.FreePort(t, "127.0.0.1", "127.0.0.2"))
 	err := admin.Do(ctx, "CONFIG", "SET", "tls-port", port, "bind", "127.0.0.1 127.0.0.2", "tls-cert-file", "/nonexistent/cert.pem").Err()
 	if err == nil || !strings.Contains(err.Error(), "Unable to update TLS configuration") {
 		t.Fatalf("CONFIG SET with a missing file: %v", err)
@@ -267,7 +268,7 @@ func TestTLSConfigSetPort0Bind(t *testing.T) {
 	}
 	plain := addrs[0].String()
 	admin := goRedis(t, plain)
-	port := strconv.Itoa(freePortOn(t, "127.0.0.1", "127.0.0.2"))
+	port := strconv.Itoa(testpeer.FreePort(t, "127.0.0.1", "127.0.0.2"))
 	if err := admin.Do(ctx, "CONFIG", "SET", "tls-port", port, "tls-cert-file", cert, "tls-key-file", key, "tls-auth-clients", "no").Err(); err != nil {
 		t.Fatal(err)
 	}

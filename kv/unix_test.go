@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evloop/evloop/internal/testpeer"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -74,7 +75,7 @@ func TestUnixSocketPort0(t *testing.T) {
 		t.Errorf("CONFIG SET bind with port 0: %v, listening on %v; want OK and no TCP listener", err, bound)
 	}
 
-	port := strconv.Itoa(freePort(t))
+	port := strconv.Itoa(testpeer.FreePort(t))
 	if err := c.ConfigSet(ctx, "port", port).Err(); err != nil {
 		t.Fatalf("CONFIG SET port %s: %v", port, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/evloop/evloop"
+	"github.com/evloop/evloop/internal/testpeer"
 	"github.com/evloop/evloop/ws"
 )
 
@@ -231,9 +232,7 @@ func TestDialBadAnswers(t *testing.T) {
 		}
 	})
 	t.Run("nothing listening", func(t *testing.T) {
-		ln, _ := net.Listen("tcp", "127.0.0.1:0")
-		addr := ln.Addr().String()
-		ln.Close()
+		addr := testpeer.FreeAddr(t)
 		if _, _, err := d.Dial(context.Background(), "ws://"+addr+"/", nil, newRecorder(), nil); err == nil {
 			t.Fatal("Dial to a closed port succeeded")
 		}

@@ -24,16 +24,6 @@ func build(t *testing.T) string {
 	return testpeer.GoBuild(t, ".", "evgate")
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // start runs evgate with args and waits until it serves. Its log may be
 // read while evgate runs.
 func start(t *testing.T, bin string, args ...string) (*exec.Cmd, *testpeer.Output) {
@@ -68,8 +58,8 @@ func start(t *testing.T, bin string, args ...string) (*exec.Cmd, *testpeer.Outpu
 // embedded NATS server carries; SIGTERM completes it and closes with 1001.
 func TestDemoTicksAndSIGTERM(t *testing.T) {
 	bin := build(t)
-	addr := freeAddr(t)
-	cmd, _ := start(t, bin, "--listen", addr, "--nats-listen", freeAddr(t))
+	addr := testpeer.FreeAddr(t)
+	cmd, _ := start(t, bin, "--listen", addr, "--nats-listen", testpeer.FreeAddr(t))
 	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}}
 	c, _, err := d.Dial("ws://"+addr+"/graphql", nil)
 	if err != nil {
@@ -125,7 +115,7 @@ func TestPortTaken(t *testing.T) {
 	taken := ln.Addr().String()
 	for _, args := range [][]string{
 		{"--listen", taken, "--nats-listen", ""},
-		{"--listen", freeAddr(t), "--nats-listen", taken},
+		{"--listen", testpeer.FreeAddr(t), "--nats-listen", taken},
 	} {
 		out, err := exec.Command(bin, args...).CombinedOutput()
 		var exit *exec.ExitError
@@ -170,7 +160,7 @@ func TestMaxConns(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "--max-conns -1") {
 		t.Fatalf("evgate --max-conns -1: %v\n%s", err, out)
 	}
-	addr := freeAddr(t)
+	addr := testpeer.FreeAddr(t)
 	start(t, bin, "--listen", addr, "--nats-listen", "", "--max-conns", "1")
 	url := "ws://" + addr + "/graphql"
 	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}, HandshakeTimeout: 5 * time.Second}

@@ -22,7 +22,7 @@ import (
 // reach it read the token at /debug/pprof/cmdline.
 func TestProfilesApart(t *testing.T) {
 	bin := build(t)
-	addr, debug := freeAddr(t), freeAddr(t)
+	addr, debug := testpeer.FreeAddr(t), testpeer.FreeAddr(t)
 	start(t, bin, "--listen", addr, "--nats-listen", "", "--token", "s3cret-token", "--debug-listen", debug)
 	get := func(url string) (int, string) {
 		resp, err := http.Get(url)
@@ -49,7 +49,7 @@ func TestProfilesApart(t *testing.T) {
 // directory was left behind.
 func TestSIGHUPIgnored(t *testing.T) {
 	bin := build(t)
-	addr := freeAddr(t)
+	addr := testpeer.FreeAddr(t)
 	cmd, _ := start(t, bin, "--listen", addr, "--nats-listen", "")
 	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}}
 	c, _, err := d.Dial("ws://"+addr+"/graphql", nil)
@@ -72,8 +72,8 @@ func TestSIGHUPIgnored(t *testing.T) {
 // 503 until the connection is back; it went unnoticed.
 func TestNATSLossReported(t *testing.T) {
 	bin := build(t)
-	natsAddr := freeAddr(t)
-	upstream, _ := start(t, bin, "--listen", freeAddr(t), "--nats-listen", natsAddr)
+	natsAddr := testpeer.FreeAddr(t)
+	upstream, _ := start(t, bin, "--listen", testpeer.FreeAddr(t), "--nats-listen", natsAddr)
 	addr, log := startOnNATS(t, bin, natsAddr)
 	waitHealth(t, log, addr, http.StatusOK, "healthy start")
 	stopGracefully(upstream)
@@ -88,13 +88,13 @@ func TestNATSLossReported(t *testing.T) {
 // once, where a boot or a rollout may start it before NATS.
 func TestNATSLateStart(t *testing.T) {
 	bin := build(t)
-	natsAddr := freeAddr(t)
+	natsAddr := testpeer.FreeAddr(t)
 	addr, log := startOnNATS(t, bin, natsAddr)
 	waitHealth(t, log, addr, http.StatusServiceUnavailable, "503 before NATS is up")
 	if !strings.Contains(log.String(), "NATS not reachable") {
 		t.Errorf("the wait is not logged:\n%s", log.String())
 	}
-	start(t, bin, "--listen", freeAddr(t), "--nats-listen", natsAddr)
+	start(t, bin, "--listen", testpeer.FreeAddr(t), "--nats-listen", natsAddr)
 	waitHealth(t, log, addr, http.StatusOK, "200 once NATS is up")
 	if !strings.Contains(log.String(), "NATS connected") {
 		t.Errorf("the connection is not logged:\n%s", log.String())
@@ -105,7 +105,7 @@ func TestNATSLateStart(t *testing.T) {
 // waiting for it to serve, and returns its address and its log.
 func startOnNATS(t *testing.T, bin, natsAddr string) (string, *testpeer.Output) {
 	t.Helper()
-	addr := freeAddr(t)
+	addr := testpeer.FreeAddr(t)
 	cmd := exec.Command(bin, "--listen", addr, "--nats", "nats://"+natsAddr, "--demo=false")
 	log := new(testpeer.Output)
 	cmd.Stderr = log

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evloop/evloop/internal/testpeer"
 	"github.com/gorilla/websocket"
 	"github.com/nats-io/nats.go"
 	"golang.org/x/sys/unix"
@@ -27,7 +28,7 @@ import (
 // deadline exceeded".
 func TestSIGTERMWithStalledClients(t *testing.T) {
 	bin := build(t)
-	addr, natsAddr := freeAddr(t), freeAddr(t)
+	addr, natsAddr := testpeer.FreeAddr(t), testpeer.FreeAddr(t)
 	cmd, log := start(t, bin, "--listen", addr, "--nats-listen", natsAddr, "--demo=false")
 	subscribe := func(c *websocket.Conn) {
 		t.Helper()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/evloop/evloop/internal/testcert"
+	"github.com/evloop/evloop/internal/testpeer"
 	"github.com/gorilla/websocket"
 )
 
@@ -24,7 +25,7 @@ func TestTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
+	addr := testpeer.FreeAddr(t)
 	_, log := start(t, bin, "--listen", addr, "--nats-listen", "", "--tls-cert", certFile, "--tls-key", keyFile)
 	if !strings.Contains(log.String(), "wss://"+addr+"/graphql") {
 		t.Fatalf("the log does not name wss://:\n%s", log)
@@ -63,7 +64,7 @@ func TestTLS(t *testing.T) {
 		resp.Body.Close()
 	}
 
-	out, err := exec.Command(bin, "--listen", freeAddr(t), "--nats-listen", "", "--tls-key", keyFile).CombinedOutput()
+	out, err := exec.Command(bin, "--listen", testpeer.FreeAddr(t), "--nats-listen", "", "--tls-key", keyFile).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "--tls-cert and --tls-key go together") {
 		t.Fatalf("a key without a certificate: %v\n%s", err, out)
 	}
@@ -79,7 +80,7 @@ func TestTLSReload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
+	addr := testpeer.FreeAddr(t)
 	cmd, log := start(t, bin, "--listen", addr, "--nats-listen", "", "--tls-cert", certFile, "--tls-key", keyFile)
 	served := func() string {
 		t.Helper()

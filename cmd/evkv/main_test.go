@@ -46,16 +46,6 @@ var build = sync.OnceValues(func() (string, error) {
 	return bin, nil
 })
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 type proc struct {
 	cmd    *exec.Cmd
 	stderr *testpeer.Output
@@ -69,7 +59,7 @@ func start(t *testing.T, args ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
+	port := testpeer.FreePort(t)
 	p := &proc{cmd: exec.Command(bin, append([]string{"--port", strconv.Itoa(port)}, args...)...), stderr: new(testpeer.Output)}
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {
@@ -183,7 +173,7 @@ func TestRedisConfigFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
+	port := testpeer.FreePort(t)
 	data = bytes.ReplaceAll(data, []byte("DIR"), []byte(dir))
 	data = bytes.ReplaceAll(data, []byte("port 6379"), []byte("port "+strconv.Itoa(port)))
 	conf := filepath.Join(dir, "redis.conf")
@@ -422,7 +412,7 @@ func TestSIGTERMAtReady(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command(bin, "--port", strconv.Itoa(freePort(t)), "--supervised", "systemd", "--dir", dir, "--pidfile", "evkv.pid")
+		cmd := exec.Command(bin, "--port", strconv.Itoa(testpeer.FreePort(t)), "--supervised", "systemd", "--dir", dir, "--pidfile", "evkv.pid")
 		cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+sock)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -478,7 +468,7 @@ func TestSnapshotAcrossRestart(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "dump.rdb"), file[:len(file)-3], 0o644)
 	bin, _ := build()
-	out, err := exec.Command(bin, "--dir", dir, "--port", strconv.Itoa(freePort(t))).CombinedOutput()
+	out, err := exec.Command(bin, "--dir", dir, "--port", strconv.Itoa(testpeer.FreePort(t))).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "dump.rdb") {
 		t.Errorf("a corrupt dump.rdb: %v, %q; want a non-zero exit naming the file", err, out)
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evloop/evloop/internal/testpeer"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -45,7 +46,7 @@ func TestSIGTERMWithBrokenStderr(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	port := freePort(t)
+	port := testpeer.FreePort(t)
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -169,7 +170,7 @@ func TestMissingDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "no-such-dir")
-	cmd := exec.Command(bin, "--port", strconv.Itoa(freePort(t)), "--dir", dir)
+	cmd := exec.Command(bin, "--port", strconv.Itoa(testpeer.FreePort(t)), "--dir", dir)
 	done := make(chan error, 1)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -201,7 +202,7 @@ func TestRedis70DefaultsAccepted(t *testing.T) {
 	lines := []string{"shutdown-timeout 10", "maxmemory-samples 5", "activedefrag no",
 		"lfu-log-factor 10", "syslog-enabled no", "crash-log-enabled yes", "enable-debug-command no",
 		"active-expire-effort 1", "io-threads-do-reads no", "tracking-table-max-keys 1000000", "maxmemory-clients 0",
-		"port " + strconv.Itoa(freePort(t))}
+		"port " + strconv.Itoa(testpeer.FreePort(t))}
 	os.WriteFile(conf, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 	cmd := exec.Command(bin, conf)
 	var out strings.Builder

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/evloop/evloop/internal/testcert"
+	"github.com/evloop/evloop/internal/testpeer"
 )
 
 // TestTLSPortOnly starts evkv as redis-server starts with "port 0" and a
@@ -27,7 +28,7 @@ func TestTLSPortOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := strconv.Itoa(freePort(t))
+	port := strconv.Itoa(testpeer.FreePort(t))
 	run, _ := startWithCLI(t, exec.Command(bin, "--port", "0", "--tls-port", port, "--tls-cert-file", cert, "--tls-key-file", key, "--tls-ca-cert-file", ca),
 		cli, "-p", port, "--tls", "--cacert", ca, "--sni", "localhost", "--cert", clientCert, "--key", clientKey)
 	for _, tc := range []struct {
