@@ -1413,6 +1413,7 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 		field("expired_time_cap_reached_count", s.expiry.capped)
 		field("expire_cycle_cpu_milliseconds", s.expiry.timeSpent.Milliseconds())
 		field("evicted_keys", s.stats.evictedKeys)
+		field("evicted_scripts", s.stats.evictedScripts) // as Redis 7.4
 		field("keyspace_hits", s.stats.keyspaceHits)
 		field("keyspace_misses", s.stats.keyspaceMiss)
 		field("pubsub_channels", len(s.channels))

@@ -87,7 +87,15 @@
 // file as the commands themselves, in MULTI and EXEC when there are
 // several, never as EVAL (Redis 7.0's effects replication). The monitors
 // see EVAL and then its commands from "lua"; a tracking client's cache
-// learns the keys its scripts read.
+// learns the keys its scripts read. The cache of scripts is bounded as
+// Redis 7.4 bounds it: of the scripts EVAL loaded, the 500 used last are
+// kept, in an LRU list that EVAL and EVALSHA of one move it to the end
+// of; one more evicts the one used least recently, counted by INFO's
+// evicted_scripts, and EVALSHA of its digest answers NOSCRIPT (go-redis's
+// Script.Run then sends EVAL). A client that writes its values into its
+// scripts thus cannot grow the server without end. The scripts SCRIPT
+// LOAD loaded stay until SCRIPT FLUSH, also one EVAL had loaded before
+// (Valkey's rule; Redis 7.4 leaves that one on the list).
 //
 // The differences: Lua's own error messages are gopher-lua's ("cannot
 // perform add operation between number and table" where Lua 5.1 says

@@ -17,6 +17,8 @@ import (
 // run through redis.call as the commands of a client of their own. What a
 // script changes reaches the log as the commands it ran, wrapped in
 // MULTI and EXEC when there are several, as Redis 7.0 propagates effects.
+// The scripts EVAL loads are kept in an LRU list of maxEvalScripts, as
+// Redis 7.4 keeps them; those SCRIPT LOAD loads stay until SCRIPT FLUSH.
 
 func init() {
 	register(
@@ -41,14 +43,23 @@ func init() {
 
 const errNoScript = "NOSCRIPT No matching script. Please use EVAL."
 
+// maxEvalScripts is how many of the scripts EVAL loaded are kept, as
+// Redis 7.4's LRU_LIST_LENGTH: one more evicts the one used least
+// recently. A client that writes its values into its scripts, a new
+// script at each call, cannot grow the cache without end.
+const maxEvalScripts = 500
+
 // scripting is the server's scripting state.
 type scripting struct {
 	vm    *luaVM             // made when first needed
 	cache map[string]*script // by digest, lower-case hex
-	last  *script            // the one EVAL or EVALSHA found last
+	last  *script            // the one EVAL or EVALSHA found last, cached
 	mem   int64              // the bytes of the cached bodies and digests
-	rand  rand48             // math.random's
-	run   *scriptRun         // the script running, if any
+	// evals are the cached scripts EVAL loaded and SCRIPT LOAD did not,
+	// least recently used first: the ones that may be evicted.
+	evals scriptList
+	rand  rand48     // math.random's
+	run   *scriptRun // the script running, if any
 	// client runs the scripts' commands: its database and protocol are
 	// the running script's.
 	client *client
@@ -61,6 +72,53 @@ type script struct {
 	body  []byte
 	flags scriptFlags
 	fn    *lua.LFunction
+	// prev and next link the script in scripting.evals, when evictable.
+	prev, next *script
+	evictable  bool
+}
+
+// scriptList is a doubly linked list of scripts, through their prev and
+// next: adding, removing and moving one to the end take no allocation.
+type scriptList struct {
+	head, tail *script // least and most recently used
+	n          int
+}
+
+// pushBack adds sc, on no list, at the most recently used end.
+func (l *scriptList) pushBack(sc *script) {
+	sc.prev, sc.next, sc.evictable = l.tail, nil, true
+	if l.tail != nil {
+		l.tail.next = sc
+	} else {
+		l.head = sc
+	}
+	l.tail = sc
+	l.n++
+}
+
+// remove takes sc, on the list, off it.
+func (l *scriptList) remove(sc *script) {
+	if sc.prev != nil {
+		sc.prev.next = sc.next
+	} else {
+		l.head = sc.next
+	}
+	if sc.next != nil {
+		sc.next.prev = sc.prev
+	} else {
+		l.tail = sc.prev
+	}
+	sc.prev, sc.next, sc.evictable = nil, nil, false
+	l.n--
+}
+
+// used moves sc, if it is on the list, to the most recently used end, as
+// Redis does after EVAL or EVALSHA ran it.
+func (l *scriptList) used(sc *script) {
+	if sc.evictable && l.tail != sc {
+		l.remove(sc)
+		l.pushBack(sc)
+	}
 }
 
 // scriptFlags are the flags a script's shebang line declares.
@@ -143,7 +201,7 @@ func (s *Server) eval(c *client, args [][]byte, bySHA, ro bool) {
 		}
 	} else {
 		var msg string
-		if sc, msg = s.loadScript(args[1]); sc == nil {
+		if sc, msg = s.loadScript(args[1], true); sc == nil {
 			s.w.Error(msg)
 			return
 		}
@@ -152,6 +210,10 @@ func (s *Server) eval(c *client, args [][]byte, bySHA, ro bool) {
 		s.w.Error(msg)
 		return
 	}
+	// Used, as Redis counts it: a run refused leaves the list as it was.
+	// No script is loaded or evicted while this one runs, EVAL and
+	// SCRIPT being refused to scripts (noscript).
+	s.scripts.evals.used(sc)
 	s.runScript(c, lookupName(commands, args[0]), sc, args[3:3+numkeys], args[3+numkeys:], ro)
 }
 
@@ -226,10 +288,17 @@ func (s *Server) scriptRefused(sc *script, ro bool) string {
 }
 
 // loadScript returns the cached script of body, compiling and caching it
-// if it is new; or nil and the error to reply.
-func (s *Server) loadScript(body []byte) (*script, string) {
+// if it is new; or nil and the error to reply. A script new to EVAL
+// (byEval) may be evicted, the one used least recently evicted first if
+// there are maxEvalScripts already; one SCRIPT LOAD loads stays, also if
+// EVAL loaded it before, as Valkey keeps it (Redis 7.4 leaves that one
+// evictable, though SCRIPT LOAD says a script stays until SCRIPT FLUSH).
+func (s *Server) loadScript(body []byte, byEval bool) (*script, string) {
 	sc, sha := s.cachedScript(body)
 	if sc != nil {
+		if !byEval && sc.evictable {
+			s.scripts.evals.remove(sc)
+		}
 		return sc, ""
 	}
 	flags, skip, msg := shebangFlags(body)
@@ -251,9 +320,28 @@ func (s *Server) loadScript(body []byte) (*script, string) {
 	if s.scripts.cache == nil {
 		s.scripts.cache = map[string]*script{}
 	}
+	if byEval {
+		for s.scripts.evals.n >= maxEvalScripts {
+			s.evictScript(s.scripts.evals.head)
+		}
+		s.scripts.evals.pushBack(sc)
+	}
 	s.scripts.cache[sha] = sc
 	s.scripts.mem += int64(len(body) + len(sha))
 	return sc, ""
+}
+
+// evictScript drops sc, one EVAL loaded, from the cache, as Redis's
+// luaDeleteFunction: EVALSHA of its digest answers NOSCRIPT, and its body
+// and compiled function are left to the garbage collector.
+func (s *Server) evictScript(sc *script) {
+	s.scripts.evals.remove(sc)
+	delete(s.scripts.cache, sc.sha)
+	s.scripts.mem -= int64(len(sc.body) + len(sc.sha))
+	if s.scripts.last == sc {
+		s.scripts.last = nil
+	}
+	s.stats.evictedScripts++
 }
 
 // cachedScript returns the cached script of body, or nil, and body's
@@ -568,7 +656,7 @@ func (s *Server) scriptExec(run *scriptRun, cmd *command, args [][]byte) []byte 
 }
 
 func scriptLoad(s *Server, c *client, args [][]byte) {
-	sc, msg := s.loadScript(args[2])
+	sc, msg := s.loadScript(args[2], false)
 	if sc == nil {
 		s.w.Error(msg)
 		return
@@ -597,6 +685,7 @@ func scriptFlush(s *Server, c *client, args [][]byte) {
 		s.scripts.vm = nil
 	}
 	s.scripts.cache, s.scripts.last, s.scripts.mem = nil, nil, 0
+	s.scripts.evals = scriptList{} // the scripts on it are dropped with the cache
 	s.w.OK()
 }
 

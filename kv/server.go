@@ -277,6 +277,7 @@ type stats struct {
 	commands          int64
 	expiredKeys       int64
 	evictedKeys       int64
+	evictedScripts    int64 // scripts EVAL loaded, evicted from the cache
 	rejectedConns     int64
 	outputLimitCloses int64 // clients closed for their output buffers
 	errorReplies      int64
