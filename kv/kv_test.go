@@ -56,6 +56,19 @@ func startServer(t testing.TB, cfg Config) (*Server, string) {
 	return s, a.String()
 }
 
+// restartRaw shuts s down and starts a server of cfg in its place, which
+// loads what s left in cfg.Dir, and returns a raw connection to it.
+func restartRaw(t *testing.T, s *Server, cfg Config) *rawConn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, addr := startServer(t, cfg)
+	return dialRaw(t, addr)
+}
+
 // goRedis returns a go-redis client of addr, closed when the test ends.
 func goRedis(t testing.TB, addr string, opts ...func(*redis.Options)) *redis.Client {
 	t.Helper()

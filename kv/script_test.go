@@ -653,89 +653,77 @@ func TestEvalPanicAppendOnly(t *testing.T) {
 	if got := other.do("SET", "later", "1"); got != "+OK\r\n" {
 		t.Fatalf("SET after the panic: %q", got)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := s1.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
-	_, addr2 := startServer(t, cfg)
-	c := dialRaw(t, addr2)
+	c := restartRaw(t, s1, cfg)
 	if got := c.do("EXISTS", "a", "b", "later"); got != ":3\r\n" {
 		t.Errorf("after replay, EXISTS a b later = %q; want 3", got)
 	}
+}
+
+// compareEvalsWithRedis runs EVAL of each script, without keys, through
+// compareWithRedis.
+func compareEvalsWithRedis(t *testing.T, scripts ...string) {
+	t.Helper()
+	cmds := make([][]string, len(scripts))
+	for i, src := range scripts {
+		cmds[i] = []string{"EVAL", src, "0"}
+	}
+	compareWithRedis(t, cmds)
 }
 
 // TestCompatEvalMetatables: what getmetatable gives of the globals and of
 // the library tables cannot be changed, as in Redis, where it was a table
 // every script could write and the next read.
 func TestCompatEvalMetatables(t *testing.T) {
-	var cmds [][]string
-	for _, src := range []string{
+	compareEvalsWithRedis(t,
 		"local m = getmetatable(_G); m.x = 1; return 1", "return getmetatable(_G).x", "return type(getmetatable(_G))",
 		"rawset(getmetatable(_G), 'x', 1); return 1", "return getmetatable(getmetatable(_G))",
 		"return getmetatable(string)", "return getmetatable(redis)", "return getmetatable(cjson)", "return cjson.encode({1})",
 		"return getmetatable('').__index == string", "return getmetatable(setmetatable({}, {__metatable = 'no'}))",
 		"return getmetatable(setmetatable({}, {a = 1})).a", "return getmetatable(1)",
-	} {
-		cmds = append(cmds, []string{"EVAL", src, "0"})
-	}
-	compareWithRedis(t, cmds)
+	)
 }
 
 // TestCompatEvalStringRep: string.rep takes its count as Lua 5.1's C int,
 // as in Redis, where a count past it (2^36) made the server allocate it
 // all and die out of memory.
 func TestCompatEvalStringRep(t *testing.T) {
-	var cmds [][]string
-	for _, src := range []string{
+	compareEvalsWithRedis(t,
 		"return #string.rep('x', 2^36)", "return #string.rep('ab', 2^32 + 3)", "return #string.rep('x', -2^63)",
 		"return #string.rep('x', 0/0)", "return #string.rep('x', 3.9)", "return #string.rep('x', -3.9)",
 		"return #('x'):rep(2^33 + 1)", "return string.rep('x', '2')", "return #string.rep('x', 2^63)", "return string.rep('ab', 3)",
-	} {
-		cmds = append(cmds, []string{"EVAL", src, "0"})
-	}
-	compareWithRedis(t, cmds)
+	)
 }
 
 // TestCompatEvalUnpack: unpack refuses more results than Lua 5.1's stack
 // holds, as in Redis, where unpack({}, 1, 1e8) held the server for
 // minutes pushing them.
 func TestCompatEvalUnpack(t *testing.T) {
-	var cmds [][]string
-	for _, src := range []string{
+	compareEvalsWithRedis(t,
 		"return select('#', unpack({}, 1, 1e8))", "return select('#', unpack({}, -2^31, 2^31))", "return select('#', unpack({}, 1, 7990))",
 		"return select('#', unpack({}, 1, 8000))", "return #string.char(unpack({}, 1, 1e7))", "return {unpack({1, 2, 3})}",
 		"return {unpack({1, 2, 3}, 2)}", "return {unpack({1, 2, 3}, 2, 5)}", "return {unpack({1, 2, 3}, 3, 1)}", "return {unpack({1, 2, 3}, -1, 1)}",
 		"return {unpack({1, 2, 3}, 1.9, 2.9)}", "return {unpack({1, 2, 3}, nil, 2)}", "return {unpack({1, 2, 3}, '2')}",
-	} {
-		cmds = append(cmds, []string{"EVAL", src, "0"})
-	}
-	compareWithRedis(t, cmds)
+	)
 }
 
 // TestCompatEvalStringByte: string.byte refuses more results than Lua
 // 5.1's stack holds, as in Redis, where string.byte of a 10 MB string
 // held the server for minutes pushing them.
 func TestCompatEvalStringByte(t *testing.T) {
-	var cmds [][]string
-	for _, src := range []string{
+	compareEvalsWithRedis(t,
 		"return select('#', string.byte(string.rep('x', 1e7), 1, -1))", "return select('#', string.byte(string.rep('x', 7990), 1, -1))",
 		"return select('#', string.byte(string.rep('x', 8000), 1, -1))", "return {string.byte('abc')}", "return {string.byte('abc', 2)}",
 		"return {string.byte('abc', -2, -1)}", "return {string.byte('abc', 0, 10)}", "return {string.byte('abc', 3, 1)}",
 		"return {string.byte('abc', -10, 2)}", "return {string.byte('', 1)}", "return {('abc'):byte(1.9, 2.9)}", "return {string.byte(123, 2)}",
 		"return {string.byte('abc', -2^63, 2^63)}", "return {string.byte('abc', nil, 2)}",
-	} {
-		cmds = append(cmds, []string{"EVAL", src, "0"})
-	}
-	compareWithRedis(t, cmds)
+	)
 }
 
 // TestCompatEvalErrorLevel: error's message gets the position of the
 // function at its level only when that is Lua code, as in Lua 5.1, where
 // a Go function's (pcall's) or none was passed over to the script's.
 func TestCompatEvalErrorLevel(t *testing.T) {
-	var cmds [][]string
-	for _, src := range []string{
+	compareEvalsWithRedis(t,
 		"local ok, e = pcall(error, 'x') return e", "return {pcall(pcall, error, 'x')}", "return error('x', 2)",
 		"error('x', 2)", "error('x', 3)", "error('x', 1)", "error('x')", "error('x', 0)", "error(12, 2)",
 		"local function f() error('x', 2) end\nf()", "local function f() error('x', 1) end\nf()",
@@ -743,8 +731,5 @@ func TestCompatEvalErrorLevel(t *testing.T) {
 		"local function f() error('x', 3) end\nlocal function g() f() end\ng()",
 		"return select(2, pcall(error, 'y', 1))", "return select(2, pcall(error, 'y', 2))",
 		"return select(2, pcall(function() error('z', 2) end))",
-	} {
-		cmds = append(cmds, []string{"EVAL", src, "0"})
-	}
-	compareWithRedis(t, cmds)
+	)
 }

@@ -376,13 +376,7 @@ func TestPanicInTransaction(t *testing.T) {
 	if got := other.do("SET", "later", "1"); got != "+OK\r\n" {
 		t.Fatalf("SET after the panic: %q", got)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := s1.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
-	_, addr2 := startServer(t, cfg)
-	c := dialRaw(t, addr2)
+	c := restartRaw(t, s1, cfg)
 	if got := c.do("EXISTS", "before", "in", "never", "later"); got != ":3\r\n" {
 		t.Errorf("after replay, EXISTS before in never later = %q; want 3 (all but never)", got)
 	}
