@@ -671,6 +671,55 @@ func (c *Conn) Submit(fn func()) error {
 	return nil
 }
 
+// ServeOthers serves the other connections of c's loop once, from inside a
+// handler of c's that takes long, so that they are not kept waiting
+// meanwhile, as Redis serves its clients while a script runs past its
+// time: the readiness events there are now are taken without waiting and
+// handed to their connections and listeners, and what those wrote is
+// written. c itself is not read meanwhile: what arrives for it is read
+// after its handler has returned, and what it queued goes out at the end
+// of the iteration, as always. Timers, tasks, Options.BeforeFlush and the
+// second reads of connections whose read filled its buffer wait for the
+// iteration too. ServeOthers reports false and does nothing when called
+// from a handler it runs itself, for a closed c, or if the poller fails.
+// On c's loop goroutine only.
+func (c *Conn) ServeOthers() bool {
+	ls := c.ls
+	if ls.serving || c.state == closed {
+		return false
+	}
+	ls.serving = true
+	// c's bytes may be in the shared read buffer, which its handler is
+	// still reading: the others are read into a buffer of their own.
+	rbuf := ls.rbuf
+	if ls.rbufOthers == nil {
+		ls.rbufOthers = make([]byte, len(rbuf))
+	}
+	ls.rbuf = ls.rbufOthers
+	defer func() {
+		ls.rbuf = rbuf
+		ls.serving = false
+	}()
+	kept, err := ls.l.DispatchReady(int(c.fd))
+	if err != nil {
+		return false
+	}
+	if c.state != closed {
+		// Edge-triggered: what was reported for c is not reported again.
+		if kept&poll.Hangup != 0 {
+			c.flags |= fHungUp
+		}
+		if kept&poll.Readable != 0 {
+			c.readAgainIf(true)
+		}
+		if kept&poll.Writable != 0 && c.flags&fWriteArmed != 0 {
+			c.writable()
+		}
+	}
+	ls.flushOthers(c)
+	return true
+}
+
 // OutboundBuffered returns how many bytes are queued and not yet written.
 func (c *Conn) OutboundBuffered() int { return c.outLen }
 

@@ -54,7 +54,11 @@
 // goroutines reach a connection only through Conn.AsyncWrite, Conn.Wake and
 // Conn.Submit, which queue work on its loop. Handlers must not block: while
 // one runs, the loop's other connections wait. A handler that must block
-// hands the work to a goroutine of its own and answers with AsyncWrite.
+// hands the work to a goroutine of its own and answers with AsyncWrite. One
+// that computes for long on the loop, because its work must see no other
+// connection's between its steps (a script over a store the loop owns),
+// calls Conn.ServeOthers now and then: the loop's other connections are
+// served from inside it, as Redis serves its clients during a long script.
 //
 // # TLS
 //

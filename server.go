@@ -200,6 +200,12 @@ type loopState struct {
 	iov    [][]byte // scratch for writev
 	nconns atomic.Int64
 
+	// ServeOthers's: whether it is running, its read buffer and its
+	// buffer of dirty.
+	serving     bool
+	rbufOthers  []byte
+	othersDirty []*Conn
+
 	// The write arena: Write copies into it while the connection's socket
 	// is writable as far as anyone knows, and the end-of-iteration flush
 	// writes straight from it. What a socket does not take is moved to
@@ -781,6 +787,31 @@ func (ls *loopState) flushDirty() {
 			ls.wa[i] = nil
 		}
 		ls.wa = ls.wa[:arenaKeep]
+	}
+}
+
+// flushOthers writes what the connections but except queued, for
+// ServeOthers, as flushDirty writes it. except stays on the list, for the
+// iteration's flush, and the write arena is not reused: except may have
+// bytes in it. The list is swapped with a third buffer: ServeOthers may run
+// while flushDirty goes through the other two.
+func (ls *loopState) flushOthers(except *Conn) {
+	kept := false
+	for len(ls.dirty) > 0 {
+		batch := ls.dirty
+		ls.dirty = ls.othersDirty[:0]
+		for i, c := range batch {
+			batch[i] = nil
+			if c == except {
+				kept = true // still marked dirty: not listed again meanwhile
+				continue
+			}
+			ls.flushOne(c)
+		}
+		ls.othersDirty = batch[:0]
+	}
+	if kept {
+		ls.dirty = append(ls.dirty, except)
 	}
 }
 

@@ -164,6 +164,13 @@ type Loop struct {
 	again  bool     // Again: the next wait does not block
 	busy   bool     // the last wait returned events
 
+	// The event of the batch dispatched next, and the batch's length.
+	next, batchN int
+
+	// DispatchReady's events, and whether one is running.
+	nestedEvents []poll.Event
+	nested       bool
+
 	// Napping (Options.Nap): the waits still to skip the nap, and how many
 	// the next fruitless nap makes skip.
 	napSkip, napBackoff int
@@ -196,6 +203,8 @@ var (
 	ErrBadFD = errors.New("loop: bad file descriptor")
 	// ErrNilFunc: a nil function or handler was passed.
 	ErrNilFunc = errors.New("loop: nil function")
+	// ErrNested: DispatchReady was called from a handler it runs.
+	ErrNested = errors.New("loop: already dispatching from inside a handler")
 )
 
 // New returns a Loop that is not yet running.
@@ -497,8 +506,11 @@ func (l *Loop) iterate(block bool) error {
 	}
 	l.busy = n > 0
 	l.iterations.Add(1)
-	for i := range n {
-		ev := l.events[i]
+	// next and batchN are fields, for DispatchReady: it takes the rest of
+	// the batch when a handler calls it.
+	for l.next, l.batchN = 0, n; l.next < l.batchN; {
+		ev := l.events[l.next]
+		l.next++
 		fd := int(ev.Fd)
 		r := l.lookup(fd)
 		if r == nil || r.gen != ev.Tag {
@@ -515,6 +527,57 @@ func (l *Loop) iterate(block bool) error {
 		l.call(l.opts.EndOfIteration)
 	}
 	return nil
+}
+
+// DispatchReady dispatches the events ready now, without waiting, from
+// inside a handler the loop is running: for an owner that keeps serving
+// the loop's other descriptors while one of them takes long (a script
+// that runs past its time). The events of the descriptor except are not
+// dispatched: their flags are returned, for the caller to act on once
+// its handler has returned. The events the iteration's wait returned and
+// the loop has not dispatched yet are dispatched first. Timers and tasks
+// wait for the iteration.
+// Called from a handler that DispatchReady itself runs, it returns
+// ErrNested and does nothing. Loop goroutine only.
+func (l *Loop) DispatchReady(except int) (poll.Flags, error) {
+	if l.nested {
+		return 0, ErrNested
+	}
+	if l.nestedEvents == nil {
+		l.nestedEvents = make([]poll.Event, len(l.events))
+	}
+	l.nested = true
+	defer func() { l.nested = false }()
+	var kept poll.Flags
+	handle := func(ev poll.Event) {
+		fd := int(ev.Fd)
+		r := l.lookup(fd)
+		switch {
+		case r == nil || r.gen != ev.Tag:
+		case fd == except:
+			kept |= ev.Flags
+		default:
+			l.dispatch(r.h, fd, ev.Flags)
+		}
+	}
+	// First the rest of the iteration's batch, which the kernel will not
+	// report again.
+	for l.next < l.batchN {
+		ev := l.events[l.next]
+		l.next++
+		handle(ev)
+	}
+	n, err := l.poller.Wait(l.nestedEvents, 0)
+	if err != nil {
+		return kept, err
+	}
+	for _, ev := range l.nestedEvents[:n] {
+		handle(ev)
+	}
+	if n > 0 {
+		l.nevents.Add(uint64(n))
+	}
+	return kept, nil
 }
 
 func (l *Loop) dispatch(h Handler, fd int, f poll.Flags) {

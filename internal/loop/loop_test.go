@@ -704,3 +704,67 @@ func TestAgainSkipsOneBlockingWait(t *testing.T) {
 		t.Fatal("RunOnce blocked after Again")
 	}
 }
+
+// TestDispatchReady: from inside a handler, DispatchReady hands the
+// other descriptors their events, keeps the excepted one's for the
+// caller, runs no timer, and refuses to run from a handler it runs.
+func TestDispatchReady(t *testing.T) {
+	l := newLoop(t, Options{})
+	held, heldPeer := socketpair(t)
+	other, otherPeer := socketpair(t)
+	fired := false
+	l.AfterFunc(0, func() { fired = true })
+	var otherCalls int
+	var nestedErr error
+	if err := l.Register(other, poll.Read, handlerFunc(func(fd int, ev poll.Flags) {
+		otherCalls++
+		unix.Read(fd, make([]byte, 16))
+		_, nestedErr = l.DispatchReady(-1)
+	})); err != nil {
+		t.Fatal(err)
+	}
+	// queued is ready in the same wait as held: its event is in the
+	// iteration's batch, dispatched once, by DispatchReady if held's
+	// handler comes first.
+	queued, queuedPeer := socketpair(t)
+	var queuedCalls, queuedByReturn int
+	if err := l.Register(queued, poll.Read|poll.Edge, handlerFunc(func(fd int, ev poll.Flags) {
+		queuedCalls++
+	})); err != nil {
+		t.Fatal(err)
+	}
+	var kept poll.Flags
+	var err error
+	var firedInside bool
+	if err := l.Register(held, poll.Read, handlerFunc(func(fd int, ev poll.Flags) {
+		unix.Read(fd, make([]byte, 16))
+		unix.Write(heldPeer, []byte("again"))
+		unix.Write(otherPeer, []byte("x"))
+		kept, err = l.DispatchReady(fd)
+		firedInside = fired
+		queuedByReturn = queuedCalls
+	})); err != nil {
+		t.Fatal(err)
+	}
+	unix.Write(heldPeer, []byte("first"))
+	unix.Write(queuedPeer, []byte("q"))
+	if err := l.RunOnce(false); err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case err != nil:
+		t.Fatalf("DispatchReady: %v", err)
+	case otherCalls != 1:
+		t.Fatalf("the other descriptor's handler ran %d times; want 1", otherCalls)
+	case kept&poll.Readable == 0:
+		t.Fatalf("the held descriptor's readability was not kept: %v", kept)
+	case !errors.Is(nestedErr, ErrNested):
+		t.Fatalf("DispatchReady from a handler it ran: %v; want ErrNested", nestedErr)
+	case firedInside:
+		t.Fatal("a timer fired inside DispatchReady")
+	case !fired:
+		t.Fatal("the timer did not fire in the iteration")
+	case queuedCalls != 1 || queuedByReturn != 1:
+		t.Fatalf("the batch's other event was dispatched %d times, %d by DispatchReady's return; want 1, 1", queuedCalls, queuedByReturn)
+	}
+}

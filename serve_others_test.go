@@ -1,0 +1,155 @@
+//go:build unix
+
+package evloop
+
+import (
+	"bufio"
+	"bytes"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// holdHandler answers lines: "hold" keeps its connection's OnData
+// running, calling ServeOthers, until release is closed; any other line
+// is echoed. It records what ServeOthers reported when called from the
+// handlers of the echoed lines.
+type holdHandler struct {
+	BaseHandler
+	holding chan struct{} // closed once a hold began
+	release chan struct{}
+	served  atomic.Int64 // ServeOthers calls that reported true
+
+	mu     sync.Mutex
+	nested []bool
+}
+
+func (h *holdHandler) OnData(c *Conn) {
+	b, _ := c.Peek(-1)
+	for {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			return
+		}
+		line := string(b[:i])
+		b = b[i+1:]
+		c.Discard(i + 1)
+		if line != "hold" {
+			ok := c.ServeOthers() // from inside the hold's: refused
+			h.mu.Lock()
+			h.nested = append(h.nested, ok)
+			h.mu.Unlock()
+			c.Write([]byte("echo:" + line + "\n"))
+			continue
+		}
+		c.Write([]byte("held\n"))
+		close(h.holding)
+		deadline := time.After(20 * time.Second)
+	hold:
+		for {
+			select {
+			case <-h.release:
+				break hold
+			case <-deadline:
+				break hold
+			default:
+			}
+			if c.ServeOthers() {
+				h.served.Add(1)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		c.Write([]byte("done\n"))
+	}
+}
+
+// TestServeOthers: while one connection's OnData holds the loop, calling
+// ServeOthers, the loop's other connections are read, answered and
+// accepted; the held connection is not read meanwhile, and the bytes its
+// handler has not yet taken, which were in the loop's shared read buffer,
+// are intact when it goes on; its own replies go out once it returns.
+func TestServeOthers(t *testing.T) {
+	h := &holdHandler{holding: make(chan struct{}), release: make(chan struct{})}
+	_, addr := serve(t, h, Options{Loops: 1})
+	a := dial(t, addr)
+	b := dial(t, addr) // accepted before the hold
+	if _, err := b.Write([]byte("warm\n")); err != nil {
+		t.Fatal(err)
+	}
+	rb := bufio.NewReader(b)
+	if line, err := rb.ReadString('\n'); line != "echo:warm\n" || err != nil {
+		t.Fatalf("before the hold: %q, %v", line, err)
+	}
+
+	// "after" comes in the same read as "hold": it waits in the shared
+	// read buffer while the others are read.
+	if _, err := a.Write([]byte("hold\nafter\n")); err != nil {
+		t.Fatal(err)
+	}
+	<-h.holding
+	if _, err := a.Write([]byte("more\n")); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		msg := "ping" + string(rune('0'+i)) + "\n"
+		if _, err := b.Write([]byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+		if line, err := rb.ReadString('\n'); line != "echo:"+msg || err != nil {
+			t.Fatalf("while held: %q, %v", line, err)
+		}
+	}
+	c := dial(t, addr) // accepted during the hold
+	if _, err := c.Write([]byte("new\n")); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(c).ReadString('\n'); line != "echo:new\n" || err != nil {
+		t.Fatalf("accepted while held: %q, %v", line, err)
+	}
+	a.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	if n, _ := a.Read(make([]byte, 64)); n != 0 {
+		t.Fatalf("the held connection got %d bytes before its handler returned", n)
+	}
+	if h.served.Load() == 0 {
+		t.Fatal("ServeOthers never reported serving")
+	}
+
+	close(h.release)
+	a.SetReadDeadline(time.Now().Add(10 * time.Second))
+	ra := bufio.NewReader(a)
+	for _, want := range []string{"held\n", "done\n", "echo:after\n", "echo:more\n"} {
+		if line, err := ra.ReadString('\n'); line != want || err != nil {
+			t.Fatalf("after the hold: %q, %v; want %q", line, err, want)
+		}
+	}
+	h.mu.Lock()
+	nested := slices.Clone(h.nested)
+	h.mu.Unlock()
+	for i, ok := range nested[1:4] { // the three pings', then "new"'s
+		if ok {
+			t.Errorf("ServeOthers from a handler it ran (line %d) reported true", i)
+		}
+	}
+	if !nested[0] {
+		// "warm"'s call came from an ordinary OnData: it served.
+		t.Error("ServeOthers from an ordinary handler reported false")
+	}
+}
+
+// TestServeOthersClosed: ServeOthers on a closed connection does nothing.
+func TestServeOthersClosed(t *testing.T) {
+	got := make(chan bool, 1)
+	h := &funcHandler{data: func(c *Conn) {
+		c.Next(-1)
+		c.Abort()
+		got <- c.ServeOthers()
+	}}
+	_, addr := serve(t, h, Options{Loops: 1})
+	conn := dial(t, addr)
+	conn.Write([]byte("x"))
+	if <-got {
+		t.Error("ServeOthers on a closed connection reported true")
+	}
+}
