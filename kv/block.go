@@ -210,6 +210,9 @@ func (s *Server) signalAllReady(d *db) {
 // with a sorted set. It runs after each client's batch of commands, when
 // no reply is pending.
 func (s *Server) handleReady() {
+	if s.scripts.run != nil {
+		return // served from inside a busy script: the clients it woke wait till it ends
+	}
 	for len(s.ready) > 0 {
 		ready := s.ready
 		s.ready = nil

@@ -147,6 +147,15 @@ func shutdownCommand(s *Server, c *client, args [][]byte) {
 			return
 		}
 	}
+	if run := s.scripts.run; run != nil && run.busy {
+		// Served from inside a busy script: only NOSAVE, which stops it,
+		// as Redis's exits in the middle of it.
+		if mode != "nosave" {
+			s.w.Error(errBusyScript)
+			return
+		}
+		s.stopBusyScript()
+	}
 	s.log.Info("kv: shutdown requested by a client", "id", c.id)
 	// As Redis's prepareForShutdown: the snapshot first, and a save
 	// that fails stops the shutdown, unless FORCE.

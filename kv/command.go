@@ -399,6 +399,10 @@ func (s *Server) call(c *client, args [][]byte) {
 		s.reject(c, cmd, args, "ERR Replica can't interact with the keyspace")
 		return
 	}
+	if run := s.scripts.run; run != nil && run.busy && cmd.flags&cmdAllowBusy == 0 {
+		s.reject(c, cmd, args, errBusyScript) // served from inside the script
+		return
+	}
 	if s.clientsPaused() && s.postpones(c, cmd) {
 		s.postpone(c) // serve runs it again when the pause ends
 		return

@@ -87,7 +87,17 @@
 // file as the commands themselves, in MULTI and EXEC when there are
 // several, never as EVAL (Redis 7.0's effects replication). The monitors
 // see EVAL and then its commands from "lua"; a tracking client's cache
-// learns the keys its scripts read. The cache of scripts is bounded as
+// learns the keys its scripts read. A script that runs past
+// busy-reply-threshold (5 seconds) makes the server busy, as in Redis
+// 7.0: it runs on, and the other clients are served from inside it (the
+// loop's ServeOthers, about every 65,000 instructions), answered BUSY but
+// for the commands flagged allow_busy (AUTH, HELLO, MULTI, DISCARD, WATCH,
+// UNWATCH, RESET, QUIT, SCRIPT KILL, SHUTDOWN NOSAVE); its caller is not
+// read meanwhile, and the clients its writes woke are served when it
+// ends. SCRIPT KILL stops a busy script that has not written (its caller
+// gets "Script killed by user with SCRIPT KILL...", which a pcall in the
+// script cannot keep), and SHUTDOWN NOSAVE stops the server, the log left
+// without any of the script, as Redis exits in the middle of it. The cache of scripts is bounded as
 // Redis 7.4 bounds it: of the scripts EVAL loaded, the 500 used last are
 // kept, in an LRU list that EVAL and EVALSHA of one move it to the end
 // of; one more evicts the one used least recently, counted by INFO's
@@ -103,12 +113,9 @@
 // compile errors; a number made a string by concatenation or
 // string.format("%s") is written in full ("0.30000000000000004") where
 // Lua 5.1 writes 14 digits ("0.3"), which tostring does as Lua 5.1 does;
-// redis.REDIS_VERSION is evkv's 7.0.0. A script that runs long holds the
-// loop until it ends: no other client is served meanwhile and SCRIPT
-// KILL cannot reach it (Redis answers BUSY to the others after
-// busy-reply-threshold and lets SCRIPT KILL stop a script that has not
-// written); evkv logs a warning when a script outlasted that threshold.
-// The Lua debugger (SCRIPT DEBUG YES) and Redis 7's functions (FUNCTION,
+// redis.REDIS_VERSION is evkv's 7.0.0; where a script caught SCRIPT KILL's
+// error with pcall, the line the error names is that of the instruction
+// after, where Redis names the next line. The Lua debugger (SCRIPT DEBUG YES) and Redis 7's functions (FUNCTION,
 // FCALL) are not there.
 //
 // # Snapshots

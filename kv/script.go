@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha1"
 	"encoding/hex"
-	"strconv"
 	"strings"
 	"time"
 
@@ -167,6 +166,12 @@ type scriptRun struct {
 	// commands runs: a message for the caller (a pub/sub message it is
 	// subscribed to) goes there, not into the command's reply.
 	outer resp.Writer
+	// start is when the script began; busy is set once it ran past
+	// busy-reply-threshold, and killed to the error it stops with once
+	// SCRIPT KILL or SHUTDOWN NOSAVE stopped it (script_busy.go).
+	start  time.Time
+	busy   bool
+	killed string
 }
 
 func evalCommand(s *Server, c *client, args [][]byte)      { s.eval(c, args, false, false) }
@@ -450,7 +455,8 @@ func (s *Server) runScript(c *client, cmd *command, sc *script, keys, argv [][]b
 	s.inExec = true // nothing blocks; the log gets the changes as a transaction
 	vm.env.RawSetString("KEYS", luaArray(L, keys))
 	vm.env.RawSetString("ARGV", luaArray(L, argv))
-	start := time.Now()
+	vm.watch.done, vm.watch.err = nil, nil
+	run.start = time.Now()
 	L.Push(sc.fn)
 	err := L.PCall(0, 1, vm.handler)
 	s.scripts.run = nil
@@ -466,11 +472,6 @@ func (s *Server) runScript(c *client, cmd *command, sc *script, keys, argv [][]b
 	} else {
 		s.prop.begin()
 		s.prop.override = true // the script's commands were logged, not EVAL
-	}
-	if took := time.Since(start); took > time.Millisecond {
-		if limit, _ := strconv.ParseInt(s.inertValue("busy-reply-threshold"), 10, 64); limit > 0 && took.Milliseconds() > limit {
-			s.log.Warn("kv: slow script: it held the server until it ended (busy-reply-threshold)", "script", sc.sha, "took", took)
-		}
 	}
 	if err != nil {
 		s.writeScriptError(run, err)
@@ -543,6 +544,9 @@ func (s *Server) writeScriptError(run *scriptRun, err error) {
 	msg := "ERR unknown error"
 	if e, ok := t.RawGetString("err").(lua.LString); ok {
 		msg = string(e)
+	}
+	if run.killed != "" {
+		msg = run.killed // whatever a pcall in the script made of it
 	}
 	source, sok := t.RawGetString("source").(lua.LString)
 	line := t.RawGetString("line")
@@ -691,10 +695,6 @@ func scriptFlush(s *Server, c *client, args [][]byte) {
 
 // scriptKill answers as Redis does when no script runs: a script holds the
 // loop until it ends, so no SCRIPT KILL is read while one runs.
-func scriptKill(s *Server, c *client, args [][]byte) {
-	s.w.Error("NOTBUSY No scripts in execution right now.")
-}
-
 // scriptDebug: the Lua debugger is not there; NO, which turns it off, is
 // taken.
 func scriptDebug(s *Server, c *client, args [][]byte) {

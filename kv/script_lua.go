@@ -55,6 +55,9 @@ type luaVM struct {
 	nested int
 	// nestEnv marks the functions nest makes, as their environment.
 	nestEnv *lua.LTable
+	// watch is the context of the interpreter and its coroutines: the
+	// hook that makes a long script busy, and kills it.
+	watch *scriptWatch
 }
 
 // maxNested is Lua 5.1's LUAI_MAXCCALLS: the calls through pcall, xpcall
@@ -83,7 +86,8 @@ func newLuaVM(s *Server) *luaVM {
 		L.Call(1, 0)
 	}
 	lualib.Open(L)
-	vm := &luaVM{L: L, env: L.NewTable(), real: map[*lua.LTable]*lua.LTable{}, nestEnv: L.NewTable()}
+	vm := &luaVM{L: L, env: L.NewTable(), real: map[*lua.LTable]*lua.LTable{}, nestEnv: L.NewTable(), watch: &scriptWatch{s: s}}
+	L.SetContext(vm.watch)
 	orig := L.Get(lua.GlobalsIndex).(*lua.LTable)
 	for _, name := range builtinGlobals {
 		vm.env.RawSetString(name, orig.RawGetString(name))
@@ -109,6 +113,17 @@ func newLuaVM(s *Server) *luaVM {
 	vm.env.RawSetString("xpcall", vm.nest(orig.RawGetString("xpcall").(*lua.LFunction), false, maxNested-1))
 	co := orig.RawGetString("coroutine").(*lua.LTable)
 	co.RawSetString("resume", vm.nest(co.RawGetString("resume").(*lua.LFunction), false, maxNested))
+	// A coroutine is an interpreter of its own, whose context is made
+	// from the watch but is not it: it gets the watch, so that a script
+	// looping in one is seen, and killed, too.
+	create := co.RawGetString("create").(*lua.LFunction)
+	co.RawSetString("create", L.NewFunction(func(L *lua.LState) int {
+		L.Push(create)
+		L.Push(L.CheckFunction(1))
+		L.Call(1, 1)
+		L.Get(-1).(*lua.LState).SetContext(vm.watch)
+		return 1
+	}))
 	wrap := co.RawGetString("wrap").(*lua.LFunction)
 	co.RawSetString("wrap", L.NewFunction(func(L *lua.LState) int {
 		L.Push(wrap)
@@ -116,6 +131,7 @@ func newLuaVM(s *Server) *luaVM {
 		L.Call(1, 1)
 		resume := L.Get(-1).(*lua.LFunction)
 		L.Pop(1)
+		resume.Upvalues[0].Value().(*lua.LState).SetContext(vm.watch)
 		L.Push(vm.nest(resume, true, maxNested))
 		return 1
 	}))

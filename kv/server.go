@@ -918,6 +918,10 @@ func (s *Server) OnData(conn *evloop.Conn) {
 		conn.Discard(conn.InboundBuffered())
 		return
 	}
+	if s.scripts.run != nil {
+		s.serveWhileBusy(c) // from inside a busy script
+		return
+	}
 	s.serve(c)
 }
 

@@ -1,0 +1,183 @@
+package kv
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// waitBusy sends PING on c until the script started on another
+// connection is busy: PING is answered before the script runs, and waits
+// till it is busy after.
+func waitBusy(t *testing.T, c *rawConn) string {
+	t.Helper()
+	for range 1000 {
+		if got := c.do("PING"); got != "+PONG\r\n" {
+			return got
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatal("the script did not start")
+	return ""
+}
+
+// startBusyServer is startServer, for a test that leaves scripts running
+// if it fails: they are killed, or the server stopped, before the server
+// is shut down, which waits for them.
+func startBusyServer(t *testing.T, cfg Config) (*Server, string) {
+	s, addr := startServer(t, cfg)
+	t.Cleanup(func() {
+		select {
+		case <-s.Done():
+			return // stopped by the test
+		default:
+		}
+		c := dialRaw(t, addr)
+		if strings.HasPrefix(c.do("SCRIPT", "KILL"), "-UNKILLABLE") {
+			c.send("SHUTDOWN", "NOSAVE")
+			<-s.Done()
+		}
+	})
+	return s, addr
+}
+
+// busyTranscript starts a script that loops for ever on one connection
+// of addr's, with a PING sent after it in the same write, and runs what
+// the others may do while it is busy, then SCRIPT KILL, and returns the
+// replies: the others', the script's, the PING's, and the server's after.
+func busyTranscript(t *testing.T, addr string) []string {
+	ctl := dialRaw(t, addr)
+	ctl.do("CONFIG", "SET", "busy-reply-threshold", "100")
+	caller := dialRaw(t, addr)
+	caller.sendTogether([]string{"EVAL", "local n = 0\nwhile true do\n  n = n + 1\nend", "0"}, []string{"PING"})
+	out := []string{waitBusy(t, ctl)}
+	for _, cmd := range [][]string{
+		{"GET", "x"}, {"SET", "x", "1"}, {"SHUTDOWN"}, {"SHUTDOWN", "SAVE"}, {"SCRIPT", "FLUSH"},
+		{"EVAL", "return 1", "0"}, {"CLIENT", "ID"}, {"NOSUCH"}, {"GET"},
+		{"MULTI"}, {"SET", "x", "1"}, {"EXEC"}, {"WATCH", "x"}, {"UNWATCH"}, {"MULTI"}, {"DISCARD"},
+		{"AUTH", "nopass"},
+	} {
+		out = append(out, ctl.do(cmd...))
+	}
+	late := dialRaw(t, addr) // accepted while the script runs
+	out = append(out, late.do("PING"), late.do("HELLO", "2")[:1], ctl.do("SCRIPT", "KILL"))
+	out = append(out, caller.read(), caller.read())
+	out = append(out, ctl.do("SCRIPT", "KILL"), ctl.do("GET", "x"), late.do("PING"), ctl.do("INFO", "errorstats"))
+	return out
+}
+
+// TestCompatScriptBusy: a script past busy-reply-threshold leaves the
+// server serving the others, with BUSY but for the commands Redis allows
+// then, and SCRIPT KILL stops it, its caller's next command served after.
+func TestCompatScriptBusy(t *testing.T) {
+	_, addr := startBusyServer(t, Config{})
+	ours, theirs := busyTranscript(t, addr), busyTranscript(t, redisServer(t))
+	compareTranscripts(t, "", ours, theirs)
+}
+
+// killBusy runs src on a connection of addr's until it is busy, kills it
+// with SCRIPT KILL, and returns SCRIPT KILL's reply and the script's.
+func killBusy(t *testing.T, addr, src string) (kill, reply string) {
+	ctl := dialRaw(t, addr)
+	ctl.do("CONFIG", "SET", "busy-reply-threshold", "50")
+	caller := dialRaw(t, addr)
+	caller.send("EVAL", src, "0")
+	if got := waitBusy(t, ctl); !strings.HasPrefix(got, "-BUSY") {
+		t.Fatalf("%q: PING while it runs = %q", src, got)
+	}
+	kill = ctl.do("SCRIPT", "KILL")
+	return kill, caller.read()
+}
+
+// TestCompatScriptKillEscapes: a script cannot keep running once killed,
+// whether it catches the error with pcall or loops in a coroutine. Where
+// a pcall caught it, the line the error names is the next instruction's
+// here, and the next line's in Redis, whose hook then runs at every line:
+// gopher-lua tells its context nothing of lines.
+func TestCompatScriptKillEscapes(t *testing.T) {
+	_, addr := startBusyServer(t, Config{})
+	redis := redisServer(t)
+	for _, src := range []string{
+		"while true do end",
+		"while true do\n  pcall(function() while true do end end)\nend",
+		"local ok, err\nrepeat\n  ok, err = pcall(function() while true do end end)\nuntil false",
+		"local co = coroutine.wrap(function()\n  while true do end\nend)\nco()",
+		"local co = coroutine.create(function()\n  while true do end\nend)\nlocal ok, err = coroutine.resume(co)\nwhile true do end",
+		"#!lua flags=no-writes\nwhile true do end",
+	} {
+		kill, reply := killBusy(t, addr, src)
+		wantKill, wantReply := killBusy(t, redis, src)
+		if strings.Contains(src, "pcall") {
+			reply, _, _ = strings.Cut(reply, "on @user_script:")
+			wantReply, _, _ = strings.Cut(wantReply, "on @user_script:")
+		}
+		if kill != wantKill || reply != wantReply {
+			t.Errorf("%q: evkv %q, %q; Redis %q, %q", src, kill, reply, wantKill, wantReply)
+		}
+	}
+}
+
+// TestCompatScriptBusyBlocked: the clients a busy script's writes wake
+// are served when it ends, not while the others are served from inside
+// it: the script sees its own push still there.
+func TestCompatScriptBusyBlocked(t *testing.T) {
+	const src = `redis.call('rpush', KEYS[1], 'a')
+local function now() local t = redis.call('time'); return t[1] * 1000000 + t[2] end
+local start = now()
+while now() - start < 300000 do end
+return redis.call('llen', KEYS[1])`
+	run := func(addr string) []string {
+		ctl := dialRaw(t, addr)
+		ctl.do("CONFIG", "SET", "busy-reply-threshold", "50")
+		blocked := dialRaw(t, addr)
+		blocked.send("BLPOP", "q", "0")
+		for !strings.Contains(ctl.do("INFO", "clients"), "blocked_clients:1") {
+			time.Sleep(5 * time.Millisecond)
+		}
+		caller := dialRaw(t, addr)
+		caller.send("EVAL", src, "1", "q")
+		out := []string{waitBusy(t, ctl)}
+		return append(out, caller.read(), blocked.read(), ctl.do("LLEN", "q"))
+	}
+	_, addr := startBusyServer(t, Config{})
+	compareTranscripts(t, "", run(addr), run(redisServer(t)))
+}
+
+// TestScriptBusyShutdownNosave: a busy script that wrote cannot be
+// killed; SHUTDOWN NOSAVE stops the server, and the log has nothing of the
+// script, as Redis's, which exits in the middle of it.
+func TestScriptBusyShutdownNosave(t *testing.T) {
+	cfg := Config{AppendOnly: true, Dir: t.TempDir()}
+	s, addr := startBusyServer(t, cfg)
+	ctl := dialRaw(t, addr)
+	ctl.do("CONFIG", "SET", "busy-reply-threshold", "50")
+	ctl.do("SET", "before", "1")
+	caller := dialRaw(t, addr)
+	caller.send("EVAL", "redis.call('set', 'x', '1')\nredis.call('set', 'y', '1')\nwhile true do end", "0")
+	got := []string{waitBusy(t, ctl), ctl.do("SCRIPT", "KILL"), ctl.do("SHUTDOWN")}
+	want := []string{
+		"-" + errBusyScript + "\r\n",
+		"-UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.\r\n",
+		"-" + errBusyScript + "\r\n",
+	}
+	compareTranscripts(t, "", got, want)
+	ctl.send("SHUTDOWN", "NOSAVE")
+	select {
+	case <-s.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("SHUTDOWN NOSAVE did not stop the server")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, addr = startServer(t, cfg)
+	c := dialRaw(t, addr)
+	for key, want := range map[string]string{"before": "$1\r\n1\r\n", "x": "$-1\r\n", "y": "$-1\r\n"} {
+		if got := c.do("GET", key); got != want {
+			t.Errorf("after the restart, GET %s = %q; want %q", key, got, want)
+		}
+	}
+}
