@@ -378,7 +378,10 @@ func (s *Server) call(c *client, args [][]byte) {
 		s.reject(c, cmd, args, errNotInMulti)
 		return
 	}
-	if s.evict.max > 0 && s.outOfMemory(c, cmd, args) {
+	busy := s.scripts.run != nil && s.scripts.run.busy // served from inside the script
+	if s.evict.max > 0 && !busy && s.outOfMemory(c, cmd, args) {
+		// Not while a script is busy, as Redis: its changes and the
+		// evictions' would mix.
 		s.reject(c, cmd, args, errOOM)
 		return
 	}
@@ -399,8 +402,8 @@ func (s *Server) call(c *client, args [][]byte) {
 		s.reject(c, cmd, args, "ERR Replica can't interact with the keyspace")
 		return
 	}
-	if run := s.scripts.run; run != nil && run.busy && cmd.flags&cmdAllowBusy == 0 {
-		s.reject(c, cmd, args, errBusyScript) // served from inside the script
+	if busy && cmd.flags&cmdAllowBusy == 0 {
+		s.reject(c, cmd, args, errBusyScript)
 		return
 	}
 	if s.clientsPaused() && s.postpones(c, cmd) {

@@ -2,6 +2,7 @@ package kv
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -179,5 +180,50 @@ func TestScriptBusyShutdownNosave(t *testing.T) {
 		if got := c.do("GET", key); got != want {
 			t.Errorf("after the restart, GET %s = %q; want %q", key, got, want)
 		}
+	}
+}
+
+// TestCompatScriptBusyNoEviction: the clients served from inside a busy
+// script evict nothing, as Redis, which keeps evictions from mixing with
+// the script's changes: the key the script wrote past maxmemory is still
+// there when it ends, and a write is answered BUSY, not OOM.
+func TestCompatScriptBusyNoEviction(t *testing.T) {
+	const loop = `local function now() local t = redis.call('time'); return t[1] * 1000000 + t[2] end
+local start = now()
+while now() - start < 300000 do end
+return redis.call('exists', KEYS[1])`
+	run := func(addr, policy, src string, over int) []string {
+		ctl := dialRaw(t, addr)
+		ctl.do("CONFIG", "SET", "busy-reply-threshold", "50")
+		ctl.do("CONFIG", "SET", "maxmemory-policy", policy)
+		maxmemory := "1"
+		if over > 0 {
+			info := ctl.do("INFO", "memory")
+			_, used, _ := strings.Cut(info, "used_memory:")
+			used, _, _ = strings.Cut(used, "\r\n")
+			n, err := strconv.Atoi(used)
+			if err != nil {
+				t.Fatalf("INFO memory: %q", info)
+			}
+			maxmemory = strconv.Itoa(n + over)
+		}
+		ctl.do("CONFIG", "SET", "maxmemory", maxmemory)
+		caller := dialRaw(t, addr)
+		caller.send("EVAL", src+loop, "1", "k")
+		out := []string{waitBusy(t, ctl), ctl.do("SET", "y", "1"), ctl.do("MULTI"), ctl.do("DISCARD"), caller.read()}
+		ctl.do("CONFIG", "SET", "maxmemory", "0")
+		ctl.do("DEL", "k")
+		return out
+	}
+	_, addr := startBusyServer(t, Config{})
+	redis := redisServer(t)
+	for _, c := range []struct {
+		policy, src string
+		over        int
+	}{
+		{"allkeys-random", "redis.call('set', KEYS[1], string.rep('x', 8 * 1024 * 1024))\n", 4 << 20},
+		{"noeviction", "#!lua flags=no-writes\n", 0},
+	} {
+		compareTranscripts(t, c.policy+": ", run(addr, c.policy, c.src, c.over), run(redis, c.policy, c.src, c.over))
 	}
 }
