@@ -147,6 +147,7 @@ func shutdownCommand(s *Server, c *client, args [][]byte) {
 			return
 		}
 	}
+	stopped := false
 	if run := s.scripts.run; run != nil && run.busy {
 		// Served from inside a busy script: only NOSAVE, which stops it,
 		// as Redis's exits in the middle of it.
@@ -155,6 +156,7 @@ func shutdownCommand(s *Server, c *client, args [][]byte) {
 			return
 		}
 		s.stopBusyScript()
+		stopped = true
 	}
 	s.log.Info("kv: shutdown requested by a client", "id", c.id)
 	// As Redis's prepareForShutdown: the snapshot first, and a save
@@ -189,6 +191,11 @@ func shutdownCommand(s *Server, c *client, args [][]byte) {
 			s.w.Error("ERR Errors trying to SHUTDOWN. Check logs.")
 			return
 		}
+	}
+	if stopped {
+		// Redis exits here: what runs after the script stops (the rest
+		// of its EXEC, its caller's next commands) is not logged either.
+		s.closeLog()
 	}
 	c.flags |= flagCloseAfterReply
 	s.requestShutdown()

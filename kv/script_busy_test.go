@@ -183,6 +183,37 @@ func TestScriptBusyShutdownNosave(t *testing.T) {
 	}
 }
 
+// TestScriptBusyShutdownNosaveExec: SHUTDOWN NOSAVE stops a busy script
+// run by EXEC, and the log has nothing of the transaction, neither the
+// commands before the script nor those EXEC or the caller's pipeline run
+// after it, as Redis's, which exits there.
+func TestScriptBusyShutdownNosaveExec(t *testing.T) {
+	cfg := Config{AppendOnly: true, Dir: t.TempDir()}
+	s, addr := startBusyServer(t, cfg)
+	ctl := dialRaw(t, addr)
+	ctl.do("CONFIG", "SET", "busy-reply-threshold", "50")
+	ctl.do("SET", "before", "1")
+	caller := dialRaw(t, addr)
+	caller.sendTogether([]string{"MULTI"}, []string{"SET", "a", "1"},
+		[]string{"EVAL", "redis.call('set', 'x', '1')\nwhile true do end", "0"},
+		[]string{"SET", "b", "1"}, []string{"EXEC"}, []string{"SET", "c", "1"})
+	if got := waitBusy(t, ctl); got != "-"+errBusyScript+"\r\n" {
+		t.Fatalf("PING while the script runs = %q", got)
+	}
+	ctl.send("SHUTDOWN", "NOSAVE")
+	select {
+	case <-s.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("SHUTDOWN NOSAVE did not stop the server")
+	}
+	c := restartRaw(t, s, cfg)
+	for key, want := range map[string]string{"before": "$1\r\n1\r\n", "a": "$-1\r\n", "x": "$-1\r\n", "b": "$-1\r\n", "c": "$-1\r\n"} {
+		if got := c.do("GET", key); got != want {
+			t.Errorf("after the restart, GET %s = %q; want %q", key, got, want)
+		}
+	}
+}
+
 // TestCompatScriptBusyNoEviction: the clients served from inside a busy
 // script evict nothing, as Redis, which keeps evictions from mixing with
 // the script's changes: the key the script wrote past maxmemory is still
