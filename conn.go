@@ -716,6 +716,11 @@ func (c *Conn) ServeOthers() bool {
 			c.writable()
 		}
 	}
+	if len(ls.more) > 0 {
+		// Called after the iteration's readMore (from a callback of the
+		// flush), the list would wait for an event to wake the loop.
+		ls.l.Again()
+	}
 	ls.flushOthers(c)
 	return true
 }

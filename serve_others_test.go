@@ -153,3 +153,57 @@ func TestServeOthersClosed(t *testing.T) {
 		t.Error("ServeOthers on a closed connection reported true")
 	}
 }
+
+// TestServeOthersFromFlush: ServeOthers called while the iteration's
+// writes are flushed (from OnBackPressure, once a connection's queue
+// drained) reads the others as from a handler; one whose read filled
+// the buffer is read on at once, not when some other event wakes the
+// loop.
+func TestServeOthersFromFlush(t *testing.T) {
+	const size = 100 << 10
+	var read atomic.Int64
+	hold, held := make(chan struct{}), make(chan struct{})
+	var holder atomic.Pointer[Conn]
+	h := &funcHandler{
+		data: func(c *Conn) {
+			if holder.Load() == nil {
+				holder.Store(c)
+				c.Discard(c.InboundBuffered())
+				c.Write(make([]byte, 100)) // past HighWater: drained in the flush
+				return
+			}
+			read.Add(int64(c.Discard(c.InboundBuffered())))
+		},
+		bp: func(c *Conn, paused bool) {
+			if paused || c != holder.Load() {
+				return
+			}
+			close(held)
+			<-hold
+			deadline := time.Now().Add(10 * time.Second)
+			for read.Load() == 0 && time.Now().Before(deadline) {
+				c.ServeOthers()
+				time.Sleep(time.Millisecond)
+			}
+		},
+	}
+	_, addr := serve(t, h, Options{Loops: 1, HighWater: 50})
+	a := dial(t, addr)
+	if _, err := a.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	<-held
+	b := dial(t, addr)
+	if _, err := b.Write(make([]byte, size)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // all of it in b's socket at the server
+	close(hold)
+	deadline := time.Now().Add(3 * time.Second)
+	for read.Load() < size && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := read.Load(); n != size {
+		t.Fatalf("read %d bytes of the other connection's %d", n, size)
+	}
+}
