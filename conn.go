@@ -715,6 +715,15 @@ func (c *Conn) ServeOthers() bool {
 		if kept&poll.Writable != 0 && c.flags&fWriteArmed != 0 {
 			c.writable()
 		}
+		if kept&poll.Error != 0 {
+			// HandleIO's, for an error that nothing else would see (c
+			// neither reads nor writes), once c's handler has returned.
+			ls.l.Submit(func() {
+				if c.state != closed {
+					c.HandleIO(int(c.fd), poll.Error)
+				}
+			})
+		}
 	}
 	if len(ls.more) > 0 {
 		// Called after the iteration's readMore (from a callback of the

@@ -5,6 +5,7 @@ package evloop
 import (
 	"bufio"
 	"bytes"
+	"net"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -205,5 +206,47 @@ func TestServeOthersFromFlush(t *testing.T) {
 	}
 	if n := read.Load(); n != size {
 		t.Fatalf("read %d bytes of the other connection's %d", n, size)
+	}
+}
+
+// TestServeOthersPausedReset: a connection whose reading is paused,
+// reset by its peer while its handler calls ServeOthers, is closed once
+// the handler returns, as when the reset comes between handlers: the
+// error ServeOthers kept for it is not lost.
+func TestServeOthersPausedReset(t *testing.T) {
+	holding, release := make(chan struct{}), make(chan struct{})
+	closed := make(chan error, 1)
+	h := &funcHandler{
+		data: func(c *Conn) {
+			c.Discard(c.InboundBuffered())
+			c.PauseReading()
+			close(holding)
+			deadline := time.Now().Add(10 * time.Second)
+			for time.Now().Before(deadline) {
+				select {
+				case <-release:
+					return
+				default:
+				}
+				c.ServeOthers()
+				time.Sleep(time.Millisecond)
+			}
+		},
+		close: func(c *Conn, err error) { closed <- err },
+	}
+	_, addr := serve(t, h, Options{Loops: 1})
+	a := dial(t, addr)
+	if _, err := a.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	<-holding
+	a.(*net.TCPConn).SetLinger(0)
+	a.Close()                         // a reset
+	time.Sleep(50 * time.Millisecond) // reported while the handler serves the others
+	close(release)
+	select {
+	case <-closed:
+	case <-time.After(3 * time.Second):
+		t.Fatal("the connection reset while its handler served the others was not closed")
 	}
 }
