@@ -75,8 +75,8 @@ func (s *Server) scriptInterrupt() {
 	if !run.busy {
 		limit, _ := strconv.ParseInt(s.inertValue("busy-reply-threshold"), 10, 64)
 		took := time.Since(run.start)
-		if took.Milliseconds() < limit {
-			return
+		if limit <= 0 || took.Milliseconds() < limit {
+			return // 0: never busy, as Redis, which sets no hook then
 		}
 		run.busy = true
 		s.log.Warn("kv: slow script detected: still in execution after busy-reply-threshold; SCRIPT KILL can stop it",

@@ -258,3 +258,23 @@ return redis.call('exists', KEYS[1])`
 		compareTranscripts(t, c.policy+": ", run(addr, c.policy, c.src, c.over), run(redis, c.policy, c.src, c.over))
 	}
 }
+
+// TestCompatScriptBusyThresholdZero: with busy-reply-threshold 0 a script
+// never makes the server busy, as Redis, which then sets no hook on its
+// interpreter: the others wait till it ends.
+func TestCompatScriptBusyThresholdZero(t *testing.T) {
+	const src = `local function now() local t = redis.call('time'); return t[1] * 1000000 + t[2] end
+local start = now()
+while now() - start < 300000 do end
+return 1`
+	run := func(addr string) []string {
+		ctl := dialRaw(t, addr)
+		out := []string{ctl.do("CONFIG", "SET", "busy-reply-threshold", "0")}
+		caller := dialRaw(t, addr)
+		caller.send("EVAL", src, "0")
+		time.Sleep(100 * time.Millisecond) // the script runs
+		return append(out, ctl.do("PING"), caller.read(), ctl.do("PING"))
+	}
+	_, addr := startBusyServer(t, Config{})
+	compareTranscripts(t, "", run(addr), run(redisServer(t)))
+}
