@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -82,6 +83,17 @@ func (s *Server) scriptInterrupt() {
 		s.log.Warn("kv: slow script detected: still in execution after busy-reply-threshold; SCRIPT KILL can stop it",
 			"script", run.sha, "ms", took.Milliseconds())
 	}
+	if a := s.aof; a != nil {
+		// The replies of the commands run before the script in this
+		// iteration may go out: what they logged goes first.
+		a.flushBeforeExec()
+		if s.Err() != nil {
+			// The write failed with appendfsync always: the server
+			// stops, its clients closed, as Redis exits.
+			s.killScript(run, errScriptShutdown)
+			return
+		}
+	}
 	run.caller.conn.ServeOthers()
 }
 
@@ -125,6 +137,23 @@ func scriptKill(s *Server, c *client, args [][]byte) {
 		s.killScript(run, errScriptKilled)
 		s.w.OK()
 	}
+}
+
+// flushBeforeExec writes what was logged before the transaction under
+// way (the script's), which stays in the buffer, still open.
+func (a *aof) flushBeforeExec() {
+	if a.execOps == 0 {
+		a.flush()
+		return
+	}
+	if a.execAt == 0 {
+		return
+	}
+	tx := slices.Clone(a.buf[a.execAt:])
+	a.buf = a.buf[:a.execAt]
+	a.flush()
+	a.execAt = len(a.buf) // what the file did not take, if it failed
+	a.buf = append(a.buf, tx...)
 }
 
 // stopBusyScript stops the busy script for SHUTDOWN NOSAVE, whatever it

@@ -1,7 +1,10 @@
 package kv
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -277,4 +280,48 @@ return 1`
 	}
 	_, addr := startBusyServer(t, Config{})
 	compareTranscripts(t, "", run(addr), run(redisServer(t)))
+}
+
+// TestScriptBusyLogBeforeReplies: the replies a busy script lets out,
+// those of the commands run before it in the same iteration, go after
+// what those commands logged is written, as every reply does (and Redis's
+// while a script is busy).
+func TestScriptBusyLogBeforeReplies(t *testing.T) {
+	cfg := Config{AppendOnly: true, Dir: t.TempDir()}
+	_, addr := startBusyServer(t, cfg)
+	ctl := dialRaw(t, addr)
+	ctl.do("CONFIG", "SET", "busy-reply-threshold", "200")
+	writer, caller, blocker := dialRaw(t, addr), dialRaw(t, addr), dialRaw(t, addr)
+	logged := func() bool {
+		b, err := os.ReadFile(filepath.Join(cfg.Dir, "appendonly.aof"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bytes.Contains(b, []byte("written"))
+	}
+	for i := 0; i < 20; i++ {
+		// blocker holds the loop, short of busy, while writer's SET and
+		// caller's EVAL arrive: the next iteration serves them in turn.
+		blocker.send("EVAL", "local t = redis.call('time'); local s = t[1] * 1000000 + t[2]\n"+
+			"repeat t = redis.call('time') until t[1] * 1000000 + t[2] - s > 50000", "0")
+		time.Sleep(10 * time.Millisecond)
+		key := "k" + strconv.Itoa(i)
+		writer.send("SET", key, "written")
+		caller.send("EVAL", "while true do end", "0")
+		blocker.read()
+		reply := writer.read()
+		if !strings.HasPrefix(reply, "+OK") {
+			// Served after the caller's script went busy: try again.
+			ctl.do("SCRIPT", "KILL")
+			caller.read()
+			continue
+		}
+		if !logged() {
+			t.Fatal("a reply went out, while a script was busy, before the change it acknowledges was written to the log")
+		}
+		ctl.do("SCRIPT", "KILL")
+		caller.read()
+		return
+	}
+	t.Skip("the write never came in the busy script's iteration")
 }
