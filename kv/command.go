@@ -397,13 +397,13 @@ func (s *Server) call(c *client, args [][]byte) {
 		s.reject(c, cmd, args, "ERR Can't execute '"+cmd.name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 		return
 	}
+	if busy && cmd.flags&cmdAllowBusy == 0 {
+		s.reject(c, cmd, args, errBusyScript)
+		return
+	}
 	if c.flags&flagMonitor != 0 && cmd.flags&(cmdReadonly|cmdWrite|cmdMayReplicate) != 0 {
 		// Redis makes a monitor a replica, which may not.
 		s.reject(c, cmd, args, "ERR Replica can't interact with the keyspace")
-		return
-	}
-	if busy && cmd.flags&cmdAllowBusy == 0 {
-		s.reject(c, cmd, args, errBusyScript)
 		return
 	}
 	if s.clientsPaused() && s.postpones(c, cmd) {

@@ -325,3 +325,23 @@ func TestScriptBusyLogBeforeReplies(t *testing.T) {
 	}
 	t.Skip("the write never came in the busy script's iteration")
 }
+
+// TestCompatScriptBusyMonitor: a monitor's commands are answered BUSY
+// while a script is busy, as Redis checks that before it refuses a
+// monitor's (a replica's) access to the keyspace.
+func TestCompatScriptBusyMonitor(t *testing.T) {
+	run := func(addr string) []string {
+		ctl := dialRaw(t, addr)
+		ctl.do("CONFIG", "SET", "busy-reply-threshold", "50")
+		mon := dialRaw(t, addr)
+		out := []string{mon.do("MONITOR")}
+		caller := dialRaw(t, addr)
+		caller.send("EVAL", "while true do end", "0")
+		_, fed, _ := strings.Cut(mon.read(), "] ") // the EVAL, as it starts
+		time.Sleep(200 * time.Millisecond)         // past busy-reply-threshold
+		out = append(out, fed, mon.do("GET", "x"), mon.do("SET", "x", "1"), ctl.do("SCRIPT", "KILL"))
+		return append(out, caller.read())
+	}
+	_, addr := startBusyServer(t, Config{})
+	compareTranscripts(t, "", run(addr), run(redisServer(t)))
+}
