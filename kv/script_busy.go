@@ -163,6 +163,12 @@ func (a *aof) flushBeforeExec() {
 func (s *Server) stopBusyScript() {
 	run := s.scripts.run
 	s.killScript(run, errScriptShutdown)
+	// Nor does its caller get a reply, its pipeline's before or after
+	// the script's: dropped, and it is closed before the loop flushes.
+	if c := run.caller; !c.closeASAP {
+		c.closeASAP = true
+		s.closing = append(s.closing, c)
+	}
 	if a := s.aof; a != nil && a.execOps > 0 {
 		a.buf = a.buf[:a.execAt]
 		a.execOps = 0

@@ -3,6 +3,7 @@ package kv
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -214,6 +215,32 @@ func TestScriptBusyShutdownNosaveExec(t *testing.T) {
 		if got := c.do("GET", key); got != want {
 			t.Errorf("after the restart, GET %s = %q; want %q", key, got, want)
 		}
+	}
+}
+
+// TestScriptBusyShutdownNosaveCaller: the caller of a busy script that
+// SHUTDOWN NOSAVE stops gets no reply, neither the script's nor those of
+// its pipeline's commands before and after it, as Redis exits before it
+// writes them.
+func TestScriptBusyShutdownNosaveCaller(t *testing.T) {
+	s, addr := startBusyServer(t, Config{})
+	ctl := dialRaw(t, addr)
+	ctl.do("CONFIG", "SET", "busy-reply-threshold", "50")
+	caller := dialRaw(t, addr)
+	caller.sendTogether([]string{"SET", "a", "1"},
+		[]string{"EVAL", "redis.call('set', 'x', '1')\nwhile true do end", "0"}, []string{"SET", "c", "1"})
+	if got := waitBusy(t, ctl); got != "-"+errBusyScript+"\r\n" {
+		t.Fatalf("PING while the script runs = %q", got)
+	}
+	ctl.send("SHUTDOWN", "NOSAVE")
+	select {
+	case <-s.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("SHUTDOWN NOSAVE did not stop the server")
+	}
+	caller.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if got, _ := io.ReadAll(caller.c); len(got) > 0 {
+		t.Errorf("the script's caller got %q", got)
 	}
 }
 
