@@ -88,16 +88,20 @@
 // several, never as EVAL (Redis 7.0's effects replication). The monitors
 // see EVAL and then its commands from "lua"; a tracking client's cache
 // learns the keys its scripts read. A script that runs past
-// busy-reply-threshold (5 seconds) makes the server busy, as in Redis
-// 7.0: it runs on, and the other clients are served from inside it (the
-// loop's ServeOthers, about every 65,000 instructions), answered BUSY but
-// for the commands flagged allow_busy (AUTH, HELLO, MULTI, DISCARD, WATCH,
-// UNWATCH, RESET, QUIT, SCRIPT KILL, SHUTDOWN NOSAVE); its caller is not
-// read meanwhile, and the clients its writes woke are served when it
-// ends. SCRIPT KILL stops a busy script that has not written (its caller
-// gets "Script killed by user with SCRIPT KILL...", which a pcall in the
-// script cannot keep), and SHUTDOWN NOSAVE stops the server, the log left
-// without any of the script, as Redis exits in the middle of it. The cache of scripts is bounded as
+// busy-reply-threshold (5 seconds; 0 turns it off, as in Redis) makes the
+// server busy, as in Redis 7.0: it runs on, and the other clients are
+// served from inside it (the loop's ServeOthers, every 65,536
+// instructions), answered BUSY but for the commands flagged allow_busy
+// (AUTH, HELLO, MULTI, DISCARD, WATCH, UNWATCH, RESET, QUIT, SCRIPT KILL,
+// SHUTDOWN NOSAVE), nothing evicted meanwhile; its caller is not read, the
+// clients its writes woke are served when it ends, and what the log held
+// from before it is written first. SCRIPT KILL stops a busy script that
+// has not written (its caller gets "Script killed by user with SCRIPT
+// KILL...", which a pcall in the script cannot keep), and SHUTDOWN NOSAVE
+// stops the server as Redis exits in the middle of the script: the log
+// has none of it nor of what would run after it, and its caller is closed
+// without a reply. A TLS client that connects meanwhile finishes its
+// handshake when the script ends. The cache of scripts is bounded as
 // Redis 7.4 bounds it: of the scripts EVAL loaded, the 500 used last are
 // kept, in an LRU list that EVAL and EVALSHA of one move it to the end
 // of; one more evicts the one used least recently, counted by INFO's
