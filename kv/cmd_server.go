@@ -129,23 +129,37 @@ func (s *Server) saveOnShutdown() error {
 }
 
 func shutdownCommand(s *Server, c *client, args [][]byte) {
-	force, mode := false, ""
+	var save, nosave, now, force, abort bool
 	for _, a := range args[1:] {
 		switch strings.ToUpper(string(a)) {
 		case "NOSAVE":
-			mode = "nosave"
+			nosave = true
 		case "SAVE":
-			mode = "save"
+			save = true
 		case "NOW":
+			now = true
 		case "FORCE":
 			force = true
 		case "ABORT":
-			s.w.Error("ERR No shutdown in progress.")
-			return
+			abort = true
 		default:
 			s.w.Error(errSyntax)
 			return
 		}
+	}
+	switch {
+	case abort && (save || nosave || now || force), save && nosave:
+		s.w.Error(errSyntax) // as Redis: an illegal combination
+		return
+	case abort:
+		s.w.Error("ERR No shutdown in progress.")
+		return
+	}
+	mode := ""
+	if save {
+		mode = "save"
+	} else if nosave {
+		mode = "nosave"
 	}
 	stopped := false
 	if run := s.scripts.run; run != nil && run.busy {

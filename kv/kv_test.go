@@ -567,3 +567,14 @@ func TestCompatClientListFields(t *testing.T) {
 		t.Errorf("a client in MULTI with a command queued, seen by another: %q; want multi-mem counted, no argv-mem", line)
 	}
 }
+
+// TestCompatShutdownArguments: SHUTDOWN's illegal combinations are
+// syntax errors, as in Redis, also with ABORT, whose reply comes once
+// every argument is read; none of these shuts down.
+func TestCompatShutdownArguments(t *testing.T) {
+	compareWithRedis(t, [][]string{
+		{"SHUTDOWN", "NOSAVE", "SAVE"}, {"SHUTDOWN", "SAVE", "NOSAVE"}, {"SHUTDOWN", "ABORT", "NOW"},
+		{"SHUTDOWN", "FORCE", "ABORT"}, {"SHUTDOWN", "ABORT", "FOO"}, {"SHUTDOWN", "ABORT", "ABORT"},
+		{"SHUTDOWN", "ABORT"}, {"SHUTDOWN", "FOO"}, {"PING"},
+	})
+}
