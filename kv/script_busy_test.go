@@ -1,8 +1,10 @@
 package kv
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/evloop/evloop/internal/testcert"
 )
 
 // waitBusy sends PING on c until the script started on another
@@ -371,4 +375,34 @@ func TestCompatScriptBusyMonitor(t *testing.T) {
 	}
 	_, addr := startBusyServer(t, Config{})
 	compareTranscripts(t, "", run(addr), run(redisServer(t)))
+}
+
+// TestScriptBusyTLS: a busy script's caller and the clients served from
+// inside it may be TLS clients, whose records are decrypted from the
+// buffer the others are read into; the caller's pipelined PING, which
+// came with its EVAL, waits for the script.
+func TestScriptBusyTLS(t *testing.T) {
+	const src = `local function now() local t = redis.call('time'); return t[1] * 1000000 + t[2] end
+local start = now()
+while now() - start < 300000 do end
+return 7`
+	_, plain, secure, _ := tlsServer(t, "no")
+	config := &tls.Config{RootCAs: testcert.Pool(), ServerName: "localhost"}
+	dialTLS := func() *rawConn {
+		c, err := tls.Dial("tcp", secure, config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		t.Cleanup(func() { c.Close() })
+		return &rawConn{t: t, c: c, r: bufio.NewReader(c)}
+	}
+	ctl := dialTLS()
+	ctl.do("CONFIG", "SET", "busy-reply-threshold", "50")
+	other := dialRaw(t, plain)
+	caller := dialTLS()
+	caller.sendTogether([]string{"EVAL", src, "0"}, []string{"PING"})
+	busy := "-" + errBusyScript + "\r\n"
+	got := []string{waitBusy(t, ctl), other.do("GET", "k"), ctl.do("GET", "k"), caller.read(), caller.read(), ctl.do("PING")}
+	compareTranscripts(t, "", got, []string{busy, busy, busy, ":7\r\n", "+PONG\r\n", "+PONG\r\n"})
 }
