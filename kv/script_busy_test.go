@@ -6,14 +6,18 @@ import (
 	"context"
 	"crypto/tls"
 	"io"
+	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/evloop/evloop/internal/testcert"
+	"github.com/evloop/evloop/internal/testpeer"
 )
 
 // waitBusy sends PING on c until the script started on another
@@ -405,4 +409,68 @@ return 7`
 	busy := "-" + errBusyScript + "\r\n"
 	got := []string{waitBusy(t, ctl), other.do("GET", "k"), ctl.do("GET", "k"), caller.read(), caller.read(), ctl.do("PING")}
 	compareTranscripts(t, "", got, []string{busy, busy, busy, ":7\r\n", "+PONG\r\n", "+PONG\r\n"})
+}
+
+// TestScriptBusyStress: clients that pipeline reads, writes,
+// transactions, HELLO and QUIT, and reconnect, while scripts are made
+// busy and killed over and over, get a reply to every command, BUSY or
+// the command's, and the server goes on; no panic is logged.
+func TestScriptBusyStress(t *testing.T) {
+	var log testpeer.Output
+	_, addr := startBusyServer(t, Config{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	ctl := dialRaw(t, addr)
+	ctl.do("CONFIG", "SET", "busy-reply-threshold", "20")
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			key := "k" + strconv.Itoa(i)
+			batch := [][]string{{"PING"}, {"SET", key, "v"}, {"GET", key}, {"MULTI"}, {"INCR", "n"}, {"EXEC"},
+				{"HELLO", "2"}, {"WATCH", key}, {"UNWATCH"}, {"LPUSH", "l", "x"}, {"QUIT"}}
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				c.SetDeadline(time.Now().Add(30 * time.Second))
+				rc := &rawConn{t: t, c: c, r: bufio.NewReader(c)}
+				rc.sendTogether(batch...)
+				for range batch {
+					if got := rc.read(); got == "" {
+						t.Error("an empty reply")
+					}
+				}
+				c.Close()
+			}
+		}()
+	}
+	caller := dialRaw(t, addr)
+	killed := 0
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); killed++ {
+		caller.send("EVAL", "while true do end", "0")
+		waitBusy(t, ctl)
+		if got := ctl.do("SCRIPT", "KILL"); got != "+OK\r\n" {
+			t.Fatalf("SCRIPT KILL = %q", got)
+		}
+		if got := caller.read(); !strings.HasPrefix(got, "-ERR Script killed") {
+			t.Fatalf("the killed script replied %q", got)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	t.Logf("%d scripts killed", killed)
+	if got := ctl.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING after = %q", got)
+	}
+	if strings.Contains(log.String(), "panic") {
+		t.Fatalf("a panic was logged:\n%s", log.String())
+	}
 }
