@@ -681,8 +681,9 @@ func (c *Conn) Submit(fn func()) error {
 // of the iteration, as always. Timers, tasks, Options.BeforeFlush and the
 // second reads of connections whose read filled its buffer wait for the
 // iteration too. ServeOthers reports false and does nothing when called
-// from a handler it runs itself, for a closed c, or if the poller fails.
-// On c's loop goroutine only.
+// from a handler it runs itself or for a closed c; it reports false too if
+// the poller's wait failed, what it had served written. On c's loop
+// goroutine only.
 func (c *Conn) ServeOthers() bool {
 	ls := c.ls
 	if ls.serving || c.state == closed {
@@ -700,10 +701,9 @@ func (c *Conn) ServeOthers() bool {
 		ls.rbuf = rbuf
 		ls.serving = false
 	}()
+	// A wait that failed (which takes a bug) still leaves what the rest
+	// of the batch made of the others, and what it kept of c's, to handle.
 	kept, err := ls.l.DispatchReady(int(c.fd))
-	if err != nil {
-		return false
-	}
 	if c.state != closed {
 		// Edge-triggered: what was reported for c is not reported again.
 		if kept&poll.Hangup != 0 {
@@ -731,7 +731,7 @@ func (c *Conn) ServeOthers() bool {
 		ls.l.Again()
 	}
 	ls.flushOthers(c)
-	return true
+	return err == nil
 }
 
 // OutboundBuffered returns how many bytes are queued and not yet written.
