@@ -282,6 +282,32 @@ func (a *aof) endTransaction() {
 	a.execOps = 0
 }
 
+// flushBeforeExec writes what was logged before the transaction under
+// way (the script's), which stays in the buffer, still open.
+func (a *aof) flushBeforeExec() {
+	if a.execOps == 0 {
+		a.flush()
+		return
+	}
+	if a.execAt == 0 {
+		return
+	}
+	tx := slices.Clone(a.buf[a.execAt:])
+	a.buf = a.buf[:a.execAt]
+	a.flush()
+	a.execAt = len(a.buf) // what the file did not take, if it failed
+	a.buf = append(a.buf, tx...)
+}
+
+// dropTransaction takes the transaction under way out of the buffer, as
+// if it had not been logged.
+func (a *aof) dropTransaction() {
+	if a.execOps > 0 {
+		a.buf = a.buf[:a.execAt]
+		a.execOps = 0
+	}
+}
+
 // flush writes what this iteration logged; with "always" it also syncs.
 // It runs on the loop before the iteration's replies are written. A write
 // that fails leaves what the file did not take for the next flush, and

@@ -1,7 +1,7 @@
 package kv
 
 import (
-	"slices"
+	"errors"
 	"strconv"
 	"time"
 
@@ -59,11 +59,6 @@ func (w *scriptWatch) Err() error                  { return w.err }
 func (w *scriptWatch) Deadline() (time.Time, bool) { return time.Time{}, false }
 func (w *scriptWatch) Value(any) any               { return nil }
 
-// scriptError is the error a killed script raises.
-type scriptError string
-
-func (e scriptError) Error() string { return string(e) }
-
 // scriptInterrupt runs every watchEvery instructions of a script, as
 // Redis's scriptInterrupt: a script past busy-reply-threshold makes the
 // server busy (logged once), and while it is, the other clients are
@@ -118,7 +113,7 @@ func (s *Server) serveWhileBusy(c *client) {
 func (s *Server) killScript(run *scriptRun, msg string) {
 	run.killed = msg
 	if vm := s.scripts.vm; vm != nil {
-		vm.watch.err = scriptError(msg)
+		vm.watch.err = errors.New(msg)
 		vm.watch.done = killedDone
 	}
 }
@@ -139,23 +134,6 @@ func scriptKill(s *Server, c *client, args [][]byte) {
 	}
 }
 
-// flushBeforeExec writes what was logged before the transaction under
-// way (the script's), which stays in the buffer, still open.
-func (a *aof) flushBeforeExec() {
-	if a.execOps == 0 {
-		a.flush()
-		return
-	}
-	if a.execAt == 0 {
-		return
-	}
-	tx := slices.Clone(a.buf[a.execAt:])
-	a.buf = a.buf[:a.execAt]
-	a.flush()
-	a.execAt = len(a.buf) // what the file did not take, if it failed
-	a.buf = append(a.buf, tx...)
-}
-
 // stopBusyScript stops the busy script for SHUTDOWN NOSAVE, whatever it
 // wrote, and takes what it logged out of the log's buffer: Redis exits
 // there, and its log has none of the script, which it writes when the
@@ -169,8 +147,7 @@ func (s *Server) stopBusyScript() {
 		c.closeASAP = true
 		s.closing = append(s.closing, c)
 	}
-	if a := s.aof; a != nil && a.execOps > 0 {
-		a.buf = a.buf[:a.execAt]
-		a.execOps = 0
+	if s.aof != nil {
+		s.aof.dropTransaction()
 	}
 }

@@ -54,13 +54,42 @@ func startBusyServer(t *testing.T, cfg Config) (*Server, string) {
 	return s, addr
 }
 
+// busyControl dials addr and sets busy-reply-threshold to ms there.
+func busyControl(t *testing.T, addr, ms string) *rawConn {
+	c := dialRaw(t, addr)
+	c.do("CONFIG", "SET", "busy-reply-threshold", ms)
+	return c
+}
+
+// timedLoop is Lua that runs for us microseconds by the server's clock.
+func timedLoop(us int) string {
+	return "local function now() local t = redis.call('time'); return t[1] * 1000000 + t[2] end\n" +
+		"local start = now()\nwhile now() - start < " + strconv.Itoa(us) + " do end\n"
+}
+
+// compareBusyWithRedis runs run against evkv and against Redis and
+// compares what each returned.
+func compareBusyWithRedis(t *testing.T, run func(addr string) []string) {
+	_, addr := startBusyServer(t, Config{})
+	compareTranscripts(t, "", run(addr), run(redisServer(t)))
+}
+
+// shutdownNosave sends SHUTDOWN NOSAVE on c and waits for s to stop.
+func shutdownNosave(t *testing.T, s *Server, c *rawConn) {
+	c.send("SHUTDOWN", "NOSAVE")
+	select {
+	case <-s.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("SHUTDOWN NOSAVE did not stop the server")
+	}
+}
+
 // busyTranscript starts a script that loops for ever on one connection
 // of addr's, with a PING sent after it in the same write, and runs what
 // the others may do while it is busy, then SCRIPT KILL, and returns the
 // replies: the others', the script's, the PING's, and the server's after.
 func busyTranscript(t *testing.T, addr string) []string {
-	ctl := dialRaw(t, addr)
-	ctl.do("CONFIG", "SET", "busy-reply-threshold", "100")
+	ctl := busyControl(t, addr, "100")
 	caller := dialRaw(t, addr)
 	caller.sendTogether([]string{"EVAL", "local n = 0\nwhile true do\n  n = n + 1\nend", "0"}, []string{"PING"})
 	out := []string{waitBusy(t, ctl)}
@@ -83,16 +112,13 @@ func busyTranscript(t *testing.T, addr string) []string {
 // server serving the others, with BUSY but for the commands Redis allows
 // then, and SCRIPT KILL stops it, its caller's next command served after.
 func TestCompatScriptBusy(t *testing.T) {
-	_, addr := startBusyServer(t, Config{})
-	ours, theirs := busyTranscript(t, addr), busyTranscript(t, redisServer(t))
-	compareTranscripts(t, "", ours, theirs)
+	compareBusyWithRedis(t, func(addr string) []string { return busyTranscript(t, addr) })
 }
 
 // killBusy runs src on a connection of addr's until it is busy, kills it
 // with SCRIPT KILL, and returns SCRIPT KILL's reply and the script's.
 func killBusy(t *testing.T, addr, src string) (kill, reply string) {
-	ctl := dialRaw(t, addr)
-	ctl.do("CONFIG", "SET", "busy-reply-threshold", "50")
+	ctl := busyControl(t, addr, "50")
 	caller := dialRaw(t, addr)
 	caller.send("EVAL", src, "0")
 	if got := waitBusy(t, ctl); !strings.HasPrefix(got, "-BUSY") {
@@ -134,14 +160,9 @@ func TestCompatScriptKillEscapes(t *testing.T) {
 // are served when it ends, not while the others are served from inside
 // it: the script sees its own push still there.
 func TestCompatScriptBusyBlocked(t *testing.T) {
-	const src = `redis.call('rpush', KEYS[1], 'a')
-local function now() local t = redis.call('time'); return t[1] * 1000000 + t[2] end
-local start = now()
-while now() - start < 1000000 do end
-return redis.call('llen', KEYS[1])`
+	src := "redis.call('rpush', KEYS[1], 'a')\n" + timedLoop(1000000) + "return redis.call('llen', KEYS[1])"
 	run := func(addr string) []string {
-		ctl := dialRaw(t, addr)
-		ctl.do("CONFIG", "SET", "busy-reply-threshold", "50")
+		ctl := busyControl(t, addr, "50")
 		blocked := dialRaw(t, addr)
 		blocked.send("BLPOP", "q", "0")
 		for !strings.Contains(ctl.do("INFO", "clients"), "blocked_clients:1") {
@@ -152,8 +173,7 @@ return redis.call('llen', KEYS[1])`
 		out := []string{waitBusy(t, ctl)}
 		return append(out, caller.read(), blocked.read(), ctl.do("LLEN", "q"))
 	}
-	_, addr := startBusyServer(t, Config{})
-	compareTranscripts(t, "", run(addr), run(redisServer(t)))
+	compareBusyWithRedis(t, run)
 }
 
 // TestScriptBusyShutdownNosave: a busy script that wrote cannot be
@@ -162,8 +182,7 @@ return redis.call('llen', KEYS[1])`
 func TestScriptBusyShutdownNosave(t *testing.T) {
 	cfg := Config{AppendOnly: true, Dir: t.TempDir()}
 	s, addr := startBusyServer(t, cfg)
-	ctl := dialRaw(t, addr)
-	ctl.do("CONFIG", "SET", "busy-reply-threshold", "50")
+	ctl := busyControl(t, addr, "50")
 	ctl.do("SET", "before", "1")
 	caller := dialRaw(t, addr)
 	caller.send("EVAL", "redis.call('set', 'x', '1')\nredis.call('set', 'y', '1')\nwhile true do end", "0")
@@ -174,12 +193,7 @@ func TestScriptBusyShutdownNosave(t *testing.T) {
 		"-" + errBusyScript + "\r\n",
 	}
 	compareTranscripts(t, "", got, want)
-	ctl.send("SHUTDOWN", "NOSAVE")
-	select {
-	case <-s.Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("SHUTDOWN NOSAVE did not stop the server")
-	}
+	shutdownNosave(t, s, ctl)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := s.Shutdown(ctx); err != nil {
@@ -201,8 +215,7 @@ func TestScriptBusyShutdownNosave(t *testing.T) {
 func TestScriptBusyShutdownNosaveExec(t *testing.T) {
 	cfg := Config{AppendOnly: true, Dir: t.TempDir()}
 	s, addr := startBusyServer(t, cfg)
-	ctl := dialRaw(t, addr)
-	ctl.do("CONFIG", "SET", "busy-reply-threshold", "50")
+	ctl := busyControl(t, addr, "50")
 	ctl.do("SET", "before", "1")
 	caller := dialRaw(t, addr)
 	caller.sendTogether([]string{"MULTI"}, []string{"SET", "a", "1"},
@@ -211,12 +224,7 @@ func TestScriptBusyShutdownNosaveExec(t *testing.T) {
 	if got := waitBusy(t, ctl); got != "-"+errBusyScript+"\r\n" {
 		t.Fatalf("PING while the script runs = %q", got)
 	}
-	ctl.send("SHUTDOWN", "NOSAVE")
-	select {
-	case <-s.Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("SHUTDOWN NOSAVE did not stop the server")
-	}
+	shutdownNosave(t, s, ctl)
 	c := restartRaw(t, s, cfg)
 	for key, want := range map[string]string{"before": "$1\r\n1\r\n", "a": "$-1\r\n", "x": "$-1\r\n", "b": "$-1\r\n", "c": "$-1\r\n"} {
 		if got := c.do("GET", key); got != want {
@@ -231,20 +239,14 @@ func TestScriptBusyShutdownNosaveExec(t *testing.T) {
 // writes them.
 func TestScriptBusyShutdownNosaveCaller(t *testing.T) {
 	s, addr := startBusyServer(t, Config{})
-	ctl := dialRaw(t, addr)
-	ctl.do("CONFIG", "SET", "busy-reply-threshold", "50")
+	ctl := busyControl(t, addr, "50")
 	caller := dialRaw(t, addr)
 	caller.sendTogether([]string{"SET", "a", "1"},
 		[]string{"EVAL", "redis.call('set', 'x', '1')\nwhile true do end", "0"}, []string{"SET", "c", "1"})
 	if got := waitBusy(t, ctl); got != "-"+errBusyScript+"\r\n" {
 		t.Fatalf("PING while the script runs = %q", got)
 	}
-	ctl.send("SHUTDOWN", "NOSAVE")
-	select {
-	case <-s.Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("SHUTDOWN NOSAVE did not stop the server")
-	}
+	shutdownNosave(t, s, ctl)
 	caller.c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if got, _ := io.ReadAll(caller.c); len(got) > 0 {
 		t.Errorf("the script's caller got %q", got)
@@ -256,13 +258,9 @@ func TestScriptBusyShutdownNosaveCaller(t *testing.T) {
 // the script's changes: the key the script wrote past maxmemory is still
 // there when it ends, and a write is answered BUSY, not OOM.
 func TestCompatScriptBusyNoEviction(t *testing.T) {
-	const loop = `local function now() local t = redis.call('time'); return t[1] * 1000000 + t[2] end
-local start = now()
-while now() - start < 1000000 do end
-return redis.call('exists', KEYS[1])`
+	loop := timedLoop(1000000) + "return redis.call('exists', KEYS[1])"
 	run := func(addr, policy, src string, over int) []string {
-		ctl := dialRaw(t, addr)
-		ctl.do("CONFIG", "SET", "busy-reply-threshold", "50")
+		ctl := busyControl(t, addr, "50")
 		ctl.do("CONFIG", "SET", "maxmemory-policy", policy)
 		maxmemory := "1"
 		if over > 0 {
@@ -300,10 +298,7 @@ return redis.call('exists', KEYS[1])`
 // never makes the server busy, as Redis, which then sets no hook on its
 // interpreter: the others wait till it ends.
 func TestCompatScriptBusyThresholdZero(t *testing.T) {
-	const src = `local function now() local t = redis.call('time'); return t[1] * 1000000 + t[2] end
-local start = now()
-while now() - start < 300000 do end
-return 1`
+	src := timedLoop(300000) + "return 1"
 	run := func(addr string) []string {
 		ctl := dialRaw(t, addr)
 		out := []string{ctl.do("CONFIG", "SET", "busy-reply-threshold", "0")}
@@ -312,8 +307,7 @@ return 1`
 		time.Sleep(100 * time.Millisecond) // the script runs
 		return append(out, ctl.do("PING"), caller.read(), ctl.do("PING"))
 	}
-	_, addr := startBusyServer(t, Config{})
-	compareTranscripts(t, "", run(addr), run(redisServer(t)))
+	compareBusyWithRedis(t, run)
 }
 
 // TestScriptBusyLogBeforeReplies: the replies a busy script lets out,
@@ -323,8 +317,7 @@ return 1`
 func TestScriptBusyLogBeforeReplies(t *testing.T) {
 	cfg := Config{AppendOnly: true, Dir: t.TempDir()}
 	_, addr := startBusyServer(t, cfg)
-	ctl := dialRaw(t, addr)
-	ctl.do("CONFIG", "SET", "busy-reply-threshold", "200")
+	ctl := busyControl(t, addr, "200")
 	writer, caller, blocker := dialRaw(t, addr), dialRaw(t, addr), dialRaw(t, addr)
 	logged := func() bool {
 		b, err := os.ReadFile(filepath.Join(cfg.Dir, "appendonly.aof"))
@@ -365,8 +358,7 @@ func TestScriptBusyLogBeforeReplies(t *testing.T) {
 // monitor's (a replica's) access to the keyspace.
 func TestCompatScriptBusyMonitor(t *testing.T) {
 	run := func(addr string) []string {
-		ctl := dialRaw(t, addr)
-		ctl.do("CONFIG", "SET", "busy-reply-threshold", "50")
+		ctl := busyControl(t, addr, "50")
 		mon := dialRaw(t, addr)
 		out := []string{mon.do("MONITOR")}
 		caller := dialRaw(t, addr)
@@ -376,8 +368,7 @@ func TestCompatScriptBusyMonitor(t *testing.T) {
 		out = append(out, fed, mon.do("GET", "x"), mon.do("SET", "x", "1"), ctl.do("SCRIPT", "KILL"))
 		return append(out, caller.read())
 	}
-	_, addr := startBusyServer(t, Config{})
-	compareTranscripts(t, "", run(addr), run(redisServer(t)))
+	compareBusyWithRedis(t, run)
 }
 
 // TestScriptBusyTLS: a busy script's caller and the clients served from
@@ -416,8 +407,7 @@ func TestScriptBusyTLS(t *testing.T) {
 func TestScriptBusyStress(t *testing.T) {
 	var log testpeer.Output
 	_, addr := startBusyServer(t, Config{Logger: slog.New(slog.NewTextHandler(&log, nil))})
-	ctl := dialRaw(t, addr)
-	ctl.do("CONFIG", "SET", "busy-reply-threshold", "20")
+	ctl := busyControl(t, addr, "20")
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range 6 {
