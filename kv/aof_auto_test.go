@@ -233,6 +233,7 @@ func waitRewritten(t *testing.T, rc *rawConn, n int) {
 // rewrite's new file holds all of it, so the failure and the leftover end
 // with the old file, and the new file replays.
 func TestRewriteAfterFailedWrite(t *testing.T) {
+	t.Parallel()
 	cfg := Config{AppendOnly: true, Dir: t.TempDir()}
 	s, addr := startServer(t, cfg)
 	rc := dialRaw(t, addr)
@@ -272,6 +273,7 @@ func TestRewriteAfterFailedWrite(t *testing.T) {
 // aof_rewrites, as in Redis. A rewrite that cannot start (a missing
 // directory) replies Redis's words, the reason going to the log.
 func TestRewriteWithLogOff(t *testing.T) {
+	t.Parallel()
 	cfg := Config{Dir: t.TempDir()}
 	s, addr := startServer(t, cfg)
 	rc := dialRaw(t, addr)

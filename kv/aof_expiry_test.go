@@ -50,6 +50,7 @@ func describeKeys(t *testing.T, rc *rawConn, keys []string) map[string]string {
 // take, so that keys without a TTL were lost. A PEXPIREAT in the past
 // keeps its key for the commands after it too.
 func TestReplayAfterExpiry(t *testing.T) {
+	t.Parallel()
 	keys := []string{"n", "vl", "src", "dst", "l1", "l2", "zs", "zu", "sl", "sorted", "gone", "kept"}
 	cfg := Config{AppendOnly: true, Dir: t.TempDir()}
 	s, addr := startServer(t, cfg)

@@ -327,6 +327,7 @@ func TestBitWatch(t *testing.T) {
 // before and after a rewrite, with a BITFIELD that created its key while
 // every write failed on OVERFLOW FAIL (which Redis leaves out of its log).
 func TestBitAppendOnly(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := Config{AppendOnly: true, AppendFsync: "always", Dir: dir}
 	ctx := context.Background()

@@ -292,6 +292,7 @@ func TestDebugPopulateSignalsWithRedis(t *testing.T) {
 // TestDebugReloadIdleTime: the keys DEBUG RELOAD loads are new objects, as
 // in Redis, their access time now.
 func TestDebugReloadIdleTime(t *testing.T) {
+	t.Parallel()
 	_, _, same := debugPair(t, "yes")
 	same("SET", "k", "v")
 	same("DEBUG", "SLEEP", "2.2")

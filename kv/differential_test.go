@@ -847,6 +847,7 @@ func drCompare(t *testing.T, script [][]string) {
 }
 
 func TestDifferentialEdges(t *testing.T) {
+	t.Parallel()
 	drCompare(t, [][]string{
 		{"RPUSH", "l", "a", "b", "c", "a"},
 		{"LPOS", "l", "a", "RANK", "-9223372036854775808"}, {"LPOS", "l", "a", "RANK", "0"}, {"LPOS", "l", "a", "COUNT", "-1"},

@@ -100,6 +100,7 @@ func TestFastExpireCycle(t *testing.T) {
 // live stay with their TTL. The keyspace is read on the loop, not by a
 // client.
 func TestActiveExpiryWithoutClients(t *testing.T) {
+	t.Parallel()
 	s, addr := startServer(t, Config{})
 	onLoop := func(fn func()) {
 		t.Helper()
@@ -160,6 +161,7 @@ func TestActiveExpiryWithoutClients(t *testing.T) {
 // its DEL, so that a restart from the log has none of them. With the log
 // and the events off, as evkv runs by default, the deletions skip both.
 func TestActiveExpiryEffects(t *testing.T) {
+	t.Parallel()
 	const n = 100
 	for _, tc := range []struct {
 		name   string

@@ -590,6 +590,7 @@ func TestHashMulti(t *testing.T) {
 // HINCRBYFLOAT's results included (logged as HSET), and that a rewritten
 // log does too.
 func TestHashAppendOnly(t *testing.T) {
+	t.Parallel()
 	for _, rewrite := range []bool{false, true} {
 		t.Run(fmt.Sprint("rewrite=", rewrite), func(t *testing.T) {
 			dir := t.TempDir()

@@ -309,6 +309,7 @@ func TestHllWatch(t *testing.T) {
 // written, sparse and dense, caches and merges, before and after a
 // rewrite.
 func TestHllAppendOnly(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := Config{AppendOnly: true, AppendFsync: "always", Dir: dir}
 	ctx := context.Background()

@@ -96,6 +96,7 @@ func TestCompatCopyRenameOntoExpiredKey(t *testing.T) {
 // does, expired or not: "del x". 10000 keys with an hour to live make
 // the expiry cycle unlikely to delete x first.
 func TestCompatWriteOntoExpiredKeyEvents(t *testing.T) {
+	t.Parallel()
 	scenarios := [][][]string{
 		{{"MSET", "x", "1"}},
 		{{"MSETNX", "x", "1"}},

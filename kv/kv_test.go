@@ -23,6 +23,11 @@ import (
 	"github.com/evloop/evloop/resp"
 )
 
+// Tests that spend most of their time waiting on the clock (the log's
+// fsync every second, expiry, DEBUG SLEEP, a paused server) call
+// t.Parallel. Those that set maxmemory, which is measured against the
+// process's heap, or that change the package's variables (the
+// background save's and rewrite's pace: walkBy, stallRewrite) do not.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }

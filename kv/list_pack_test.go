@@ -366,6 +366,7 @@ func TestListEmptyItemsKeepOffsets(t *testing.T) {
 // the node limits among the short ones, on fewer keys so that moves and
 // inserts meet on one list.
 func TestListDifferentialBigItems(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 2026))
 	bigs := []string{"", strings.Repeat("a", listNodeBytes), strings.Repeat("b", listNodeBytes+1),
 		strings.Repeat("c", listNodeBytes-1), strings.Repeat("d", 3000)}

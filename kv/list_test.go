@@ -957,6 +957,7 @@ func TestListCopyIsDeep(t *testing.T) {
 // (blocking pops as plain pops) by replaying it, before and after a
 // rewrite.
 func TestListAppendOnly(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := Config{AppendOnly: true, AppendFsync: "always", Dir: dir}
 	ctx := context.Background()

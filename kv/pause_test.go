@@ -16,6 +16,7 @@ import (
 // stricter; and the refusals' texts. Only lower bounds of the waits are
 // checked: a loaded machine can only make them longer.
 func TestCompatClientPause(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{})
 	raddr := redisServer(t)
 	run := func(addr string) []string {

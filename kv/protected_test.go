@@ -50,6 +50,7 @@ func fromAddr(t *testing.T, src, addr string) string {
 // word, and is disconnected and counted in rejected_connections; with
 // protected-mode no, or a password, it is served.
 func TestProtectedMode(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{})
 	raddr := "" // Redis, when it is installed, must answer the same
 	if _, err := exec.LookPath("redis-server"); err == nil {

@@ -72,6 +72,7 @@ func scanPage(t *testing.T, reply string) resp.Value {
 // with an hour to live make the expiry cycle unlikely to delete x, y or z
 // first.
 func TestCompatScanExpiredKeys(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{})
 	raddr := redisServer(t)
 	var ours, theirs string

@@ -180,6 +180,7 @@ func TestCompatScriptBusyBlocked(t *testing.T) {
 // killed; SHUTDOWN NOSAVE stops the server, and the log has nothing of the
 // script, as Redis's, which exits in the middle of it.
 func TestScriptBusyShutdownNosave(t *testing.T) {
+	t.Parallel()
 	cfg := Config{AppendOnly: true, Dir: t.TempDir()}
 	s, addr := startBusyServer(t, cfg)
 	ctl := busyControl(t, addr, "50")
@@ -213,6 +214,7 @@ func TestScriptBusyShutdownNosave(t *testing.T) {
 // commands before the script nor those EXEC or the caller's pipeline run
 // after it, as Redis's, which exits there.
 func TestScriptBusyShutdownNosaveExec(t *testing.T) {
+	t.Parallel()
 	cfg := Config{AppendOnly: true, Dir: t.TempDir()}
 	s, addr := startBusyServer(t, cfg)
 	ctl := busyControl(t, addr, "50")

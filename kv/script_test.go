@@ -232,6 +232,7 @@ func TestEvalLuaErrors(t *testing.T) {
 // EXEC when there are several, never as EVAL; the server started again
 // from the log has them. redis.set_repl(redis.REPL_NONE) keeps them out.
 func TestEvalAppendOnly(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := Config{Dir: dir, AppendOnly: true, AppendFsync: "always"}
 	s, addr := startServer(t, cfg)
@@ -641,6 +642,7 @@ func TestCompatEvalEnvironment(t *testing.T) {
 // that ran before it, where it was left open and took in the commands
 // of the other clients that came after, lost on replay.
 func TestEvalPanicAppendOnly(t *testing.T) {
+	t.Parallel()
 	registerPanicking(t, "test-boom3", "write fast", nil)
 	dir := t.TempDir()
 	cfg := Config{AppendOnly: true, AppendFsync: "always", Dir: dir}

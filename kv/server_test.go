@@ -358,6 +358,7 @@ func registerPanicking(t *testing.T, name, flags string, before func(s *Server))
 // closes the transaction, so that the commands of other clients logged
 // after it are not taken into it on replay.
 func TestPanicInTransaction(t *testing.T) {
+	t.Parallel()
 	registerPanicking(t, "test-boom2", "write fast", nil)
 	dir := t.TempDir()
 	cfg := Config{AppendOnly: true, AppendFsync: "always", Dir: dir}
@@ -631,6 +632,7 @@ func TestRewriteWhileWriting(t *testing.T) {
 // rewrite writes the keyspace and what was served meanwhile, and a restart
 // from the file has it all. Turned off, the log gets nothing more.
 func TestConfigSetAppendOnly(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s1, addr := startServer(t, Config{Dir: dir})
 	ctx := context.Background()
@@ -684,6 +686,7 @@ func TestConfigSetAppendOnly(t *testing.T) {
 // are in the new log too (the generation that marks what a rewrite has
 // written is the server's, not the log's).
 func TestLogTurnedOnAgain(t *testing.T) {
+	t.Parallel()
 	cfg := Config{Dir: t.TempDir(), AppendOnly: true}
 	s, addr := startServer(t, cfg)
 	rc := dialRaw(t, addr)

@@ -489,6 +489,7 @@ func TestSortStoreWakesBlocked(t *testing.T) {
 // it changed the destination, and replaying it stores the same lists; SORT
 // without STORE, SORT_RO and LCS are not logged.
 func TestSortAppendOnly(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := Config{AppendOnly: true, AppendFsync: "always", Dir: dir}
 	stores := [][]string{

@@ -472,6 +472,7 @@ func TestCompatTrackingCachingEnds(t *testing.T) {
 // CLIENT REPLY OFF it comes, and the reply when the client is answered
 // does not, nor anything else.
 func TestCompatTrackingBlocked(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{Settings: map[string]string{"enable-debug-command": "yes"}})
 	raddr := redisServer(t, "--enable-debug-command", "yes")
 	steps := []trackStep{

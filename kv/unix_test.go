@@ -21,6 +21,7 @@ import (
 // path and flagged U in CLIENT LIST, as Redis's; CONFIG SET port opens a
 // TCP listener and port 0 closes it again; the file goes at shutdown.
 func TestUnixSocketPort0(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "kv.sock")
 	left, err := net.Listen("unix", path)
 	if err != nil {

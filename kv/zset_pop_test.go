@@ -265,6 +265,7 @@ func logCommands(t *testing.T, path string) []string {
 // TestZmpopAppendOnly replays a log of ZMPOP and BZMPOP to the sets as
 // they were.
 func TestZmpopAppendOnly(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ctx := context.Background()
 	s, addr := startServer(t, Config{AppendOnly: true, Dir: dir})

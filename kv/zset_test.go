@@ -513,6 +513,7 @@ func TestZsetBlockingPop(t *testing.T) {
 // late, which is logged as ZPOPMIN. (The rewritten form is checked by
 // TestZsetValue.)
 func TestZsetAppendOnly(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ctx := context.Background()
 	s, addr := startServer(t, Config{AppendOnly: true, Dir: dir, AppendFsync: "always"})

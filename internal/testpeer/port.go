@@ -6,8 +6,17 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
+
+// given holds the ports FreePort has returned in this process: a test
+// running in parallel with the one given a port must not be given it
+// too before the program it was for has bound it.
+var given struct {
+	sync.Mutex
+	ports map[int]bool
+}
 
 // FreePort returns a TCP port free at each of hosts (127.0.0.1 if none),
 // for a program the test starts to listen on.
@@ -28,12 +37,26 @@ func FreePort(t testing.TB, hosts ...string) int {
 		if hi > lo {
 			port = lo + rand.IntN(hi-lo+1)
 		}
-		if p, ok := listenAll(hosts, port); ok {
+		if p, ok := listenAll(hosts, port); ok && take(p) {
 			return p
 		}
 	}
 	t.Fatalf("no port free at %v", hosts)
 	return 0
+}
+
+// take reports whether port was not given before, and marks it given.
+func take(port int) bool {
+	given.Lock()
+	defer given.Unlock()
+	if given.ports[port] {
+		return false
+	}
+	if given.ports == nil {
+		given.ports = make(map[int]bool)
+	}
+	given.ports[port] = true
+	return true
 }
 
 // FreeAddr returns "127.0.0.1:port" for a port of FreePort's.
