@@ -27,7 +27,8 @@ import (
 // fsync every second, expiry, DEBUG SLEEP, a paused server) call
 // t.Parallel. Those that set maxmemory, which is measured against the
 // process's heap, or that change the package's variables (the
-// background save's and rewrite's pace: walkBy, stallRewrite) do not.
+// background save's and rewrite's pace: walkBy, stallRewrite; the
+// command table: registerPanicking) do not.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }

@@ -642,7 +642,6 @@ func TestCompatEvalEnvironment(t *testing.T) {
 // that ran before it, where it was left open and took in the commands
 // of the other clients that came after, lost on replay.
 func TestEvalPanicAppendOnly(t *testing.T) {
-	t.Parallel()
 	registerPanicking(t, "test-boom3", "write fast", nil)
 	dir := t.TempDir()
 	cfg := Config{AppendOnly: true, AppendFsync: "always", Dir: dir}

@@ -358,7 +358,6 @@ func registerPanicking(t *testing.T, name, flags string, before func(s *Server))
 // closes the transaction, so that the commands of other clients logged
 // after it are not taken into it on replay.
 func TestPanicInTransaction(t *testing.T) {
-	t.Parallel()
 	registerPanicking(t, "test-boom2", "write fast", nil)
 	dir := t.TempDir()
 	cfg := Config{AppendOnly: true, AppendFsync: "always", Dir: dir}
