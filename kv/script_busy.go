@@ -143,10 +143,7 @@ func (s *Server) stopBusyScript() {
 	s.killScript(run, errScriptShutdown)
 	// Nor does its caller get a reply, its pipeline's before or after
 	// the script's: dropped, and it is closed before the loop flushes.
-	if c := run.caller; !c.closeASAP {
-		c.closeASAP = true
-		s.closing = append(s.closing, c)
-	}
+	s.markClosing(run.caller)
 	if s.aof != nil {
 		s.aof.dropTransaction()
 	}

@@ -3,7 +3,6 @@ package kv
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"crypto/tls"
 	"io"
 	"log/slog"
@@ -81,6 +80,29 @@ func shutdownNosave(t *testing.T, s *Server, c *rawConn) {
 	case <-s.Done():
 	case <-time.After(10 * time.Second):
 		t.Fatal("SHUTDOWN NOSAVE did not stop the server")
+	}
+}
+
+// nosaveServer starts a busy-script server that logs every write, with
+// "before" set, and returns it, its Config, a control connection (a 50
+// ms threshold) and a connection for the script's caller.
+func nosaveServer(t *testing.T) (*Server, Config, *rawConn, *rawConn) {
+	cfg := Config{AppendOnly: true, Dir: t.TempDir()}
+	s, addr := startBusyServer(t, cfg)
+	ctl := busyControl(t, addr, "50")
+	ctl.do("SET", "before", "1")
+	return s, cfg, ctl, dialRaw(t, addr)
+}
+
+// checkRestarted starts a server of cfg in stopped s's place and checks
+// the replies to GET of each key in want.
+func checkRestarted(t *testing.T, s *Server, cfg Config, want map[string]string) {
+	t.Helper()
+	c := restartRaw(t, s, cfg)
+	for key, w := range want {
+		if got := c.do("GET", key); got != w {
+			t.Errorf("after the restart, GET %s = %q; want %q", key, got, w)
+		}
 	}
 }
 
@@ -181,11 +203,7 @@ func TestCompatScriptBusyBlocked(t *testing.T) {
 // script, as Redis's, which exits in the middle of it.
 func TestScriptBusyShutdownNosave(t *testing.T) {
 	t.Parallel()
-	cfg := Config{AppendOnly: true, Dir: t.TempDir()}
-	s, addr := startBusyServer(t, cfg)
-	ctl := busyControl(t, addr, "50")
-	ctl.do("SET", "before", "1")
-	caller := dialRaw(t, addr)
+	s, cfg, ctl, caller := nosaveServer(t)
 	caller.send("EVAL", "redis.call('set', 'x', '1')\nredis.call('set', 'y', '1')\nwhile true do end", "0")
 	got := []string{waitBusy(t, ctl), ctl.do("SCRIPT", "KILL"), ctl.do("SHUTDOWN")}
 	want := []string{
@@ -195,18 +213,7 @@ func TestScriptBusyShutdownNosave(t *testing.T) {
 	}
 	compareTranscripts(t, "", got, want)
 	shutdownNosave(t, s, ctl)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := s.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
-	_, addr = startServer(t, cfg)
-	c := dialRaw(t, addr)
-	for key, want := range map[string]string{"before": "$1\r\n1\r\n", "x": "$-1\r\n", "y": "$-1\r\n"} {
-		if got := c.do("GET", key); got != want {
-			t.Errorf("after the restart, GET %s = %q; want %q", key, got, want)
-		}
-	}
+	checkRestarted(t, s, cfg, map[string]string{"before": "$1\r\n1\r\n", "x": "$-1\r\n", "y": "$-1\r\n"})
 }
 
 // TestScriptBusyShutdownNosaveExec: SHUTDOWN NOSAVE stops a busy script
@@ -215,11 +222,7 @@ func TestScriptBusyShutdownNosave(t *testing.T) {
 // after it, as Redis's, which exits there.
 func TestScriptBusyShutdownNosaveExec(t *testing.T) {
 	t.Parallel()
-	cfg := Config{AppendOnly: true, Dir: t.TempDir()}
-	s, addr := startBusyServer(t, cfg)
-	ctl := busyControl(t, addr, "50")
-	ctl.do("SET", "before", "1")
-	caller := dialRaw(t, addr)
+	s, cfg, ctl, caller := nosaveServer(t)
 	caller.sendTogether([]string{"MULTI"}, []string{"SET", "a", "1"},
 		[]string{"EVAL", "redis.call('set', 'x', '1')\nwhile true do end", "0"},
 		[]string{"SET", "b", "1"}, []string{"EXEC"}, []string{"SET", "c", "1"})
@@ -227,12 +230,7 @@ func TestScriptBusyShutdownNosaveExec(t *testing.T) {
 		t.Fatalf("PING while the script runs = %q", got)
 	}
 	shutdownNosave(t, s, ctl)
-	c := restartRaw(t, s, cfg)
-	for key, want := range map[string]string{"before": "$1\r\n1\r\n", "a": "$-1\r\n", "x": "$-1\r\n", "b": "$-1\r\n", "c": "$-1\r\n"} {
-		if got := c.do("GET", key); got != want {
-			t.Errorf("after the restart, GET %s = %q; want %q", key, got, want)
-		}
-	}
+	checkRestarted(t, s, cfg, map[string]string{"before": "$1\r\n1\r\n", "a": "$-1\r\n", "x": "$-1\r\n", "b": "$-1\r\n", "c": "$-1\r\n"})
 }
 
 // TestScriptBusyShutdownNosaveCaller: the caller of a busy script that

@@ -1144,13 +1144,22 @@ const uncountedOutput = 16 << 10
 // is queued for it is dropped, as Redis's freeClientAsync drops it, and it
 // is sent nothing more nor served.
 func (s *Server) closeSoon(c *client, why string) {
-	if c.closeASAP {
+	if !s.markClosing(c) {
 		return
+	}
+	s.stats.outputLimitCloses++
+	s.log.Warn("kv: client scheduled to be closed ASAP", "reason", why, "client", s.describe(c, time.Now()))
+}
+
+// markClosing marks c to be closed before the loop flushes, as closeSoon
+// does, and reports whether it was not marked already.
+func (s *Server) markClosing(c *client) bool {
+	if c.closeASAP {
+		return false
 	}
 	c.closeASAP = true
 	s.closing = append(s.closing, c)
-	s.stats.outputLimitCloses++
-	s.log.Warn("kv: client scheduled to be closed ASAP", "reason", why, "client", s.describe(c, time.Now()))
+	return true
 }
 
 // to returns the writer for a message to c, and a function that sends it:

@@ -70,12 +70,10 @@ func (c *checker) check(path string) bool {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", path, err)
 		return false
 	}
-	ok := true
-	pkg, good := c.checkFiles(path, bp.Dir, append(bp.GoFiles, bp.TestGoFiles...), nil)
-	ok = ok && good
+	pkg, ok := c.checkFiles(path, bp.Dir, append(bp.GoFiles, bp.TestGoFiles...), nil)
 	if len(bp.XTestGoFiles) > 0 && pkg != nil {
-		_, good = c.checkFiles(path+"_test", bp.Dir, bp.XTestGoFiles, pkg)
-		ok = ok && good
+		_, xok := c.checkFiles(path+"_test", bp.Dir, bp.XTestGoFiles, pkg)
+		ok = ok && xok
 	}
 	return ok
 }
