@@ -103,6 +103,14 @@ func TestNATSUpstreamEnds(t *testing.T) {
 		for info := range stream.ListConsumers(ctx).Info() {
 			name = info.Name
 		}
+		// The server answers the pull requests it holds when their
+		// consumer is deleted (409), and drops those still queued for the
+		// consumer's goroutine, which the heartbeats' stop finds 30 s
+		// later: delete it once it holds the first.
+		waitFor(t, "the consumer's pull request", func() bool {
+			info, err := stream.Consumer(ctx, name)
+			return err == nil && info.CachedInfo().NumWaiting > 0
+		})
 		if err := stream.DeleteConsumer(ctx, name); err != nil {
 			t.Fatal(err)
 		}
