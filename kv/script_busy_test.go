@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/tls"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -250,6 +252,34 @@ func TestScriptBusyShutdownNosaveCaller(t *testing.T) {
 	caller.c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if got, _ := io.ReadAll(caller.c); len(got) > 0 {
 		t.Errorf("the script's caller got %q", got)
+	}
+}
+
+// TestScriptBusyLogFails: with appendfsync always, a write to the log
+// that fails while a script is busy (what was logged before the script)
+// stops the server there, as Redis exits: the script is stopped, its
+// caller closed without a reply, and nothing of the caller's pipeline after
+// the script runs.
+func TestScriptBusyLogFails(t *testing.T) {
+	s, addr := startBusyServer(t, Config{AppendOnly: true, AppendFsync: "always", Dir: t.TempDir()})
+	busyControl(t, addr, "50")
+	failLogWrites(t, s)
+	caller := dialRaw(t, addr)
+	caller.sendTogether([]string{"SET", "a", "1"}, []string{"EVAL", "while true do end", "0"},
+		[]string{"SCRIPT", "LOAD", "return 'after'"})
+	select {
+	case <-s.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not stop")
+	}
+	caller.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if got, err := io.ReadAll(caller.c); len(got) > 0 || err != nil && !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("the script's caller read %q, %v; want the connection closed", got, err)
+	}
+	var loaded bool
+	onLoop(s, func() { _, loaded = s.scripts.cache[scriptSHA("return 'after'")] })
+	if loaded {
+		t.Error("the command after the script ran on the stopped server")
 	}
 }
 

@@ -954,7 +954,8 @@ func (s *Server) serve(c *client) {
 			}
 		}
 	}()
-	for off < len(b) && !c.blocked() && !c.postponed && c.flags&flagCloseAfterReply == 0 && !c.closeASAP {
+	// c.closed: closed while its command ran (the server stopped).
+	for off < len(b) && !c.blocked() && !c.postponed && c.flags&flagCloseAfterReply == 0 && !c.closeASAP && !c.closed {
 		mark = len(s.w.Buf)
 		c.parser.Unauthenticated = s.cfg.RequirePass != "" && !c.authenticated
 		args, n, err := c.parser.Command(b[off:])
