@@ -75,7 +75,7 @@ func TestEndOfConnectingConnEndsDial(t *testing.T) {
 			// Wait until the dialing Conn is registered, then end every Conn
 			// of the loop, as an application's "drop all connections" does.
 			var ended []error
-			for deadline := time.Now().Add(2 * time.Second); len(ended) == 0 && time.Now().Before(deadline); {
+			for deadline := time.Now().Add(10 * time.Second); len(ended) == 0 && time.Now().Before(deadline); {
 				done := make(chan struct{})
 				srv.Submit(0, func() {
 					srv.EachConn(0, func(c *Conn) { ended = append(ended, tc.end(c)) })

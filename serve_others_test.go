@@ -200,7 +200,7 @@ func TestServeOthersFromFlush(t *testing.T) {
 	}
 	time.Sleep(50 * time.Millisecond) // all of it in b's socket at the server
 	close(hold)
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for read.Load() < size && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}

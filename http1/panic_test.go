@@ -70,7 +70,7 @@ func TestPanicAfterPooledClosesConn(t *testing.T) {
 	if n := booms.Load(); n != 1 {
 		t.Errorf("/boom ran %d times, want 1", n)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
 		t.Fatalf("Shutdown: %v", err)

@@ -365,7 +365,7 @@ func TestStdMultipartFilesRemoved(t *testing.T) {
 				t.Fatalf("answer %q; want \"uploaded\"", b)
 			}
 			var left []os.DirEntry
-			for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 				if left, _ = os.ReadDir(dir); len(left) == 0 {
 					return
 				}

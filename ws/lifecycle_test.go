@@ -366,7 +366,7 @@ func TestPanicInOnCloseShutdown(t *testing.T) {
 		c.frame(0x88, []byte{0x03, 0xe8}, false) // close 1000
 		c.expectClose(1000)
 		h.nextClose(t, 0)
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err := srv.Shutdown(ctx)
 		cancel()
 		if err != nil {

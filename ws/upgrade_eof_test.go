@@ -54,14 +54,14 @@ func TestStdUpgradeClientGoneBeforeHandlerReturns(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	close(release)
 
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for e.count() == 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if e.count() == 0 {
 		t.Error("OnClose did not run: the connection the client left stays open")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
 		t.Errorf("Shutdown: %v (it waited for the connection the client left)", err)

@@ -181,7 +181,7 @@ func TestMissingDir(t *testing.T) {
 		if err == nil {
 			t.Fatal("exit 0 with a missing dir; want a non-zero exit")
 		}
-	case <-time.After(2 * time.Second):
+	case <-time.After(20 * time.Second):
 		cmd.Process.Signal(syscall.SIGTERM)
 		<-done
 		t.Fatalf("evkv runs with dir %s, which does not exist; Redis refuses to start", dir)
@@ -197,25 +197,40 @@ func TestRedis70DefaultsAccepted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	dir, port := t.TempDir(), testpeer.FreePort(t)
 	conf := filepath.Join(dir, "redis.conf")
 	lines := []string{"shutdown-timeout 10", "maxmemory-samples 5", "activedefrag no",
 		"lfu-log-factor 10", "syslog-enabled no", "crash-log-enabled yes", "enable-debug-command no",
 		"active-expire-effort 1", "io-threads-do-reads no", "tracking-table-max-keys 1000000", "maxmemory-clients 0",
-		"port " + strconv.Itoa(testpeer.FreePort(t))}
+		"port " + strconv.Itoa(port)}
 	os.WriteFile(conf, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 	cmd := exec.Command(bin, conf)
-	var out strings.Builder
-	cmd.Stderr = &out
-	cmd.Start()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-		t.Errorf("Redis 7.0's defaults stopped the start: %s", strings.TrimSpace(out.String()))
-	case <-time.After(time.Second):
+	out := new(testpeer.Output)
+	cmd.Stderr = out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	defer func() {
 		cmd.Process.Signal(syscall.SIGTERM)
-		<-done
+		<-exited
+	}()
+	// Listening: the configuration was taken.
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		select {
+		case <-exited:
+			t.Fatalf("Redis 7.0's defaults stopped the start: %s", strings.TrimSpace(out.String()))
+		default:
+		}
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("evkv did not start: %s", out)
+		}
 	}
 }
 

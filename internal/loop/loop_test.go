@@ -171,7 +171,7 @@ func TestStop(t *testing.T) {
 	}
 	// The goroutine that called Stop may not have returned yet; the loop's
 	// own goroutine must be gone once it has.
-	deadline := time.Now().Add(time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
