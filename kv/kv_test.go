@@ -26,7 +26,8 @@ import (
 // Tests that spend most of their time waiting on the clock (the log's
 // fsync every second, expiry, DEBUG SLEEP, a paused server) call
 // t.Parallel. Those that set maxmemory, which is measured against the
-// process's heap, or that change the package's variables (the
+// process's heap, or measure the heap themselves, or that change the
+// package's variables (the
 // background save's and rewrite's pace: walkBy, stallRewrite; the
 // command table: registerPanicking) do not.
 func TestMain(m *testing.M) {

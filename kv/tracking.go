@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -57,6 +58,11 @@ type tracker struct {
 	// change.
 	table map[string]map[int64]struct{}
 	items int // the IDs in table
+	// peak is the most keys table held since it was made: Go's maps keep
+	// the memory of their largest size, so a table that emptied to a
+	// quarter of it is made again (shrink), as Redis's rax frees its
+	// nodes.
+	peak int
 	// prefixes are the BCAST prefixes with their clients and the keys
 	// changed since the last broadcast.
 	prefixes map[string]*bcastPrefix
@@ -161,6 +167,23 @@ func (s *Server) trackRead(c *client, cmd *command, args [][]byte) {
 			t.items++
 		}
 	}
+	t.peak = max(t.peak, len(t.table))
+}
+
+// minShrink is the fewest keys a map of the tracking tables must have held
+// before it is made again smaller: below, what it keeps is small.
+const minShrink = 1024
+
+// shrink makes the table again when it holds under a quarter of its peak,
+// so that its memory follows the keys it holds; each key is copied once
+// for the three or more that left since the last copy.
+func (t *tracker) shrink() {
+	if t.peak < minShrink || len(t.table) >= t.peak/4 {
+		return
+	}
+	table := make(map[string]map[int64]struct{}, len(t.table))
+	maps.Copy(table, t.table)
+	t.table, t.peak = table, len(table)
 }
 
 // invalidate tells the clients that may cache key that it changed, as
@@ -184,6 +207,7 @@ func (s *Server) invalidate(key []byte, by *client, bcast bool) {
 	k := string(key)
 	delete(t.table, k)
 	t.items -= len(ids)
+	t.shrink()
 	for id := range ids {
 		target := s.clients[id]
 		if target == nil || target.track&(trackOn|trackBcast) != trackOn {
@@ -212,8 +236,8 @@ func (s *Server) invalidateAll() {
 			}
 		}
 	}
-	clear(t.table)
-	t.items = 0
+	t.table = make(map[string]map[int64]struct{}) // clear would keep its memory
+	t.items, t.peak = 0, 0
 }
 
 // sendPendingInvalidations sends c the messages its own command's changes
@@ -352,7 +376,11 @@ func (s *Server) broadcast() {
 				}
 			})
 		}
-		clear(bp.keys)
+		if len(bp.keys) >= minShrink {
+			bp.keys = make(map[string]*client) // clear would keep its memory
+		} else {
+			clear(bp.keys)
+		}
 	}
 }
 
@@ -367,7 +395,10 @@ func (s *Server) limitTable() {
 		return
 	}
 	effort := 100 * (t.overLimit + 1)
-	for key := range t.table { // in Go's random order
+	// In Go's random order. invalidate may make the table again (shrink):
+	// the walk goes on over the old one, and a key of it that left the new
+	// one since is passed over by invalidate.
+	for key := range t.table {
 		if effort == 0 {
 			break
 		}

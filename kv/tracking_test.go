@@ -2,6 +2,7 @@ package kv
 
 import (
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -543,6 +544,85 @@ func TestTrackingRedirectToClientServed(t *testing.T) {
 	for i, w := range want {
 		if got := target.read(); got != w {
 			t.Fatalf("read %d: %q; want %q", i, got, w)
+		}
+	}
+}
+
+// TestTrackingTableMemory: the tracking table gives its memory back as
+// its keys leave it, as Redis's rax frees its nodes: after 100,000 keys
+// read and then changed (each invalidated), the heap is back to what it
+// was before the reads, within a twentieth of what they took (25 MB),
+// where Go's map kept the slots of all 100,000 (18% of it); a flush
+// makes it again, empty.
+// Serial: it measures the process's heap.
+func TestTrackingTableMemory(t *testing.T) {
+	s, addr := startServer(t, Config{})
+	rc := dialRaw(t, addr)
+	rc.do("CLIENT", "TRACKING", "on") // RESP2 with no redirection: no messages
+	const n = 100000
+	key := func(i int) string { return "key:" + strconv.Itoa(i) }
+	heap := func() int64 {
+		runtime.GC()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return int64(ms.HeapAlloc)
+	}
+	set := func(i int) []string { return []string{"SET", key(i), "v"} }
+	rc.doMany(n, set)
+	before := heap()
+	rc.doMany(n, func(i int) []string { return []string{"GET", key(i)} })
+	read := heap()
+	rc.doMany(n, set)
+	changed := heap()
+	if info := rc.do("INFO", "stats"); !strings.Contains(info, "\r\ntracking_total_keys:0\r\n") {
+		t.Fatalf("INFO stats after the keys changed: %q; want no key tracked", info)
+	}
+	if grown, kept := read-before, changed-before; grown < 8<<20 || kept > grown/20 {
+		t.Errorf("the tracking table of %d keys took %d bytes, and kept %d once they all changed; want at most a twentieth kept", n, grown, kept)
+	}
+	rc.doMany(n, func(i int) []string { return []string{"GET", key(i)} })
+	rc.do("FLUSHALL")
+	var peak, left int
+	onLoop(s, func() { peak, left = s.track.peak, len(s.track.table) })
+	if peak != 0 || left != 0 {
+		t.Errorf("after FLUSHALL the table holds %d keys, %d at its peak; want a new, empty table", left, peak)
+	}
+}
+
+// TestTrackingTableMaxKeysShrinks: tracking-table-max-keys drops keys
+// from a table that is made again smaller while it walks it (100 of 5,000
+// kept): the walk goes on over the old table, and the counts of keys and
+// IDs stay those of the table.
+func TestTrackingTableMaxKeysShrinks(t *testing.T) {
+	t.Parallel()
+	s, addr := startServer(t, Config{})
+	rc := dialRaw(t, addr)
+	rc.do("CONFIG", "SET", "tracking-table-max-keys", "100")
+	rc.do("CLIENT", "TRACKING", "on") // RESP2 with no redirection: no messages
+	mget := []string{"MGET"}
+	for i := range 5000 {
+		mget = append(mget, "key:"+strconv.Itoa(i))
+	}
+	rc.do(mget...)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var keys, items, peak int
+		onLoop(s, func() {
+			keys, peak = len(s.track.table), s.track.peak
+			for _, ids := range s.track.table {
+				items += len(ids)
+			}
+		})
+		info := rc.do("INFO", "stats")
+		if keys <= 100 {
+			if infoField(info, "tracking_total_keys") != strconv.Itoa(keys) || infoField(info, "tracking_total_items") != strconv.Itoa(items) || peak > 400 {
+				t.Errorf("a table of %d keys, %d IDs, %d at its peak: INFO says %s keys, %s items",
+					keys, items, peak, infoField(info, "tracking_total_keys"), infoField(info, "tracking_total_items"))
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the table still holds %d keys", keys)
 		}
 	}
 }
