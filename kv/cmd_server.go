@@ -1446,9 +1446,9 @@ func infoCommand(s *Server, c *client, args [][]byte) {
 		field("evicted_scripts", s.stats.evictedScripts) // as Redis 7.4
 		field("keyspace_hits", s.stats.keyspaceHits)
 		field("keyspace_misses", s.stats.keyspaceMiss)
-		field("pubsub_channels", len(s.channels))
-		field("pubsub_patterns", len(s.patterns))
-		field("pubsubshard_channels", len(s.shards))
+		field("pubsub_channels", len(s.channels.m))
+		field("pubsub_patterns", len(s.patterns.m))
+		field("pubsubshard_channels", len(s.shards.m))
 		field("tracking_total_keys", len(s.track.table))
 		field("tracking_total_items", s.track.items)
 		field("tracking_total_prefixes", len(s.track.prefixes))

@@ -32,29 +32,35 @@ func init() {
 // (SUBSCRIBE), patterns (PSUBSCRIBE) and shard channels (SSUBSCRIBE, which
 // on a server without cluster are channels of a namespace of their own).
 type pubsubKind struct {
-	sub, unsub string                                        // the kind's replies' names
-	table      func(*Server) map[string]map[*client]struct{} // the server's subscribers by name
-	own        func(*client) *map[string]struct{}            // the client's names
-	count      func(*client) int                             // the count its replies carry
+	sub, unsub string                             // the kind's replies' names
+	table      func(*Server) *subscribers         // the server's subscribers by name
+	own        func(*client) *map[string]struct{} // the client's names
+	count      func(*client) int                  // the count its replies carry
+}
+
+// subscribers holds the clients subscribed to each name of a kind.
+type subscribers struct {
+	m    map[string]map[*client]struct{}
+	peak int // the most names m held since it was made (shrunk)
 }
 
 var (
 	channelKind = &pubsubKind{
 		sub: "subscribe", unsub: "unsubscribe",
-		table: func(s *Server) map[string]map[*client]struct{} { return s.channels },
+		table: func(s *Server) *subscribers { return &s.channels },
 		own:   func(c *client) *map[string]struct{} { return &c.channels },
 		count: (*client).globalSubscriptions,
 	}
 	patternKind = &pubsubKind{
 		sub: "psubscribe", unsub: "punsubscribe",
-		table: func(s *Server) map[string]map[*client]struct{} { return s.patterns },
+		table: func(s *Server) *subscribers { return &s.patterns },
 		own:   func(c *client) *map[string]struct{} { return &c.patterns },
 		count: (*client).globalSubscriptions,
 	}
 	// Redis 7.0 counts a client's shard channels apart in their replies.
 	shardKind = &pubsubKind{
 		sub: "ssubscribe", unsub: "sunsubscribe",
-		table: func(s *Server) map[string]map[*client]struct{} { return s.shards },
+		table: func(s *Server) *subscribers { return &s.shards },
 		own:   func(c *client) *map[string]struct{} { return &c.shards },
 		count: func(c *client) int { return len(c.shards) },
 	}
@@ -106,24 +112,31 @@ func (s *Server) subscribe(c *client, name string, k *pubsubKind) {
 		return
 	}
 	(*own)[name] = struct{}{}
-	subs := table[name]
+	subs := table.m[name]
 	if subs == nil {
 		subs = make(map[*client]struct{})
-		table[name] = subs
+		table.m[name] = subs
+		notePeak(table.m, &table.peak)
 	}
 	subs[c] = struct{}{}
 }
 
+// unsubscribe takes c off name. A client left with no name of the kind
+// drops its map of them, which keeps the memory of the most it held.
 func (s *Server) unsubscribe(c *client, name string, k *pubsubKind) bool {
-	table, own := k.table(s), *k.own(c)
-	if _, ok := own[name]; !ok {
+	table, own := k.table(s), k.own(c)
+	if _, ok := (*own)[name]; !ok {
 		return false
 	}
-	delete(own, name)
-	if subs := table[name]; subs != nil {
+	delete(*own, name)
+	if len(*own) == 0 {
+		*own = nil
+	}
+	if subs := table.m[name]; subs != nil {
 		delete(subs, c)
 		if len(subs) == 0 {
-			delete(table, name)
+			delete(table.m, name)
+			table.m = shrunk(table.m, &table.peak)
 		}
 	}
 	return true
@@ -181,8 +194,8 @@ func sortedKeys(m map[string]struct{}) []string {
 // publish sends msg to the subscribers of channel and of the patterns it
 // matches, and returns how many received it.
 func (s *Server) publish(channel, msg []byte) int {
-	n := s.deliver(s.channels[string(channel)], "message", channel, msg)
-	for pat, subs := range s.patterns {
+	n := s.deliver(s.channels.m[string(channel)], "message", channel, msg)
+	for pat, subs := range s.patterns.m {
 		if !globMatch([]byte(pat), channel, false) {
 			continue
 		}
@@ -221,12 +234,12 @@ func publishCommand(s *Server, c *client, args [][]byte) {
 // spublishCommand publishes to a shard channel's subscribers; patterns
 // do not see it.
 func spublishCommand(s *Server, c *client, args [][]byte) {
-	s.w.Int(int64(s.deliver(s.shards[string(args[1])], "smessage", args[1], args[2])))
+	s.w.Int(int64(s.deliver(s.shards.m[string(args[1])], "smessage", args[1], args[2])))
 }
 
-func pubsubChannels(s *Server, c *client, args [][]byte) { channelList(s, args, s.channels) }
+func pubsubChannels(s *Server, c *client, args [][]byte) { channelList(s, args, s.channels.m) }
 
-func pubsubShardChannels(s *Server, c *client, args [][]byte) { channelList(s, args, s.shards) }
+func pubsubShardChannels(s *Server, c *client, args [][]byte) { channelList(s, args, s.shards.m) }
 
 // channelList answers PUBSUB CHANNELS and SHARDCHANNELS: the names in
 // table that match the optional pattern.
@@ -248,9 +261,9 @@ func channelList(s *Server, args [][]byte, table map[string]map[*client]struct{}
 	}
 }
 
-func pubsubNumsub(s *Server, c *client, args [][]byte) { numsub(s, args, s.channels) }
+func pubsubNumsub(s *Server, c *client, args [][]byte) { numsub(s, args, s.channels.m) }
 
-func pubsubShardNumsub(s *Server, c *client, args [][]byte) { numsub(s, args, s.shards) }
+func pubsubShardNumsub(s *Server, c *client, args [][]byte) { numsub(s, args, s.shards.m) }
 
 // numsub answers PUBSUB NUMSUB and SHARDNUMSUB: each name and its
 // subscribers, flat, as Redis 7.0 answers in RESP3 too.
@@ -262,7 +275,7 @@ func numsub(s *Server, args [][]byte, table map[string]map[*client]struct{}) {
 	}
 }
 
-func pubsubNumpat(s *Server, c *client, args [][]byte) { s.w.Int(int64(len(s.patterns))) }
+func pubsubNumpat(s *Server, c *client, args [][]byte) { s.w.Int(int64(len(s.patterns.m))) }
 
 func pubsubHelp(s *Server, c *client, args [][]byte) {
 	s.help("PUBSUB",

@@ -223,14 +223,14 @@ type Server struct {
 	rewriteGen     uint16
 	lastRewriteErr error // the last rewrite's failure, nil if it succeeded
 	snap           rdbState
-	channels       map[string]map[*client]struct{}
-	patterns       map[string]map[*client]struct{}
-	shards         map[string]map[*client]struct{} // shard channels' subscribers
-	track          tracker                         // client-side caching (CLIENT TRACKING)
-	scripts        scripting                       // EVAL's
-	pause          pauseState                      // CLIENT PAUSE
-	running        int                             // commands running: 1, or 2 in EXEC or a script
-	ready          []readyKey                      // keys of blocked clients that received data
+	channels       subscribers
+	patterns       subscribers
+	shards         subscribers // shard channels'
+	track          tracker     // client-side caching (CLIENT TRACKING)
+	scripts        scripting   // EVAL's
+	pause          pauseState  // CLIENT PAUSE
+	running        int         // commands running: 1, or 2 in EXEC or a script
+	ready          []readyKey  // keys of blocked clients that received data
 	warmer         warmer
 	replay         bool // replaying the log: nothing is propagated or sent
 	inExec         bool // running EXEC's queue
@@ -307,9 +307,9 @@ func New(cfg Config) (*Server, error) {
 		log:      cfg.Logger,
 		events:   nf,
 		clients:  make(map[int64]*client),
-		channels: make(map[string]map[*client]struct{}),
-		patterns: make(map[string]map[*client]struct{}),
-		shards:   make(map[string]map[*client]struct{}),
+		channels: subscribers{m: make(map[string]map[*client]struct{})},
+		patterns: subscribers{m: make(map[string]map[*client]struct{})},
+		shards:   subscribers{m: make(map[string]map[*client]struct{})},
 		start:    time.Now(),
 		runID:    newReplID(),
 		replID:   newReplID(),

@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"maps"
 	"slices"
 	"strings"
 
@@ -58,11 +57,7 @@ type tracker struct {
 	// change.
 	table map[string]map[int64]struct{}
 	items int // the IDs in table
-	// peak is the most keys table held since it was made: Go's maps keep
-	// the memory of their largest size, so a table that emptied to a
-	// quarter of it is made again (shrink), as Redis's rax frees its
-	// nodes.
-	peak int
+	peak  int // the most keys table held since it was made (shrunk)
 	// prefixes are the BCAST prefixes with their clients and the keys
 	// changed since the last broadcast.
 	prefixes map[string]*bcastPrefix
@@ -167,23 +162,7 @@ func (s *Server) trackRead(c *client, cmd *command, args [][]byte) {
 			t.items++
 		}
 	}
-	t.peak = max(t.peak, len(t.table))
-}
-
-// minShrink is the fewest keys a map of the tracking tables must have held
-// before it is made again smaller: below, what it keeps is small.
-const minShrink = 1024
-
-// shrink makes the table again when it holds under a quarter of its peak,
-// so that its memory follows the keys it holds; each key is copied once
-// for the three or more that left since the last copy.
-func (t *tracker) shrink() {
-	if t.peak < minShrink || len(t.table) >= t.peak/4 {
-		return
-	}
-	table := make(map[string]map[int64]struct{}, len(t.table))
-	maps.Copy(table, t.table)
-	t.table, t.peak = table, len(table)
+	notePeak(t.table, &t.peak)
 }
 
 // invalidate tells the clients that may cache key that it changed, as
@@ -207,7 +186,7 @@ func (s *Server) invalidate(key []byte, by *client, bcast bool) {
 	k := string(key)
 	delete(t.table, k)
 	t.items -= len(ids)
-	t.shrink()
+	t.table = shrunk(t.table, &t.peak)
 	for id := range ids {
 		target := s.clients[id]
 		if target == nil || target.track&(trackOn|trackBcast) != trackOn {
@@ -395,7 +374,7 @@ func (s *Server) limitTable() {
 		return
 	}
 	effort := 100 * (t.overLimit + 1)
-	// In Go's random order. invalidate may make the table again (shrink):
+	// In Go's random order. invalidate may make the table again (shrunk):
 	// the walk goes on over the old one, and a key of it that left the new
 	// one since is passed over by invalidate.
 	for key := range t.table {

@@ -2,7 +2,6 @@ package kv
 
 import (
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -561,20 +560,13 @@ func TestTrackingTableMemory(t *testing.T) {
 	rc.do("CLIENT", "TRACKING", "on") // RESP2 with no redirection: no messages
 	const n = 100000
 	key := func(i int) string { return "key:" + strconv.Itoa(i) }
-	heap := func() int64 {
-		runtime.GC()
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		return int64(ms.HeapAlloc)
-	}
 	set := func(i int) []string { return []string{"SET", key(i), "v"} }
 	rc.doMany(n, set)
-	before := heap()
+	before := heapInUse()
 	rc.doMany(n, func(i int) []string { return []string{"GET", key(i)} })
-	read := heap()
+	read := heapInUse()
 	rc.doMany(n, set)
-	changed := heap()
+	changed := heapInUse()
 	if info := rc.do("INFO", "stats"); !strings.Contains(info, "\r\ntracking_total_keys:0\r\n") {
 		t.Fatalf("INFO stats after the keys changed: %q; want no key tracked", info)
 	}
