@@ -66,6 +66,7 @@ type conn struct {
 	pressed  bool
 	released bool // closed or switched while serving: recycle when it returns
 	awaited  bool // Shutdown waits for its request under way (Server.finishing)
+	begun    bool // a request's bytes came: no longer new (StateActive)
 	// reported is the last state told to Server.ConnState, plus one (0:
 	// none yet).
 	reported uint8
@@ -187,6 +188,7 @@ func (hc *conn) serve() {
 		}
 		in, _ := c.Peek(0)
 		if len(in) > 0 {
+			hc.begun = true
 			hc.connState(http.StateActive) // a request's bytes came
 		}
 		switch {
@@ -445,7 +447,7 @@ func (hc *conn) dispatch(req *Request, in []byte, n int) bool {
 	req.Body = body
 	// A client that half-closed still gets the answers to every request it
 	// sent; serve closes once they are all answered.
-	keep := req.KeepAlive && !hc.ls.shuttingDown
+	keep := req.KeepAlive && !hc.ls.closesConns()
 	if status == 0 {
 		keep = hc.runFast(rt.fast, req, keep)
 	} else {
@@ -458,7 +460,7 @@ func (hc *conn) dispatch(req *Request, in []byte, n int) bool {
 		hc.switchTo(p)
 		return false
 	}
-	if !keep {
+	if !keep || hc.ls.s.noKeepAlives.Load() { // disabled while the answer was made
 		hc.close()
 		return false
 	}
@@ -481,7 +483,7 @@ func (hc *conn) dispatch(req *Request, in []byte, n int) bool {
 func (hc *conn) answerOwnEarly(req *Request, n int, here int64, status int, allowed string) bool {
 	hc.c.Discard(n)
 	hc.need, hc.cont = 0, false
-	keep := req.KeepAlive && !hc.ls.shuttingDown && !req.Expect100
+	keep := req.KeepAlive && !hc.ls.closesConns() && !req.Expect100
 	if req.Chunked {
 		// What has arrived is dropped now; serve drops the rest. If the
 		// body has not ended, the answer waits until it does (or passes

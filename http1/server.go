@@ -163,6 +163,9 @@ type Server struct {
 	active    drain.Count            // pooled requests not finished
 	date      atomic.Pointer[[]byte] // loop 0's Date field, for the workers
 	closing   atomic.Bool            // Shutdown began; read by workers too
+	// noKeepAlives: SetKeepAlivesEnabled(false); read by workers too.
+	noKeepAlives atomic.Bool
+	onShutdown   []func() // RegisterOnShutdown's, under mu
 
 	leaving   drain.Count // connections served by a Protocol that is a Shutdowner
 	finishing drain.Count // requests for fast routes arriving when Shutdown began
@@ -404,14 +407,29 @@ func (s *Server) fastBodyLimit() int64 {
 // OnShutdown and given until ctx ends to close; the others switched are
 // closed with the rest. Shutdown may be called more than once.
 func (s *Server) Shutdown(ctx context.Context) error {
+	return s.shutdown(ctx, true)
+}
+
+// shutdown is Shutdown; hooks says whether RegisterOnShutdown's functions
+// run, which Close leaves out, as net/http's does.
+func (s *Server) shutdown(ctx context.Context, hooks bool) error {
 	s.mu.Lock()
 	s.closing.Store(true)
 	srv := s.srv
 	s.mu.Unlock()
+	if srv != nil {
+		srv.StopAccepting()
+	}
+	if hooks {
+		s.mu.Lock()
+		for _, f := range s.onShutdown {
+			go f()
+		}
+		s.mu.Unlock()
+	}
 	if srv == nil {
 		return nil
 	}
-	srv.StopAccepting()
 	// Each loop closes its idle connections and tells its Shutdowners;
 	// from then on, a connection that switches is told as it does.
 	var told sync.WaitGroup
@@ -472,9 +490,67 @@ func (s *Server) Shutdown(ctx context.Context) error {
 func (s *Server) Close() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	s.Shutdown(ctx)
+	s.shutdown(ctx, false)
 	return nil
 }
+
+// RegisterOnShutdown registers f to be called, on a goroutine of its
+// own, when Shutdown begins (after the listeners close), as net/http's
+// Server's: to tell the connections a handler took over (hijacked ones,
+// long polls) that the server is going. Close does not call it, and each
+// call of Shutdown calls it again.
+func (s *Server) RegisterOnShutdown(f func()) {
+	s.mu.Lock()
+	s.onShutdown = append(s.onShutdown, f)
+	s.mu.Unlock()
+}
+
+// SetKeepAlivesEnabled controls whether connections are kept for more
+// requests, as net/http's Server's: they are by default. Disabled, every
+// answer from then on says "Connection: close" and its connection closes
+// after it (a request under way too, whose answer was begun), and the
+// idle connections are closed, each by its loop, right after the call:
+// those that served a request, and, as net/http's, those that have waited
+// more than 5 s for their first (a younger one may have its first request
+// on the way: it is answered and closed). A server that is shutting down
+// is the only one that should disable them.
+func (s *Server) SetKeepAlivesEnabled(v bool) {
+	s.noKeepAlives.Store(!v)
+	if v {
+		return
+	}
+	s.mu.Lock()
+	srv, loops := s.srv, s.loops
+	s.mu.Unlock()
+	if srv == nil {
+		return
+	}
+	for i := range loops {
+		// Not waited for: the call may come from a handler on a loop.
+		srv.Submit(i, func() {
+			ls := loops[i]
+			ls.catchUp()
+			srv.EachConn(i, func(c *evloop.Conn) {
+				if x, ok := c.Context().(*conn); ok && x.idle() && (x.begun || ls.now-x.began > ceilTicks(newConnWait)) {
+					c.Close()
+				}
+			})
+		})
+	}
+}
+
+// newConnWait is how long a connection waits for its first request before
+// SetKeepAlivesEnabled(false) takes it for idle, as net/http's (Issue
+// 22682).
+const newConnWait = 5 * time.Second
+
+// closesConns reports whether connections close after their current
+// answer: Shutdown began, or keep-alives are disabled.
+func (s *Server) closesConns() bool { return s.closing.Load() || s.noKeepAlives.Load() }
+
+// closesConns is the server's, where the loop's own mark of the shutdown
+// is at hand.
+func (ls *loopState) closesConns() bool { return ls.shuttingDown || ls.s.noKeepAlives.Load() }
 
 // loopState is what the server keeps per loop, owned by the loop.
 type loopState struct {

@@ -456,7 +456,7 @@ func (sr *stdRequest) finished() {
 		held = w
 		sr.req = nil
 	}
-	if w.closeAfter || !sr.keep || ends || hc.ls.shuttingDown {
+	if w.closeAfter || !sr.keep || ends || hc.ls.closesConns() {
 		hc.sendHeld(held, false)
 		hc.close()
 		return
@@ -1087,7 +1087,7 @@ func (w *responseWriter) appendHead(b []byte) []byte {
 	default:
 		omit = append(omit, "Content-Length")
 	}
-	if !w.closeAfter && (!w.sr.keep || s.closing.Load() || fieldHasToken(h, "Connection", "close") ||
+	if !w.closeAfter && (!w.sr.keep || s.closesConns() || fieldHasToken(h, "Connection", "close") ||
 		w.sr.bodyEndsConn(w.handlerDone)) {
 		w.closeAfter = true
 	}
@@ -1197,7 +1197,7 @@ func (w *responseWriter) appendEnd(b []byte) []byte {
 // body was malformed, or it did not come.
 func (w *responseWriter) holdForBody() bool {
 	if w.headSent || w.closeAfter || w.fullDuplex || !w.sr.keep || w.sr.dec == nil ||
-		w.sr.s.closing.Load() || fieldHasToken(w.head(), "Connection", "close") {
+		w.sr.s.closesConns() || fieldHasToken(w.head(), "Connection", "close") {
 		return false // the connection closes after the answer anyway
 	}
 	w.held = w.sr.body.arriving()
