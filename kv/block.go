@@ -3,6 +3,7 @@ package kv
 import (
 	"math"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/evloop/evloop"
@@ -68,18 +69,27 @@ func (s *Server) block(c *client, keys [][]byte, timeout time.Duration, serve fu
 	if c.db.blocking == nil {
 		c.db.blocking = make(map[string][]*client)
 	}
+	// A key named twice counts once. Past a few keys, a set finds the
+	// repeats, where comparing each key with those before would take
+	// seconds of the loop for a BLPOP of 100,000.
+	var seen map[string]struct{}
+	if len(keys) > 8 {
+		seen = make(map[string]struct{}, len(keys))
+	}
 	for _, k := range keys {
 		key := string(k)
-		dup := false
-		for _, o := range b.keys {
-			dup = dup || o == key
-		}
-		if dup {
+		if seen != nil {
+			if _, dup := seen[key]; dup {
+				continue
+			}
+			seen[key] = struct{}{}
+		} else if slices.Contains(b.keys, key) {
 			continue
 		}
 		b.keys = append(b.keys, key)
 		c.db.blocking[key] = append(c.db.blocking[key], c)
 	}
+	notePeak(c.db.blocking, &c.db.blockingPeak)
 	if timeout > 0 {
 		b.timer = s.ev.AfterFunc(0, timeout, func() { s.unblockTimeout(c) })
 		b.armed = true
@@ -111,6 +121,7 @@ func (s *Server) unblock(c *client) {
 			b.db.blocking[key] = list
 		}
 	}
+	b.db.blocking = shrunk(b.db.blocking, &b.db.blockingPeak)
 }
 
 // answer runs reply, which writes the reply of the blocked client c to

@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -58,4 +59,34 @@ func TestCompatBlockedServedBeforeNextCommand(t *testing.T) {
 			t.Errorf("%s: BLPOP got %q, LPUSH %q, DEL %q; want the element, 1, then 0", a, got, push, del)
 		}
 	}
+}
+
+// TestCompatRepeatedKeys: a key named more than once in a BLPOP or a
+// WATCH counts once, with few keys or many (twenty, past which evkv finds
+// the repeats with a set): the blocked client is served once, a second
+// push stays in the list, and a watched key changed fails EXEC once and
+// unwatches with the rest, as in Redis.
+func TestCompatRepeatedKeys(t *testing.T) {
+	run := func(addr string) []string {
+		rc, ctl := dialRaw(t, addr), dialRaw(t, addr)
+		var out []string
+		for _, n := range []int{2, 20} {
+			keys := []string{"BLPOP"}
+			for i := range n {
+				keys = append(keys, "k"+strconv.Itoa(i%(n/2+1)), "k0")
+			}
+			rc.send(append(keys, "0")...)
+			waitBlocked(t, ctl, 1)
+			out = append(out, ctl.do("RPUSH", "k0", "a", "b"), rc.read(), ctl.do("LRANGE", "k0", "0", "-1"), ctl.do("DEL", "k0"))
+			watch := []string{"WATCH"}
+			for i := range n {
+				watch = append(watch, "w"+strconv.Itoa(i%(n/2+1)), "w0")
+			}
+			out = append(out, rc.do(watch...), ctl.do("SET", "w0", "x"), rc.do("MULTI"), rc.do("PING"), rc.do("EXEC"),
+				rc.do("MULTI"), rc.do("PING"), rc.do("EXEC"))
+		}
+		return out
+	}
+	_, addr := startServer(t, Config{})
+	compareTranscripts(t, "", run(addr), run(redisServer(t)))
 }

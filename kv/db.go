@@ -78,6 +78,9 @@ type db struct {
 
 	watchers map[string][]*watchedKey // the WATCHes of each key
 	blocking map[string][]*client     // blocked on each key, first come first
+	// The most keys watchers and blocking held since they were made
+	// (shrunk).
+	watchersPeak, blockingPeak int
 }
 
 func newDB(s *Server, id int) *db {

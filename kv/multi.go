@@ -107,8 +107,11 @@ func watchCommand(s *Server, c *client, args [][]byte) {
 }
 
 func (s *Server) watch(c *client, key []byte) {
-	for _, w := range c.watched {
-		if w.db == c.db && w.key == string(key) {
+	// Already watched: found among the key's watchers, where Redis 7.0
+	// looks through the client's watched keys, which for a WATCH of
+	// 100,000 keys held the loop for seconds.
+	for _, w := range c.db.watchers[string(key)] {
+		if w.c == c {
 			return
 		}
 	}
@@ -121,6 +124,7 @@ func (s *Server) watch(c *client, key []byte) {
 		c.db.watchers = make(map[string][]*watchedKey)
 	}
 	c.db.watchers[w.key] = append(c.db.watchers[w.key], w)
+	notePeak(c.db.watchers, &c.db.watchersPeak)
 }
 
 func unwatchCommand(s *Server, c *client, args [][]byte) {
@@ -141,9 +145,14 @@ func (s *Server) unwatchAll(c *client) {
 		}
 		if len(list) == 0 {
 			delete(w.db.watchers, w.key)
+			w.db.watchers = shrunk(w.db.watchers, &w.db.watchersPeak)
 		} else {
 			w.db.watchers[w.key] = list
 		}
+	}
+	if cap(c.watched) > minShrink {
+		c.watched = nil // a WATCH of many keys: not kept for the next
+		return
 	}
 	clear(c.watched)
 	c.watched = c.watched[:0]

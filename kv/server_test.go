@@ -941,11 +941,10 @@ func TestCompatClientKillFreesAtOnce(t *testing.T) {
 func waitBlocked(t *testing.T, rc *rawConn, n int) {
 	t.Helper()
 	want := "blocked_clients:" + strconv.Itoa(n) + "\r\n"
-	for range 500 {
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
 		if strings.Contains(rc.do("INFO", "clients"), want) {
 			return
 		}
-		time.Sleep(2 * time.Millisecond)
 	}
 	t.Fatalf("never %d blocked clients", n)
 }

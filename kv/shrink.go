@@ -5,7 +5,8 @@ import "maps"
 // Go's maps keep the memory of the most entries they ever held: a delete
 // frees none of their slots, and neither does clear. The server's tables
 // that may grow large for a while (the keys tracked for client-side
-// caching, the Pub/Sub channels and patterns) are made again, smaller,
+// caching, the Pub/Sub channels and patterns, the keys watched and those
+// clients block on) are made again, smaller,
 // once they hold under a quarter of their peak, as Redis's dicts and rax
 // give their memory back.
 
