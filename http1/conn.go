@@ -180,11 +180,14 @@ func (hc *conn) serve() {
 				}
 				return
 			}
-			if !hc.sendHeld(held, true) {
+			// The answer held, or already sent, and the body dropped:
+			// the request is done. Keep-alives disabled (or a shutdown)
+			// since it began close the connection now.
+			if !hc.sendHeld(held, !hc.ls.closesConns()) || hc.ls.closesConns() {
 				hc.close()
 				return
 			}
-			hc.enter(handling) // the request is done: the next begins afresh
+			hc.enter(handling) // the next request begins afresh
 		}
 		in, _ := c.Peek(0)
 		if len(in) > 0 {
@@ -460,7 +463,7 @@ func (hc *conn) dispatch(req *Request, in []byte, n int) bool {
 		hc.switchTo(p)
 		return false
 	}
-	if !keep || hc.ls.s.noKeepAlives.Load() { // disabled while the answer was made
+	if !keep {
 		hc.close()
 		return false
 	}
@@ -660,7 +663,7 @@ func (hc *conn) discardBody() bool {
 		if !ended {
 			return false
 		}
-		hc.sendOwn(hc.drop, true)
+		hc.sendOwn(hc.drop, !hc.ls.closesConns())
 		hc.drop, hc.discard = nil, 0
 		return true
 	}

@@ -205,7 +205,7 @@ func (hc *conn) runFast(h FastHandler, req *Request, keep bool) bool {
 	h.ServeFast(w, req)
 	ls.answering = nil
 	ls.fields, ls.body = trim(w.fields), trim(w.body)
-	if w.flags&rClose != 0 {
+	if w.flags&rClose != 0 || ls.s.noKeepAlives.Load() { // disabled meanwhile, by the handler say
 		keep = false
 	}
 	b := hc.batch()

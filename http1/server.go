@@ -531,7 +531,8 @@ func (s *Server) SetKeepAlivesEnabled(v bool) {
 			ls := loops[i]
 			ls.catchUp()
 			srv.EachConn(i, func(c *evloop.Conn) {
-				if x, ok := c.Context().(*conn); ok && x.idle() && (x.begun || ls.now-x.began > ceilTicks(newConnWait)) {
+				// A body being dropped is dropped first: serve closes then.
+				if x, ok := c.Context().(*conn); ok && x.idle() && !x.dropping() && (x.begun || ls.now-x.began > ceilTicks(newConnWait)) {
 					c.Close()
 				}
 			})
