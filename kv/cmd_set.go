@@ -1,8 +1,10 @@
 package kv
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 )
 
@@ -389,12 +391,10 @@ func intersect(sets []*set, limit int) []string {
 	return out
 }
 
+// sortBySize orders sets by size, smallest first, those of one size in
+// their order.
 func sortBySize(sets []*set) {
-	for i := 1; i < len(sets); i++ {
-		for j := i; j > 0 && sets[j].len() < sets[j-1].len(); j-- {
-			sets[j], sets[j-1] = sets[j-1], sets[j]
-		}
-	}
+	slices.SortStableFunc(sets, func(a, b *set) int { return cmp.Compare(a.len(), b.len()) })
 }
 
 // unionOrDiff builds the union of sets, or the first minus the others, as
@@ -403,19 +403,49 @@ func sortBySize(sets []*set) {
 func unionOrDiff(sets []*set, diff bool, maxInts int) *set {
 	out := &set{}
 	if diff {
-		if sets[0] == nil {
+		first := sets[0]
+		if first == nil {
 			return out
 		}
-		for _, m := range sets[0].list() {
-			in := false
-			for _, o := range sets[1:] {
-				if o != nil && o.has([]byte(m)) {
-					in = true
-					break
+		// Missing keys take nothing away: the others are the sets there,
+		// largest first, where a member of the first is likelier found
+		// (Redis's order; it also goes through the missing ones for each
+		// member, which for an SDIFF of 50,000 keys held the loop 2.5 s).
+		// Redis's choice of algorithm is kept, which decides the encoding
+		// of an SDIFFSTORE's result.
+		others := make([]*set, 0, len(sets)-1)
+		oneWork, twoWork := first.len(), first.len()
+		for _, o := range sets[1:] {
+			if o != nil {
+				others = append(others, o)
+				oneWork += first.len()
+				twoWork += o.len()
+			}
+		}
+		if oneWork/2 <= twoWork {
+			// Each member of the first looked for in the others.
+			slices.SortStableFunc(others, func(a, b *set) int { return cmp.Compare(b.len(), a.len()) })
+			for _, m := range first.list() {
+				in := false
+				for _, o := range others {
+					if o.has([]byte(m)) {
+						in = true
+						break
+					}
+				}
+				if !in {
+					out.add([]byte(m), maxInts)
 				}
 			}
-			if !in {
-				out.add([]byte(m), maxInts)
+			return out
+		}
+		// The first copied, and the others' members taken out of it.
+		for i := range first.len() {
+			out.add([]byte(first.at(i)), maxInts)
+		}
+		for _, o := range others {
+			for i := 0; i < o.len() && out.len() > 0; i++ {
+				out.remove([]byte(o.at(i)))
 			}
 		}
 		return out

@@ -398,3 +398,49 @@ func TestSetPopReplays(t *testing.T) {
 		t.Errorf("the set popped whole exists after replay")
 	}
 }
+
+// TestCompatSdiffAlgorithms: SDIFF and SDIFFSTORE choose between looking
+// each member of the first set up in the others and taking the others'
+// members out of a copy of it as Redis does, by the same count, so that a
+// stored result's encoding is Redis's: an intset when its members are
+// integers and it was built from them alone, a hash table when the copy
+// of a first set of strings was taken from. Missing keys count for
+// nothing, and the same key as the first empties the result.
+func TestCompatSdiffAlgorithms(t *testing.T) {
+	run := func(addr string) []string {
+		rc := dialRaw(t, addr)
+		ints := []string{"SADD", "ints"}
+		for i := range 100 {
+			ints = append(ints, strconv.Itoa(i))
+		}
+		rc.do(ints...)
+		rc.do("SADD", "mixed", "a", "b", "c", "1", "2", "3")
+		rc.do("SADD", "small", "5", "6", "a")
+		rc.do("SADD", "big", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12")
+		rc.do("SADD", "abc", "a", "b", "c")
+		for _, m := range []string{"a", "b", "c", "zz"} {
+			rc.do("SADD", "just-"+m, m)
+		}
+		var out []string
+		for _, keys := range [][]string{
+			{"ints", "small", "nokey1", "nokey2"},                   // a copy, the others taken out
+			{"small", "big"},                                        // each looked up
+			{"mixed", "small", "nokey1"},                            // each looked up
+			{"mixed", "abc"},                                        // each looked up: 1 2 3, an intset
+			{"mixed", "just-a", "just-b", "just-c", "just-zz"},      // a copy of strings: 1 2 3, a hash table
+			{"mixed", "big", "small", "nokey1", "nokey2", "nokey3"}, // a copy
+			{"mixed", "a", "b", "c", "d", "e", "f", "g", "h", "i"},  // missing ones only
+			{"ints", "small", "ints"},                               // the same set
+			{"nokey1", "ints"},
+		} {
+			sdiff := append([]string{"SDIFF"}, keys...)
+			members := strings.Split(strings.TrimSpace(rc.do(sdiff...)), "\r\n")
+			slices.Sort(members)
+			out = append(out, strings.Join(members, " "), rc.do(append([]string{"SDIFFSTORE", "d"}, keys...)...),
+				rc.do("OBJECT", "ENCODING", "d"), rc.do("SCARD", "d"))
+		}
+		return out
+	}
+	_, addr := startServer(t, Config{})
+	compareTranscripts(t, "", run(addr), run(redisServer(t)))
+}
