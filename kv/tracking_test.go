@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strconv"
@@ -616,5 +617,67 @@ func TestTrackingTableMaxKeysShrinks(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the table still holds %d keys", keys)
 		}
+	}
+}
+
+// TestCompatTrackingPrefixOverlap: BCAST prefixes that overlap, among
+// those given or with the client's own, are refused with the error Redis
+// gives, naming the same two prefixes, over random lists of them; and a
+// long list is checked without comparing each prefix with every other.
+// Redis 7.0 follows the error with OK, and turns tracking on, when the
+// two are both given and the first of them is not the first given (a
+// bug Redis 7.2 fixed): only the error is compared, and evkv's single
+// reply is checked.
+func TestCompatTrackingPrefixOverlap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	word := func() string {
+		b := make([]byte, rng.IntN(4))
+		for i := range b {
+			b[i] = "ab/"[rng.IntN(3)]
+		}
+		return string(b)
+	}
+	prefixArgs := func(n int) []string {
+		args := []string{"CLIENT", "TRACKING", "on", "BCAST"}
+		for range n {
+			args = append(args, "PREFIX", word())
+		}
+		return args
+	}
+	raddr := redisServer(t)
+	_, addr := startServer(t, Config{})
+	for trial := range 300 {
+		own, given := prefixArgs(rng.IntN(3)), prefixArgs(1+rng.IntN(5))
+		if len(own) == 4 {
+			own = nil
+		}
+		var replies [2][]string
+		for i, a := range []string{addr, raddr} {
+			rc := dialRaw(t, a)
+			if own != nil {
+				replies[i] = append(replies[i], rc.do(own...))
+			}
+			replies[i] = append(replies[i], rc.do(given...))
+			if i == 0 {
+				replies[i] = append(replies[i], rc.do("PING"))
+			}
+			rc.c.Close()
+		}
+		if ours, theirs := replies[0][:len(replies[0])-1], replies[1]; !slices.Equal(ours, theirs) {
+			t.Errorf("trial %d: %q then %q: evkv %q; Redis %q", trial, own, given, ours, theirs)
+		}
+		if pong := replies[0][len(replies[0])-1]; pong != "+PONG\r\n" {
+			t.Errorf("trial %d: PING after the replies = %q; want one reply each", trial, pong)
+		}
+	}
+	// 100,000 prefixes, the last two overlapping.
+	rc := dialRaw(t, addr)
+	args := []string{"CLIENT", "TRACKING", "on", "BCAST"}
+	for i := range 100000 {
+		args = append(args, "PREFIX", "p"+strconv.Itoa(i)+":")
+	}
+	args = append(args, "PREFIX", "p99999:x")
+	if got, want := rc.do(args...), "-ERR Prefix 'p99999:' overlaps with another provided prefix 'p99999:x'. Prefixes for a single client must not overlap.\r\n"; got != want {
+		t.Errorf("100,001 prefixes: %q; want %q", got, want)
 	}
 }
