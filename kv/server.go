@@ -823,7 +823,7 @@ func (r *recentMax) max() (in, out int64) {
 // deletions among them, first.
 func (s *Server) beforeFlush() {
 	s.fastExpireLater()
-	if len(s.track.prefixes) > 0 {
+	if len(s.track.changed) > 0 {
 		s.broadcast()
 	}
 	s.ticked = false

@@ -60,8 +60,17 @@ type tracker struct {
 	items int // the IDs in table
 	peak  int // the most keys table held since it was made (shrunk)
 	// prefixes are the BCAST prefixes with their clients and the keys
-	// changed since the last broadcast.
+	// changed since the last broadcast; changed names those with keys
+	// (and maybe some since emptied or dropped); lens are the lengths
+	// of the prefixes, in order, with how many have each (lenCount), so
+	// that the prefixes a key begins with are found by looking its own
+	// beginnings up, not by going through every prefix at each change
+	// and each iteration, as Redis does (100,000 prefixes made each
+	// write cost 3 ms, and each iteration 1 ms).
 	prefixes map[string]*bcastPrefix
+	changed  []string
+	lens     []int
+	lenCount map[int]int
 	maxKeys  int64 // tracking-table-max-keys; 0: no bound
 	// overLimit counts the runs of limitTable in a row that left the
 	// table past maxKeys: each tries harder.
@@ -115,6 +124,7 @@ func (s *Server) enableTracking(c *client, redirect int64, flags uint8, prefixes
 		if bp == nil {
 			bp = &bcastPrefix{clients: make(map[*client]struct{}), keys: make(map[string]*client)}
 			t.prefixes[p] = bp
+			t.addLen(len(p))
 		}
 		if _, ok := bp.clients[c]; !ok {
 			bp.clients[c] = struct{}{}
@@ -134,6 +144,7 @@ func (s *Server) disableTracking(c *client) {
 			delete(bp.clients, c)
 			if len(bp.clients) == 0 {
 				delete(t.prefixes, p)
+				t.dropLen(len(p))
 			}
 		}
 	}
@@ -174,8 +185,14 @@ func (s *Server) trackRead(c *client, cmd *command, args [][]byte) {
 func (s *Server) invalidate(key []byte, by *client, bcast bool) {
 	t := &s.track
 	if bcast && len(t.prefixes) > 0 {
-		for p, bp := range t.prefixes {
-			if len(key) >= len(p) && string(key[:len(p)]) == p {
+		for _, n := range t.lens {
+			if n > len(key) {
+				break
+			}
+			if bp := t.prefixes[string(key[:n])]; bp != nil {
+				if len(bp.keys) == 0 {
+					t.changed = append(t.changed, string(key[:n]))
+				}
 				bp.keys[string(key)] = by
 			}
 		}
@@ -321,15 +338,14 @@ func (s *Server) sendInvalidation(c *client, keys func(w *resp.Writer)) {
 // trackingBroadcastInvalidationMessages.
 func (s *Server) broadcast() {
 	t := &s.track
-	var changed []string
-	for p, bp := range t.prefixes {
-		if len(bp.keys) > 0 {
-			changed = append(changed, p)
-		}
-	}
+	changed := t.changed
+	t.changed = nil
 	slices.Sort(changed)
 	for _, p := range changed {
 		bp := t.prefixes[p]
+		if bp == nil || len(bp.keys) == 0 {
+			continue // dropped since, or named twice (dropped, made again)
+		}
 		keys := make([]string, 0, len(bp.keys))
 		for k := range bp.keys {
 			keys = append(keys, k)
@@ -360,6 +376,27 @@ func (s *Server) broadcast() {
 			bp.keys = make(map[string]*client) // clear would keep its memory
 		} else {
 			clear(bp.keys)
+		}
+	}
+}
+
+// addLen counts a new prefix of length n.
+func (t *tracker) addLen(n int) {
+	if t.lenCount == nil {
+		t.lenCount = make(map[int]int)
+	}
+	if t.lenCount[n]++; t.lenCount[n] == 1 {
+		i, _ := slices.BinarySearch(t.lens, n)
+		t.lens = slices.Insert(t.lens, i, n)
+	}
+}
+
+// dropLen uncounts a prefix of length n that was dropped.
+func (t *tracker) dropLen(n int) {
+	if t.lenCount[n]--; t.lenCount[n] == 0 {
+		delete(t.lenCount, n)
+		if i, ok := slices.BinarySearch(t.lens, n); ok {
+			t.lens = slices.Delete(t.lens, i, i+1)
 		}
 	}
 }

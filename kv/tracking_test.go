@@ -681,3 +681,31 @@ func TestCompatTrackingPrefixOverlap(t *testing.T) {
 		t.Errorf("100,001 prefixes: %q; want %q", got, want)
 	}
 }
+
+// TestCompatTrackingBcastLengths: BCAST prefixes of several lengths, one
+// beginning another and the empty one among them, each get the keys that
+// begin with them, in one message a prefix after the iteration; a prefix
+// dropped (its only client turned tracking off) gets nothing, and one
+// taken again gets the keys changed from then on, as in Redis.
+func TestCompatTrackingBcastLengths(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	steps := []trackStep{
+		{0, []string{"CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "user:", "PREFIX", "order:1", "PREFIX", "x"}, 1, nil},
+		{2, []string{"CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "user:4"}, 1, nil},
+		{1, []string{"MSET", "user:42", "a", "order:17", "b", "order:2", "c", "x", "d", "y", "e"}, 1, nil},
+		{0, nil, 3, nil},
+		{2, nil, 1, nil},
+		{1, []string{"SET", "user:5", "f"}, 1, nil},
+		{0, nil, 1, nil},
+		{2, []string{"CLIENT", "TRACKING", "off"}, 1, nil},
+		{1, []string{"SET", "user:43", "g"}, 1, nil},
+		{0, nil, 1, nil},
+		{2, []string{"PING"}, 1, nil}, // nothing for the dropped prefix came before it
+		{2, []string{"CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "user:4", "PREFIX", ""}, 1, nil},
+		{2, []string{"CLIENT", "TRACKING", "on", "BCAST"}, 1, nil}, // the empty prefix: every key
+		{1, []string{"MSET", "user:44", "h", "zzz", "i"}, 1, nil},
+		{0, nil, 1, nil},
+		{2, nil, 1, nil},
+	}
+	compareScripts(t, addr, redisServer(t), "3", steps)
+}
