@@ -3,14 +3,15 @@
 // p99 latency, and requests per second of the server's own CPU time, with
 // each figure's ratio to Redis's; then resident memory with a million
 // keys of 16-byte values, with a million list items and with small sets
-// and hashes; and, with
-// -bigargs, the CPU one request of many arguments costs. Beside
+// and hashes; with -bigargs, the CPU one request of many arguments costs;
+// with -wide, the time of commands over many keys or arguments. Beside
 // redis-benchmark's tests, -tests takes valueTests: commands on one big
 // value (APPEND, SETRANGE and BITFIELD of a long string, GEOSEARCH).
 //
 //	cd bench && go run ./cmd/kvbench                       # the full run: -n 1000000, minutes
 //	go run ./cmd/kvbench -n 100000 -runs 3 -tests set,get   # quicker
 //	go run ./cmd/kvbench -configs "" -memkeys 0 -memitems 0 -bigargs 1000000 -runs 9   # one big RPUSH
+//	go run ./cmd/kvbench -configs "" -memkeys 0 -memitems 0 -memsmall 0 -wide 50000 -runs 3   # commands over many keys
 //	go run ./cmd/kvbench -n 100000 -runs 3 -configs P1 -tests append_100b,setrange_1mib,bitfield_1mib -memkeys 0 -memitems 0 -memsmall 0
 //	go run ./cmd/kvbench -n 300000 -runs 3 -configs P1,P16 -tests set,get -d 1000 -serverargs "--maxmemory 32mb --maxmemory-policy allkeys-lru" -memkeys 0 -memitems 0 -memsmall 0   # evicting
 //
@@ -123,6 +124,7 @@ func main() {
 	memItems := flag.Int("memitems", 1000000, "list items for the list memory comparison (0: skip)")
 	memSmall := flag.Int("memsmall", 100000, "small sets and hashes for their memory comparison (0: skip)")
 	bigArgs := flag.Int("bigargs", 0, "items of one RPUSH to time, arriving in 64 KiB writes, -runs times per server (0: skip)")
+	wide := flag.Int("wide", 0, "keys or arguments of the commands over many (wideCases) to time, -runs times per server (0: skip)")
 	pin := flag.Bool("pin", true, "pin servers to CPU 0 and redis-benchmark to CPU 1 with taskset")
 	useTLS := flag.Bool("tls", false, "redis-benchmark over TLS (--tls), every server given a tls-port (tls-auth-clients no) and a certificate made for the run")
 	flag.IntVar(&valueSize, "d", 3, "value size of redis-benchmark's tests (redis-benchmark -d)")
@@ -157,13 +159,13 @@ func main() {
 		}
 		tlsDir = dir
 	}
-	if err := run(*n, *runs, strings.Split(*tests, ","), strings.Split(*configs, ","), *memKeys, *memItems, *memSmall, *bigArgs, *pin, also); err != nil {
+	if err := run(*n, *runs, strings.Split(*tests, ","), strings.Split(*configs, ","), *memKeys, *memItems, *memSmall, *bigArgs, *wide, *pin, also); err != nil {
 		fmt.Fprintln(os.Stderr, "kvbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, runs int, tests, configNames []string, memKeys, memItems, memSmall, bigArgs int, pin bool, also []server) error {
+func run(n, runs int, tests, configNames []string, memKeys, memItems, memSmall, bigArgs, wide int, pin bool, also []server) error {
 	evkv, err := buildEvkv()
 	if err != nil {
 		return err
@@ -249,7 +251,12 @@ func run(n, runs int, tests, configNames []string, memKeys, memItems, memSmall, 
 		}
 	}
 	if bigArgs > 0 {
-		return bigCommands(servers, bigArgs, runs, pin)
+		if err := bigCommands(servers, bigArgs, runs, pin); err != nil {
+			return err
+		}
+	}
+	if wide > 0 {
+		return wideCommands(servers, wide, runs, pin)
 	}
 	return nil
 }
