@@ -62,10 +62,15 @@
 //
 // # Bounds
 //
-// A client's message is at most Config.MaxMessageSize; a connection runs
-// at most Config.MaxSubscriptions operations; a connection whose unsent
-// messages stay past Config.MaxOutbound for 100 ms, or pass 4 times it, is
-// closed with CloseSlowConsumer (1008), so a client that stops reading
+// A client's message is at most Config.MaxMessageSize; an operation's
+// document has at most Config.MaxFields fields (500) nested at most
+// Config.MaxDepth deep (100, fragments where they are spread),
+// checked before the validation, whose pairwise comparison of a
+// selection's fields would otherwise let one message hold a worker for
+// most of a minute; a connection runs at most Config.MaxSubscriptions
+// operations; a connection whose unsent messages stay past
+// Config.MaxOutbound for 100 ms, or pass 4 times it, is closed with
+// CloseSlowConsumer (1008), so a client that stops reading
 // costs at most 4 times MaxOutbound (and one message) and never blocks a
 // loop. A trigger keeps at most 4,096 events waiting to be resolved and
 // drops the oldest past that (Stats.EventsDropped, and the log: once when

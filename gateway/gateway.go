@@ -70,6 +70,14 @@ type Config struct {
 	// MaxSubscriptions bounds a connection's operations at once (default
 	// 100): past it a subscribe gets an error message.
 	MaxSubscriptions int
+	// MaxFields and MaxDepth bound a document before it is validated, as
+	// Cosmo Router's parser limits do: the fields it has in all, each
+	// fragment's once (default 500), and how deep they nest, fragments'
+	// where they are spread (default 100). Past either, the operation gets
+	// an error. The validation compares a selection's fields pairwise:
+	// unbounded, one 64 KiB message could hold a worker for most of a
+	// minute.
+	MaxFields, MaxDepth int
 	// MaxOutbound bounds the bytes queued for one connection (default 1
 	// MiB): a client that lets more pile up for 100 ms, or 4 times as
 	// much at any time, is closed with CloseSlowConsumer.
@@ -138,6 +146,12 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	if cfg.MaxSubscriptions <= 0 {
 		cfg.MaxSubscriptions = 100
+	}
+	if cfg.MaxFields <= 0 {
+		cfg.MaxFields = defaultMaxFields
+	}
+	if cfg.MaxDepth <= 0 {
+		cfg.MaxDepth = defaultMaxDepth
 	}
 	if cfg.MaxOutbound <= 0 {
 		cfg.MaxOutbound = 1 << 20

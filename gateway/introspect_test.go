@@ -216,7 +216,7 @@ func FuzzIntrospection(f *testing.F) {
 	var docs cache[*parsed]
 	docs.max = 64
 	f.Fuzz(func(t *testing.T, query, vars string) {
-		p := parse(&docs, schema.ast, query)
+		p := parse(&docs, schema.ast, query, defaultMaxFields, defaultMaxDepth)
 		if p.errs != nil || len(p.doc.Operations) != 1 || p.doc.Operations[0].Operation != ast.Query {
 			return
 		}
@@ -282,7 +282,7 @@ func TestIntrospectionBounded(t *testing.T) {
 	docs.max = 64
 	for _, k := range []int{4, 8} {
 		q := bombQuery(k)
-		p := parse(&docs, schema.ast, q)
+		p := parse(&docs, schema.ast, q, defaultMaxFields, defaultMaxDepth)
 		if p.errs != nil {
 			t.Fatalf("k=%d: %v", k, p.errs)
 		}
@@ -292,7 +292,7 @@ func TestIntrospectionBounded(t *testing.T) {
 		}
 	}
 	// The whole schema, as graphql-js's getIntrospectionQuery asks, still fits.
-	p := parse(&docs, schema.ast, `{ __schema { types { name fields(includeDeprecated: true) { name args { name type { name ofType { name } } } type { name ofType { name ofType { name } } } } } } }`)
+	p := parse(&docs, schema.ast, `{ __schema { types { name fields(includeDeprecated: true) { name args { name type { name ofType { name } } } type { name ofType { name ofType { name } } } } } } }`, defaultMaxFields, defaultMaxDepth)
 	if _, err := introspect(schema.ast, p.doc.Operations[0], nil); err != nil {
 		t.Errorf("the schema's introspection: %v", err)
 	}

@@ -122,7 +122,7 @@ func (c *cache[V]) put(key string, v V) {
 
 // parse returns query parsed and validated: from docs, or now (and then
 // kept there).
-func parse(docs *cache[*parsed], schema *ast.Schema, query string) *parsed {
+func parse(docs *cache[*parsed], schema *ast.Schema, query string, maxFields, maxDepth int) *parsed {
 	if p, ok := docs.get(query); ok {
 		return p
 	}
@@ -130,6 +130,8 @@ func parse(docs *cache[*parsed], schema *ast.Schema, query string) *parsed {
 	doc, err := parser.ParseQuery(&ast.Source{Input: query})
 	if err != nil {
 		p.errs = gqlerror.List{asGQLError(err)}
+	} else if err := checkLimits(doc, maxFields, maxDepth); err != nil {
+		p.errs = gqlerror.List{err}
 	} else if errs := validator.ValidateWithRules(schema, doc, validationRules); len(errs) > 0 {
 		p.errs = errs
 	} else if err := singleRootField(doc); err != nil {
@@ -241,7 +243,7 @@ func (g *Gateway) prepareQuery(op *ast.OperationDefinition, vars map[string]any)
 
 // prepare validates r against the schema and makes it an operation.
 func (g *Gateway) prepare(r *request) (*operation, gqlerror.List) {
-	p := parse(&g.docs, g.schema.ast, r.Query)
+	p := parse(&g.docs, g.schema.ast, r.Query, g.cfg.MaxFields, g.cfg.MaxDepth)
 	if p.errs != nil {
 		return nil, p.errs
 	}

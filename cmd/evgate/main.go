@@ -81,6 +81,8 @@ type options struct {
 	tlsCert    string
 	tlsKey     string
 	maxConns   int
+	maxFields  int
+	maxDepth   int
 }
 
 func run(args []string) error {
@@ -99,12 +101,17 @@ func run(args []string) error {
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "PEM file of the certificate (its chain after it) to serve https:// and wss:// with; needs --tls-key")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "PEM file of --tls-cert's private key")
 	fs.IntVar(&o.maxConns, "max-conns", 0, "connections open at once, past which clients wait to be accepted until one closes (0: no bound but the process's file descriptors)")
+	fs.IntVar(&o.maxFields, "max-fields", 500, "fields an operation's document may have in all; past it the operation gets an error")
+	fs.IntVar(&o.maxDepth, "max-depth", 100, "how deep an operation's fields may nest, fragments where spread; past it the operation gets an error")
 	fs.StringVar(&o.origins, "allow-origin", "", `browser origins allowed to connect or publish, comma-separated ("*": any; default: the gateway's own)`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if o.maxConns < 0 {
 		return fmt.Errorf("--max-conns %d: want 0 (no bound) or more", o.maxConns)
+	}
+	if o.maxFields < 1 || o.maxDepth < 1 {
+		return fmt.Errorf("--max-fields %d, --max-depth %d: want 1 or more", o.maxFields, o.maxDepth)
 	}
 	if (o.tlsCert == "") != (o.tlsKey == "") {
 		return errors.New("--tls-cert and --tls-key go together")
@@ -145,7 +152,8 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg := gateway.Config{Schema: schema, NATS: map[string]gateway.Source{"default": src}, NoIntrospection: o.noIntro, MaxConns: o.maxConns, Logger: log}
+	cfg := gateway.Config{Schema: schema, NATS: map[string]gateway.Source{"default": src}, NoIntrospection: o.noIntro, MaxConns: o.maxConns,
+		MaxFields: o.maxFields, MaxDepth: o.maxDepth, Logger: log}
 	if cert != nil {
 		cfg.TLSConfig = &tls.Config{GetCertificate: cert.get}
 		stopReload := make(chan struct{})

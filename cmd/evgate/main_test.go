@@ -181,3 +181,31 @@ func TestMaxConns(t *testing.T) {
 	}
 	second.Close()
 }
+
+// --max-fields and --max-depth bound an operation's document: past them
+// the operation gets an error naming the bound; bounds under 1 are
+// refused.
+func TestDocumentLimitFlags(t *testing.T) {
+	bin := build(t)
+	out, err := exec.Command(bin, "--max-fields", "0", "--nats-listen", "").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "--max-fields 0") {
+		t.Fatalf("evgate --max-fields 0: %v\n%s", err, out)
+	}
+	addr := testpeer.FreeAddr(t)
+	start(t, bin, "--listen", addr, "--nats-listen", "", "--max-fields", "2", "--max-depth", "5")
+	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}, HandshakeTimeout: 5 * time.Second}
+	c, _, err := d.Dial("ws://"+addr+"/graphql", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	c.WriteMessage(websocket.TextMessage, []byte(`{"type":"connection_init"}`))
+	c.WriteMessage(websocket.TextMessage, []byte(`{"id":"t","type":"subscribe","payload":{"query":"subscription { tick { n time } }"}}`))
+	for _, want := range []string{`{"type":"connection_ack"}`,
+		`{"id":"t","type":"error","payload":[{"message":"The document has 3 fields, past this gateway's limit of 2."}]}`} {
+		if _, b, err := c.ReadMessage(); err != nil || string(b) != want {
+			t.Fatalf("read %s, %v; want %s", b, err, want)
+		}
+	}
+}
