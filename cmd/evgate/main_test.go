@@ -60,15 +60,7 @@ func TestDemoTicksAndSIGTERM(t *testing.T) {
 	bin := build(t)
 	addr := testpeer.FreeAddr(t)
 	cmd, _ := start(t, bin, "--listen", addr, "--nats-listen", testpeer.FreeAddr(t))
-	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}}
-	c, _, err := d.Dial("ws://"+addr+"/graphql", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	c.WriteMessage(websocket.TextMessage, []byte(`{"type":"connection_init"}`))
-	c.WriteMessage(websocket.TextMessage, []byte(`{"id":"t","type":"subscribe","payload":{"query":"subscription { tick { n time } }"}}`))
+	c := dialSubscribe(t, websocket.Dialer{}, "ws://"+addr+"/graphql", "subscription { tick { n time } }")
 	var msgs []string
 	for len(msgs) < 2 {
 		_, b, err := c.ReadMessage()
@@ -182,6 +174,25 @@ func TestMaxConns(t *testing.T) {
 	second.Close()
 }
 
+// dialSubscribe dials the gateway at url (ws:// or wss://) with d, speaking
+// graphql-transport-ws, and sends connection_init and a subscribe of query
+// with the id "t". The connection reads within 10 s, and is closed when
+// the test ends.
+func dialSubscribe(t *testing.T, d websocket.Dialer, url, query string) *websocket.Conn {
+	t.Helper()
+	d.Subprotocols = []string{"graphql-transport-ws"}
+	d.HandshakeTimeout = 5 * time.Second
+	c, _, err := d.Dial(url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	c.WriteMessage(websocket.TextMessage, []byte(`{"type":"connection_init"}`))
+	c.WriteMessage(websocket.TextMessage, fmt.Appendf(nil, `{"id":"t","type":"subscribe","payload":{"query":%q}}`, query))
+	return c
+}
+
 // --max-fields and --max-depth bound an operation's document: past them
 // the operation gets an error naming the bound; bounds under 1 are
 // refused.
@@ -193,15 +204,7 @@ func TestDocumentLimitFlags(t *testing.T) {
 	}
 	addr := testpeer.FreeAddr(t)
 	start(t, bin, "--listen", addr, "--nats-listen", "", "--max-fields", "2", "--max-depth", "5")
-	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}, HandshakeTimeout: 5 * time.Second}
-	c, _, err := d.Dial("ws://"+addr+"/graphql", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	c.WriteMessage(websocket.TextMessage, []byte(`{"type":"connection_init"}`))
-	c.WriteMessage(websocket.TextMessage, []byte(`{"id":"t","type":"subscribe","payload":{"query":"subscription { tick { n time } }"}}`))
+	c := dialSubscribe(t, websocket.Dialer{}, "ws://"+addr+"/graphql", "subscription { tick { n time } }")
 	for _, want := range []string{`{"type":"connection_ack"}`,
 		`{"id":"t","type":"error","payload":[{"message":"The document has 3 fields, past this gateway's limit of 2."}]}`} {
 		if _, b, err := c.ReadMessage(); err != nil || string(b) != want {

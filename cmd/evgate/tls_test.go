@@ -30,15 +30,7 @@ func TestTLS(t *testing.T) {
 	if !strings.Contains(log.String(), "wss://"+addr+"/graphql") {
 		t.Fatalf("the log does not name wss://:\n%s", log)
 	}
-	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}, TLSClientConfig: testcert.Client()}
-	c, _, err := d.Dial("wss://"+addr+"/graphql", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	c.WriteMessage(websocket.TextMessage, []byte(`{"type":"connection_init"}`))
-	c.WriteMessage(websocket.TextMessage, []byte(`{"id":"t","type":"subscribe","payload":{"query":"subscription { tick { n } }"}}`))
+	c := dialSubscribe(t, websocket.Dialer{TLSClientConfig: testcert.Client()}, "wss://"+addr+"/graphql", "subscription { tick { n } }")
 	for _, want := range []string{`{"type":"connection_ack"}`, `{"id":"t","type":"next","payload":{"data":{"tick":{"n":`} {
 		_, b, err := c.ReadMessage()
 		if err != nil || !strings.HasPrefix(string(b), want) {
