@@ -509,18 +509,25 @@ func prefixOverlap(c *client, prefixes []string) string {
 }
 
 // firstOverlap returns the first of sorted, in byte order, that begins p
-// or that p begins: the shortest of sorted that begins p, else the first
-// one p begins.
+// or that p begins. sorted is a client's prefixes, which overlap none of
+// the others, but for an empty one (a bare BCAST adds it): past that, the
+// one that begins p can only be the last before p's place, and those p
+// begins start at its place.
 func firstOverlap(sorted []string, p string) (string, bool) {
 	if len(sorted) == 0 {
 		return "", false
 	}
-	for n := range len(p) + 1 {
-		if _, ok := slices.BinarySearch(sorted, p[:n]); ok {
-			return p[:n], true
-		}
+	if sorted[0] == "" {
+		return "", true
 	}
-	if k, _ := slices.BinarySearch(sorted, p); k < len(sorted) && strings.HasPrefix(sorted[k], p) {
+	k, _ := slices.BinarySearch(sorted, p)
+	if k < len(sorted) && sorted[k] == p {
+		return p, true
+	}
+	if k > 0 && strings.HasPrefix(p, sorted[k-1]) {
+		return sorted[k-1], true
+	}
+	if k < len(sorted) && strings.HasPrefix(sorted[k], p) {
 		return sorted[k], true
 	}
 	return "", false

@@ -657,6 +657,10 @@ func TestCompatTrackingPrefixOverlap(t *testing.T) {
 			if own != nil {
 				replies[i] = append(replies[i], rc.do(own...))
 			}
+			if trial%4 == 3 {
+				// A bare BCAST adds the empty prefix beside the others.
+				replies[i] = append(replies[i], rc.do("CLIENT", "TRACKING", "on", "BCAST"))
+			}
 			replies[i] = append(replies[i], rc.do(given...))
 			if i == 0 {
 				replies[i] = append(replies[i], rc.do("PING"))
