@@ -7,86 +7,165 @@ import (
 
 // Default bounds of a document, as Cosmo Router's parser limits have them
 // (total_fields_limit, approximate_depth_limit): GraphiQL's introspection
-// query writes about 70 fields, 13 deep.
+// query writes about 70 fields, 15 deep.
 const (
 	defaultMaxFields = 500
 	defaultMaxDepth  = 100
 )
 
 // checkLimits refuses a document that writes more than maxFields fields
-// in all, or nests them more than maxDepth deep, fragments' fields nested
-// where the fragments are spread. It runs between the parse and the
-// validation, whose check that fields can be merged compares a
-// selection's fields pairwise: 20,000 fields in a 60 KB message took a
-// worker 43 s. Fragments spread many times are not counted again: the
-// validation compares two fragments once, and the gateway follows each
-// spread once where it prints or projects.
+// in all, nests fields or inline fragments more than maxDepth deep
+// (fragments' where they are spread), or would cost the validation more
+// than maxFields² comparisons of fields. It runs between the parse and the
+// validation, whose check that fields can be merged compares the fields
+// each selection gathers (its inline fragments' among them, and those of
+// the fragments it spreads) pairwise, at each selection, for each
+// operation: 20,000 fields in a 60 KB message took a worker 43 s, and
+// 500 fields under a few thousand nested inline fragments, or a fragment
+// of 500 spread by a few thousand operations, would take minutes. The
+// cost counted is the sum of the squares of what each selection gathers,
+// each fragment's selections counted once for each operation that
+// reaches it and once on their own; two fragments are compared once in
+// the whole validation, so a fragment spreading fragments adds only its
+// own fields where it is spread. A selection of maxFields fields alone is
+// within it.
 func checkLimits(doc *ast.QueryDocument, maxFields, maxDepth int) *gqlerror.Error {
-	l := limitWalk{fragments: map[string]*fragmentDepth{}}
+	w := costWalk{fragments: map[string]*fragmentCost{}, budget: maxFields * maxFields}
 	for _, f := range doc.Fragments {
-		l.fragments[f.Name] = &fragmentDepth{def: f}
+		w.fragments[f.Name] = &fragmentCost{def: f}
 	}
 	depth := 0
 	for _, op := range doc.Operations {
-		depth = max(depth, l.depth(op.SelectionSet))
+		w.seen = map[*fragmentCost]bool{}
+		c := w.selection(op.SelectionSet)
+		depth = max(depth, c.depth)
 	}
+	w.seen = nil
 	for _, f := range doc.Fragments {
-		l.depth(f.SelectionSet) // its fields, counted once
+		c := w.fragment(w.fragments[f.Name])
+		w.add(c.cost)
+		w.fields += c.written
 	}
 	switch {
-	case l.fields > maxFields:
-		return gqlerror.Errorf("The document has %d fields, past this gateway's limit of %d.", l.fields, maxFields)
+	case w.fields > maxFields:
+		return gqlerror.Errorf("The document has %d fields, past this gateway's limit of %d.", w.fields, maxFields)
 	case depth > maxDepth:
 		return gqlerror.Errorf("The document nests fields %d deep, fragments where they are spread, past this gateway's limit of %d.", depth, maxDepth)
+	case w.total > w.budget:
+		return gqlerror.Errorf("The document's fields would take %d comparisons to validate, past this gateway's limit of %d (%d fields in one selection).", w.total, w.budget, maxFields)
 	}
 	return nil
 }
 
-// limitWalk counts a document's fields, and finds how deep they nest,
-// each fragment's depth found once.
-type limitWalk struct {
-	fragments map[string]*fragmentDepth
-	fields    int
-	// spread: a fragment's depth is being found from a spread, where its
-	// fields are not counted (they are, once, on their own).
-	spread bool
+// costWalk counts a document's fields, finds how deep they nest, and adds
+// up the validation's cost, each fragment's found once.
+type costWalk struct {
+	fragments map[string]*fragmentCost
+	seen      map[*fragmentCost]bool // the fragments whose cost this operation counted
+	current   *fragmentCost          // the fragment being gathered, if any
+	fields    int                    // written in operations (fragments' counted on their own)
+	total     int                    // the cost, saturating past budget
+	budget    int
 }
 
-// fragmentDepth is a fragment's depth, found when first spread.
-type fragmentDepth struct {
+// selectionCost is what a selection set comes to.
+type selectionCost struct {
+	own     int // its fields and its inline fragments': compared pairwise at it
+	spread  int // the own fields of the fragments it spreads: compared with those
+	written int // fields written in it, spread fragments' left out
+	depth   int
+	cost    int // its comparisons and those of the selections within it, fragments' left out
+}
+
+// fragmentCost is a fragment's selectionCost, found when first needed.
+type fragmentCost struct {
 	def           *ast.FragmentDefinition
 	walking, done bool
-	depth         int
+	c             selectionCost
+	spreads       []*fragmentCost // the fragments it spreads
 }
 
-// depth returns how deep set's fields nest, counting them as it goes
-// (unless within a fragment reached by a spread, counted on its own).
-func (l *limitWalk) depth(set ast.SelectionSet) int {
-	deepest := 0
+// maxCost stands for a cost past any budget: costs stop growing there.
+const maxCost = 1 << 40
+
+func (w *costWalk) add(c int) { w.total = min(w.total+c, maxCost) }
+
+// selection returns what set comes to, and, within an operation (seen is
+// set), adds the cost of the fragments it spreads that the operation had
+// not counted yet, and counts the fields it writes.
+func (w *costWalk) selection(set ast.SelectionSet) selectionCost {
+	c := w.gather(set)
+	if w.seen != nil {
+		w.add(c.cost)
+		w.fields += c.written
+	}
+	return c
+}
+
+// gather is selection, without the counting.
+func (w *costWalk) gather(set ast.SelectionSet) selectionCost {
+	var c selectionCost
 	for _, s := range set {
 		switch s := s.(type) {
 		case *ast.Field:
-			if !l.spread {
-				l.fields++
-			}
-			deepest = max(deepest, 1+l.depth(s.SelectionSet))
+			sub := w.gather(s.SelectionSet)
+			c.own++
+			c.written += 1 + sub.written
+			c.depth = max(c.depth, 1+sub.depth)
+			c.cost = min(c.cost+sub.cost, maxCost)
 		case *ast.InlineFragment:
-			deepest = max(deepest, l.depth(s.SelectionSet))
+			sub := w.gather(s.SelectionSet)
+			c.own += sub.own
+			c.spread += sub.spread
+			c.written += sub.written
+			c.depth = max(c.depth, 1+sub.depth)
+			c.cost = min(c.cost+sub.cost, maxCost)
 		case *ast.FragmentSpread:
-			fd := l.fragments[s.Name]
-			if fd == nil || fd.walking {
+			f := w.fragments[s.Name]
+			if f == nil || f.walking {
 				continue // unknown, or a cycle: the validation refuses either
 			}
-			if !fd.done {
-				fd.walking = true
-				spread := l.spread
-				l.spread = true
-				fd.depth = l.depth(fd.def.SelectionSet)
-				l.spread = spread
-				fd.walking, fd.done = false, true
+			fc := w.fragment(f)
+			if w.current != nil {
+				w.current.spreads = append(w.current.spreads, f)
 			}
-			deepest = max(deepest, fd.depth)
+			if w.seen != nil {
+				w.spend(f)
+			}
+			// Its spreads are compared apart, each pair of fragments once
+			// in the whole validation.
+			c.spread += fc.own
+			c.depth = max(c.depth, fc.depth)
 		}
 	}
-	return deepest
+	n := min(c.own+c.spread, maxCost>>20)
+	c.cost = min(c.cost+n*n, maxCost)
+	return c
+}
+
+// fragment returns what f's selection set comes to, found once.
+func (w *costWalk) fragment(f *fragmentCost) selectionCost {
+	if !f.done {
+		f.walking = true
+		seen, current := w.seen, w.current
+		w.seen, w.current = nil, f // its spreads' costs are the operations' to count
+		f.c = w.gather(f.def.SelectionSet)
+		w.seen, w.current = seen, current
+		f.walking, f.done = false, true
+	}
+	return f.c
+}
+
+// spend adds the cost of f, and of the fragments it spreads, to the
+// operation's, unless the operation counted them already: the validation
+// walks a fragment once for each operation that reaches it.
+func (w *costWalk) spend(f *fragmentCost) {
+	if w.seen[f] {
+		return
+	}
+	w.seen[f] = true
+	w.add(f.c.cost)
+	for _, g := range f.spreads {
+		w.spend(g)
+	}
 }

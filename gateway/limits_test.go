@@ -11,9 +11,12 @@ import (
 // 43 s of a worker to compare pairwise), fields nested 102 deep, or 103
 // deep through fragments, each spread within the one before. The
 // connection goes on: the next subscription within the bounds is served.
-// Fragments spread many times count once, as the validation compares
-// them once: 31 of them, each spreading the one before twice, are
-// within the bounds. A gateway's own bounds replace the defaults.
+// So does one within them whose validation would compare fields pairwise
+// too many times: 400 fields under 20 nested inline fragments, or a
+// fragment of 400 reached by 10 operations. Fragments spread many times
+// count once, as the validation compares two fragments once: 31 of them,
+// each spreading the one before twice, are within the bounds. A
+// gateway's own bounds replace the defaults.
 func TestDocumentLimits(t *testing.T) {
 	var chain strings.Builder
 	chain.WriteString("subscription { employeeUpdated(id: 1) { ...F0 } } ")
@@ -41,6 +44,29 @@ func TestDocumentLimits(t *testing.T) {
 			waitFor(t, "the subscription after", func() bool { return src.Subscribers("employee.1") == 1 })
 		})
 	}
+	t.Run("costly to validate", func(t *testing.T) {
+		_, src, addr := startGateway(t, nil)
+		// 400 fields under 20 nested inline fragments: each compares them
+		// all pairwise.
+		nested := "subscription { employeeUpdated(id: 1) { " + strings.Repeat("... { ", 20) + strings.Repeat("id ", 400) + strings.Repeat("} ", 20) + "} }"
+		// A fragment of 400 fields reached by 10 operations: walked for
+		// each.
+		var ops strings.Builder
+		for i := range 10 {
+			fmt.Fprintf(&ops, "subscription S%d { ...F } ", i)
+		}
+		ops.WriteString("fragment F on Subscription { employeeUpdated(id: 1) { " + strings.Repeat("id ", 400) + "} }")
+		c := dial(t, addr, ProtocolTransportWS)
+		c.init()
+		for id, q := range map[string]string{"nested": nested, "operations": ops.String()} {
+			c.send(fmt.Sprintf(`{"id":%q,"type":"subscribe","payload":{"query":%q,"operationName":"S0"}}`, id, q))
+			if got := c.readRaw(); !strings.Contains(got, `"id":"`+id+`","type":"error"`) || !strings.Contains(got, "comparisons to validate, past this gateway's limit of 250000 (500 fields in one selection).") {
+				t.Errorf("%s: %s; want an error saying it would cost too much to validate", id, got)
+			}
+		}
+		c.send(`{"id":"3","type":"subscribe","payload":{"query":"subscription { employeeUpdated(id: 1) { id } }"}}`)
+		waitFor(t, "the subscription after", func() bool { return src.Subscribers("employee.1") == 1 })
+	})
 	t.Run("fragments spread many times", func(t *testing.T) {
 		var bomb strings.Builder
 		bomb.WriteString("subscription { employeeUpdated(id: 1) { ...F30 } } fragment F0 on Employee { id } ")
