@@ -64,10 +64,11 @@
 //
 // A client's message is at most Config.MaxMessageSize; an operation's
 // document has at most Config.MaxFields fields (500) nested at most
-// Config.MaxDepth deep (100, fragments where they are spread),
-// checked before the validation, whose pairwise comparison of a
-// selection's fields would otherwise let one message hold a worker for
-// most of a minute; a connection runs at most Config.MaxSubscriptions
+// Config.MaxDepth deep (100, fragments where they are spread), and its
+// validation's pairwise comparison of the fields each selection gathers
+// is bounded by MaxFields squared, checked before the validation, which
+// one message could otherwise make hold a worker for minutes; a
+// connection runs at most Config.MaxSubscriptions
 // operations; a connection whose unsent messages stay past
 // Config.MaxOutbound for 100 ms, or pass 4 times it, is closed with
 // CloseSlowConsumer (1008), so a client that stops reading

@@ -72,11 +72,13 @@ type Config struct {
 	MaxSubscriptions int
 	// MaxFields and MaxDepth bound a document before it is validated, as
 	// Cosmo Router's parser limits do: the fields it has in all, each
-	// fragment's once (default 500), and how deep they nest, fragments'
-	// where they are spread (default 100). Past either, the operation gets
-	// an error. The validation compares a selection's fields pairwise:
-	// unbounded, one 64 KiB message could hold a worker for most of a
-	// minute.
+	// fragment's once (default 500), and how deep they nest, inline
+	// fragments counted, fragments' where they are spread (default 100).
+	// The validation compares the fields a selection gathers pairwise, so
+	// what that would cost is bounded too, by MaxFields squared (one
+	// selection of MaxFields fields). Past any, the operation gets an
+	// error; unbounded, one 64 KiB message could hold a worker for
+	// minutes.
 	MaxFields, MaxDepth int
 	// MaxOutbound bounds the bytes queued for one connection (default 1
 	// MiB): a client that lets more pile up for 100 ms, or 4 times as
