@@ -30,7 +30,7 @@ const (
 // own fields where it is spread. A selection of maxFields fields alone is
 // within it.
 func checkLimits(doc *ast.QueryDocument, maxFields, maxDepth int) *gqlerror.Error {
-	w := costWalk{fragments: map[string]*fragmentCost{}, budget: maxFields * maxFields}
+	w := costWalk{fragments: map[string]*fragmentCost{}, budget: int64(maxFields) * int64(maxFields)}
 	for _, f := range doc.Fragments {
 		w.fragments[f.Name] = &fragmentCost{def: f}
 	}
@@ -64,8 +64,8 @@ type costWalk struct {
 	seen      map[*fragmentCost]bool // the fragments whose cost this operation counted
 	current   *fragmentCost          // the fragment being gathered, if any
 	fields    int                    // written in operations (fragments' counted on their own)
-	total     int                    // the cost, saturating past budget
-	budget    int
+	total     int64                  // the cost, saturating at maxCost
+	budget    int64
 }
 
 // selectionCost is what a selection set comes to.
@@ -74,7 +74,7 @@ type selectionCost struct {
 	spread  int // the own fields of the fragments it spreads: compared with those
 	written int // fields written in it, spread fragments' left out
 	depth   int
-	cost    int // its comparisons and those of the selections within it, fragments' left out
+	cost    int64 // its comparisons and those of the selections within it, fragments' left out
 }
 
 // fragmentCost is a fragment's selectionCost, found when first needed.
@@ -86,9 +86,10 @@ type fragmentCost struct {
 }
 
 // maxCost stands for a cost past any budget: costs stop growing there.
-const maxCost = 1 << 40
+// (int64, and the fields squared at most 2^20 each, for 32-bit systems.)
+const maxCost int64 = 1 << 40
 
-func (w *costWalk) add(c int) { w.total = min(w.total+c, maxCost) }
+func (w *costWalk) add(c int64) { w.total = min(w.total+c, maxCost) }
 
 // selection returns what set comes to, and, within an operation (seen is
 // set), adds the cost of the fragments it spreads that the operation had
@@ -138,7 +139,7 @@ func (w *costWalk) gather(set ast.SelectionSet) selectionCost {
 			c.depth = max(c.depth, fc.depth)
 		}
 	}
-	n := min(c.own+c.spread, maxCost>>20)
+	n := int64(min(c.own+c.spread, 1<<20))
 	c.cost = min(c.cost+n*n, maxCost)
 	return c
 }
