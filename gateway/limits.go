@@ -36,8 +36,10 @@ func checkLimits(doc *ast.QueryDocument, maxFields, maxDepth int) *gqlerror.Erro
 	}
 	depth := 0
 	for _, op := range doc.Operations {
-		w.seen = map[*fragmentCost]bool{}
-		c := w.selection(op.SelectionSet)
+		w.seen = map[*fragmentCost]bool{} // spreads add their fragments' costs (spend)
+		c := w.gather(op.SelectionSet)
+		w.add(c.cost)
+		w.fields += c.written
 		depth = max(depth, c.depth)
 	}
 	w.seen = nil
@@ -91,19 +93,9 @@ const maxCost int64 = 1 << 40
 
 func (w *costWalk) add(c int64) { w.total = min(w.total+c, maxCost) }
 
-// selection returns what set comes to, and, within an operation (seen is
-// set), adds the cost of the fragments it spreads that the operation had
-// not counted yet, and counts the fields it writes.
-func (w *costWalk) selection(set ast.SelectionSet) selectionCost {
-	c := w.gather(set)
-	if w.seen != nil {
-		w.add(c.cost)
-		w.fields += c.written
-	}
-	return c
-}
-
-// gather is selection, without the counting.
+// gather returns what set comes to; within an operation (seen is set), it
+// adds the cost of the fragments set spreads that the operation had not
+// counted yet.
 func (w *costWalk) gather(set ast.SelectionSet) selectionCost {
 	var c selectionCost
 	for _, s := range set {

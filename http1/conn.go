@@ -183,7 +183,7 @@ func (hc *conn) serve() {
 			// The answer held, or already sent, and the body dropped:
 			// the request is done. Keep-alives disabled (or a shutdown)
 			// since it began close the connection now.
-			if !hc.sendHeld(held, !hc.ls.closesConns()) || hc.ls.closesConns() {
+			if keep := !hc.ls.closesConns(); !hc.sendHeld(held, keep) || !keep {
 				hc.close()
 				return
 			}

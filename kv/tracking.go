@@ -521,9 +521,6 @@ func firstOverlap(sorted []string, p string) (string, bool) {
 		return "", true
 	}
 	k, _ := slices.BinarySearch(sorted, p)
-	if k < len(sorted) && sorted[k] == p {
-		return p, true
-	}
 	if k > 0 && strings.HasPrefix(p, sorted[k-1]) {
 		return sorted[k-1], true
 	}

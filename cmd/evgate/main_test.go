@@ -121,9 +121,16 @@ func TestBadSchema(t *testing.T) {
 	bin := build(t)
 	path := filepath.Join(t.TempDir(), "bad.graphql")
 	os.WriteFile(path, []byte("type Subscription { x: Int }"), 0o644)
-	out, err := exec.Command(bin, "--schema", path, "--nats-listen", "").CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "Subscription.x") {
-		t.Fatalf("evgate with a schema without directives: %v\n%s", err, out)
+	refused(t, bin, "Subscription.x", "--schema", path, "--nats-listen", "")
+}
+
+// refused runs evgate with args and checks that it fails at once, saying
+// want.
+func refused(t *testing.T, bin, want string, args ...string) {
+	t.Helper()
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), want) {
+		t.Fatalf("evgate %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 }
 
@@ -148,10 +155,7 @@ func stopGracefully(cmd *exec.Cmd) {
 // waits to be accepted until one closes. A negative bound is refused.
 func TestMaxConns(t *testing.T) {
 	bin := build(t)
-	out, err := exec.Command(bin, "--max-conns", "-1", "--nats-listen", "").CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "--max-conns -1") {
-		t.Fatalf("evgate --max-conns -1: %v\n%s", err, out)
-	}
+	refused(t, bin, "--max-conns -1", "--max-conns", "-1", "--nats-listen", "")
 	addr := testpeer.FreeAddr(t)
 	start(t, bin, "--listen", addr, "--nats-listen", "", "--max-conns", "1")
 	url := "ws://" + addr + "/graphql"
@@ -198,10 +202,7 @@ func dialSubscribe(t *testing.T, d websocket.Dialer, url, query string) *websock
 // refused.
 func TestDocumentLimitFlags(t *testing.T) {
 	bin := build(t)
-	out, err := exec.Command(bin, "--max-fields", "0", "--nats-listen", "").CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "--max-fields 0") {
-		t.Fatalf("evgate --max-fields 0: %v\n%s", err, out)
-	}
+	refused(t, bin, "--max-fields 0", "--max-fields", "0", "--nats-listen", "")
 	addr := testpeer.FreeAddr(t)
 	start(t, bin, "--listen", addr, "--nats-listen", "", "--max-fields", "2", "--max-depth", "5")
 	c := dialSubscribe(t, websocket.Dialer{}, "ws://"+addr+"/graphql", "subscription { tick { n time } }")

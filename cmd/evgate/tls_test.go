@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -56,10 +55,7 @@ func TestTLS(t *testing.T) {
 		resp.Body.Close()
 	}
 
-	out, err := exec.Command(bin, "--listen", testpeer.FreeAddr(t), "--nats-listen", "", "--tls-key", keyFile).CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "--tls-cert and --tls-key go together") {
-		t.Fatalf("a key without a certificate: %v\n%s", err, out)
-	}
+	refused(t, bin, "--tls-cert and --tls-key go together", "--listen", testpeer.FreeAddr(t), "--nats-listen", "", "--tls-key", keyFile)
 }
 
 // SIGHUP reads --tls-cert and --tls-key again: the next handshakes get the

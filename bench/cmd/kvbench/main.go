@@ -276,19 +276,19 @@ func bigCommands(servers []server, n, runs int, pin bool) error {
 		c   net.Conn
 		r   *bufio.Reader
 	}
+	procs, stop, err := startAll(servers, pin)
+	defer stop()
+	if err != nil {
+		return err
+	}
 	conns := make([]conn, len(servers))
-	for i, srv := range servers {
-		cmd, port, err := startServer(srv, pin)
-		if err != nil {
-			return err
-		}
-		defer func() { cmd.Process.Kill(); cmd.Wait() }()
-		c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	for i, p := range procs {
+		c, err := net.Dial("tcp", p.addr())
 		if err != nil {
 			return err
 		}
 		defer c.Close()
-		conns[i] = conn{cmd.Process.Pid, c, bufio.NewReader(c)}
+		conns[i] = conn{p.cmd.Process.Pid, c, bufio.NewReader(c)}
 	}
 	cpu := make([][]float64, len(servers))
 	wall := make([][]float64, len(servers))
@@ -406,19 +406,10 @@ func startServer(srv server, pin bool) (*exec.Cmd, int, error) {
 // of a pair alike. Which server goes first alternates from test to test
 // and from run to run. It measures each server's CPU per test.
 func benchRun(servers []server, cfg config, n int, tests []string, pin bool, run int) (map[string]map[string]result, error) {
-	var procs []running
-	defer func() {
-		for _, p := range procs {
-			p.cmd.Process.Kill()
-			p.cmd.Wait()
-		}
-	}()
-	for _, srv := range servers {
-		cmd, port, err := startServer(srv, pin)
-		if err != nil {
-			return nil, err
-		}
-		procs = append(procs, running{srv, cmd, port})
+	procs, stop, err := startAll(servers, pin)
+	defer stop()
+	if err != nil {
+		return nil, err
 	}
 	out := map[string]map[string]result{}
 	for _, p := range procs {
@@ -450,6 +441,28 @@ type running struct {
 	srv  server
 	cmd  *exec.Cmd
 	port int
+}
+
+// addr is the server's address to dial.
+func (p running) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(p.port)) }
+
+// startAll starts servers, in order; stop kills those started, also when
+// one failed to start.
+func startAll(servers []server, pin bool) (procs []running, stop func(), err error) {
+	stop = func() {
+		for _, p := range procs {
+			p.cmd.Process.Kill()
+			p.cmd.Wait()
+		}
+	}
+	for _, srv := range servers {
+		cmd, port, err := startServer(srv, pin)
+		if err != nil {
+			return procs, stop, err
+		}
+		procs = append(procs, running{srv, cmd, port})
+	}
+	return procs, stop, nil
 }
 
 // signalOthers sends sig to every server of procs but the one running cmd.

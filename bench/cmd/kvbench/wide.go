@@ -63,14 +63,10 @@ var wideCases = []wideCase{
 // it prints the time until the reply, medians, with the ratio to the
 // first server's.
 func wideCommands(servers []server, n, runs int, pin bool) error {
-	addrs := make([]string, len(servers))
-	for i, srv := range servers {
-		cmd, port, err := startServer(srv, pin)
-		if err != nil {
-			return err
-		}
-		defer func() { cmd.Process.Kill(); cmd.Wait() }()
-		addrs[i] = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	procs, stop, err := startAll(servers, pin)
+	defer stop()
+	if err != nil {
+		return err
 	}
 	fmt.Printf("\n## Commands over %d keys or arguments, ms until the reply, medians of %d\n\n| command | ", n, runs)
 	for _, srv := range servers {
@@ -84,7 +80,7 @@ func wideCommands(servers []server, n, runs int, pin bool) error {
 		for r := range runs {
 			for k := range servers {
 				i := (k + r) % len(servers)
-				ms, err := wideOnce(addrs[i], wc, n)
+				ms, err := wideOnce(procs[i].addr(), wc, n)
 				if err != nil {
 					return fmt.Errorf("%s, %s: %w", servers[i].name, wc.name, err)
 				}
